@@ -1,0 +1,113 @@
+"""ADK session events (as JSON dicts, snake_case or camelCase) -> trace facts.
+
+Used for recorded ADK session objects and for sessions read back from an ADK API server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_eval_action.jsonish import get
+from agent_eval_action.models import LlmCall, SubAgentResponse, ToolInteraction, TrajectoryStep
+from agent_eval_action.spans import usage_fields
+
+TRANSFER = "transfer_to_agent"
+
+
+@dataclass
+class EventFacts:
+    tool_interactions: list[ToolInteraction] = field(default_factory=list)
+    trajectory: list[TrajectoryStep] = field(default_factory=list)
+    sub_agent_trace: list[SubAgentResponse] = field(default_factory=list)
+    final_response: str | None = None
+    # Last agent text of each invocation (one invocation per user turn), in order.
+    turn_responses: list[str | None] = field(default_factory=list)
+    llm_calls: list[LlmCall] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    root_agent: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
+    content = get(event, "content") or {}
+    parts = get(content, "parts") or []
+    return [p for p in parts if isinstance(p, dict)]
+
+
+def event_text(event: dict[str, Any]) -> str:
+    return "".join(str(p["text"]) for p in _parts(event) if p.get("text") and not p.get("thought"))
+
+
+def facts_from_events(events: list[dict[str, Any]], initial_state: dict[str, Any] | None = None) -> EventFacts:
+    facts = EventFacts(state=dict(initial_state or {}))
+    pending: dict[str, int] = {}  # open call id -> index in tool_interactions
+    last_agent: str | None = None
+    invocation_order: list[str] = []
+    turn_text: dict[str, str | None] = {}
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        author = str(get(event, "author") or "")
+        invocation = str(get(event, "invocation_id") or "")
+        if invocation and invocation not in turn_text:
+            invocation_order.append(invocation)
+            turn_text[invocation] = None
+        is_user = author == "user"
+        partial = bool(get(event, "partial"))
+        if author and not is_user and author != last_agent:
+            facts.root_agent = facts.root_agent or author
+            facts.trajectory.append(TrajectoryStep(kind="agent", name=author))
+            last_agent = author
+        actions = get(event, "actions") or {}
+        delta = get(actions, "state_delta") or {}
+        if isinstance(delta, dict):
+            facts.state.update(delta)
+        usage = get(event, "usage_metadata")
+        if isinstance(usage, dict) and not partial and not is_user:
+            facts.llm_calls.append(LlmCall(model=get(event, "model_version"), agent=author or None, **usage_fields(usage)))
+        error = get(event, "error_code") or get(event, "error_message")
+        if error and not is_user:
+            facts.errors.append(str(get(event, "error_message") or error))
+        has_call = False
+        for part in _parts(event):
+            call = get(part, "function_call")
+            if isinstance(call, dict):
+                has_call = True
+                name = str(call.get("name", ""))
+                args = call.get("args") or {}
+                interaction = ToolInteraction(tool_name=name, input_arguments=args if isinstance(args, dict) else {}, agent=author or None, call_id=call.get("id"))
+                facts.tool_interactions.append(interaction)
+                pending[str(call.get("id") or f"#{len(facts.tool_interactions)}")] = len(facts.tool_interactions) - 1
+                if name != TRANSFER:
+                    facts.trajectory.append(TrajectoryStep(kind="tool", name=name))
+            response = get(part, "function_response")
+            if isinstance(response, dict):
+                _attach_response(facts, pending, response)
+        text = event_text(event)
+        if text and not is_user and not partial and not has_call:
+            facts.final_response = text
+            facts.sub_agent_trace.append(SubAgentResponse(agent_name=author, text_response=text))
+            if invocation:
+                turn_text[invocation] = text
+    facts.turn_responses = [turn_text[i] for i in invocation_order]
+    return facts
+
+
+def _attach_response(facts: EventFacts, pending: dict[str, int], response: dict[str, Any]) -> None:
+    key = response.get("id")
+    index = pending.pop(str(key), None) if key else None
+    if index is None:  # no ids: pair with the oldest open call of that name
+        name = response.get("name")
+        for pkey, candidate in list(pending.items()):
+            if facts.tool_interactions[candidate].tool_name == name:
+                index = pending.pop(pkey)
+                break
+    if index is None:
+        return
+    target = facts.tool_interactions[index]
+    result = response.get("response")
+    error = None
+    if isinstance(result, dict) and set(result) == {"error"}:
+        error = str(result["error"])
+    facts.tool_interactions[index] = target.model_copy(update={"output_result": result, "error": error})

@@ -1,0 +1,66 @@
+"""Per-dataset statistics of one metric: mean, spread, a seeded bootstrap CI, percentiles."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+
+from agent_eval_action.models import MetricSummary, Score
+
+BOOTSTRAP_RESAMPLES = 2000
+# Resample in blocks so memory stays bounded for large datasets (n * block integers at a time).
+_BLOCK_CELLS = 2_000_000
+
+
+def seed_for(*parts: str, base: int = 0) -> int:
+    """A stable seed per (dataset, metric): reruns give the same CI, metrics don't share draws."""
+    return (zlib.crc32("\x1f".join(parts).encode()) + base) % 2**32
+
+
+def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
+    """95% percentile-bootstrap interval of the mean; ``None`` with fewer than two values."""
+    n = len(values)
+    if n < 2:
+        return None
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    if np.all(data == data[0]):
+        return (float(data[0]), float(data[0]))
+    rng = np.random.default_rng(seed)
+    block = max(1, min(resamples, _BLOCK_CELLS // n))
+    means = np.empty(resamples)
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        means[start:stop] = data[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return (float(low), float(high))
+
+
+def _percentile(sorted_values: Sequence[float], q: float) -> float:
+    # Linear interpolation between closest ranks (numpy's default), without importing numpy.
+    position = (len(sorted_values) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+def summarize(scores: Sequence[Score], *, direction: str, seed: int, percentiles: bool = False) -> MetricSummary:
+    values = [s.value for s in scores if s.value is not None]
+    reasons = Counter(s.explanation or "unscored" for s in scores if s.value is None)
+    summary = MetricSummary(
+        mean=statistics.fmean(values) if values else None,
+        n=len(values),
+        unscored=len(scores) - len(values),
+        stdev=statistics.stdev(values) if len(values) >= 2 else None,
+        ci95=bootstrap_mean_ci(values, seed),
+        direction=direction,  # type: ignore[arg-type]
+        unscored_reasons=dict(reasons.most_common()),
+    )
+    if percentiles and values:
+        ordered = sorted(values)
+        summary.p50, summary.p90, summary.max = _percentile(ordered, 0.5), _percentile(ordered, 0.9), ordered[-1]
+    return summary

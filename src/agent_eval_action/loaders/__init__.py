@@ -1,0 +1,62 @@
+"""One loader per input format, chosen by extension and content."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from agent_eval_action.errors import DatasetError
+from agent_eval_action.loaders.adk import dataset_stem, load_eval_set, load_test_json
+from agent_eval_action.loaders.base import LoadedDataset, Record
+from agent_eval_action.loaders.golden import load_golden
+from agent_eval_action.loaders.tabular import load_csv, load_jsonl
+
+__all__ = ["LoadedDataset", "Record", "dataset_stem", "load_dataset"]
+
+NOT_DATASETS = {"test_config.json"}
+
+
+def load_dataset(path: str) -> LoadedDataset:
+    """Opens ``path`` with the loader its extension and content call for.
+
+    File-level problems raise :class:`DatasetError`; problems with single questions come
+    out of ``records`` in their place.
+    """
+    if not os.path.isfile(path):
+        raise DatasetError(path, "no such file" if not os.path.exists(path) else "not a file")
+    dataset = _open(path)
+    dataset.name = dataset.name or dataset_stem(path)
+    return dataset
+
+
+def _open(path: str) -> LoadedDataset:
+    lower = path.lower()
+    if os.path.basename(lower) in NOT_DATASETS:
+        raise DatasetError(path, "this is ADK's eval config, not a dataset (it is read beside the .test.json files)")
+    if lower.endswith(".csv"):
+        return load_csv(path)
+    if lower.endswith((".jsonl", ".ndjson")):
+        return load_jsonl(path)
+    if not lower.endswith(".json"):
+        raise DatasetError(path, "unsupported file type: use .json (golden, ADK eval set, .test.json), .csv or .jsonl")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise DatasetError(path, "not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise DatasetError(path, f"not valid JSON: {error.msg}", pointer=f"line {error.lineno}, column {error.colno}") from None
+    if isinstance(data, dict) and "golden_questions" in data:
+        return load_golden(path, data, text)
+    if isinstance(data, dict) and ("eval_cases" in data or "evalCases" in data):
+        return load_eval_set(path, data)
+    if isinstance(data, list) and all(isinstance(item, dict) and ("query" in item or "data" in item) for item in data):
+        return load_test_json(path, data)
+    if isinstance(data, dict) and "metric_type" in json.dumps(data)[:2000]:
+        raise DatasetError(path, "this looks like a judge metric definition, not a dataset")
+    raise DatasetError(
+        path,
+        "unrecognised dataset: expected {\"golden_questions\": [...]}, an ADK EvalSet ({\"eval_cases\": [...]}) "
+        "or an ADK .test.json list of {\"query\", \"expected_tool_use\", \"reference\"} turns",
+    )

@@ -1,0 +1,82 @@
+"""Golden JSON (``*_golden.json``): ``{"golden_questions": [...]}`` as in the dataset guide."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from agent_eval_action.errors import DatasetError
+from agent_eval_action.loaders.base import LoadedDataset, Record
+from agent_eval_action.loaders.fields import QUESTION_KEYS, Where, expect_type, reference_data, string_list
+from agent_eval_action.models import Question
+
+_ID_LINE = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def id_lines(text: str) -> dict[str, int]:
+    """1-based line of each ``"id": "..."`` in the file, for annotations on the dataset."""
+    lines: dict[str, int] = {}
+    for match in _ID_LINE.finditer(text):
+        lines.setdefault(match.group(1), text.count("\n", 0, match.start()) + 1)
+    return lines
+
+
+def load_golden(path: str, data: dict[str, Any], text: str) -> LoadedDataset:
+    where = Where(path)
+    questions = data.get("golden_questions")
+    expect_type(where, ".golden_questions", questions, list, "a list of questions")
+    dataset = LoadedDataset(path=path, name="", format="golden", records=iter(()))
+    dataset.records = _records(path, questions, id_lines(text), dataset.warnings)
+    return dataset
+
+
+def _records(path: str, questions: list[Any], lines: dict[str, int], warnings: list[str]) -> Iterator[Record | DatasetError]:
+    seen: set[str] = set()
+    for index, raw in enumerate(questions):
+        try:
+            question = parse_question(path, index, raw, lines, warnings)
+        except DatasetError as error:
+            yield error
+            continue
+        if question.id in seen:
+            yield DatasetError(path, "duplicate id", question_id=question.id, pointer=f"$.golden_questions[{index}].id")
+            continue
+        seen.add(question.id)
+        yield Record(question=question)
+
+
+def parse_question(path: str, index: int, raw: Any, lines: dict[str, int], warnings: list[str]) -> Question:
+    pointer = f".golden_questions[{index}]"
+    where = Where(path)
+    expect_type(where, pointer, raw, dict, "an object")
+    qid = raw.get("id")
+    if not isinstance(qid, str) or not qid.strip():
+        raise where.error(f"{pointer}.id", "missing or not a non-empty string")
+    where = Where(path, qid)
+    for key in ("user_inputs", "agents_evaluated", "reference_data"):
+        if key not in raw:
+            raise where.error(f"{pointer}.{key}", "required field is missing")
+    user_inputs = string_list(where, f"{pointer}.user_inputs", raw["user_inputs"])
+    if not user_inputs:
+        raise where.error(f"{pointer}.user_inputs", "needs at least one message")
+    agents = string_list(where, f"{pointer}.agents_evaluated", raw["agents_evaluated"])
+    metadata = raw.get("metadata") or {}
+    expect_type(where, f"{pointer}.metadata", metadata, dict, "an object")
+    for key in raw:
+        if key not in QUESTION_KEYS:
+            warnings.append(f"{path}: question {qid!r} has unknown key {key!r} (ignored)")
+    return Question(
+        id=qid,
+        user_inputs=user_inputs,
+        agents_evaluated=agents,
+        metadata=metadata,
+        reference_data=reference_data(where, f"{pointer}.reference_data", raw["reference_data"]),
+        initial_state=_initial_state(metadata),
+        line=lines.get(qid),
+    )
+
+
+def _initial_state(metadata: dict[str, Any]) -> dict[str, Any]:
+    state = metadata.get("initial_state", metadata.get("session_state", {}))
+    return state if isinstance(state, dict) else {}

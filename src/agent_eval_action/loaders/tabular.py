@@ -1,0 +1,392 @@
+"""Simulation / processed runs: CSV (pandas, streamed in chunks) and the same rows as JSONL.
+
+One row is one recorded run of one question. List and dict cells are JSON strings in CSV
+and may be native JSON in JSONL. Any column may be missing or empty: we use what is there
+and the metrics say what could not be scored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from agent_eval_action.adk_events import facts_from_events
+from agent_eval_action.errors import DatasetError
+from agent_eval_action.jsonish import get, parse_cell
+from agent_eval_action.loaders.base import LoadedDataset, Record
+from agent_eval_action.loaders.fields import Where, expect_type, reference_data, string_list
+from agent_eval_action.models import (
+    Question,
+    SubAgentResponse,
+    ToolInteraction,
+    Trace,
+    TrajectoryStep,
+    Turn,
+)
+from agent_eval_action.spans import facts_from_spans, parse_span
+
+KNOWN_COLUMNS = {
+    "eval_id", "question_id", "session_id", "agent_name", "timestamp", "user_id", "agents_evaluated",
+    "final_response", "system_instructions", "sub_agent_trace", "trace_summary", "user_inputs",
+    "extracted_data", "custom_extract", "session_state", "final_session_state", "session_trace",
+    "latency_data", "reference_data", "question_metadata", "status", "error", "request", "response",
+}  # fmt: skip
+# Columns whose content no deterministic metric reads: not parsed at all (they are the bulk of a row).
+UNPARSED = {"system_instructions", "custom_extract", "request", "response", "timestamp", "user_id"}
+OK_STATUS = {"", "ok", "success", "succeeded", "completed", "complete", "done", "finished", "passed"}
+CHUNK_ROWS = 256
+
+
+def load_csv(path: str) -> LoadedDataset:
+    import pandas as pd
+
+    try:
+        header = pd.read_csv(path, nrows=0).columns.tolist()
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise DatasetError(path, f"not a readable CSV file: {error}") from None
+    dataset = LoadedDataset(path=path, name="", format="csv", records=iter(()))
+    _check_columns(path, header, dataset.warnings)
+    wanted = [c for c in header if c not in UNPARSED]
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        chunks = pd.read_csv(
+            path, usecols=wanted, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS, engine="c"
+        )
+        number = 0
+        for chunk in chunks:
+            for row in chunk.to_dict("records"):
+                number += 1
+                yield number, row
+
+    dataset.records = _records(path, rows())
+    return dataset
+
+
+def load_jsonl(path: str) -> LoadedDataset:
+    dataset = LoadedDataset(path=path, name="", format="jsonl", records=iter(()))
+    columns: set[str] = set()
+
+    def rows() -> Iterator[tuple[int, dict[str, Any] | DatasetError]]:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as error:
+                    yield number, DatasetError(path, f"not valid JSON: {error.args[0]}", pointer=f"line {number}")
+                    continue
+                if not isinstance(row, dict):
+                    yield number, DatasetError(path, "expected a JSON object per line", pointer=f"line {number}")
+                    continue
+                new = set(row) - columns
+                if new:
+                    columns.update(new)
+                    _check_columns(path, sorted(new), dataset.warnings)
+                yield number, row
+
+    dataset.records = _records(path, rows(), unit="line")
+    return dataset
+
+
+def _check_columns(path: str, columns: list[str], warnings: list[str]) -> None:
+    unknown = [c for c in columns if c not in KNOWN_COLUMNS and not c.startswith(("score.", "metric."))]
+    if unknown:
+        warnings.append(f"{path}: unknown column(s) {', '.join(map(repr, unknown))} (ignored)")
+
+
+def _records(path: str, rows: Iterator[tuple[int, Any]], unit: str = "row") -> Iterator[Record | DatasetError]:
+    runs: dict[str, int] = {}
+    sessions: set[tuple[str, str]] = set()
+    for number, row in rows:
+        if isinstance(row, DatasetError):
+            yield row
+            continue
+        try:
+            question, trace, session = row_to_run(path, f"{unit} {number}", row)
+        except DatasetError as error:
+            yield error
+            continue
+        if session and (question.id, session) in sessions:
+            yield DatasetError(path, f"duplicate run of session {session!r}", question_id=question.id, pointer=f"{unit} {number}")
+            continue
+        if session:
+            sessions.add((question.id, session))
+        elif question.id in runs:
+            yield DatasetError(
+                path,
+                "duplicate question id (give repeated runs distinct session_id values)",
+                question_id=question.id,
+                pointer=f"{unit} {number}",
+            )
+            continue
+        run = runs.get(question.id, -1) + 1
+        runs[question.id] = run
+        yield Record(question=question, trace=trace, run=run)
+
+
+class _Row:
+    """Typed access to one row's cells, with errors that name row and column."""
+
+    def __init__(self, path: str, where: str, row: dict[str, Any]):
+        self.path, self.where, self.row = path, where, row
+        self.question_id: str | None = None
+
+    def cell(self, column: str) -> Any:
+        try:
+            return parse_cell(self.row.get(column))
+        except ValueError as error:
+            raise self.error(column, f"not valid JSON ({error.args[0]})") from None
+
+    def error(self, column: str, reason: str) -> DatasetError:
+        return DatasetError(self.path, reason, question_id=self.question_id, pointer=f"{self.where}, column {column}")
+
+    def typed(self, column: str, kind: type, what: str) -> Any:
+        value = self.cell(column)
+        if value is not None and not isinstance(value, kind):
+            raise self.error(column, f"expected {what}, got {type(value).__name__}")
+        return value
+
+    def text(self, column: str) -> str | None:
+        value = self.row.get(column)
+        if value is None or (isinstance(value, float) and value != value):
+            return None
+        text = value if isinstance(value, str) else json.dumps(value)
+        return text if text.strip() else None
+
+
+def row_to_run(path: str, where: str, raw: dict[str, Any]) -> tuple[Question, Trace, str | None]:
+    row = _Row(path, where, raw)
+    qid = row.text("question_id") or row.text("eval_id")
+    if not qid:
+        raise DatasetError(path, "no question_id or eval_id", pointer=where)
+    row.question_id = qid.strip()
+    question = _question(row)
+    return question, _trace(row, question), row.text("session_id")
+
+
+def _question(row: _Row) -> Question:
+    user_inputs = row.cell("user_inputs")
+    user_inputs = [] if user_inputs is None else string_list(_where(row, "user_inputs"), "", user_inputs, allow_scalar=True)
+    agents = row.cell("agents_evaluated")
+    if agents is None:
+        agents = [row.text("agent_name")] if row.text("agent_name") else []
+    agents = string_list(_where(row, "agents_evaluated"), "", agents, allow_scalar=True)
+    reference = row.cell("reference_data")
+    metadata = row.typed("question_metadata", dict, "a JSON object") or {}
+    return Question(
+        id=row.question_id or "",
+        user_inputs=user_inputs,
+        agents_evaluated=agents,
+        metadata=metadata,
+        reference_data=reference_data(_where(row, "reference_data"), "", reference or {}),
+    )
+
+
+def _where(row: _Row, column: str) -> Where:
+    return Where(row.path, row.question_id, prefix=f"{row.where}, column {column}: $")
+
+
+def _trace(row: _Row, question: Question) -> Trace:
+    trace = Trace(app_name=row.text("agent_name") or (question.agents_evaluated[:1] or [None])[0])
+    extracted = row.typed("extracted_data", dict, "a JSON object") or {}
+    initial_state = question.initial_state
+
+    # Session objects may carry the events of the whole run.
+    final_state: dict[str, Any] | None = None
+    events: list[Any] | None = None
+    for column in ("final_session_state", "session_state"):
+        value = row.typed(column, dict, "a JSON object")
+        if value is None:
+            continue
+        if _is_session(value):
+            if final_state is None and isinstance(get(value, "state"), dict):
+                final_state = get(value, "state")
+            if events is None and isinstance(get(value, "events"), list) and get(value, "events"):
+                events = get(value, "events")
+        elif final_state is None:
+            final_state = value
+    event_facts = facts_from_events(events, initial_state) if events else None
+
+    spans_raw = row.typed("session_trace", list, "a JSON list of spans")
+    span_facts = None
+    if spans_raw:
+        try:
+            trace.spans = [parse_span(s) for s in spans_raw if isinstance(s, dict)]
+        except (TypeError, ValueError) as error:
+            raise row.error("session_trace", f"unreadable span: {error}") from None
+        span_facts = facts_from_spans(trace.spans)
+
+    # Tool calls: explicit extraction first (it carries arguments), then events, then spans.
+    tools = extracted.get("tool_interactions")
+    if tools is not None:
+        trace.tool_interactions = _tool_interactions(row, tools)
+    elif event_facts is not None:
+        trace.tool_interactions = event_facts.tool_interactions
+    elif span_facts is not None:
+        trace.tool_interactions = span_facts.tool_interactions
+
+    trace.trajectory, trace.root_agent = _trajectory(row, span_facts, event_facts, trace.tool_interactions)
+
+    subs = row.cell("sub_agent_trace") or extracted.get("sub_agent_trace")
+    if subs:
+        trace.sub_agent_trace = _sub_agents(row, subs)
+    elif event_facts is not None:
+        trace.sub_agent_trace = event_facts.sub_agent_trace
+
+    trace.final_response = row.text("final_response") or (event_facts.final_response if event_facts else None)
+    if final_state is None and event_facts is not None:
+        final_state = event_facts.state
+    if final_state is None and isinstance(extracted.get("state_variables"), dict):
+        final_state = extracted["state_variables"]
+    trace.final_state = final_state
+
+    if span_facts is not None and span_facts.llm_calls is not None:
+        trace.llm_calls = span_facts.llm_calls
+    elif event_facts is not None and event_facts.llm_calls:
+        trace.llm_calls = event_facts.llm_calls
+
+    _timing(row, trace, question, span_facts, event_facts)
+    trace.recorded_metrics = _recorded(row)
+    status = (row.text("status") or "").strip()
+    if status.lower() not in OK_STATUS:
+        trace.error = row.text("error") or f"recorded status {status!r}"
+    elif event_facts is not None and event_facts.errors:
+        trace.error = event_facts.errors[-1]
+    return trace
+
+
+def _is_session(value: dict[str, Any]) -> bool:
+    return "state" in value and any(k in value for k in ("events", "app_name", "appName", "id", "user_id", "userId"))
+
+
+def _tool_interactions(row: _Row, value: Any) -> list[ToolInteraction]:
+    if not isinstance(value, list):
+        raise row.error("extracted_data", "tool_interactions must be a list")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or not isinstance(item.get("tool_name"), str):
+            raise row.error("extracted_data", f"tool_interactions[{i}] needs a tool_name")
+        args = item.get("input_arguments") or {}
+        if not isinstance(args, dict):
+            raise row.error("extracted_data", f"tool_interactions[{i}].input_arguments must be an object")
+        error = item.get("error")
+        out.append(
+            ToolInteraction(
+                tool_name=item["tool_name"],
+                input_arguments=args,
+                output_result=item.get("output_result"),
+                agent=item.get("agent"),
+                error=str(error) if error else None,
+                call_id=str(item["call_id"]) if item.get("call_id") is not None else None,
+            )
+        )
+    return out
+
+
+def _sub_agents(row: _Row, value: Any) -> list[SubAgentResponse]:
+    if not isinstance(value, list):
+        raise row.error("sub_agent_trace", "expected a JSON list of {name, text}")
+    out = []
+    for item in value:
+        if isinstance(item, dict):
+            name = item.get("agent_name", item.get("name", item.get("author")))
+            text = item.get("text_response", item.get("text", item.get("response")))
+            if name is not None:
+                out.append(SubAgentResponse(agent_name=str(name), text_response="" if text is None else str(text)))
+    return out
+
+
+_STEP = re.compile(r"^\s*(agent|tool)\s*:\s*(.+?)\s*$", re.IGNORECASE)
+_TOOL_LINE = re.compile(r"(?:tool[ _]?call|function[ _]?call|calling tool|tool)\s*[:=]?\s*`?([A-Za-z_][\w.]*)`?\s*\(", re.IGNORECASE)
+_AUTHOR_LINE = re.compile(r"^\s*\[?([A-Za-z_][\w\-]*)\]?\s*:")
+_NOT_AGENTS = {"user", "human", "system", "tool", "function", "tool_call", "function_call", "tool_response", "function_response"}
+
+
+def _trajectory(row: _Row, spans: Any, events: Any, tools: list[ToolInteraction] | None) -> tuple[list[TrajectoryStep] | None, str | None]:
+    for facts in (spans, events):
+        if facts is not None and facts.trajectory:
+            return facts.trajectory, facts.root_agent
+    summary = row.cell("trace_summary")
+    steps: list[TrajectoryStep] = []
+    if isinstance(summary, list):
+        for item in summary:
+            text = str(item.get("name", "")) if isinstance(item, dict) else str(item)
+            match = _STEP.match(text)
+            step = TrajectoryStep(kind=match.group(1).lower(), name=match.group(2)) if match else TrajectoryStep(kind="agent", name=text.strip())  # type: ignore[arg-type]
+            if step.name:
+                steps.append(step)
+    elif isinstance(summary, str):
+        steps = _transcript_steps(summary)
+    if steps:
+        root = next((s.name for s in steps if s.kind == "agent"), None)
+        return steps, root
+    if tools is not None:
+        return [TrajectoryStep(kind="tool", name=t.tool_name) for t in tools if t.tool_name != "transfer_to_agent"], None
+    return None, None
+
+
+def _transcript_steps(text: str) -> list[TrajectoryStep]:
+    """Agent and tool steps from a plain-text transcript (``agent_name: ...`` lines, tool call lines)."""
+    steps: list[TrajectoryStep] = []
+    last_agent = None
+    for line in text.splitlines():
+        tool = _TOOL_LINE.search(line)
+        author = _AUTHOR_LINE.match(line)
+        if author and author.group(1).lower() not in _NOT_AGENTS and author.group(1) != last_agent:
+            last_agent = author.group(1)
+            steps.append(TrajectoryStep(kind="agent", name=last_agent))
+        if tool and tool.group(1) != "transfer_to_agent":
+            steps.append(TrajectoryStep(kind="tool", name=tool.group(1)))
+    return steps
+
+
+def _latency_tree(value: Any) -> float | None:
+    if isinstance(value, dict):
+        for key in ("duration_seconds", "total_duration_seconds", "duration_sec"):
+            if isinstance(value.get(key), int | float):
+                return float(value[key])
+        children = value.get("children") or value.get("spans")
+        return _latency_tree(children) if children else None
+    if isinstance(value, list):
+        parts = [_latency_tree(item) for item in value]
+        known = [p for p in parts if p is not None]
+        return sum(known) if known else None
+    return None
+
+
+def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any) -> None:
+    turn_responses = events.turn_responses if events is not None else []
+    durations = spans.turn_durations if spans is not None else []
+    starts = spans.turn_starts if spans is not None else []
+    count = max(len(question.user_inputs), len(durations), len(turn_responses))
+    trace.turns = [
+        Turn(
+            user_input=question.user_inputs[i] if i < len(question.user_inputs) else None,
+            response=turn_responses[i] if i < len(turn_responses) else None,
+            duration_s=durations[i] if i < len(durations) else None,
+            start_time=starts[i] if i < len(starts) else None,
+        )
+        for i in range(count)
+    ]
+    if spans is not None and spans.latency_s is not None:
+        trace.latency_s, trace.latency_source = spans.latency_s, "session_trace spans"
+        return
+    tree = _latency_tree(row.cell("latency_data"))
+    if tree is not None:
+        trace.latency_s, trace.latency_source = tree, "latency_data"
+
+
+def _recorded(row: _Row) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for column, value in row.row.items():
+        if column.startswith(("metric.", "score.")) and value not in (None, ""):
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise row.error(column, f"expected a number, got {value!r}") from None
+            if number == number:
+                out[column.removeprefix("metric.")] = number
+    return out

@@ -1,0 +1,43 @@
+"""Response similarity: ROUGE-L F1 (Google's ``rouge-score``, as ADK uses) against the reference."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.models import Question, Score, Trace
+
+
+@cache
+def _scorer() -> Any:
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+
+
+def rouge_l(reference: str, candidate: str) -> float:
+    return float(_scorer().score(reference, candidate)["rougeL"].fmeasure)
+
+
+@register("response_match", "higher", "ROUGE-L F1 of the agent's response against the reference response.")
+def response_match(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+    ref = question.reference_data
+    per_turn = ref.turn_references or []
+    pairs = [
+        (expected, turn.response)
+        for expected, turn in zip(per_turn, trace.turns, strict=False)
+        if expected and turn.response is not None
+    ]
+    if pairs and len(trace.turns) == len(per_turn) and len(pairs) == sum(1 for e in per_turn if e):
+        values = [rouge_l(expected, got) for expected, got in pairs]
+        return Score(
+            value=sum(values) / len(values),
+            explanation=f"mean ROUGE-L F1 over {len(values)} turn(s) with a reference",
+            details={"per_turn": [round(v, 4) for v in values]},
+        )
+    if not ref.reference_response:
+        return unscored("no reference response")
+    if trace.final_response is None:
+        return unscored("the run recorded no final response")
+    return Score(value=rouge_l(ref.reference_response, trace.final_response), explanation="ROUGE-L F1 of the final response")

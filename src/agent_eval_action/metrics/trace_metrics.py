@@ -1,0 +1,141 @@
+"""Metrics measured from the trace: latency, call counts, tool errors, tokens and cost.
+
+Each says in ``details["source"]`` where its number came from: the run's spans or
+events when recorded, else the producer's ``metric.*`` columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.metrics.tools import TRANSFER
+from agent_eval_action.models import LlmCall, Question, Score, Trace
+
+
+@register("latency", "lower", "Wall-clock seconds for the whole question (all turns).", kind="trace")
+def latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+    if trace.latency_s is not None:
+        return Score(value=trace.latency_s, explanation=f"{trace.latency_s:.3f} s", details={"source": trace.latency_source})
+    recorded = trace.recorded_metrics.get("duration_sec")
+    if recorded is not None:
+        return Score(value=recorded, explanation=f"{recorded:.3f} s", details={"source": "metric.duration_sec"})
+    return unscored("no timing recorded")
+
+
+@register("turn_latency", "lower", "Mean wall-clock seconds per turn.", kind="trace")
+def turn_latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+    durations = [turn.duration_s for turn in trace.turns if turn.duration_s is not None]
+    if not durations:
+        return unscored("no per-turn timing recorded")
+    mean = sum(durations) / len(durations)
+    return Score(
+        value=mean,
+        explanation=f"{mean:.3f} s over {len(durations)} turn(s)",
+        details={"source": trace.latency_source, "per_turn": [round(d, 4) for d in durations]},
+    )
+
+
+@register("llm_calls", "lower", "Number of model calls.", kind="trace")
+def llm_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+    if trace.llm_calls is None:
+        return unscored("no model calls recorded")
+    return Score(value=float(len(trace.llm_calls)), explanation=f"{len(trace.llm_calls)} model call(s)", details={"source": "trace"})
+
+
+def _tool_calls(trace: Trace) -> list[str] | None:
+    if trace.tool_interactions is None:
+        return None
+    return [call.tool_name for call in trace.tool_interactions if call.tool_name != TRANSFER]
+
+
+@register("tool_calls", "neutral", "Number of tool calls (transfer_to_agent excluded).", kind="trace")
+def tool_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+    names = _tool_calls(trace)
+    if names is not None:
+        return Score(value=float(len(names)), explanation=f"{len(names)} tool call(s)", details={"source": "trace"})
+    recorded = trace.recorded_metrics.get("tool_calls")
+    if recorded is not None:
+        return Score(value=recorded, explanation=f"{recorded:g} tool call(s)", details={"source": "metric.tool_calls"})
+    return unscored("no tool calls recorded")
+
+
+@register("tool_error_rate", "lower", "Share of tool calls that failed.", kind="trace")
+def tool_error_rate(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+    if trace.tool_interactions is not None:
+        calls = [call for call in trace.tool_interactions if call.tool_name != TRANSFER]
+        errors = [call.tool_name for call in calls if call.error]
+        source = "trace"
+        n_calls, n_errors = len(calls), len(errors)
+    elif "tool_calls" in trace.recorded_metrics and "tool_errors" in trace.recorded_metrics:
+        n_calls, n_errors = int(trace.recorded_metrics["tool_calls"]), int(trace.recorded_metrics["tool_errors"])
+        errors, source = [], "metric.tool_errors"
+    else:
+        return unscored("no tool calls recorded")
+    if n_calls == 0:
+        return unscored("no tool calls made")
+    return Score(
+        value=n_errors / n_calls,
+        explanation=f"{n_errors} of {n_calls} tool call(s) failed",
+        details={"source": source, "failed": errors},
+    )
+
+
+def _token_metric(name: str, description: str, pick: Callable[[LlmCall], int], recorded_key: str | None = None) -> None:
+    def score(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+        if trace.llm_calls:
+            total = sum(pick(call) for call in trace.llm_calls)
+            return Score(value=float(total), explanation=f"{total} tokens", details={"source": "llm calls"})
+        if recorded_key and recorded_key in trace.recorded_metrics:
+            value = trace.recorded_metrics[recorded_key]
+            return Score(value=value, explanation=f"{value:g} tokens", details={"source": f"metric.{recorded_key}"})
+        return unscored("no token usage recorded")
+
+    register(name, "lower", description, kind="trace")(score)
+
+
+_token_metric("input_tokens", "Prompt tokens over all model calls (cached ones included).", lambda c: c.input_tokens)
+_token_metric("output_tokens", "Response tokens over all model calls (thinking included).", lambda c: c.output_tokens + c.thoughts_tokens)
+_token_metric("cached_tokens", "Prompt tokens served from the context cache.", lambda c: c.cached_tokens)
+_token_metric(
+    "total_tokens",
+    "Input plus output tokens.",
+    lambda c: c.input_tokens + c.output_tokens + c.thoughts_tokens,
+    recorded_key="total_tokens",
+)
+
+
+def price_for(model: str | None, prices: Mapping[str, Mapping[str, float]]) -> Mapping[str, float] | None:
+    """The price entry whose key is the longest prefix of the model name (``models/`` dropped)."""
+    if not model:
+        return None
+    name = model.removeprefix("models/").lower()
+    if "/" in name:  # Vertex resource names: projects/.../models/NAME
+        name = name.rsplit("/", 1)[-1]
+    best = max((key for key in prices if name.startswith(key.lower())), key=len, default=None)
+    return prices[best] if best is not None else None
+
+
+@register("cost_usd", "lower", "Model cost in US dollars from the price table (per million tokens).", kind="trace")
+def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+    if not trace.llm_calls:
+        return unscored("no per-call token usage recorded")
+    total = 0.0
+    unknown: set[str] = set()
+    for call in trace.llm_calls:
+        price = price_for(call.model, ctx.prices)
+        if price is None:
+            unknown.add(call.model or "(unnamed model)")
+            continue
+        fresh = max(call.input_tokens - call.cached_tokens, 0)
+        total += (
+            fresh * price.get("input", 0.0)
+            + call.cached_tokens * price.get("cached", price.get("input", 0.0))
+            + (call.output_tokens + call.thoughts_tokens) * price.get("output", 0.0)
+        ) / 1_000_000
+    if unknown:
+        return unscored(
+            f"no price for model(s) {', '.join(sorted(unknown))}: add them under [prices] in the config",
+            models=sorted(unknown),
+        )
+    return Score(value=total, explanation=f"${total:.6f}", details={"source": "llm calls"})

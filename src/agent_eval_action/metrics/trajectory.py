@@ -1,0 +1,106 @@
+"""Trajectory metrics: the reference steps (agent and tool names, in order) against what ran.
+
+``trajectory_accuracy`` is the longest common subsequence over the reference length;
+the ``trajectory_*`` family follows the Vertex AI definitions, computed locally on names.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.models import Question, Score, Trace
+
+
+def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str] | None:
+    """(reference, actual, how) with the actual steps reduced to the kinds the reference names.
+
+    A reference that names only agents is compared with the agent steps, one that names
+    only tools with the tool calls; an ADK app name in the reference stands for the root agent.
+    ``None`` when there is nothing to compare.
+    """
+    reference = question.reference_data.reference_trajectory
+    if reference is None or trace.trajectory is None:
+        return None
+    agents = [step.name for step in trace.trajectory if step.kind == "agent"]
+    tools = [step.name for step in trace.trajectory if step.kind == "tool"]
+    aliases = {name: trace.root_agent for name in (trace.app_name, *question.agents_evaluated[:1]) if name}
+    ref = [
+        aliases[step] if step in aliases and step not in agents and aliases[step] else step for step in reference
+    ]
+    names_agents = any(step in agents for step in ref)
+    names_tools = any(step in tools for step in ref)
+    if names_agents and not names_tools:
+        return ref, agents, "agent steps"
+    if names_tools and not names_agents:
+        return ref, tools, "tool calls"
+    return ref, [step.name for step in trace.trajectory], "agent steps and tool calls"
+
+
+def lcs_length(a: list[str], b: list[str]) -> int:
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+def _is_subsequence(needle: list[str], haystack: list[str]) -> bool:
+    it = iter(haystack)
+    return all(step in it for step in needle)
+
+
+def _overlap(a: list[str], b: list[str]) -> int:
+    return sum((Counter(a) & Counter(b)).values())
+
+
+def _trajectory_metric(name: str, description: str, compute: Callable[[list[str], list[str]], float | None]) -> None:
+    def score(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+        if question.reference_data.reference_trajectory is None:
+            return unscored("no reference_trajectory")
+        projected = project(question, trace)
+        if projected is None:
+            return unscored("the run recorded no trajectory")
+        ref, actual, how = projected
+        details = {"reference": ref, "actual": actual, "compared": how}
+        value = compute(ref, actual)
+        if value is None:
+            return unscored("undefined for an empty trajectory", **details)
+        return Score(value=value, explanation=f"{' -> '.join(actual) or '(no steps)'}", details=details)
+
+    register(name, "higher", description)(score)
+
+
+def _ratio(num: int, den: int, empty: float | None) -> float | None:
+    return num / den if den else empty
+
+
+_trajectory_metric(
+    "trajectory_accuracy",
+    "Longest common subsequence of reference and actual steps over the reference length.",
+    lambda ref, act: _ratio(lcs_length(ref, act), len(ref), 1.0 if not act else 0.0),
+)
+_trajectory_metric("trajectory_exact_match", "1 when the steps equal the reference exactly.", lambda ref, act: float(ref == act))
+_trajectory_metric(
+    "trajectory_in_order_match",
+    "1 when every reference step occurs in order (extra steps allowed).",
+    lambda ref, act: float(_is_subsequence(ref, act)),
+)
+_trajectory_metric(
+    "trajectory_any_order_match",
+    "1 when every reference step occurs, in any order (extra steps allowed).",
+    lambda ref, act: float(_overlap(ref, act) == len(ref)),
+)
+_trajectory_metric(
+    "trajectory_precision",
+    "Share of actual steps that are reference steps.",
+    lambda ref, act: _ratio(_overlap(ref, act), len(act), 1.0 if not ref else None),
+)
+_trajectory_metric(
+    "trajectory_recall",
+    "Share of reference steps that the actual steps contain.",
+    lambda ref, act: _ratio(_overlap(ref, act), len(ref), 1.0),
+)

@@ -1,0 +1,184 @@
+"""Pydantic models shared by every layer: questions, traces, scores, results.
+
+Every input format is loaded into :class:`Question` (what is asked and expected) and,
+for recorded runs, :class:`Trace` (what the agent did). Metrics map both to a
+:class:`Score`; :class:`Results` is what ``results.json`` and baseline files hold.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    # Our own models refuse unknown fields: a typo in a stored file must not pass silently.
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolInteraction(_Model):
+    """One tool call: what was asked of the tool and what it answered."""
+
+    tool_name: str
+    input_arguments: dict[str, Any] = Field(default_factory=dict)
+    output_result: Any = None
+    agent: str | None = None
+    error: str | None = None
+    call_id: str | None = None
+
+
+class ReferenceToolCall(_Model):
+    """A tool call the agent is expected to make; only the listed arguments are checked."""
+
+    tool_name: str
+    input_arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReferenceData(_Model):
+    """The ground truth of a question. A field left ``None`` has no reference (unscored)."""
+
+    reference_tool_interactions: list[ReferenceToolCall] | None = None
+    reference_trajectory: list[str] | None = None
+    reference_state_variables: dict[str, Any] | None = None
+    reference_response: str | None = None
+    # Per-turn expected responses (ADK eval sets carry one per invocation); None where absent.
+    turn_references: list[str | None] | None = None
+    # The user's own keys, kept for judges and reports.
+    custom: dict[str, Any] = Field(default_factory=dict)
+
+
+class Question(_Model):
+    """One test session: the turns a user sends and what should happen."""
+
+    id: str
+    user_inputs: list[str]
+    agents_evaluated: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    reference_data: ReferenceData = Field(default_factory=ReferenceData)
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    # 1-based line of the question in its dataset file, for annotations.
+    line: int | None = None
+
+
+class Turn(_Model):
+    user_input: str | None = None
+    response: str | None = None
+    start_time: float | None = None  # epoch seconds
+    duration_s: float | None = None
+
+
+class TrajectoryStep(_Model):
+    kind: Literal["agent", "tool"]
+    name: str
+
+
+class SubAgentResponse(_Model):
+    agent_name: str
+    text_response: str
+
+
+class LlmCall(_Model):
+    """Token usage of one model call."""
+
+    model: str | None = None
+    agent: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    thoughts_tokens: int = 0
+    duration_s: float | None = None
+
+
+class Span(_Model):
+    """An OpenTelemetry span as recorded (times in nanoseconds since the epoch)."""
+
+    name: str
+    span_id: str | None = None
+    trace_id: str | None = None
+    parent_span_id: str | None = None
+    start_time: int | None = None
+    end_time: int | None = None
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trace(_Model):
+    """What the agent did for one question run. ``None`` means "not recorded", never "zero"."""
+
+    app_name: str | None = None
+    root_agent: str | None = None
+    turns: list[Turn] = Field(default_factory=list)
+    tool_interactions: list[ToolInteraction] | None = None
+    trajectory: list[TrajectoryStep] | None = None
+    sub_agent_trace: list[SubAgentResponse] = Field(default_factory=list)
+    final_response: str | None = None
+    final_state: dict[str, Any] | None = None
+    llm_calls: list[LlmCall] | None = None
+    spans: list[Span] = Field(default_factory=list)
+    # Total wall time and where it came from ("spans", "latency_data", "metric.duration_sec", ...).
+    latency_s: float | None = None
+    latency_source: str | None = None
+    # Producer-computed figures (``metric.*`` columns), used when nothing better is recorded.
+    recorded_metrics: dict[str, float] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class Score(_Model):
+    """A metric's verdict on one question. ``value=None`` is unscored, with the reason in ``explanation``."""
+
+    value: float | None
+    explanation: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class QuestionResult(_Model):
+    id: str
+    status: Literal["ok", "error"] = "ok"
+    error: str | None = None
+    run: int = 0
+    scores: dict[str, Score] = Field(default_factory=dict)
+
+
+class MetricSummary(_Model):
+    mean: float | None
+    n: int
+    unscored: int
+    stdev: float | None = None
+    ci95: tuple[float, float] | None = None
+    direction: Literal["higher", "lower", "neutral"] = "higher"
+    unscored_reasons: dict[str, int] = Field(default_factory=dict)
+    p50: float | None = None
+    p90: float | None = None
+    max: float | None = None
+
+
+class DatasetResult(_Model):
+    path: str
+    name: str
+    format: str
+    summary: dict[str, MetricSummary] = Field(default_factory=dict)
+    questions: list[QuestionResult] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Problem(_Model):
+    """An input problem reported without stopping the run."""
+
+    path: str
+    message: str
+
+
+class GateResult(_Model):
+    passed: bool
+    failures: list[str] = Field(default_factory=list)
+
+
+class Results(_Model):
+    schema_version: int = SCHEMA_VERSION
+    tool_version: str = ""
+    datasets: list[DatasetResult] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list)
+    comparison: list[dict[str, Any]] | None = None
+    gate: GateResult | None = None
