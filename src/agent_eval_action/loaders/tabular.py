@@ -221,8 +221,9 @@ def _trace(row: _Row, question: Question) -> Trace:
 
     # Tool calls: explicit extraction first (it carries arguments), then events, then spans.
     tools = extracted.get("tool_interactions")
+    observed = event_facts.tool_interactions if event_facts is not None else span_facts.tool_interactions if span_facts is not None else None
     if tools is not None:
-        trace.tool_interactions = _tool_interactions(row, tools)
+        trace.tool_interactions = _with_errors(_tool_interactions(row, tools), observed)
     elif event_facts is not None:
         trace.tool_interactions = event_facts.tool_interactions
     elif span_facts is not None:
@@ -283,6 +284,27 @@ def _tool_interactions(row: _Row, value: Any) -> list[ToolInteraction]:
                 call_id=str(item["call_id"]) if item.get("call_id") is not None else None,
             )
         )
+    return out
+
+
+def _with_errors(extracted: list[ToolInteraction], observed: list[ToolInteraction] | None) -> list[ToolInteraction]:
+    """Extracted calls carry no error field: take it from the spans or events where they agree.
+
+    Pairs by call id where both have one, else by position when the tool names line up.
+    """
+    out = []
+    by_id = {call.call_id: call for call in observed or [] if call.call_id}
+    aligned = observed if observed is not None and [c.tool_name for c in observed] == [c.tool_name for c in extracted] else None
+    for index, call in enumerate(extracted):
+        error = call.error
+        if error is None and isinstance(call.output_result, dict) and set(call.output_result) == {"error"}:
+            error = str(call.output_result["error"])
+        twin = by_id.get(call.call_id) if call.call_id else None
+        if twin is None and aligned is not None:
+            twin = aligned[index]
+        if error is None and twin is not None:
+            error = twin.error
+        out.append(call if error == call.error else call.model_copy(update={"error": error}))
     return out
 
 

@@ -1,0 +1,282 @@
+"""Each loader on realistic files of every variant, through the public load_dataset()."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_eval_action.errors import DatasetError
+from agent_eval_action.loaders import Record, load_dataset
+from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
+
+RUNS = {run.qid: run for run in customer_service_runs()}
+
+
+def records(path: Path) -> tuple[list[Record], list[DatasetError], list[str]]:
+    dataset = load_dataset(str(path))
+    good: list[Record] = []
+    bad: list[DatasetError] = []
+    for item in dataset.records:
+        (bad if isinstance(item, DatasetError) else good).append(item)  # type: ignore[arg-type]
+    return good, bad, dataset.warnings
+
+
+def golden(tmp_path: Path, questions: list[Any], name: str = "cs_golden.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps({"golden_questions": questions}, indent=2))
+    return path
+
+
+GOOD_Q = {
+    "id": "q_billing_01",
+    "user_inputs": ["Hi", "I have a billing question"],
+    "agents_evaluated": ["customer_service"],
+    "metadata": {"complexity": "high"},
+    "reference_data": {
+        "reference_tool_interactions": [{"tool_name": "access_cart_information", "input_arguments": {"customer_id": "123"}}],
+        "reference_trajectory": ["GreetingAgent", "BillingSupportAgent", "PaymentTool"],
+        "reference_state_variables": {"customer_intent": "refund", "refund_amount": 50.0},
+        "expected_response": "Sure",
+        "my_rubric": "be polite",
+    },
+}
+
+
+class TestGolden:
+    def test_seed_example_loads_with_custom_keys_kept(self, tmp_path: Path) -> None:
+        good, bad, warnings = records(golden(tmp_path, [GOOD_Q]))
+        assert not bad and not warnings
+        question = good[0].question
+        assert question.user_inputs == ["Hi", "I have a billing question"]
+        assert question.reference_data.reference_tool_interactions[0].input_arguments == {"customer_id": "123"}  # type: ignore[index]
+        assert question.reference_data.reference_response == "Sure"
+        assert question.reference_data.custom == {"my_rubric": "be polite"}
+        assert question.line == 4
+        assert good[0].trace is None
+
+    def test_unknown_question_key_warns_by_name(self, tmp_path: Path) -> None:
+        good, bad, warnings = records(golden(tmp_path, [{**GOOD_Q, "updated_datetime": "2024-01-01"}]))
+        assert len(good) == 1 and not bad
+        assert warnings == [f"{tmp_path / 'cs_golden.json'}: question 'q_billing_01' has unknown key 'updated_datetime' (ignored)"]
+
+    @pytest.mark.parametrize(
+        ("change", "pointer", "reason"),
+        [
+            ({"user_inputs": "Hi"}, "$.golden_questions[1].user_inputs", "expected a list of strings, got str"),
+            ({"user_inputs": ["Hi", 3]}, "$.golden_questions[1].user_inputs[1]", "expected a string, got int"),
+            ({"agents_evaluated": None}, "$.golden_questions[1].agents_evaluated", "expected a list of strings"),
+            ({"reference_data": {"reference_tool_interactions": [{"input_arguments": {}}]}}, "$.golden_questions[1].reference_data.reference_tool_interactions[0].tool_name", "missing"),
+            ({"reference_data": {"reference_state_variables": []}}, "$.golden_questions[1].reference_data.reference_state_variables", "expected an object"),
+        ],
+    )
+    def test_bad_question_names_file_question_and_path(self, tmp_path: Path, change: dict[str, Any], pointer: str, reason: str) -> None:
+        path = golden(tmp_path, [GOOD_Q, {**GOOD_Q, "id": "q2", **change}])
+        good, bad, _ = records(path)
+        assert [r.question.id for r in good] == ["q_billing_01"]  # the valid one still loads
+        message = bad[0].message()
+        assert str(path) in message and "question 'q2'" in message and pointer in message and reason in message
+
+    def test_missing_required_field(self, tmp_path: Path) -> None:
+        question = {k: v for k, v in GOOD_Q.items() if k != "reference_data"}
+        _, bad, _ = records(golden(tmp_path, [question]))
+        assert "$.golden_questions[0].reference_data: required field is missing" in bad[0].message()
+
+    def test_duplicate_id(self, tmp_path: Path) -> None:
+        good, bad, _ = records(golden(tmp_path, [GOOD_Q, GOOD_Q]))
+        assert len(good) == 1 and "duplicate id" in bad[0].message() and "[1].id" in bad[0].message()
+
+    def test_file_level_errors(self, tmp_path: Path) -> None:
+        broken = tmp_path / "broken_golden.json"
+        broken.write_text('{"golden_questions": [\n  {"id": "x",}\n]}')
+        with pytest.raises(DatasetError, match=r"at line 2, column 14: not valid JSON"):
+            load_dataset(str(broken))
+        wrong = tmp_path / "wrong.json"
+        wrong.write_text('{"golden_questions": {}}')
+        with pytest.raises(DatasetError, match=r"\$\.golden_questions: expected a list of questions"):
+            load_dataset(str(wrong))
+        with pytest.raises(DatasetError, match="no such file"):
+            load_dataset(str(tmp_path / "missing.json"))
+        other = tmp_path / "other.json"
+        other.write_text('{"hello": 1}')
+        with pytest.raises(DatasetError, match="unrecognised dataset"):
+            load_dataset(str(other))
+
+
+def by_id(path: Path) -> dict[str, Record]:
+    good, bad, _ = records(path)
+    assert not bad, [b.message() for b in bad]
+    return {r.question.id: r for r in good}
+
+
+class TestSimulationCsv:
+    @pytest.mark.parametrize("naming", ["current", "legacy"])
+    def test_extracted_with_spans(self, tmp_path: Path, naming: str) -> None:
+        path = write_csv(tmp_path / "runs.csv", [csv_row(run, naming=naming) for run in RUNS.values()])
+        loaded = by_id(path)
+        trace = loaded["q_discount_01"].trace
+        assert trace is not None
+        assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "access_cart_information", "generate_qr_code"]
+        assert trace.tool_interactions[2].input_arguments["discount_value"] == 10.0  # type: ignore[index]
+        assert [(s.kind, s.name) for s in trace.trajectory or []] == [
+            ("agent", "customer_service"), ("agent", "promotions_agent"), ("tool", "access_cart_information"), ("tool", "generate_qr_code"),
+        ]
+        assert trace.root_agent == "customer_service"
+        assert trace.final_state == {"customer_id": "123", "discount_value": 10, "qr_generated": True}
+        assert trace.latency_source == "session_trace spans" and trace.latency_s == pytest.approx(1.5)
+        assert trace.llm_calls is not None and len(trace.llm_calls) == 5  # one per call, one closing per agent
+        assert {c.model for c in trace.llm_calls} == {"gemini-2.5-flash"}
+        assert trace.llm_calls[0].input_tokens == 1800 and trace.llm_calls[0].cached_tokens == 600
+        assert trace.recorded_metrics["duration_sec"] == 1.5
+        assert trace.recorded_metrics["score.tool_trajectory_avg_score"] == 1.0
+        two_turns = loaded["q_cart_01"].trace
+        assert two_turns is not None and [t.duration_s for t in two_turns.turns] == [pytest.approx(1.5), pytest.approx(1.5)]
+        crm = loaded["q_crm_01"].trace
+        assert crm is not None and crm.tool_interactions[0].error == "CRM timeout"  # type: ignore[index]
+
+    def test_session_object_with_events(self, tmp_path: Path) -> None:
+        path = write_csv(tmp_path / "runs.csv", [csv_row(run, variant="session") for run in RUNS.values()])
+        trace = by_id(path)["q_discount_01"].trace
+        assert trace is not None
+        assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "access_cart_information", "generate_qr_code"]
+        assert trace.tool_interactions[1].output_result == {"items": [{"sku": "soil-01", "qty": 2}], "subtotal": 25.98}  # type: ignore[index]
+        assert trace.final_state == RUNS["q_discount_01"].state
+        assert trace.final_response == "Here is your QR code for 10% off."
+        assert trace.latency_source == "latency_data" and trace.latency_s == 1.5
+        assert trace.llm_calls is not None and len(trace.llm_calls) == 4
+        crm = by_id(path)["q_crm_01"].trace
+        assert crm is not None and crm.tool_interactions[0].error == "CRM timeout"  # type: ignore[index]
+        appointment = by_id(path)["q_appointment_01"].trace
+        assert appointment is not None and [t.response for t in appointment.turns] == ["(customer_service answered turn 1)", "You're booked for Saturday 9-12."]
+
+    def test_metrics_only_with_transcript(self, tmp_path: Path) -> None:
+        path = write_csv(tmp_path / "runs.csv", [csv_row(run, variant="metrics_only") for run in RUNS.values()])
+        trace = by_id(path)["q_discount_01"].trace
+        assert trace is not None
+        assert trace.tool_interactions is None and trace.final_state is None
+        assert [(s.kind, s.name) for s in trace.trajectory or []] == [
+            ("agent", "customer_service"), ("agent", "promotions_agent"), ("tool", "access_cart_information"), ("tool", "generate_qr_code"),
+        ]
+        assert trace.latency_s is None and trace.recorded_metrics["duration_sec"] == 1.5
+
+    def test_bare_state_dict_and_agent_name_list_summary(self, tmp_path: Path) -> None:
+        row = {"question_id": "q1", "final_session_state": json.dumps({"state": "CA", "zip": 94000}), "trace_summary": json.dumps(["root", "billing"])}
+        trace = by_id(write_csv(tmp_path / "r.csv", [row]))["q1"].trace
+        assert trace is not None and trace.final_state == {"state": "CA", "zip": 94000}  # a bare dict, despite its "state" key
+        assert [(s.kind, s.name) for s in trace.trajectory or []] == [("agent", "root"), ("agent", "billing")]
+
+    def test_session_state_column_and_failed_status(self, tmp_path: Path) -> None:
+        rows = [
+            {"question_id": "q1", "session_state": json.dumps({"id": "s", "app_name": "a", "state": {"k": 1}, "events": []}), "status": "success"},
+            {"question_id": "q2", "status": "error", "error": "429 RESOURCE_EXHAUSTED"},
+        ]
+        loaded = by_id(write_csv(tmp_path / "r.csv", rows))
+        assert loaded["q1"].trace.final_state == {"k": 1}  # type: ignore[union-attr]
+        assert loaded["q2"].trace.error == "429 RESOURCE_EXHAUSTED"  # type: ignore[union-attr]
+
+    def test_bad_cell_names_row_and_column_and_others_load(self, tmp_path: Path) -> None:
+        rows = [csv_row(run) for run in list(RUNS.values())[:3]]
+        rows[1]["extracted_data"] = '{"tool_interactions": [oops'
+        rows[2]["metric.duration_sec"] = "fast"
+        good, bad, _ = records(write_csv(tmp_path / "runs.csv", rows))
+        assert [r.question.id for r in good] == ["q_cart_01"]
+        assert "row 2, column extracted_data: not valid JSON" in bad[0].message()
+        assert "question 'q_discount_01'" in bad[0].message()
+        assert "row 3, column metric.duration_sec: expected a number, got 'fast'" in bad[1].message()
+
+    def test_ids_runs_and_duplicates(self, tmp_path: Path) -> None:
+        rows = [
+            {"question_id": "q1", "session_id": "a"},
+            {"question_id": "q1", "session_id": "b"},
+            {"question_id": "q1", "session_id": "b"},
+            {"eval_id": "e9"},
+            {"final_response": "no id"},
+        ]
+        good, bad, _ = records(write_csv(tmp_path / "r.csv", rows))
+        assert [(r.question.id, r.run) for r in good] == [("q1", 0), ("q1", 1), ("e9", 0)]
+        assert "duplicate run of session 'b'" in bad[0].message()
+        assert "row 5: no question_id or eval_id" in bad[1].message()
+
+    def test_unknown_column_warns(self, tmp_path: Path) -> None:
+        _, _, warnings = records(write_csv(tmp_path / "r.csv", [{"question_id": "q", "mystery": "1"}]))
+        assert warnings == [f"{tmp_path / 'r.csv'}: unknown column(s) 'mystery' (ignored)"]
+
+    def test_jsonl_native_and_string_cells(self, tmp_path: Path) -> None:
+        run = RUNS["q_discount_01"]
+        string_row = csv_row(run)
+        native_row = {k: json.loads(v) if v[:1] in "[{" else v for k, v in csv_row(run).items()}
+        native_row["question_id"] = native_row["session_id"] = "native"
+        path = write_jsonl(tmp_path / "runs.jsonl", [string_row, native_row])
+        path.write_text(path.read_text() + "\nnot json\n")
+        good, bad, _ = records(path)
+        assert [r.question.id for r in good] == ["q_discount_01", "native"]
+        assert good[0].trace == good[1].trace
+        assert "line 4: not valid JSON" in bad[0].message()
+
+
+class TestAdk:
+    def test_old_test_json_is_one_conversation(self, tmp_path: Path) -> None:
+        path = tmp_path / "home_automation.test.json"
+        path.write_text(json.dumps([
+            {"query": "Turn off device_2", "expected_tool_use": [{"tool_name": "set_device_info", "tool_input": {"device_id": "device_2", "status": "OFF"}}], "reference": "Done."},
+            {"query": "Thanks", "expected_tool_use": [], "reference": "You're welcome."},
+        ]))
+        (tmp_path / "test_config.json").write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.8}}}))
+        dataset = load_dataset(str(path))
+        assert dataset.name == "home_automation" and dataset.format == "adk_test"
+        assert dataset.criteria == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+        (record,) = list(dataset.records)
+        assert isinstance(record, Record)
+        assert record.question.user_inputs == ["Turn off device_2", "Thanks"]
+        assert record.question.reference_data.turn_references == ["Done.", "You're welcome."]
+        assert record.question.reference_data.reference_tool_interactions[0].input_arguments == {"device_id": "device_2", "status": "OFF"}  # type: ignore[index]
+
+    def test_old_multi_case_form(self, tmp_path: Path) -> None:
+        path = tmp_path / "cases.test.json"
+        path.write_text(json.dumps([
+            {"name": "roll", "data": [{"query": "Roll a die", "expected_tool_use": [{"tool_name": "roll_die", "tool_input": {"sides": 6}}]}], "initial_session": {"state": {"x": 1}, "app_name": "dice", "user_id": "u"}},
+            {"name": "bad", "data": [{"expected_tool_use": []}]},
+        ]))
+        good, bad, _ = records(path)
+        assert good[0].question.id == "roll" and good[0].question.initial_state == {"x": 1} and good[0].question.agents_evaluated == ["dice"]
+        assert "question 'bad'" in bad[0].message() and "$[1].data[0].query" in bad[0].message()
+
+    @pytest.mark.parametrize("style", ["snake", "camel"])
+    def test_eval_set(self, tmp_path: Path, style: str) -> None:
+        def k(name: str) -> str:
+            if style == "snake":
+                return name
+            head, *rest = name.split("_")
+            return head + "".join(p.title() for p in rest)
+
+        case = {
+            k("eval_id"): "case_1",
+            "conversation": [
+                {k("invocation_id"): "i1", k("user_content"): {"role": "user", "parts": [{"text": "What's in my cart?"}]},
+                 k("final_response"): {"role": "model", "parts": [{"text": "Two bags of soil."}]},
+                 k("intermediate_data"): {k("tool_uses"): [{"name": "access_cart_information", "args": {"customer_id": "123"}}], k("tool_responses"): [], k("intermediate_responses"): []}},
+            ],
+            k("session_input"): {k("app_name"): "customer_service", k("user_id"): "u", "state": {"customer_id": "123"}},
+            k("final_session_state"): {"cart_checked": True},
+        }
+        scenario = {k("eval_id"): "sim", k("conversation_scenario"): {"starting_prompt": "hi", "conversation_plan": "x"}}
+        path = tmp_path / "cs.evalset.json"
+        path.write_text(json.dumps({k("eval_set_id"): "cs", "name": "Customer service", k("eval_cases"): [case, scenario]}))
+        dataset = load_dataset(str(path))
+        assert dataset.format == "adk_evalset" and dataset.name == "Customer service"
+        good = [r for r in dataset.records]
+        question = good[0].question  # type: ignore[union-attr]
+        assert question.user_inputs == ["What's in my cart?"]
+        assert question.initial_state == {"customer_id": "123"}
+        assert question.reference_data.reference_state_variables == {"cart_checked": True}
+        assert question.reference_data.reference_response == "Two bags of soil."
+        assert question.reference_data.reference_tool_interactions[0].tool_name == "access_cart_information"  # type: ignore[index]
+        assert isinstance(good[1], DatasetError) and "simulated-user scenarios are not supported" in good[1].message()
+
+    def test_test_config_is_not_a_dataset(self, tmp_path: Path) -> None:
+        path = tmp_path / "test_config.json"
+        path.write_text("{}")
+        with pytest.raises(DatasetError, match="ADK's eval config"):
+            load_dataset(str(path))

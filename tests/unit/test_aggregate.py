@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+from agent_eval_action.aggregate import bootstrap_mean_ci, seed_for, summarize
+from agent_eval_action.models import Score
+
+
+def test_unscored_is_counted_not_averaged() -> None:
+    scores = [Score(value=1.0), Score(value=0.0), Score(value=None, explanation="no reference"), Score(value=None, explanation="no reference")]
+    summary = summarize(scores, direction="higher", seed=1)
+    assert summary.mean == 0.5 and summary.n == 2 and summary.unscored == 2
+    assert summary.unscored_reasons == {"no reference": 2}
+    assert summary.stdev == pytest.approx(statistics.stdev([1.0, 0.0]))
+
+
+def test_bootstrap_is_reproducible_and_covers_the_mean() -> None:
+    rng = random.Random(3)
+    values = [rng.random() for _ in range(50)]
+    first = bootstrap_mean_ci(values, seed=7)
+    assert first == bootstrap_mean_ci(values, seed=7)
+    assert first is not None and first[0] < statistics.fmean(values) < first[1]
+
+
+def test_bootstrap_edge_cases() -> None:
+    assert bootstrap_mean_ci([1.0], seed=0) is None
+    assert bootstrap_mean_ci([2.0, 2.0, 2.0], seed=0) == (2.0, 2.0)
+    assert summarize([Score(value=None, explanation="x")], direction="higher", seed=0).mean is None
+
+
+def test_large_input_resamples_in_blocks() -> None:
+    values = [float(i % 7) for i in range(20_000)]
+    ci = bootstrap_mean_ci(values, seed=0)
+    assert ci is not None and ci[0] < statistics.fmean(values) < ci[1]
+
+
+def test_ci_coverage_close_to_95_percent() -> None:
+    rng = random.Random(11)
+    hits = 0
+    trials = 200
+    for t in range(trials):
+        sample = [rng.gauss(0.7, 0.2) for _ in range(40)]
+        ci = bootstrap_mean_ci(sample, seed=t, resamples=500)
+        assert ci is not None
+        hits += ci[0] <= 0.7 <= ci[1]
+    assert 0.88 <= hits / trials <= 0.99
+
+
+def test_percentiles_for_lower_is_better() -> None:
+    summary = summarize([Score(value=float(v)) for v in range(1, 11)], direction="lower", seed=0, percentiles=True)
+    assert summary.p50 == 5.5 and summary.max == 10 and summary.p90 == pytest.approx(9.1)
+
+
+def test_seed_differs_per_metric() -> None:
+    assert seed_for("d", "a") != seed_for("d", "b")
+    assert seed_for("d", "a") == seed_for("d", "a")
