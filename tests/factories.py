@@ -84,7 +84,11 @@ def spans(run: Run, naming: str = "current", pad_chars: int = 0) -> list[dict[st
                     }
                     name = f"generate_content {run.model}"
                 else:
-                    usage = {"prompt_token_count": run.tokens[0], "candidates_token_count": run.tokens[1], "cached_content_token_count": run.tokens[2]}
+                    usage = {
+                        "prompt_token_count": run.tokens[0],
+                        "candidates_token_count": run.tokens[1],
+                        "cached_content_token_count": run.tokens[2],
+                    }
                     attrs = {
                         "gen_ai.system": "gcp.vertex.agent",
                         "gen_ai.request.model": run.model,
@@ -96,7 +100,11 @@ def spans(run: Run, naming: str = "current", pad_chars: int = 0) -> list[dict[st
                 t += step_ns // 2
                 if call is None:
                     break
-                tool_attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool, "gen_ai.tool.call.id": ids.span()}
+                tool_attrs: dict[str, Any] = {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": call.tool,
+                    "gen_ai.tool.call.id": ids.span(),
+                }
                 if naming == "current":
                     tool_attrs["gen_ai.tool.call.arguments"] = json.dumps(call.args)
                     tool_attrs["gen_ai.tool.call.result"] = json.dumps(call.result if call.error is None else {"error": call.error})
@@ -108,7 +116,9 @@ def spans(run: Run, naming: str = "current", pad_chars: int = 0) -> list[dict[st
                 out.append(_span(f"execute_tool {call.tool}", ids.span(), trace_id, agent_id, t, t + step_ns // 2, tool_attrs))
                 t += step_ns // 2
             agent_span = "invoke_agent " + agent if naming == "current" else f"agent_run [{agent}]"
-            out.append(_span(agent_span, agent_id, trace_id, parent, agent_start, t, {"gen_ai.agent.name": agent} if naming == "current" else {}))
+            out.append(
+                _span(agent_span, agent_id, trace_id, parent, agent_start, t, {"gen_ai.agent.name": agent} if naming == "current" else {})
+            )
             parent = agent_id
         root_name = "invocation" if naming == "legacy" else "invoke_workflow"
         out.append(_span(root_name, root_id, trace_id, None, root_start, root_start + turn_ns, {"turn": turn_index}))
@@ -117,7 +127,15 @@ def spans(run: Run, naming: str = "current", pad_chars: int = 0) -> list[dict[st
 
 
 def _span(name: str, span_id: str, trace_id: str, parent: str | None, start: int, end: int, attrs: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "span_id": span_id, "trace_id": trace_id, "parent_span_id": parent, "start_time": start, "end_time": end, "attributes": attrs}
+    return {
+        "name": name,
+        "span_id": span_id,
+        "trace_id": trace_id,
+        "parent_span_id": parent,
+        "start_time": start,
+        "end_time": end,
+        "attributes": attrs,
+    }
 
 
 def all_calls(run: Run) -> list[Call]:
@@ -129,22 +147,49 @@ def session_object(run: Run) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
     for turn_index, activations in enumerate(run.turns):
         inv = f"e-{run.qid}-{turn_index}"
-        events.append({"author": "user", "invocationId": inv, "content": {"role": "user", "parts": [{"text": run.user_inputs[turn_index]}]}})
+        events.append(
+            {"author": "user", "invocationId": inv, "content": {"role": "user", "parts": [{"text": run.user_inputs[turn_index]}]}}
+        )
         for agent, calls in activations:
             for n, call in enumerate(calls):
                 cid = f"adk-{run.qid}-{turn_index}-{agent}-{n}"
-                events.append({"author": agent, "invocationId": inv, "modelVersion": run.model,
-                               "usageMetadata": {"promptTokenCount": run.tokens[0], "candidatesTokenCount": run.tokens[1]},
-                               "content": {"role": "model", "parts": [{"functionCall": {"id": cid, "name": call.tool, "args": call.args}}]}})
+                events.append(
+                    {
+                        "author": agent,
+                        "invocationId": inv,
+                        "modelVersion": run.model,
+                        "usageMetadata": {"promptTokenCount": run.tokens[0], "candidatesTokenCount": run.tokens[1]},
+                        "content": {"role": "model", "parts": [{"functionCall": {"id": cid, "name": call.tool, "args": call.args}}]},
+                    }
+                )
                 response = call.result if call.error is None else {"error": call.error}
-                events.append({"author": agent, "invocationId": inv, "content": {"role": "user", "parts": [{"functionResponse": {"id": cid, "name": call.tool, "response": response}}]}})
+                events.append(
+                    {
+                        "author": agent,
+                        "invocationId": inv,
+                        "content": {"role": "user", "parts": [{"functionResponse": {"id": cid, "name": call.tool, "response": response}}]},
+                    }
+                )
         last_agent = activations[-1][0]
         text = run.final_response if turn_index == len(run.turns) - 1 else f"({last_agent} answered turn {turn_index + 1})"
-        events.append({"author": last_agent, "invocationId": inv, "modelVersion": run.model,
-                       "usageMetadata": {"promptTokenCount": run.tokens[0], "candidatesTokenCount": run.tokens[1]},
-                       "content": {"role": "model", "parts": [{"text": text}]}})
+        events.append(
+            {
+                "author": last_agent,
+                "invocationId": inv,
+                "modelVersion": run.model,
+                "usageMetadata": {"promptTokenCount": run.tokens[0], "candidatesTokenCount": run.tokens[1]},
+                "content": {"role": "model", "parts": [{"text": text}]},
+            }
+        )
     events[-1]["actions"] = {"stateDelta": run.state}
-    return {"id": f"s-{run.qid}", "appName": run.app, "userId": "user", "state": run.state, "events": events, "lastUpdateTime": 1732000000.0}
+    return {
+        "id": f"s-{run.qid}",
+        "appName": run.app,
+        "userId": "user",
+        "state": run.state,
+        "events": events,
+        "lastUpdateTime": 1732000000.0,
+    }
 
 
 def csv_row(run: Run, *, naming: str = "current", variant: str = "extracted", pad_chars: int = 0) -> dict[str, str]:
@@ -178,7 +223,9 @@ def csv_row(run: Run, *, naming: str = "current", variant: str = "extracted", pa
     if variant == "extracted":
         row["extracted_data"] = {
             "state_variables": run.state,
-            "tool_interactions": [{"tool_name": c.tool, "input_arguments": c.args, "output_result": c.result, "call_id": f"c{n}"} for n, c in enumerate(calls)],
+            "tool_interactions": [
+                {"tool_name": c.tool, "input_arguments": c.args, "output_result": c.result, "call_id": f"c{n}"} for n, c in enumerate(calls)
+            ],
             "sub_agent_trace": [{"name": a, "text": "..."} for a in agents],
         }
         row["session_trace"] = spans(run, naming, pad_chars=pad_chars)
@@ -219,71 +266,159 @@ CART = {"items": [{"sku": "soil-01", "qty": 2}], "subtotal": 25.98}
 def customer_service_runs() -> list[Run]:
     """Six recorded runs of the seed's customer-service agent: most right, some wrong on purpose."""
     cart_ref = {"tool_name": "access_cart_information", "input_arguments": {"customer_id": "123"}}
-    qr_ref = {"tool_name": "generate_qr_code", "input_arguments": {"customer_id": "123", "discount_value": 10, "discount_type": "percentage"}}
+    qr_ref = {
+        "tool_name": "generate_qr_code",
+        "input_arguments": {"customer_id": "123", "discount_value": 10, "discount_type": "percentage"},
+    }
     return [
         Run(
-            "q_cart_01", ["Hi", "What's in my cart?"],
+            "q_cart_01",
+            ["Hi", "What's in my cart?"],
             [[("customer_service", [])], [("customer_service", [Call("access_cart_information", {"customer_id": "123"}, CART)])]],
             "Your cart has 2 bags of potting soil, subtotal $25.98.",
             {"customer_id": "123", "cart": CART},
-            {"reference_tool_interactions": [cart_ref], "reference_trajectory": ["customer_service", "access_cart_information"],
-             "reference_state_variables": {"customer_id": "123", "cart": {"subtotal": 25.98}},
-             "reference_response": "Your cart has 2 bags of potting soil with a subtotal of $25.98."},
+            {
+                "reference_tool_interactions": [cart_ref],
+                "reference_trajectory": ["customer_service", "access_cart_information"],
+                "reference_state_variables": {"customer_id": "123", "cart": {"subtotal": 25.98}},
+                "reference_response": "Your cart has 2 bags of potting soil with a subtotal of $25.98.",
+            },
         ),
         Run(
-            "q_discount_01", ["I'd like a discount QR code"],
-            [[("customer_service", [Call("transfer_to_agent", {"agent_name": "promotions_agent"})]),
-              ("promotions_agent", [Call("access_cart_information", {"customer_id": "123"}, CART),
-                                    Call("generate_qr_code", {"customer_id": "123", "discount_value": 10.0, "discount_type": "percentage"}, {"qr": "data:..."})])]],
+            "q_discount_01",
+            ["I'd like a discount QR code"],
+            [
+                [
+                    ("customer_service", [Call("transfer_to_agent", {"agent_name": "promotions_agent"})]),
+                    (
+                        "promotions_agent",
+                        [
+                            Call("access_cart_information", {"customer_id": "123"}, CART),
+                            Call(
+                                "generate_qr_code",
+                                {"customer_id": "123", "discount_value": 10.0, "discount_type": "percentage"},
+                                {"qr": "data:..."},
+                            ),
+                        ],
+                    ),
+                ]
+            ],
             "Here is your QR code for 10% off.",
             {"customer_id": "123", "discount_value": 10, "qr_generated": True},
-            {"reference_tool_interactions": [cart_ref, qr_ref],
-             "reference_trajectory": ["customer_service", "promotions_agent", "access_cart_information", "generate_qr_code"],
-             "reference_state_variables": {"discount_value": 10.0, "qr_generated": True}},
+            {
+                "reference_tool_interactions": [cart_ref, qr_ref],
+                "reference_trajectory": ["customer_service", "promotions_agent", "access_cart_information", "generate_qr_code"],
+                "reference_state_variables": {"discount_value": 10.0, "qr_generated": True},
+            },
             tokens=(1800, 120, 600),
         ),
         Run(
-            "q_discount_02", ["Can I get 15% off?"],
-            [[("customer_service", [Call("transfer_to_agent", {"agent_name": "promotions_agent"})]),
-              ("promotions_agent", [Call("generate_qr_code", {"customer_id": "123", "discount_value": 15, "discount_type": "percentage"}, {"qr": "data:..."})])]],
+            "q_discount_02",
+            ["Can I get 15% off?"],
+            [
+                [
+                    ("customer_service", [Call("transfer_to_agent", {"agent_name": "promotions_agent"})]),
+                    (
+                        "promotions_agent",
+                        [
+                            Call(
+                                "generate_qr_code",
+                                {"customer_id": "123", "discount_value": 15, "discount_type": "percentage"},
+                                {"qr": "data:..."},
+                            )
+                        ],
+                    ),
+                ]
+            ],
             "Here is a QR code for 15% off.",
             {"customer_id": "123", "discount_value": 15},
             # The policy caps discounts at 10%: the agent went over it, and skipped the cart check.
-            {"reference_tool_interactions": [cart_ref, qr_ref],
-             "reference_trajectory": ["customer_service", "promotions_agent", "access_cart_information", "generate_qr_code"],
-             "reference_state_variables": {"discount_value": 10}},
-            tokens=(1700, 110, 0), turn_seconds=2.4,
+            {
+                "reference_tool_interactions": [cart_ref, qr_ref],
+                "reference_trajectory": ["customer_service", "promotions_agent", "access_cart_information", "generate_qr_code"],
+                "reference_state_variables": {"discount_value": 10},
+            },
+            tokens=(1700, 110, 0),
+            turn_seconds=2.4,
         ),
         Run(
-            "q_care_01", ["How often should I water a fern?"],
-            [[("customer_service", [Call("get_product_recommendations", {"plant_type": "fern", "customer_id": "123"}, {"items": ["mister"]})])]],
+            "q_care_01",
+            ["How often should I water a fern?"],
+            [
+                [
+                    (
+                        "customer_service",
+                        [Call("get_product_recommendations", {"plant_type": "fern", "customer_id": "123"}, {"items": ["mister"]})],
+                    )
+                ]
+            ],
             "Water ferns when the top inch of soil is dry, usually twice a week.",
             {"customer_id": "123", "topic": "plant_care"},
-            {"reference_tool_interactions": [], "reference_trajectory": ["customer_service"],
-             "reference_state_variables": {"topic": "plant_care"},
-             "reference_response": "Water a fern when the top inch of soil feels dry, about twice a week."},
+            {
+                "reference_tool_interactions": [],
+                "reference_trajectory": ["customer_service"],
+                "reference_state_variables": {"topic": "plant_care"},
+                "reference_response": "Water a fern when the top inch of soil feels dry, about twice a week.",
+            },
             turn_seconds=1.1,
         ),
         Run(
-            "q_appointment_01", ["Book a planting service for Saturday", "Morning please"],
-            [[("customer_service", [Call("get_available_planting_times", {"date": "2024-11-23"}, ["9-12", "13-16"])])],
-             [("customer_service", [Call("schedule_planting_service", {"customer_id": "123", "date": "2024-11-23", "time_range": "9-12", "details": "planting"}, {"status": "booked"})])]],
+            "q_appointment_01",
+            ["Book a planting service for Saturday", "Morning please"],
+            [
+                [("customer_service", [Call("get_available_planting_times", {"date": "2024-11-23"}, ["9-12", "13-16"])])],
+                [
+                    (
+                        "customer_service",
+                        [
+                            Call(
+                                "schedule_planting_service",
+                                {"customer_id": "123", "date": "2024-11-23", "time_range": "9-12", "details": "planting"},
+                                {"status": "booked"},
+                            )
+                        ],
+                    )
+                ],
+            ],
             "You're booked for Saturday 9-12.",
             {"customer_id": "123", "appointment": {"date": "2024-11-23", "time_range": "9-12"}},
-            {"reference_tool_interactions": [
-                {"tool_name": "get_available_planting_times", "input_arguments": {"date": "2024-11-23"}},
-                {"tool_name": "schedule_planting_service", "input_arguments": {"customer_id": "123", "date": "2024-11-23", "time_range": "9-12"}}],
-             "reference_trajectory": ["customer_service", "get_available_planting_times", "schedule_planting_service"],
-             "reference_state_variables": {"appointment": {"date": "2024-11-23", "time_range": "9-12"}}},
+            {
+                "reference_tool_interactions": [
+                    {"tool_name": "get_available_planting_times", "input_arguments": {"date": "2024-11-23"}},
+                    {
+                        "tool_name": "schedule_planting_service",
+                        "input_arguments": {"customer_id": "123", "date": "2024-11-23", "time_range": "9-12"},
+                    },
+                ],
+                "reference_trajectory": ["customer_service", "get_available_planting_times", "schedule_planting_service"],
+                "reference_state_variables": {"appointment": {"date": "2024-11-23", "time_range": "9-12"}},
+            },
             turn_seconds=1.9,
         ),
         Run(
-            "q_crm_01", ["Please update my address to 1 Main St"],
-            [[("customer_service", [Call("update_salesforce_crm", {"customer_id": "123", "details": {"address": "1 Main St"}}, None, error="CRM timeout")])]],
+            "q_crm_01",
+            ["Please update my address to 1 Main St"],
+            [
+                [
+                    (
+                        "customer_service",
+                        [
+                            Call(
+                                "update_salesforce_crm",
+                                {"customer_id": "123", "details": {"address": "1 Main St"}},
+                                None,
+                                error="CRM timeout",
+                            )
+                        ],
+                    )
+                ]
+            ],
             "Sorry, I couldn't update your address right now.",
             {"customer_id": "123"},
-            {"reference_tool_interactions": [{"tool_name": "update_salesforce_crm", "input_arguments": {"customer_id": "123"}}],
-             "reference_state_variables": {"address_updated": True}},
+            {
+                "reference_tool_interactions": [{"tool_name": "update_salesforce_crm", "input_arguments": {"customer_id": "123"}}],
+                "reference_state_variables": {"address_updated": True},
+            },
             turn_seconds=3.2,
         ),
     ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.jsonish import get
+from agent_eval_action.jsonish import get, opt_str
 from agent_eval_action.models import LlmCall, SubAgentResponse, ToolInteraction, TrajectoryStep
 from agent_eval_action.spans import usage_fields
 
@@ -39,7 +39,7 @@ def event_text(event: dict[str, Any]) -> str:
     return "".join(str(p["text"]) for p in _parts(event) if p.get("text") and not p.get("thought"))
 
 
-def facts_from_events(events: list[dict[str, Any]], initial_state: dict[str, Any] | None = None) -> EventFacts:
+def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = None) -> EventFacts:
     facts = EventFacts(state=dict(initial_state or {}))
     pending: dict[str, int] = {}  # open call id -> index in tool_interactions
     last_agent: str | None = None
@@ -48,8 +48,8 @@ def facts_from_events(events: list[dict[str, Any]], initial_state: dict[str, Any
     for event in events:
         if not isinstance(event, dict):
             continue
-        author = str(get(event, "author") or "")
-        invocation = str(get(event, "invocation_id") or "")
+        author = opt_str(get(event, "author")) or ""
+        invocation = opt_str(get(event, "invocation_id")) or ""
         if invocation and invocation not in turn_text:
             invocation_order.append(invocation)
             turn_text[invocation] = None
@@ -65,20 +65,25 @@ def facts_from_events(events: list[dict[str, Any]], initial_state: dict[str, Any
             facts.state.update(delta)
         usage = get(event, "usage_metadata")
         if isinstance(usage, dict) and not partial and not is_user:
-            facts.llm_calls.append(LlmCall(model=get(event, "model_version"), agent=author or None, **usage_fields(usage)))
+            facts.llm_calls.append(LlmCall(model=opt_str(get(event, "model_version")), agent=author or None, **usage_fields(usage)))
         error = get(event, "error_code") or get(event, "error_message")
         if error and not is_user:
-            facts.errors.append(str(get(event, "error_message") or error))
+            facts.errors.append(opt_str(get(event, "error_message")) or str(error))
         has_call = False
         for part in _parts(event):
             call = get(part, "function_call")
             if isinstance(call, dict):
                 has_call = True
-                name = str(call.get("name", ""))
+                name = opt_str(call.get("name")) or ""
                 args = call.get("args") or {}
-                interaction = ToolInteraction(tool_name=name, input_arguments=args if isinstance(args, dict) else {}, agent=author or None, call_id=call.get("id"))
+                interaction = ToolInteraction(
+                    tool_name=name,
+                    input_arguments=args if isinstance(args, dict) else {},
+                    agent=author or None,
+                    call_id=opt_str(call.get("id")),
+                )
                 facts.tool_interactions.append(interaction)
-                pending[str(call.get("id") or f"#{len(facts.tool_interactions)}")] = len(facts.tool_interactions) - 1
+                pending[opt_str(call.get("id")) or f"#{len(facts.tool_interactions)}"] = len(facts.tool_interactions) - 1
                 if name != TRANSFER:
                     facts.trajectory.append(TrajectoryStep(kind="tool", name=name))
             response = get(part, "function_response")
@@ -95,8 +100,8 @@ def facts_from_events(events: list[dict[str, Any]], initial_state: dict[str, Any
 
 
 def _attach_response(facts: EventFacts, pending: dict[str, int], response: dict[str, Any]) -> None:
-    key = response.get("id")
-    index = pending.pop(str(key), None) if key else None
+    key = opt_str(response.get("id"))
+    index = pending.pop(key, None) if key else None
     if index is None:  # no ids: pair with the oldest open call of that name
         name = response.get("name")
         for pkey, candidate in list(pending.items()):

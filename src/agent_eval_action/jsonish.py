@@ -47,3 +47,12 @@ def maybe_json(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def opt_str(value: Any) -> str | None:
+    """A string field as recorded: text stays, numbers become text, anything else is absent."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None

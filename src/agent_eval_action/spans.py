@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent_eval_action.jsonish import maybe_json
+from agent_eval_action.jsonish import maybe_json, opt_str
 from agent_eval_action.models import LlmCall, Span, ToolInteraction, TrajectoryStep
 
 MERGED_TOOLS = "(merged tools)"
@@ -57,27 +57,23 @@ def parse_span(raw: dict[str, Any]) -> Span:
             attributes = json.loads(attributes)
         except ValueError:
             attributes = {}
-    context = raw.get("context") if isinstance(raw.get("context"), dict) else {}
+    context: dict[str, Any] = raw["context"] if isinstance(raw.get("context"), dict) else {}
     parent = raw.get("parent_span_id", raw.get("parent_id"))
     if isinstance(parent, dict):
         parent = parent.get("span_id")
     return Span(
         name=str(raw.get("name", "")),
-        span_id=_opt_str(raw.get("span_id", context.get("span_id"))),
-        trace_id=_opt_str(raw.get("trace_id", context.get("trace_id"))),
-        parent_span_id=_opt_str(parent),
+        span_id=opt_str(raw.get("span_id", context.get("span_id"))),
+        trace_id=opt_str(raw.get("trace_id", context.get("trace_id"))),
+        parent_span_id=opt_str(parent),
         start_time=_time_ns(raw.get("start_time")),
         end_time=_time_ns(raw.get("end_time")),
         attributes=attributes if isinstance(attributes, dict) else {},
     )
 
 
-def _opt_str(value: Any) -> str | None:
-    return None if value in (None, "") else str(value)
-
-
 def _suffix(name: str, prefix: str) -> str:
-    rest = name[len(prefix):].strip()
+    rest = name[len(prefix) :].strip()
     return rest.strip("[]").strip()
 
 
@@ -93,7 +89,11 @@ class SpanFacts:
 
 
 def _is_llm(span: Span) -> bool:
-    return span.name == "call_llm" or span.name.startswith("generate_content") or span.attributes.get("gen_ai.operation.name") in ("generate_content", "chat")
+    return (
+        span.name == "call_llm"
+        or span.name.startswith("generate_content")
+        or span.attributes.get("gen_ai.operation.name") in ("generate_content", "chat")
+    )
 
 
 def _agent_name(span: Span) -> str | None:
@@ -111,18 +111,26 @@ def _tool_name(span: Span) -> str | None:
     return None if not name or name == MERGED_TOOLS else name
 
 
+def _int(value: Any) -> int:
+    """A token count as recorded; anything unreadable counts as not recorded (0)."""
+    try:
+        return max(int(float(value)), 0) if value not in (None, "", True, False) else 0
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
 def _usage(span: Span) -> LlmCall:
     attrs = span.attributes
     model = attrs.get("gen_ai.request.model") or attrs.get("gen_ai.response.model")
     if not model and span.name.startswith("generate_content "):
         model = span.name.split(" ", 1)[1]
     call = LlmCall(
-        model=model or None,
-        agent=attrs.get("gen_ai.agent.name"),
-        input_tokens=int(attrs.get("gen_ai.usage.input_tokens") or 0),
-        output_tokens=int(attrs.get("gen_ai.usage.output_tokens") or 0),
-        cached_tokens=int(attrs.get("gen_ai.usage.cache_read.input_tokens") or 0),
-        thoughts_tokens=int(attrs.get("gen_ai.usage.reasoning.output_tokens") or 0),
+        model=str(model) if model else None,
+        agent=opt_str(attrs.get("gen_ai.agent.name")),
+        input_tokens=_int(attrs.get("gen_ai.usage.input_tokens")),
+        output_tokens=_int(attrs.get("gen_ai.usage.output_tokens")),
+        cached_tokens=_int(attrs.get("gen_ai.usage.cache_read.input_tokens")),
+        thoughts_tokens=_int(attrs.get("gen_ai.usage.reasoning.output_tokens")),
         duration_s=_duration(span),
     )
     if not (call.input_tokens or call.output_tokens):
@@ -140,7 +148,7 @@ def usage_fields(usage: dict[str, Any]) -> dict[str, int]:
     def pick(*keys: str) -> int:
         for key in keys:
             if usage.get(key) is not None:
-                return int(usage[key])
+                return _int(usage[key])
         return 0
 
     return {
@@ -168,9 +176,9 @@ def _tool_interaction(span: Span, name: str) -> ToolInteraction:
         tool_name=name,
         input_arguments=args if isinstance(args, dict) else {},
         output_result=None if result in ("{}", "N/A") else result,
-        agent=attrs.get("gen_ai.agent.name"),
+        agent=opt_str(attrs.get("gen_ai.agent.name")),
         error=str(error) if error else None,
-        call_id=attrs.get("gen_ai.tool.call.id"),
+        call_id=opt_str(attrs.get("gen_ai.tool.call.id")),
     )
 
 
@@ -186,7 +194,7 @@ def facts_from_spans(spans: list[Span]) -> SpanFacts:
         roots = sorted((s for s in timed if not s.parent_span_id or s.parent_span_id not in ids), key=lambda s: s.start_time or 0)
         facts.turn_durations = [d for s in roots if (d := _duration(s)) is not None]
         facts.turn_starts = [(s.start_time or 0) / 1e9 for s in roots]
-    ordered = sorted(spans, key=lambda s: (s.start_time or 0))
+    ordered = sorted(spans, key=lambda s: s.start_time or 0)
     legacy_llm = [s for s in ordered if s.name == "call_llm"]
     llm_spans = legacy_llm or [s for s in ordered if _is_llm(s)]
     if llm_spans:

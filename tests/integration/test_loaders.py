@@ -68,8 +68,16 @@ class TestGolden:
             ({"user_inputs": "Hi"}, "$.golden_questions[1].user_inputs", "expected a list of strings, got str"),
             ({"user_inputs": ["Hi", 3]}, "$.golden_questions[1].user_inputs[1]", "expected a string, got int"),
             ({"agents_evaluated": None}, "$.golden_questions[1].agents_evaluated", "expected a list of strings"),
-            ({"reference_data": {"reference_tool_interactions": [{"input_arguments": {}}]}}, "$.golden_questions[1].reference_data.reference_tool_interactions[0].tool_name", "missing"),
-            ({"reference_data": {"reference_state_variables": []}}, "$.golden_questions[1].reference_data.reference_state_variables", "expected an object"),
+            (
+                {"reference_data": {"reference_tool_interactions": [{"input_arguments": {}}]}},
+                "$.golden_questions[1].reference_data.reference_tool_interactions[0].tool_name",
+                "missing",
+            ),
+            (
+                {"reference_data": {"reference_state_variables": []}},
+                "$.golden_questions[1].reference_data.reference_state_variables",
+                "expected an object",
+            ),
         ],
     )
     def test_bad_question_names_file_question_and_path(self, tmp_path: Path, change: dict[str, Any], pointer: str, reason: str) -> None:
@@ -121,7 +129,10 @@ class TestSimulationCsv:
         assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "access_cart_information", "generate_qr_code"]
         assert trace.tool_interactions[2].input_arguments["discount_value"] == 10.0  # type: ignore[index]
         assert [(s.kind, s.name) for s in trace.trajectory or []] == [
-            ("agent", "customer_service"), ("agent", "promotions_agent"), ("tool", "access_cart_information"), ("tool", "generate_qr_code"),
+            ("agent", "customer_service"),
+            ("agent", "promotions_agent"),
+            ("tool", "access_cart_information"),
+            ("tool", "generate_qr_code"),
         ]
         assert trace.root_agent == "customer_service"
         assert trace.final_state == {"customer_id": "123", "discount_value": 10, "qr_generated": True}
@@ -149,7 +160,10 @@ class TestSimulationCsv:
         crm = by_id(path)["q_crm_01"].trace
         assert crm is not None and crm.tool_interactions[0].error == "CRM timeout"  # type: ignore[index]
         appointment = by_id(path)["q_appointment_01"].trace
-        assert appointment is not None and [t.response for t in appointment.turns] == ["(customer_service answered turn 1)", "You're booked for Saturday 9-12."]
+        assert appointment is not None and [t.response for t in appointment.turns] == [
+            "(customer_service answered turn 1)",
+            "You're booked for Saturday 9-12.",
+        ]
 
     def test_metrics_only_with_transcript(self, tmp_path: Path) -> None:
         path = write_csv(tmp_path / "runs.csv", [csv_row(run, variant="metrics_only") for run in RUNS.values()])
@@ -157,19 +171,30 @@ class TestSimulationCsv:
         assert trace is not None
         assert trace.tool_interactions is None and trace.final_state is None
         assert [(s.kind, s.name) for s in trace.trajectory or []] == [
-            ("agent", "customer_service"), ("agent", "promotions_agent"), ("tool", "access_cart_information"), ("tool", "generate_qr_code"),
+            ("agent", "customer_service"),
+            ("agent", "promotions_agent"),
+            ("tool", "access_cart_information"),
+            ("tool", "generate_qr_code"),
         ]
         assert trace.latency_s is None and trace.recorded_metrics["duration_sec"] == 1.5
 
     def test_bare_state_dict_and_agent_name_list_summary(self, tmp_path: Path) -> None:
-        row = {"question_id": "q1", "final_session_state": json.dumps({"state": "CA", "zip": 94000}), "trace_summary": json.dumps(["root", "billing"])}
+        row = {
+            "question_id": "q1",
+            "final_session_state": json.dumps({"state": "CA", "zip": 94000}),
+            "trace_summary": json.dumps(["root", "billing"]),
+        }
         trace = by_id(write_csv(tmp_path / "r.csv", [row]))["q1"].trace
         assert trace is not None and trace.final_state == {"state": "CA", "zip": 94000}  # a bare dict, despite its "state" key
         assert [(s.kind, s.name) for s in trace.trajectory or []] == [("agent", "root"), ("agent", "billing")]
 
     def test_session_state_column_and_failed_status(self, tmp_path: Path) -> None:
         rows = [
-            {"question_id": "q1", "session_state": json.dumps({"id": "s", "app_name": "a", "state": {"k": 1}, "events": []}), "status": "success"},
+            {
+                "question_id": "q1",
+                "session_state": json.dumps({"id": "s", "app_name": "a", "state": {"k": 1}, "events": []}),
+                "status": "success",
+            },
             {"question_id": "q2", "status": "error", "error": "429 RESOURCE_EXHAUSTED"},
         ]
         loaded = by_id(write_csv(tmp_path / "r.csv", rows))
@@ -219,11 +244,21 @@ class TestSimulationCsv:
 class TestAdk:
     def test_old_test_json_is_one_conversation(self, tmp_path: Path) -> None:
         path = tmp_path / "home_automation.test.json"
-        path.write_text(json.dumps([
-            {"query": "Turn off device_2", "expected_tool_use": [{"tool_name": "set_device_info", "tool_input": {"device_id": "device_2", "status": "OFF"}}], "reference": "Done."},
-            {"query": "Thanks", "expected_tool_use": [], "reference": "You're welcome."},
-        ]))
-        (tmp_path / "test_config.json").write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.8}}}))
+        path.write_text(
+            json.dumps(
+                [
+                    {
+                        "query": "Turn off device_2",
+                        "expected_tool_use": [{"tool_name": "set_device_info", "tool_input": {"device_id": "device_2", "status": "OFF"}}],
+                        "reference": "Done.",
+                    },
+                    {"query": "Thanks", "expected_tool_use": [], "reference": "You're welcome."},
+                ]
+            )
+        )
+        (tmp_path / "test_config.json").write_text(
+            json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.8}}})
+        )
         dataset = load_dataset(str(path))
         assert dataset.name == "home_automation" and dataset.format == "adk_test"
         assert dataset.criteria == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
@@ -235,12 +270,22 @@ class TestAdk:
 
     def test_old_multi_case_form(self, tmp_path: Path) -> None:
         path = tmp_path / "cases.test.json"
-        path.write_text(json.dumps([
-            {"name": "roll", "data": [{"query": "Roll a die", "expected_tool_use": [{"tool_name": "roll_die", "tool_input": {"sides": 6}}]}], "initial_session": {"state": {"x": 1}, "app_name": "dice", "user_id": "u"}},
-            {"name": "bad", "data": [{"expected_tool_use": []}]},
-        ]))
+        path.write_text(
+            json.dumps(
+                [
+                    {
+                        "name": "roll",
+                        "data": [{"query": "Roll a die", "expected_tool_use": [{"tool_name": "roll_die", "tool_input": {"sides": 6}}]}],
+                        "initial_session": {"state": {"x": 1}, "app_name": "dice", "user_id": "u"},
+                    },
+                    {"name": "bad", "data": [{"expected_tool_use": []}]},
+                ]
+            )
+        )
         good, bad, _ = records(path)
-        assert good[0].question.id == "roll" and good[0].question.initial_state == {"x": 1} and good[0].question.agents_evaluated == ["dice"]
+        assert (
+            good[0].question.id == "roll" and good[0].question.initial_state == {"x": 1} and good[0].question.agents_evaluated == ["dice"]
+        )
         assert "question 'bad'" in bad[0].message() and "$[1].data[0].query" in bad[0].message()
 
     @pytest.mark.parametrize("style", ["snake", "camel"])
@@ -254,9 +299,16 @@ class TestAdk:
         case = {
             k("eval_id"): "case_1",
             "conversation": [
-                {k("invocation_id"): "i1", k("user_content"): {"role": "user", "parts": [{"text": "What's in my cart?"}]},
-                 k("final_response"): {"role": "model", "parts": [{"text": "Two bags of soil."}]},
-                 k("intermediate_data"): {k("tool_uses"): [{"name": "access_cart_information", "args": {"customer_id": "123"}}], k("tool_responses"): [], k("intermediate_responses"): []}},
+                {
+                    k("invocation_id"): "i1",
+                    k("user_content"): {"role": "user", "parts": [{"text": "What's in my cart?"}]},
+                    k("final_response"): {"role": "model", "parts": [{"text": "Two bags of soil."}]},
+                    k("intermediate_data"): {
+                        k("tool_uses"): [{"name": "access_cart_information", "args": {"customer_id": "123"}}],
+                        k("tool_responses"): [],
+                        k("intermediate_responses"): [],
+                    },
+                },
             ],
             k("session_input"): {k("app_name"): "customer_service", k("user_id"): "u", "state": {"customer_id": "123"}},
             k("final_session_state"): {"cart_checked": True},
@@ -266,7 +318,7 @@ class TestAdk:
         path.write_text(json.dumps({k("eval_set_id"): "cs", "name": "Customer service", k("eval_cases"): [case, scenario]}))
         dataset = load_dataset(str(path))
         assert dataset.format == "adk_evalset" and dataset.name == "Customer service"
-        good = [r for r in dataset.records]
+        good = list(dataset.records)
         question = good[0].question  # type: ignore[union-attr]
         assert question.user_inputs == ["What's in my cart?"]
         assert question.initial_state == {"customer_id": "123"}

@@ -10,7 +10,12 @@ from agent_eval_action.models import Score
 
 
 def test_unscored_is_counted_not_averaged() -> None:
-    scores = [Score(value=1.0), Score(value=0.0), Score(value=None, explanation="no reference"), Score(value=None, explanation="no reference")]
+    scores = [
+        Score(value=1.0),
+        Score(value=0.0),
+        Score(value=None, explanation="no reference"),
+        Score(value=None, explanation="no reference"),
+    ]
     summary = summarize(scores, direction="higher", seed=1)
     assert summary.mean == 0.5 and summary.n == 2 and summary.unscored == 2
     assert summary.unscored_reasons == {"no reference": 2}

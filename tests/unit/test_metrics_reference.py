@@ -63,8 +63,16 @@ class TestValues:
 
 class TestToolUsage:
     def test_all_reference_calls_made_numbers_as_numbers(self) -> None:
-        question = q(reference_tool_interactions=refs(("access_cart_information", {"customer_id": "123"}), ("generate_qr_code", {"discount_value": 10})))
-        trace = Trace(tool_interactions=calls(("access_cart_information", {"customer_id": "123"}), ("generate_qr_code", {"discount_value": 10.0, "extra": True})))
+        question = q(
+            reference_tool_interactions=refs(
+                ("access_cart_information", {"customer_id": "123"}), ("generate_qr_code", {"discount_value": 10})
+            )
+        )
+        trace = Trace(
+            tool_interactions=calls(
+                ("access_cart_information", {"customer_id": "123"}), ("generate_qr_code", {"discount_value": 10.0, "extra": True})
+            )
+        )
         assert score("tool_usage_accuracy", question, trace) == 1.0
         assert score("tool_call_precision", question, trace) == 1.0
 
@@ -113,7 +121,9 @@ class TestToolUsage:
 
 
 def steps(*names: str) -> list[TrajectoryStep]:
-    return [TrajectoryStep(kind="tool" if n.islower() and "_agent" not in n and n != "customer_service" else "agent", name=n) for n in names]
+    return [
+        TrajectoryStep(kind="tool" if n.islower() and "_agent" not in n and n != "customer_service" else "agent", name=n) for n in names
+    ]
 
 
 class TestTrajectory:

@@ -13,7 +13,7 @@ Q = Question(id="q", user_inputs=["hi"])
 CTX = MetricContext(prices=Config().price_table())
 
 
-def run(name: str, trace: Trace, ctx: MetricContext = CTX):  # noqa: ANN201
+def run(name: str, trace: Trace, ctx: MetricContext = CTX):
     return REGISTRY[name].score(Q, trace, ctx)
 
 
@@ -47,7 +47,12 @@ def test_tool_counts_and_error_rate_exclude_transfers() -> None:
 
 
 def test_tokens_sum_over_calls() -> None:
-    trace = Trace(llm_calls=[LlmCall(input_tokens=100, output_tokens=10, cached_tokens=40, thoughts_tokens=5), LlmCall(input_tokens=50, output_tokens=5)])
+    trace = Trace(
+        llm_calls=[
+            LlmCall(input_tokens=100, output_tokens=10, cached_tokens=40, thoughts_tokens=5),
+            LlmCall(input_tokens=50, output_tokens=5),
+        ]
+    )
     assert run("input_tokens", trace).value == 150
     assert run("output_tokens", trace).value == 20
     assert run("cached_tokens", trace).value == 40
@@ -60,7 +65,11 @@ def test_tokens_sum_over_calls() -> None:
 
 def test_cost_from_price_table_with_cache_and_thinking() -> None:
     ctx = MetricContext(prices={"m": {"input": 1.0, "output": 10.0, "cached": 0.25}})
-    trace = Trace(llm_calls=[LlmCall(model="models/m-001", input_tokens=1_000_000, cached_tokens=400_000, output_tokens=100_000, thoughts_tokens=100_000)])
+    trace = Trace(
+        llm_calls=[
+            LlmCall(model="models/m-001", input_tokens=1_000_000, cached_tokens=400_000, output_tokens=100_000, thoughts_tokens=100_000)
+        ]
+    )
     # 600k fresh * $1 + 400k cached * $0.25 + 200k output * $10, per million.
     assert run("cost_usd", trace, ctx).value == pytest.approx(0.6 + 0.1 + 2.0)
 

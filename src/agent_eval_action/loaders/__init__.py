@@ -57,6 +57,6 @@ def _open(path: str) -> LoadedDataset:
         raise DatasetError(path, "this looks like a judge metric definition, not a dataset")
     raise DatasetError(
         path,
-        "unrecognised dataset: expected {\"golden_questions\": [...]}, an ADK EvalSet ({\"eval_cases\": [...]}) "
-        "or an ADK .test.json list of {\"query\", \"expected_tool_use\", \"reference\"} turns",
+        'unrecognised dataset: expected {"golden_questions": [...]}, an ADK EvalSet ({"eval_cases": [...]}) '
+        'or an ADK .test.json list of {"query", "expected_tool_use", "reference"} turns',
     )

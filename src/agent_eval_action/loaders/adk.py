@@ -32,7 +32,10 @@ def load_test_json(path: str, data: list[Any]) -> LoadedDataset:
     dataset = LoadedDataset(path=path, name="", format="adk_test", records=iter(()))
     dataset.criteria = read_test_config(path, dataset.warnings)
     if data and all(isinstance(item, dict) and "data" in item for item in data):
-        cases = [(str(item.get("name") or f"case_{i}"), item.get("data"), f"$[{i}].data", item.get("initial_session")) for i, item in enumerate(data)]
+        cases = [
+            (str(item.get("name") or f"case_{i}"), item.get("data"), f"$[{i}].data", item.get("initial_session"))
+            for i, item in enumerate(data)
+        ]
     else:
         cases = [(dataset_stem(path), data, "$", None)]
     dataset.records = _test_records(path, cases)
@@ -141,7 +144,9 @@ def _eval_case(path: str, index: int, case: Any) -> Question:
     conversation = get(case, "conversation")
     if conversation is None:
         if get(case, "conversation_scenario") is not None:
-            raise where.error(f"{pointer}.conversation_scenario", "simulated-user scenarios are not supported yet; give a static conversation")
+            raise where.error(
+                f"{pointer}.conversation_scenario", "simulated-user scenarios are not supported yet; give a static conversation"
+            )
         raise where.error(f"{pointer}.conversation", "required field is missing")
     expect_type(where, f"{pointer}.conversation", conversation, list, "a list of invocations")
     inputs: list[str] = []

@@ -24,7 +24,7 @@ class Where:
 
 
 def expect_type(where: Where, pointer: str, value: Any, kind: type | tuple[type, ...], what: str) -> Any:
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise where.error(pointer, f"expected {what}, got {type(value).__name__}")
     return value
 

@@ -24,8 +24,7 @@ def id_lines(text: str) -> dict[str, int]:
 
 def load_golden(path: str, data: dict[str, Any], text: str) -> LoadedDataset:
     where = Where(path)
-    questions = data.get("golden_questions")
-    expect_type(where, ".golden_questions", questions, list, "a list of questions")
+    questions: list[Any] = expect_type(where, ".golden_questions", data.get("golden_questions"), list, "a list of questions")
     dataset = LoadedDataset(path=path, name="", format="golden", records=iter(()))
     dataset.records = _records(path, questions, id_lines(text), dataset.warnings)
     return dataset

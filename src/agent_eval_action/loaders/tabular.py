@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from agent_eval_action.adk_events import facts_from_events
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.jsonish import get, parse_cell
 from agent_eval_action.loaders.base import LoadedDataset, Record
-from agent_eval_action.loaders.fields import Where, expect_type, reference_data, string_list
+from agent_eval_action.loaders.fields import Where, reference_data, string_list
 from agent_eval_action.models import (
     Question,
     SubAgentResponse,
@@ -51,14 +51,12 @@ def load_csv(path: str) -> LoadedDataset:
     wanted = [c for c in header if c not in UNPARSED]
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
-        chunks = pd.read_csv(
-            path, usecols=wanted, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS, engine="c"
-        )
+        chunks = pd.read_csv(path, usecols=wanted, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS, engine="c")
         number = 0
         for chunk in chunks:
             for row in chunk.to_dict("records"):
                 number += 1
-                yield number, row
+                yield number, cast(dict[str, Any], row)
 
     dataset.records = _records(path, rows())
     return dataset
@@ -190,7 +188,7 @@ def _where(row: _Row, column: str) -> Where:
 
 
 def _trace(row: _Row, question: Question) -> Trace:
-    trace = Trace(app_name=row.text("agent_name") or (question.agents_evaluated[:1] or [None])[0])
+    trace = Trace(app_name=row.text("agent_name") or next(iter(question.agents_evaluated), None))
     extracted = row.typed("extracted_data", dict, "a JSON object") or {}
     initial_state = question.initial_state
 
@@ -221,7 +219,9 @@ def _trace(row: _Row, question: Question) -> Trace:
 
     # Tool calls: explicit extraction first (it carries arguments), then events, then spans.
     tools = extracted.get("tool_interactions")
-    observed = event_facts.tool_interactions if event_facts is not None else span_facts.tool_interactions if span_facts is not None else None
+    observed = (
+        event_facts.tool_interactions if event_facts is not None else span_facts.tool_interactions if span_facts is not None else None
+    )
     if tools is not None:
         trace.tool_interactions = _with_errors(_tool_interactions(row, tools), observed)
     elif event_facts is not None:
@@ -337,7 +337,11 @@ def _trajectory(row: _Row, spans: Any, events: Any, tools: list[ToolInteraction]
         for item in summary:
             text = str(item.get("name", "")) if isinstance(item, dict) else str(item)
             match = _STEP.match(text)
-            step = TrajectoryStep(kind=match.group(1).lower(), name=match.group(2)) if match else TrajectoryStep(kind="agent", name=text.strip())  # type: ignore[arg-type]
+            step = (
+                TrajectoryStep(kind=match.group(1).lower(), name=match.group(2))
+                if match
+                else TrajectoryStep(kind="agent", name=text.strip())
+            )  # type: ignore[arg-type]
             if step.name:
                 steps.append(step)
     elif isinstance(summary, str):

@@ -35,7 +35,9 @@ class Metric:
 REGISTRY: dict[str, Metric] = {}
 
 
-def register(name: str, direction: Direction, description: str, kind: Literal["reference", "trace"] = "reference") -> Callable[[ScoreFn], ScoreFn]:
+def register(
+    name: str, direction: Direction, description: str, kind: Literal["reference", "trace"] = "reference"
+) -> Callable[[ScoreFn], ScoreFn]:
     """Decorator that adds a scoring function to :data:`REGISTRY` under ``name``."""
 
     def wrap(fn: ScoreFn) -> ScoreFn:

@@ -25,9 +25,7 @@ def response_match(question: Question, trace: Trace, ctx: MetricContext) -> Scor
     ref = question.reference_data
     per_turn = ref.turn_references or []
     pairs = [
-        (expected, turn.response)
-        for expected, turn in zip(per_turn, trace.turns, strict=False)
-        if expected and turn.response is not None
+        (expected, turn.response) for expected, turn in zip(per_turn, trace.turns, strict=False) if expected and turn.response is not None
     ]
     if pairs and len(trace.turns) == len(per_turn) and len(pairs) == sum(1 for e in per_turn if e):
         values = [rouge_l(expected, got) for expected, got in pairs]

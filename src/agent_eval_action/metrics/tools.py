@@ -74,11 +74,7 @@ def _call_details(question: Question, trace: Trace) -> tuple[dict[int, int], lis
         else:
             missing.append({"tool_name": ref.tool_name, "expected": ref.input_arguments})
     wrong_names = {w["tool_name"] for w in wrong}
-    unexpected = [
-        {"tool_name": call.tool_name, "actual": call.input_arguments}
-        for call in leftover
-        if call.tool_name not in wrong_names
-    ]
+    unexpected = [{"tool_name": call.tool_name, "actual": call.input_arguments} for call in leftover if call.tool_name not in wrong_names]
     details = {"missing": missing, "wrong_arguments": wrong, "unexpected": unexpected}
     return matched, calls, details
 
@@ -90,7 +86,7 @@ def tool_usage_accuracy(question: Question, trace: Trace, ctx: MetricContext) ->
         return unscored("no reference_tool_interactions")
     if trace.tool_interactions is None:
         return unscored("the run recorded no tool interactions")
-    matched, calls, details = _call_details(question, trace)
+    matched, _calls, details = _call_details(question, trace)
     if not reference:
         return Score(value=1.0, explanation="no tool calls expected", details=details)
     value = len(matched) / len(reference)

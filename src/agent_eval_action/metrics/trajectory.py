@@ -25,10 +25,9 @@ def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str
         return None
     agents = [step.name for step in trace.trajectory if step.kind == "agent"]
     tools = [step.name for step in trace.trajectory if step.kind == "tool"]
-    aliases = {name: trace.root_agent for name in (trace.app_name, *question.agents_evaluated[:1]) if name}
-    ref = [
-        aliases[step] if step in aliases and step not in agents and aliases[step] else step for step in reference
-    ]
+    root = trace.root_agent
+    app_names = {name for name in (trace.app_name, *question.agents_evaluated[:1]) if name}
+    ref = [root if root and step in app_names and step not in agents else step for step in reference]
     names_agents = any(step in agents for step in ref)
     names_tools = any(step in tools for step in ref)
     if names_agents and not names_tools:

@@ -1,0 +1,109 @@
+"""The CLI as a user runs it: a subprocess, real files, exit codes and written results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.factories import csv_row, customer_service_runs, write_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_commands(tmp_path: Path) -> None:
+    result = cli("--help", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "validate" in result.stdout and "evaluate" in result.stdout and "exit codes" in result.stdout
+
+
+def test_evaluate_bundled_example(tmp_path: Path) -> None:
+    result = cli("evaluate", str(EXAMPLE), "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["schema_version"] == 1
+    (dataset,) = data["datasets"]
+    assert dataset["name"] == "customer_service_runs" and dataset["format"] == "csv"
+    summary = dataset["summary"]
+    assert summary["tool_usage_accuracy"]["mean"] == round(5 / 6, 6)  # q_discount_02 made 1 of 2 calls: (1+1+0.5+1+1+1)/6
+    assert summary["state_management_fidelity"]["n"] == 6
+    assert summary["response_match"]["unscored"] == 4
+    assert {q["id"] for q in dataset["questions"]} == {r.qid for r in customer_service_runs()}
+    assert "tool_usage_accuracy" in result.stdout and "wrote out/results.json" in result.stdout
+
+
+def test_results_are_byte_stable(tmp_path: Path) -> None:
+    cli("evaluate", str(EXAMPLE), "--output-dir", "a", cwd=tmp_path)
+    cli("evaluate", str(EXAMPLE), "--output-dir", "b", cwd=tmp_path)
+    assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
+
+
+def test_bad_input_exit_2_but_valid_datasets_still_written(tmp_path: Path) -> None:
+    (tmp_path / "broken.json").write_text("{nope")
+    golden = tmp_path / "cs_golden.json"
+    golden.write_text(
+        json.dumps({"golden_questions": [{"id": "q", "user_inputs": ["hi"], "agents_evaluated": ["a"], "reference_data": {}}]})
+    )
+    result = cli("evaluate", str(EXAMPLE), "broken.json", "cs_golden.json", "--output-dir", "out", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "broken.json, at line 1, column 2: not valid JSON" in result.stderr
+    assert "cs_golden.json: this dataset has no recorded runs; pass --agent module:attr" in result.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [d["name"] for d in data["datasets"]] == ["customer_service_runs"]
+    assert len(data["problems"]) == 2
+
+
+def test_validate_reports_one_line_per_problem(tmp_path: Path) -> None:
+    rows = [csv_row(run) for run in customer_service_runs()[:2]]
+    rows[1]["reference_data"] = "{bad"
+    write_csv(tmp_path / "runs.csv", rows)
+    ok = cli("validate", str(EXAMPLE), cwd=tmp_path)
+    assert ok.returncode == 0 and "ok:" in ok.stdout
+    bad = cli("validate", "runs.csv", "missing.json", cwd=tmp_path)
+    assert bad.returncode == 2
+    errors = [line for line in bad.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        "error: runs.csv, question 'q_discount_01', at row 2, column reference_data: not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+        "error: missing.json: no such file",
+    ]
+
+
+def test_config_file_and_metric_selection(tmp_path: Path) -> None:
+    (tmp_path / "agent-eval.toml").write_text(
+        f'datasets = ["{EXAMPLE.as_posix()}"]\nmetrics = ["tool_usage_accuracy", "cost_usd"]\noutput-dir = "res"\n[prices."gemini-2.5-flash"]\ninput = 0\noutput = 0\n'
+    )
+    result = cli("evaluate", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "res" / "results.json").read_text())["datasets"][0]["summary"]
+    assert set(summary) == {"tool_usage_accuracy", "cost_usd", "score.tool_trajectory_avg_score"}
+    assert summary["cost_usd"]["mean"] == 0.0
+
+
+def test_config_errors_name_the_setting(tmp_path: Path) -> None:
+    (tmp_path / "agent-eval.toml").write_text('metrics = ["tool_usage_acuracy"]\n')
+    result = cli("evaluate", str(EXAMPLE), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "agent-eval.toml: metrics: Value error, unknown metric(s) tool_usage_acuracy" in result.stderr
+    (tmp_path / "agent-eval.toml").write_text("datasetz = []\n")
+    result = cli("evaluate", str(EXAMPLE), cwd=tmp_path)
+    assert result.returncode == 2 and "agent-eval.toml: datasetz: unknown setting (check the spelling)" in result.stderr
+
+
+def test_wrong_flag_is_usage_error(tmp_path: Path) -> None:
+    result = cli("evaluate", "--no-such-flag", cwd=tmp_path)
+    assert result.returncode == 2 and "unrecognized arguments: --no-such-flag" in result.stderr
+
+
+def test_nothing_to_evaluate(tmp_path: Path) -> None:
+    result = cli("evaluate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "matched no dataset files" in result.stderr

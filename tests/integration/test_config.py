@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_eval_action.config import Config, load_config
+from agent_eval_action.errors import ConfigError
+
+
+def test_defaults_without_files(tmp_path: Path) -> None:
+    config = load_config(cwd=tmp_path)
+    assert config.output_dir == "agent-eval-results" and config.metrics == []
+    assert "gemini-2.5-flash" in config.price_table()
+
+
+def test_pyproject_table(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.agent-eval]\ndatasets = ["d/*.json"]\nseed = 3\n')
+    config = load_config(cwd=tmp_path)
+    assert config.datasets == ["d/*.json"] and config.seed == 3 and config.source == "pyproject.toml [tool.agent-eval]"
+
+
+def test_agent_eval_toml_wins_over_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.agent-eval]\nseed = 3\n")
+    (tmp_path / "agent-eval.toml").write_text("seed = 4\n")
+    assert load_config(cwd=tmp_path).seed == 4
+
+
+def test_price_override_extends_table(tmp_path: Path) -> None:
+    (tmp_path / "agent-eval.toml").write_text(
+        '[prices.my-model]\ninput = 1\noutput = 2\n[prices."gemini-2.5-flash"]\ninput = 9\noutput = 9\n'
+    )
+    table = load_config(cwd=tmp_path).price_table()
+    assert table["my-model"] == {"input": 1.0, "output": 2.0}
+    assert table["gemini-2.5-flash"]["input"] == 9.0 and "gemini-2.5-pro" in table
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("seed = 'x'", "agent-eval.toml: seed: Input should be a valid integer"),
+        ("[prices.m]\ninput = -1\noutput = 1\n", "agent-eval.toml: prices.m.input: Input should be greater than or equal to 0"),
+        ("seed = ", "not valid TOML"),
+    ],
+)
+def test_invalid_values_name_file_and_setting(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "agent-eval.toml").write_text(text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace(".", r"\.")):
+        load_config(cwd=tmp_path)
+
+
+def test_flags_validated_like_the_file() -> None:
+    with pytest.raises(ConfigError, match="unknown metric"):
+        Config().with_overrides(metrics=["nope"])
+    assert Config().with_overrides(output_dir="x", metrics=None).output_dir == "x"
+
+
+def test_explicit_missing_config() -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config("nowhere.toml")
