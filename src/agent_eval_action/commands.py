@@ -85,7 +85,7 @@ def evaluate(
     results.problems.extend(Problem(path=p, message=f"{p}: matched no dataset files") for p in empty)
     context = MetricContext(prices=config.price_table())
     for path in files:
-        scorer = Scorer.for_names(config.metrics, context, seed=config.seed)
+        scorer = Scorer.for_names(config.metrics, context, seed=config.seed, workers=config.worker_count())
         try:
             dataset = load_dataset(path)
             scorer.progress = _progress(dataset.name, err, quiet)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from functools import cache
 from importlib import resources
@@ -35,6 +36,9 @@ class Config(BaseModel):
     metrics: list[str] = Field(default_factory=list)
     output_dir: str = "agent-eval-results"
     seed: int = 0
+    # Processes that score a large recorded table; 0 picks one per CPU (at most 4) plus this
+    # one, which mostly reads and hands out batches.
+    workers: int = Field(default=0, ge=0)
     # USD per million tokens by model-name prefix, laid over the built-in table.
     prices: dict[str, Price] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)
@@ -54,6 +58,10 @@ class Config(BaseModel):
         for name, price in self.prices.items():
             table[name] = {k: v for k, v in price.model_dump().items() if v is not None}
         return table
+
+    def worker_count(self) -> int:
+        cpus = os.cpu_count() or 1
+        return self.workers or (1 if cpus < 2 else min(cpus, 4) + 1)
 
     def with_overrides(self, **flags: Any) -> Config:
         """A copy with every flag that was given (not ``None``) applied and validated."""

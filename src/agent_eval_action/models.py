@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SCHEMA_VERSION = 1
+# Stored figures keep 6 decimals: reruns write identical files, and no metric needs more.
+DIGITS = 6
+
+
+def _round(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, DIGITS)
+    if isinstance(value, tuple):
+        return tuple(_round(v) for v in value)
+    return value
 
 
 class _Model(BaseModel):
@@ -132,6 +142,8 @@ class Score(_Model):
     explanation: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
 
+    _round_value = field_validator("value")(classmethod(lambda cls, v: _round(v)))
+
 
 class QuestionResult(_Model):
     id: str
@@ -142,6 +154,8 @@ class QuestionResult(_Model):
 
 
 class MetricSummary(_Model):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
     mean: float | None
     n: int
     unscored: int
@@ -152,6 +166,8 @@ class MetricSummary(_Model):
     p50: float | None = None
     p90: float | None = None
     max: float | None = None
+
+    _round_figures = field_validator("mean", "stdev", "ci95", "p50", "p90", "max")(classmethod(lambda cls, v: _round(v)))
 
 
 class DatasetResult(_Model):

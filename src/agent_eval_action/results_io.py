@@ -1,4 +1,9 @@
-"""Reading and writing ``results.json``: stable, diff-friendly, versioned."""
+"""Reading and writing ``results.json``: stable, diff-friendly, versioned.
+
+The outline is indented and each question is one line: a diff shows which questions
+changed, and the bulk is written by the C JSON encoder (indenting everything costs
+several times the whole scoring of a large dataset).
+"""
 
 from __future__ import annotations
 
@@ -12,22 +17,37 @@ from pydantic import ValidationError
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.models import SCHEMA_VERSION, Results
 
-FLOAT_DIGITS = 6
+EXPAND_LEVELS = 3
 
 
-def _rounded(value: Any) -> Any:
-    if isinstance(value, float):
-        return round(value, FLOAT_DIGITS) if value == value else None
-    if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_rounded(v) for v in value]
-    return value
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+
+
+class _Raw(str):
+    """JSON text already encoded (by pydantic's Rust serializer), spliced in as is."""
+
+
+def _encode(value: Any, level: int) -> str:
+    if isinstance(value, _Raw):
+        return str(value)
+    pad = "  " * (level + 1)
+    end = "  " * level
+    if isinstance(value, dict) and value and level <= EXPAND_LEVELS:
+        items = [f"{pad}{json.dumps(key, ensure_ascii=False)}: {_encode(value[key], level + 1)}" for key in sorted(value)]
+        return "{\n" + ",\n".join(items) + "\n" + end + "}"
+    if isinstance(value, list) and value and any(isinstance(v, dict | list | _Raw) for v in value) and level <= EXPAND_LEVELS:
+        return "[\n" + ",\n".join(f"{pad}{_encode(v, level + 1)}" for v in value) + "\n" + end + "]"
+    return _compact(value)
 
 
 def dumps(results: Results) -> str:
-    """Sorted keys and fixed float precision, so an unchanged run writes identical bytes."""
-    return json.dumps(_rounded(results.model_dump(mode="json")), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """Sorted keys in the outline, one line per question in schema order, rounded figures:
+    an unchanged run writes identical bytes."""
+    outline = results.model_dump(exclude={"datasets": {"__all__": {"questions"}}})
+    for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
+        data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
+    return _encode(outline, 0) + "\n"
 
 
 def write_results(results: Results, path: str | Path) -> Path:

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import gc
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from agent_eval_action.aggregate import seed_for, summarize
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record
+from agent_eval_action.loaders.base import RawBatch, Row, RunResolver
+from agent_eval_action.loaders.tabular import convert_batch
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.models import DatasetResult, Problem, QuestionResult, Score
 
 RECORDED_PREFIX = "score."
+# Below this file size a second process costs more than it saves.
+PARALLEL_MIN_BYTES = 8 * 2**20
 Progress = Callable[[int], None]
+ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
 
 
 @dataclass(kw_only=True)
@@ -20,6 +29,8 @@ class Scorer:
     metrics: Sequence[Metric]
     context: MetricContext
     seed: int = 0
+    # Processes for large tables (1: score in this process only).
+    workers: int = 1
     progress: Progress | None = None
     problems: list[Problem] = field(default_factory=list)
 
@@ -45,8 +56,97 @@ class Scorer:
                 scores[key] = Score(value=value, explanation="recorded by the producer", details={"source": key})
         return QuestionResult(id=record.question.id, run=record.run, scores=scores)
 
+    @staticmethod
+    @contextmanager
+    def _few_collections() -> Iterator[None]:
+        # Scoring allocates many small objects that all live to the end; the default cyclic-GC
+        # threshold would rescan the growing heap every few hundred rows for nothing.
+        before = gc.get_threshold()
+        gc.set_threshold(max(before[0], 50_000), *before[1:])
+        try:
+            yield
+        finally:
+            gc.set_threshold(*before)
+
     def score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None = None) -> DatasetResult:
         """Scores every record that carries a trace; problems go to :attr:`problems`."""
+        with self._few_collections():
+            if records is None and self._worth_sharding(dataset):
+                return self._score_sharded(dataset)
+            return self._score_dataset(dataset, records)
+
+    def _worth_sharding(self, dataset: LoadedDataset) -> bool:
+        if self.workers < 2 or dataset.batches is None:
+            return False
+        try:
+            return os.path.getsize(dataset.path) >= PARALLEL_MIN_BYTES
+        except OSError:
+            return False
+
+    def _score_sharded(self, dataset: LoadedDataset) -> DatasetResult:
+        """Reads batches here and lets worker processes convert and score some of them.
+
+        A batch goes to a worker while fewer than two per worker are in flight, else it is
+        scored here, so the work balances itself whatever the machine. Runs are numbered
+        afterwards, in file order.
+        """
+        import multiprocessing
+        from concurrent.futures import Future, ProcessPoolExecutor
+
+        assert dataset.batches is not None
+        spec = ([m.name for m in self.metrics], dict(self.context.prices), self.seed)
+        parts: list[list[ShardItem]] = []
+        pending: list[Future[tuple[list[ShardItem], list[str]]]] = []
+
+        def collect(future: Future[tuple[list[ShardItem], list[str]]]) -> None:
+            items, warnings = future.result()
+            parts.append([(*item[:4], _from_json(item[4])) for item in items])
+            dataset.warnings.extend(w for w in warnings if w not in dataset.warnings)
+
+        done = 0
+        # fork: the children inherit the imported modules instead of importing them again.
+        with ProcessPoolExecutor(max_workers=self.workers - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            for batch in dataset.batches():
+                for future in [f for f in pending if f.done()]:
+                    pending.remove(future)
+                    collect(future)
+                if len(pending) < 2 * (self.workers - 1):
+                    pending.append(pool.submit(_score_batch, dataset.format, dataset.path, batch, *spec))
+                else:
+                    rows, warnings = convert_batch(dataset.format, dataset.path, batch)
+                    dataset.warnings.extend(w for w in warnings if w not in dataset.warnings)
+                    parts.append(self._score_rows(rows, dataset.path))
+                done += len(batch)
+                if self.progress is not None:
+                    self.progress(done)
+            for future in pending:
+                collect(future)
+        resolver = RunResolver(dataset.path)
+        results: list[QuestionResult] = []
+        for _, question_id, session, pointer, payload in sorted((i for part in parts for i in part), key=lambda i: i[0]):
+            if isinstance(payload, str):
+                self.problems.append(Problem(path=dataset.path, message=payload))
+                continue
+            run = resolver.admit(question_id, session, pointer)
+            if isinstance(run, DatasetError):
+                self.problems.append(Problem(path=dataset.path, message=run.message()))
+                continue
+            payload.run = run
+            results.append(payload)
+        return self.summarize(dataset, results)
+
+    def _score_rows(self, rows: Iterable[Row], path: str) -> list[ShardItem]:
+        out: list[ShardItem] = []
+        for row in rows:
+            if isinstance(row.item, DatasetError):
+                out.append((row.number, "", None, row.pointer, row.item.message()))
+                continue
+            if row.item.trace is None:
+                raise UsageError(f"{path}: {row.pointer} holds no recorded run")
+            out.append((row.number, row.item.question.id, row.session, row.pointer, self.score_record(row.item)))
+        return out
+
+    def _score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None) -> DatasetResult:
         results: list[QuestionResult] = []
         for item in records if records is not None else dataset.records:
             if isinstance(item, DatasetError):
@@ -60,6 +160,7 @@ class Scorer:
         return self.summarize(dataset, results)
 
     def summarize(self, dataset: LoadedDataset, questions: list[QuestionResult]) -> DatasetResult:
+        """Aggregates per-question scores into the dataset's summary."""
         names: dict[str, str] = {m.name: m.direction for m in self.metrics}
         for question in questions:
             for key in question.scores:
@@ -83,3 +184,24 @@ class Scorer:
             questions=questions,
             warnings=list(dataset.warnings),
         )
+
+
+def _score_batch(
+    fmt: str, path: str, batch: RawBatch, names: list[str], prices: dict[str, Any], seed: int
+) -> tuple[list[ShardItem], list[str]]:
+    """A worker process's share: convert and score one batch of raw rows."""
+    rows, warnings = convert_batch(fmt, path, batch)
+    scorer = Scorer.for_names(names, MetricContext(prices=prices), seed=seed)
+    with scorer._few_collections():
+        items = scorer._score_rows(rows, path)
+    # JSON through pydantic's Rust serializer crosses the process boundary several times
+    # faster than pickling thousands of model objects.
+    return [(*item[:4], _to_json(item[4])) for item in items], warnings  # type: ignore[misc]
+
+
+def _to_json(payload: QuestionResult | str) -> str | bytes:
+    return payload if isinstance(payload, str) else payload.model_dump_json().encode()
+
+
+def _from_json(payload: QuestionResult | str | bytes) -> QuestionResult | str:
+    return QuestionResult.model_validate_json(payload) if isinstance(payload, bytes) else payload

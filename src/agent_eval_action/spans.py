@@ -8,6 +8,7 @@ with ``gen_ai.*`` attributes. Legacy (schema v1 and older recordings): ``invocat
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,6 +40,8 @@ def _time_ns(value: Any) -> int | None:
                 return None
     else:
         return None
+    if not math.isfinite(number) or number < 0 or number > 1e20:
+        return None
     # Accept seconds, milliseconds and microseconds as well as nanoseconds since the epoch.
     if number < 1e11:
         return int(number * 1e9)
@@ -49,7 +52,23 @@ def _time_ns(value: Any) -> int | None:
     return int(number)
 
 
-def parse_span(raw: dict[str, Any]) -> Span:
+@dataclass(slots=True)
+class RawSpan:
+    """A normalized span; a plain dataclass because recorded files hold millions of them."""
+
+    name: str
+    span_id: str | None
+    trace_id: str | None
+    parent_span_id: str | None
+    start_time: int | None
+    end_time: int | None
+    attributes: dict[str, Any]
+
+    def to_model(self) -> Span:
+        return Span(**{field: getattr(self, field) for field in self.__slots__})
+
+
+def parse_span(raw: dict[str, Any]) -> RawSpan:
     """A span dict as producers write it (ids as hex strings or ints, attributes maybe JSON text)."""
     attributes = raw.get("attributes") or {}
     if isinstance(attributes, str):
@@ -61,7 +80,7 @@ def parse_span(raw: dict[str, Any]) -> Span:
     parent = raw.get("parent_span_id", raw.get("parent_id"))
     if isinstance(parent, dict):
         parent = parent.get("span_id")
-    return Span(
+    return RawSpan(
         name=str(raw.get("name", "")),
         span_id=opt_str(raw.get("span_id", context.get("span_id"))),
         trace_id=opt_str(raw.get("trace_id", context.get("trace_id"))),
@@ -88,7 +107,7 @@ class SpanFacts:
     root_agent: str | None = None
 
 
-def _is_llm(span: Span) -> bool:
+def _is_llm(span: RawSpan) -> bool:
     return (
         span.name == "call_llm"
         or span.name.startswith("generate_content")
@@ -96,7 +115,7 @@ def _is_llm(span: Span) -> bool:
     )
 
 
-def _agent_name(span: Span) -> str | None:
+def _agent_name(span: RawSpan) -> str | None:
     if span.name.startswith("invoke_agent"):
         return str(span.attributes.get("gen_ai.agent.name") or _suffix(span.name, "invoke_agent")) or None
     if span.name.startswith("agent_run"):
@@ -104,7 +123,7 @@ def _agent_name(span: Span) -> str | None:
     return None
 
 
-def _tool_name(span: Span) -> str | None:
+def _tool_name(span: RawSpan) -> str | None:
     if not span.name.startswith("execute_tool"):
         return None
     name = str(span.attributes.get("gen_ai.tool.name") or _suffix(span.name, "execute_tool"))
@@ -119,7 +138,7 @@ def _int(value: Any) -> int:
         return 0
 
 
-def _usage(span: Span) -> LlmCall:
+def _usage(span: RawSpan) -> LlmCall:
     attrs = span.attributes
     model = attrs.get("gen_ai.request.model") or attrs.get("gen_ai.response.model")
     if not model and span.name.startswith("generate_content "):
@@ -159,13 +178,13 @@ def usage_fields(usage: dict[str, Any]) -> dict[str, int]:
     }
 
 
-def _duration(span: Span) -> float | None:
+def _duration(span: RawSpan) -> float | None:
     if span.start_time is None or span.end_time is None:
         return None
     return max(span.end_time - span.start_time, 0) / 1e9
 
 
-def _tool_interaction(span: Span, name: str) -> ToolInteraction:
+def _tool_interaction(span: RawSpan, name: str) -> ToolInteraction:
     attrs = span.attributes
     args = maybe_json(attrs.get("gen_ai.tool.call.arguments", attrs.get("gcp.vertex.agent.tool_call_args")))
     result = maybe_json(attrs.get("gen_ai.tool.call.result", attrs.get("gcp.vertex.agent.tool_response")))
@@ -182,7 +201,7 @@ def _tool_interaction(span: Span, name: str) -> ToolInteraction:
     )
 
 
-def facts_from_spans(spans: list[Span]) -> SpanFacts:
+def facts_from_spans(spans: list[RawSpan]) -> SpanFacts:
     """Latency, per-turn timing, model calls, tool calls and trajectory from one question's spans."""
     facts = SpanFacts()
     timed = [s for s in spans if s.start_time is not None and s.end_time is not None]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.models import Question, Trace
@@ -14,6 +15,41 @@ class Record:
     question: Question
     trace: Trace | None = None  # None: the agent has to be run
     run: int = 0
+
+
+# (row or line number, raw row): a CSV row as a dict of cell texts, or a JSONL line.
+RawBatch = list[tuple[int, Any]]
+
+
+@dataclass(kw_only=True)
+class Row:
+    """A table row before repeated runs are told apart: what a shard of a large file yields."""
+
+    number: int
+    pointer: str
+    session: str | None
+    item: Record | DatasetError
+
+
+class RunResolver:
+    """Numbers repeated runs of a question (by session id) and refuses true duplicates, in file order."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.runs: dict[str, int] = {}
+        self.sessions: set[tuple[str, str]] = set()
+
+    def admit(self, question_id: str, session: str | None, pointer: str) -> int | DatasetError:
+        if session and (question_id, session) in self.sessions:
+            return DatasetError(self.path, f"duplicate run of session {session!r}", question_id=question_id, pointer=pointer)
+        if session:
+            self.sessions.add((question_id, session))
+        elif question_id in self.runs:
+            reason = "duplicate question id (give repeated runs distinct session_id values)"
+            return DatasetError(self.path, reason, question_id=question_id, pointer=pointer)
+        run = self.runs.get(question_id, -1) + 1
+        self.runs[question_id] = run
+        return run
 
 
 @dataclass(kw_only=True)
@@ -27,3 +63,6 @@ class LoadedDataset:
     warnings: list[str] = field(default_factory=list)
     # Thresholds that came with the dataset (ADK test_config.json criteria).
     criteria: dict[str, float] = field(default_factory=dict)
+    # Large tables: raw rows in batches, which worker processes can convert with
+    # ``tabular.convert_batch`` (the records above come from the same batches).
+    batches: Callable[[], Iterator[RawBatch]] | None = None

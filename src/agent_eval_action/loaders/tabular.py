@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from typing import Any, cast
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
 
 from agent_eval_action.adk_events import facts_from_events
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.jsonish import get, parse_cell
-from agent_eval_action.loaders.base import LoadedDataset, Record
+from agent_eval_action.loaders.base import LoadedDataset, RawBatch, Record, Row, RunResolver
 from agent_eval_action.loaders.fields import Where, reference_data, string_list
 from agent_eval_action.models import (
     Question,
@@ -36,7 +36,7 @@ KNOWN_COLUMNS = {
 # Columns whose content no deterministic metric reads: not parsed at all (they are the bulk of a row).
 UNPARSED = {"system_instructions", "custom_extract", "request", "response", "timestamp", "user_id"}
 OK_STATUS = {"", "ok", "success", "succeeded", "completed", "complete", "done", "finished", "passed"}
-CHUNK_ROWS = 256
+CHUNK_ROWS = 64
 
 
 def load_csv(path: str) -> LoadedDataset:
@@ -50,43 +50,84 @@ def load_csv(path: str) -> LoadedDataset:
     _check_columns(path, header, dataset.warnings)
     wanted = [c for c in header if c not in UNPARSED]
 
-    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+    def batches() -> Iterator[RawBatch]:
         chunks = pd.read_csv(path, usecols=wanted, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS, engine="c")
-        number = 0
+        seen = 0
         for chunk in chunks:
-            for row in chunk.to_dict("records"):
-                number += 1
-                yield number, cast(dict[str, Any], row)
+            columns = list(chunk.columns)
+            # itertuples skips the per-cell boxing that to_dict("records") does.
+            yield [
+                (seen + i, dict(zip(columns, values, strict=True))) for i, values in enumerate(chunk.itertuples(index=False, name=None), 1)
+            ]
+            seen += len(chunk)
 
-    dataset.records = _records(path, rows())
+    _attach(dataset, batches)
     return dataset
 
 
 def load_jsonl(path: str) -> LoadedDataset:
     dataset = LoadedDataset(path=path, name="", format="jsonl", records=iter(()))
-    columns: set[str] = set()
 
-    def rows() -> Iterator[tuple[int, dict[str, Any] | DatasetError]]:
+    def batches() -> Iterator[RawBatch]:
+        # Lines are parsed where they are converted, so that work is shared too.
         with open(path, encoding="utf-8") as handle:
+            batch: RawBatch = []
             for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as error:
-                    yield number, DatasetError(path, f"not valid JSON: {error.args[0]}", pointer=f"line {number}")
-                    continue
-                if not isinstance(row, dict):
-                    yield number, DatasetError(path, "expected a JSON object per line", pointer=f"line {number}")
-                    continue
-                new = set(row) - columns
-                if new:
-                    columns.update(new)
-                    _check_columns(path, sorted(new), dataset.warnings)
-                yield number, row
+                if line.strip():
+                    batch.append((number, line))
+                if len(batch) == CHUNK_ROWS:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
 
-    dataset.records = _records(path, rows(), unit="line")
+    _attach(dataset, batches)
     return dataset
+
+
+def _attach(dataset: LoadedDataset, batches: Callable[[], Iterator[RawBatch]]) -> None:
+    def rows() -> Iterator[Row]:
+        for batch in batches():
+            converted, warnings = convert_batch(dataset.format, dataset.path, batch)
+            dataset.warnings.extend(w for w in warnings if w not in dataset.warnings)
+            yield from converted
+
+    dataset.records = _records(dataset.path, rows())
+    dataset.batches = batches
+
+
+def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list[str]]:
+    """Raw rows (CSV dicts or JSONL lines) -> rows with question and trace, and any column warnings.
+
+    A module-level function so worker processes can run it on batches sent to them.
+    """
+    unit = "line" if fmt == "jsonl" else "row"
+    warnings: list[str] = []
+    columns: set[str] = set()
+    out = []
+    for number, raw in batch:
+        pointer = f"{unit} {number}"
+        try:
+            row = _jsonl_object(path, pointer, raw) if fmt == "jsonl" else raw
+            if fmt == "jsonl" and not set(row) <= columns:
+                _check_columns(path, sorted(set(row) - columns - KNOWN_COLUMNS), warnings)
+                columns.update(row)
+            question, trace, session = row_to_run(path, pointer, row)
+        except DatasetError as error:
+            out.append(Row(number=number, pointer=pointer, session=None, item=error))
+            continue
+        out.append(Row(number=number, pointer=pointer, session=session, item=Record(question=question, trace=trace)))
+    return out, warnings
+
+
+def _jsonl_object(path: str, pointer: str, line: str) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except ValueError as error:
+        raise DatasetError(path, f"not valid JSON: {error.args[0]}", pointer=pointer) from None
+    if not isinstance(row, dict):
+        raise DatasetError(path, "expected a JSON object per line", pointer=pointer)
+    return row
 
 
 def _check_columns(path: str, columns: list[str], warnings: list[str]) -> None:
@@ -95,34 +136,18 @@ def _check_columns(path: str, columns: list[str], warnings: list[str]) -> None:
         warnings.append(f"{path}: unknown column(s) {', '.join(map(repr, unknown))} (ignored)")
 
 
-def _records(path: str, rows: Iterator[tuple[int, Any]], unit: str = "row") -> Iterator[Record | DatasetError]:
-    runs: dict[str, int] = {}
-    sessions: set[tuple[str, str]] = set()
-    for number, row in rows:
-        if isinstance(row, DatasetError):
-            yield row
+def _records(path: str, rows: Iterator[Row]) -> Iterator[Record | DatasetError]:
+    resolver = RunResolver(path)
+    for row in rows:
+        if isinstance(row.item, DatasetError):
+            yield row.item
             continue
-        try:
-            question, trace, session = row_to_run(path, f"{unit} {number}", row)
-        except DatasetError as error:
-            yield error
-            continue
-        if session and (question.id, session) in sessions:
-            yield DatasetError(path, f"duplicate run of session {session!r}", question_id=question.id, pointer=f"{unit} {number}")
-            continue
-        if session:
-            sessions.add((question.id, session))
-        elif question.id in runs:
-            yield DatasetError(
-                path,
-                "duplicate question id (give repeated runs distinct session_id values)",
-                question_id=question.id,
-                pointer=f"{unit} {number}",
-            )
-            continue
-        run = runs.get(question.id, -1) + 1
-        runs[question.id] = run
-        yield Record(question=question, trace=trace, run=run)
+        run = resolver.admit(row.item.question.id, row.session, row.pointer)
+        if isinstance(run, DatasetError):
+            yield run
+        else:
+            row.item.run = run
+            yield row.item
 
 
 class _Row:
@@ -211,11 +236,8 @@ def _trace(row: _Row, question: Question) -> Trace:
     spans_raw = row.typed("session_trace", list, "a JSON list of spans")
     span_facts = None
     if spans_raw:
-        try:
-            trace.spans = [parse_span(s) for s in spans_raw if isinstance(s, dict)]
-        except (TypeError, ValueError) as error:
-            raise row.error("session_trace", f"unreadable span: {error}") from None
-        span_facts = facts_from_spans(trace.spans)
+        # The spans are reduced to the facts metrics use; keeping them all would cost memory per row.
+        span_facts = facts_from_spans([parse_span(s) for s in spans_raw if isinstance(s, dict)])
 
     # Tool calls: explicit extraction first (it carries arguments), then events, then spans.
     tools = extracted.get("tool_interactions")
@@ -337,11 +359,8 @@ def _trajectory(row: _Row, spans: Any, events: Any, tools: list[ToolInteraction]
         for item in summary:
             text = str(item.get("name", "")) if isinstance(item, dict) else str(item)
             match = _STEP.match(text)
-            step = (
-                TrajectoryStep(kind=match.group(1).lower(), name=match.group(2))
-                if match
-                else TrajectoryStep(kind="agent", name=text.strip())
-            )  # type: ignore[arg-type]
+            kind: Literal["agent", "tool"] = "tool" if match and match.group(1).lower() == "tool" else "agent"
+            step = TrajectoryStep(kind=kind, name=match.group(2) if match else text.strip())
             if step.name:
                 steps.append(step)
     elif isinstance(summary, str):
@@ -408,7 +427,7 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
 def _recorded(row: _Row) -> dict[str, float]:
     out: dict[str, float] = {}
     for column, value in row.row.items():
-        if column.startswith(("metric.", "score.")) and value not in (None, ""):
+        if value not in (None, "") and column[:6] in ("metric", "score.") and column.startswith(("metric.", "score.")):
             try:
                 number = float(value)
             except (TypeError, ValueError):

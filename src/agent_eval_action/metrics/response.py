@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
@@ -11,9 +11,24 @@ from agent_eval_action.models import Question, Score, Trace
 
 @cache
 def _scorer() -> Any:
-    from rouge_score import rouge_scorer
+    from nltk.stem import porter
+    from rouge_score import rouge_scorer, tokenize, tokenizers
 
-    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    class CachedStemmer:
+        # Porter stemming is most of ROUGE's cost and words repeat endlessly across answers.
+        def __init__(self) -> None:
+            self.stem = lru_cache(maxsize=200_000)(porter.PorterStemmer().stem)
+
+    class StemmingTokenizer(tokenizers.Tokenizer):  # type: ignore[misc]
+        """rouge-score's default tokenizer with stemming, with the stems memoized."""
+
+        def __init__(self) -> None:
+            self._stemmer = CachedStemmer()
+
+        def tokenize(self, text: str) -> list[str]:
+            return list(tokenize.tokenize(text, self._stemmer))
+
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=StemmingTokenizer())
 
 
 def rouge_l(reference: str, candidate: str) -> float:

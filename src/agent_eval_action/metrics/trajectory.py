@@ -8,33 +8,44 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from functools import lru_cache
 
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.models import Question, Score, Trace
 
 
-def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str] | None:
+def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str, str] | None:
     """(reference, actual, how) with the actual steps reduced to the kinds the reference names.
 
     A reference that names only agents is compared with the agent steps, one that names
     only tools with the tool calls; an ADK app name in the reference stands for the root agent.
-    ``None`` when there is nothing to compare.
+    ``None`` when there is nothing to compare. The fourth item is the actual steps as text.
+    The lists are shared between callers: read them, don't change them.
     """
     reference = question.reference_data.reference_trajectory
     if reference is None or trace.trajectory is None:
         return None
-    agents = [step.name for step in trace.trajectory if step.kind == "agent"]
-    tools = [step.name for step in trace.trajectory if step.kind == "tool"]
-    root = trace.root_agent
-    app_names = {name for name in (trace.app_name, *question.agents_evaluated[:1]) if name}
+    app_names = tuple(name for name in (trace.app_name, *question.agents_evaluated[:1]) if name)
+    steps = tuple((step.kind, step.name) for step in trace.trajectory)
+    return _project(tuple(reference), steps, app_names, trace.root_agent)
+
+
+@lru_cache(maxsize=1024)  # the six trajectory metrics project the same run in turn
+def _project(
+    reference: tuple[str, ...], steps: tuple[tuple[str, str], ...], app_names: tuple[str, ...], root: str | None
+) -> tuple[list[str], list[str], str, str]:
+    agents = [name for kind, name in steps if kind == "agent"]
+    tools = [name for kind, name in steps if kind == "tool"]
     ref = [root if root and step in app_names and step not in agents else step for step in reference]
     names_agents = any(step in agents for step in ref)
     names_tools = any(step in tools for step in ref)
     if names_agents and not names_tools:
-        return ref, agents, "agent steps"
-    if names_tools and not names_agents:
-        return ref, tools, "tool calls"
-    return ref, [step.name for step in trace.trajectory], "agent steps and tool calls"
+        actual, how = agents, "agent steps"
+    elif names_tools and not names_agents:
+        actual, how = tools, "tool calls"
+    else:
+        actual, how = [name for _, name in steps], "agent steps and tool calls"
+    return ref, actual, how, " -> ".join(actual) or "(no steps)"
 
 
 def lcs_length(a: list[str], b: list[str]) -> int:
@@ -63,12 +74,12 @@ def _trajectory_metric(name: str, description: str, compute: Callable[[list[str]
         projected = project(question, trace)
         if projected is None:
             return unscored("the run recorded no trajectory")
-        ref, actual, how = projected
+        ref, actual, how, text = projected
         details = {"reference": ref, "actual": actual, "compared": how}
         value = compute(ref, actual)
         if value is None:
             return unscored("undefined for an empty trajectory", **details)
-        return Score(value=value, explanation=f"{' -> '.join(actual) or '(no steps)'}", details=details)
+        return Score(value=value, explanation=text, details=details)
 
     register(name, "higher", description)(score)
 

@@ -1,0 +1,95 @@
+"""Recorded scoring against the parse floor: one measurement in its own process.
+
+    python -m bench.recorded --make FILE --rows N      # write a realistic CSV
+    python -m bench.recorded --mode floor|ours FILE    # print {"seconds", "peak_rss_mb", ...} as JSON
+
+``floor`` is what merely parsing the file costs: pandas.read_csv plus json.loads of every
+JSON cell. ``ours`` is the full evaluation: load, score every metric, aggregate, write
+results.json. Both are timed after their imports, which are reported apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def make(path: Path, rows: int, row_kb: int = 50) -> None:
+    from tests.factories import csv_row, customer_service_runs, write_csv
+
+    runs = customer_service_runs()
+    out = []
+    for i in range(rows):
+        run = runs[i % len(runs)]
+        run = type(run)(**{**run.__dict__, "qid": f"{run.qid}_{i:06d}", "session_id": None})
+        naming = "legacy" if i % 2 else "current"
+        row = csv_row(run, naming=naming, pad_chars=0)
+        size = sum(len(v) for v in row.values())
+        pad = max(row_kb * 1024 - size, 0)
+        # Real rows are mostly prompts: in the request payload and, with content capture, in the spans.
+        row = csv_row(run, naming=naming, pad_chars=pad // 3)
+        out.append(row)
+    write_csv(path, out)
+
+
+def floor(path: Path) -> dict[str, float]:
+    t0 = time.perf_counter()
+    import pandas as pd
+
+    imported = time.perf_counter()
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    parsed = 0
+    for column in frame.columns:
+        for value in frame[column]:
+            if value[:1] in "[{":
+                json.loads(value)
+                parsed += 1
+    return {"seconds": time.perf_counter() - imported, "import_seconds": imported - t0, "cells": parsed, "rows": len(frame)}
+
+
+def ours(path: Path) -> dict[str, float]:
+    t0 = time.perf_counter()
+    import io
+
+    import numpy  # noqa: F401  (imported lazily by the run; counted as import here)
+    import pandas  # noqa: F401
+    from rouge_score import rouge_scorer  # noqa: F401
+
+    from agent_eval_action.commands import evaluate
+
+    imported = time.perf_counter()
+    with tempfile.TemporaryDirectory() as out:
+        code = evaluate([str(path)], output_dir=out, quiet=True, out=io.StringIO(), err=io.StringIO())
+        results = json.loads((Path(out) / "results.json").read_text())
+    rows = len(results["datasets"][0]["questions"]) if results["datasets"] else 0
+    return {"seconds": time.perf_counter() - imported, "import_seconds": imported - t0, "exit_code": code, "rows": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--make", action="store_true")
+    parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--mode", choices=["floor", "ours"])
+    args = parser.parse_args()
+    if args.make:
+        make(args.file, args.rows)
+        return
+    result = floor(args.file) if args.mode == "floor" else ours(args.file)
+    # Worker processes count too: the bound is this process's peak plus the largest child's.
+    result["peak_rss_mb"] = (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ) / 1024
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""All benchmarks, side by side in one run: ``python -m bench.run [--quick]``.
+
+Prints a markdown table and writes ``bench/out/results.json``. Each goal is a ratio of two
+measurements taken in this same run on this same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+
+
+def _recorded_once(file: Path, mode: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.recorded", str(file), "--mode", mode], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def recorded(rows: int, repeats: int) -> dict[str, Any]:
+    OUT.mkdir(parents=True, exist_ok=True)
+    file = OUT / f"recorded_{rows}.csv"
+    if not file.exists():
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+        subprocess.run([sys.executable, "-m", "bench.recorded", str(file), "--make", "--rows", str(rows)], cwd=ROOT, env=env, check=True)
+    floors, ours = [], []
+    for _ in range(repeats):  # alternate so both see the same machine state
+        floors.append(_recorded_once(file, "floor"))
+        ours.append(_recorded_once(file, "ours"))
+    f = statistics.median(r["seconds"] for r in floors)
+    o = statistics.median(r["seconds"] for r in ours)
+    assert all(r["rows"] == rows for r in ours), ours
+    return {
+        "rows": rows,
+        "file_mb": file.stat().st_size / 2**20,
+        "floor_s": f,
+        "ours_s": o,
+        "ratio": o / f,
+        "floor_peak_mb": max(r["peak_rss_mb"] for r in floors),
+        "ours_peak_mb": max(r["peak_rss_mb"] for r in ours),
+        "ours_import_s": statistics.median(r["import_seconds"] for r in ours),
+        "floor_import_s": statistics.median(r["import_seconds"] for r in floors),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "src"))
+    from bench.cli_start import measure
+
+    machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(), "system": platform.platform()}
+    results: dict[str, Any] = {"machine": machine}
+    rows = 200 if args.quick else 2000
+    results["recorded"] = recorded(rows, repeats=1 if args.quick else 5)
+    results["cli_start"] = measure()
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(results, indent=2))
+    r, c = results["recorded"], results["cli_start"]
+    print(f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']}\n")
+    print("| benchmark | ours | reference | ratio | goal |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| score {r['rows']} recorded rows ({r['file_mb']:.0f} MB) | {r['ours_s']:.2f} s, peak {r['ours_peak_mb']:.0f} MB "
+        f"| parse floor {r['floor_s']:.2f} s, peak {r['floor_peak_mb']:.0f} MB | {r['ratio']:.2f}x | <= 3x, < 2048 MB |"
+    )
+    print(
+        f"| CLI start (`--help`) | {c['help_s'] * 1000:.0f} ms | bare interpreter {c['bare_s'] * 1000:.0f} ms | +{c['overhead_ms']:.0f} ms | < +300 ms |"
+    )
+    print(f"\nwrote {OUT / 'results.json'}")
+
+
+if __name__ == "__main__":
+    main()

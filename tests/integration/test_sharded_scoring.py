@@ -1,0 +1,57 @@
+"""Scoring a large table in several processes gives exactly what one process gives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_eval_action import scoring
+from agent_eval_action.loaders import load_dataset, tabular
+from agent_eval_action.metrics import MetricContext
+from agent_eval_action.models import Results
+from agent_eval_action.results_io import dumps
+from agent_eval_action.scoring import Scorer
+from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
+
+
+def _rows() -> list[dict[str, str]]:
+    runs = customer_service_runs()
+    rows = []
+    for i in range(23):
+        run = runs[i % len(runs)]
+        row = csv_row(run, naming="legacy" if i % 2 else "current")
+        row["session_id"] = f"s{i % 9}"  # repeats some (question, session) pairs: duplicates to refuse
+        rows.append(row)
+    rows[5]["extracted_data"] = "{broken"
+    rows[7]["session_id"] = ""
+    rows[13]["session_id"] = ""  # same question as row 7 without session: a duplicate id
+    return rows
+
+
+def _score(path: Path, workers: int) -> tuple[str, list[str]]:
+    scorer = Scorer.for_names([], MetricContext(prices={"gemini-2.5-flash": {"input": 1.0, "output": 2.0}}), workers=workers)
+    result = scorer.score_dataset(load_dataset(str(path)))
+    return dumps(Results(datasets=[result])), [p.message for p in scorer.problems]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+@pytest.mark.parametrize("workers", [2, 3])
+def test_sharded_equals_sequential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str, workers: int) -> None:
+    rows = _rows()
+    path = tmp_path / f"runs{suffix}"
+    if suffix == ".csv":
+        write_csv(path, rows)
+    else:
+        write_jsonl(path, rows)
+    sequential, seq_problems = _score(path, workers=1)
+    monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(tabular, "CHUNK_ROWS", 4)  # several batches, some sent to workers
+    sharded, shard_problems = _score(path, workers=workers)
+    assert sharded == sequential
+    assert shard_problems == seq_problems
+    assert len(seq_problems) >= 3  # the broken cell and the duplicates were reported, in file order
+    questions = json.loads(sequential)["datasets"][0]["questions"]
+    assert len(questions) == 23 - len(seq_problems)
+    assert any(q["run"] == 1 for q in questions)  # repeated runs with distinct sessions are numbered
