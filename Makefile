@@ -1,0 +1,40 @@
+# Every target sets up .venv from the lock file first (once; again when the lock changes).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: install example test lint bench lock clean
+
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+## Score the bundled recorded example (offline) and print the table.
+example: install
+	$(BIN)/python -m agent_eval_action evaluate examples/recorded/customer_service_runs.csv
+
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+## Lint, type-check and run the tests (pytest's "no tests collected" counts as a failure here).
+test: lint
+	$(BIN)/python -m pytest -q; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
+
+## Benchmarks, side by side in one run (see README).
+bench: install
+	PYTHONPATH=src $(BIN)/python -m bench.run
+
+## Re-resolve the pinned dependencies after editing pyproject.toml.
+lock: install
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet -o requirements.lock
+
+clean:
+	rm -rf $(VENV) agent-eval-results bench/out .pytest_cache .mypy_cache .ruff_cache
