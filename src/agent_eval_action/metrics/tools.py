@@ -79,31 +79,35 @@ def _call_details(question: Question, trace: Trace) -> tuple[dict[int, int], lis
     return matched, calls, details
 
 
-@register("tool_usage_accuracy", "higher", "Share of the reference tool calls the agent made with the reference arguments.")
-def tool_usage_accuracy(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+def _compare(question: Question, trace: Trace) -> Score | tuple[int, dict[int, int], list[ToolInteraction], dict[str, Any]]:
+    """(reference count, matching, actual calls, details), or the unscored Score when there is nothing to compare."""
     reference = question.reference_data.reference_tool_interactions
     if reference is None:
         return unscored("no reference_tool_interactions")
     if trace.tool_interactions is None:
         return unscored("the run recorded no tool interactions")
-    matched, _calls, details = _call_details(question, trace)
-    if not reference:
+    return (len(reference), *_call_details(question, trace))
+
+
+@register("tool_usage_accuracy", "higher", "Share of the reference tool calls the agent made with the reference arguments.")
+def tool_usage_accuracy(question: Question, trace: Trace, ctx: MetricContext) -> Score:
+    compared = _compare(question, trace)
+    if isinstance(compared, Score):
+        return compared
+    expected, matched, _, details = compared
+    if not expected:
         return Score(value=1.0, explanation="no tool calls expected", details=details)
-    value = len(matched) / len(reference)
-    return Score(value=value, explanation=f"{len(matched)} of {len(reference)} reference calls made", details=details)
+    return Score(value=len(matched) / expected, explanation=f"{len(matched)} of {expected} reference calls made", details=details)
 
 
 @register("tool_call_precision", "higher", "Share of the agent's tool calls that match a reference call.")
 def tool_call_precision(question: Question, trace: Trace, ctx: MetricContext) -> Score:
-    reference = question.reference_data.reference_tool_interactions
-    if reference is None:
-        return unscored("no reference_tool_interactions")
-    if trace.tool_interactions is None:
-        return unscored("the run recorded no tool interactions")
-    matched, calls, details = _call_details(question, trace)
+    compared = _compare(question, trace)
+    if isinstance(compared, Score):
+        return compared
+    expected, matched, calls, details = compared
     if not calls:
-        if not reference:
+        if not expected:
             return Score(value=1.0, explanation="no tool calls expected and none made", details=details)
         return unscored("the agent made no tool calls (tool_usage_accuracy scores the miss)", **details)
-    value = len(matched) / len(calls)
-    return Score(value=value, explanation=f"{len(matched)} of {len(calls)} calls expected", details=details)
+    return Score(value=len(matched) / len(calls), explanation=f"{len(matched)} of {len(calls)} calls expected", details=details)
