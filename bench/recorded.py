@@ -67,7 +67,7 @@ def ours(path: Path) -> dict[str, float]:
 
     imported = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
-        code = evaluate([str(path)], output_dir=out, quiet=True, out=io.StringIO(), err=io.StringIO())
+        code = evaluate([str(path)], output_dir=out, progress="never", out=io.StringIO(), err=io.StringIO())
         results = json.loads((Path(out) / "results.json").read_text())
     rows = len(results["datasets"][0]["questions"]) if results["datasets"] else 0
     return {"seconds": time.perf_counter() - imported, "import_seconds": imported - t0, "exit_code": code, "rows": rows}

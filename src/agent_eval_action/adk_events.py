@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval_action.jsonish import get, opt_str
-from agent_eval_action.models import LlmCall, SubAgentResponse, ToolInteraction, TrajectoryStep
-from agent_eval_action.spans import usage_fields
+from agent_eval_action.models import LlmCall, Question, SubAgentResponse, ToolInteraction, Trace, TrajectoryStep, Turn
+from agent_eval_action.spans import RawSpan, usage_fields
 
 TRANSFER = "transfer_to_agent"
 
@@ -116,3 +116,46 @@ def _attach_response(facts: EventFacts, pending: dict[str, int], response: dict[
     if isinstance(result, dict) and set(result) == {"error"}:
         error = str(result["error"])
     facts.tool_interactions[index] = target.model_copy(update={"output_result": result, "error": error})
+
+
+def trace_from_run(
+    question: Question,
+    events: list[dict[str, Any]],
+    *,
+    final_state: dict[str, Any] | None,
+    turn_times: list[tuple[float, float]],
+    app_name: str | None,
+    models: dict[str, str],
+    spans: list[RawSpan] | None = None,
+) -> Trace:
+    """The trace of one live run: events as dicts, the session's final state, (start, seconds) per turn."""
+    facts = facts_from_events(events, question.initial_state)
+    tools = [
+        # ADK's own call ids are random: drop them so traces of equal runs compare equal.
+        call.model_copy(update={"call_id": None}) if call.call_id and call.call_id.startswith("adk-") else call
+        for call in facts.tool_interactions
+    ]
+    calls = [call if call.model or not call.agent else call.model_copy(update={"model": models.get(call.agent)}) for call in facts.llm_calls]
+    turns = [
+        Turn(
+            user_input=text,
+            response=facts.turn_responses[i] if i < len(facts.turn_responses) else None,
+            start_time=turn_times[i][0] if i < len(turn_times) else None,
+            duration_s=turn_times[i][1] if i < len(turn_times) else None,
+        )
+        for i, text in enumerate(question.user_inputs)
+    ]
+    return Trace(
+        app_name=app_name,
+        root_agent=facts.root_agent,
+        turns=turns,
+        tool_interactions=tools,
+        trajectory=facts.trajectory,
+        sub_agent_trace=facts.sub_agent_trace,
+        final_response=facts.final_response,
+        final_state=final_state if final_state is not None else facts.state,
+        llm_calls=calls,
+        spans=[span.to_model() for span in spans or []],
+        latency_s=sum(seconds for _, seconds in turn_times) if turn_times else None,
+        latency_source="measured" if turn_times else None,
+    )

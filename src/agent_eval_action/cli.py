@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from agent_eval_action import __version__
 
+EVALUATE_FLAGS = ("output_dir", "metrics", "agent", "agent_url", "app_name", "concurrency", "runs", "timeout", "retries", "progress")
 EPILOG = "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure"
 
 
@@ -32,8 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--config", help="config file (default: agent-eval.toml, else [tool.agent-eval] in pyproject.toml)")
     evaluate.add_argument("--output-dir", help="where results.json goes (default: agent-eval-results)")
     evaluate.add_argument("--metrics", type=_names, help="comma-separated metric names (default: all deterministic metrics)")
-    evaluate.add_argument("--quiet", action="store_true", help="no progress output")
+    _agent_flags(evaluate)
     return parser
+
+
+def _agent_flags(parser: argparse.ArgumentParser) -> None:
+    agent = parser.add_argument_group("running the agent (datasets without recorded runs)")
+    agent.add_argument("--agent", help="ADK agent to run in this process: module:attr (e.g. app.agent:root_agent) or an agent directory")
+    agent.add_argument("--agent-url", help="a deployed ADK API server (adk api_server, Cloud Run) to run the questions against")
+    agent.add_argument("--app-name", help="app name on the API server (default: each question's first agents_evaluated entry)")
+    agent.add_argument("--concurrency", type=int, help="questions in flight at once (default 8)")
+    agent.add_argument("--runs", type=int, help="run every question K times, in distinct sessions (default 1)")
+    agent.add_argument("--timeout", type=float, help="seconds per attempt of one question (default 300)")
+    agent.add_argument("--retries", type=int, help="retries on 429 / 503 / deadline errors (default 3)")
+    agent.add_argument("--progress", choices=["auto", "always", "never"], help="progress output: auto = live on a terminal only")
 
 
 def _names(text: str) -> list[str]:
@@ -52,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "evaluate":
             from agent_eval_action.commands import evaluate
 
-            return evaluate(args.paths, config_path=args.config, output_dir=args.output_dir, metrics=args.metrics, quiet=args.quiet)
+            flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
+            return evaluate(args.paths, config_path=args.config, **flags)
     except AgentEvalError as error:
         print(f"error: {error}", file=sys.stderr)
         return int(error.exit_code)

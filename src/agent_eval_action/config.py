@@ -9,7 +9,7 @@ import tomllib
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -39,6 +39,19 @@ class Config(BaseModel):
     # Processes that score a large recorded table; 0 picks one per CPU (at most 4) plus this
     # one, which mostly reads and hands out batches.
     workers: int = Field(default=0, ge=0)
+    # The agent: `module:attr` or an agent directory run in this process, or a deployed ADK API server.
+    agent: str | None = None
+    agent_url: str | None = None
+    # App name on the API server (default: each question's first agents_evaluated entry).
+    app_name: str | None = None
+    # Environment variable holding a bearer token for agent_url (e.g. an identity token).
+    agent_auth_env: str = "AGENT_EVAL_AUTH_TOKEN"
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    runs: int = Field(default=1, ge=1, le=100)
+    timeout: float = Field(default=300.0, gt=0)  # seconds per attempt of one question
+    retries: int = Field(default=3, ge=0, le=20)  # on 429 / 503 / deadline errors
+    progress: Literal["auto", "always", "never"] = "auto"
+    capture_spans: bool = True
     # USD per million tokens by model-name prefix, laid over the built-in table.
     prices: dict[str, Price] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)

@@ -1,0 +1,101 @@
+"""Evaluating dataset files: load, run the agent where a dataset has no recorded runs, score.
+
+Shared by the ``evaluate`` command and, later, ``run`` and ``baseline update``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from agent_eval_action.config import Config
+from agent_eval_action.errors import DatasetError, UsageError
+from agent_eval_action.loaders import LoadedDataset, Record, load_dataset
+from agent_eval_action.metrics import MetricContext
+from agent_eval_action.models import DatasetResult, Problem
+from agent_eval_action.progress import Progress
+from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
+from agent_eval_action.scoring import Scorer
+
+RECORDED_FORMATS = ("csv", "jsonl")
+
+
+@dataclass
+class Evaluation:
+    config: Config
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    problems: list[Problem] = field(default_factory=list)
+    _runner: QuestionRunner | None = None
+    _event_loop: asyncio.AbstractEventLoop | None = None
+
+    def settings(self) -> RunSettings:
+        c = self.config
+        return RunSettings(concurrency=c.concurrency, timeout_s=c.timeout, retries=c.retries, runs=c.runs)
+
+    def runner(self) -> QuestionRunner:
+        """The agent runner, built on first use (importing ADK costs about a second)."""
+        if self._runner is None:
+            if self.config.agent_url:
+                from agent_eval_action.http_runner import HttpAgentRunner
+
+                self._runner = HttpAgentRunner.from_config(self.config)
+            elif self.config.agent:
+                from agent_eval_action.adk_runner import AdkRunner
+                from agent_eval_action.agent_loader import load_agent
+
+                self._runner = AdkRunner(load_agent(self.config.agent), capture_spans=self.config.capture_spans)
+            else:
+                raise UsageError("no agent to run: pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
+        return self._runner
+
+    def evaluate_file(self, path: str) -> DatasetResult | None:
+        """The dataset's result, or None when the file could not be evaluated (see :attr:`problems`)."""
+        scorer = Scorer.for_names(
+            self.config.metrics,
+            MetricContext(prices=self.config.price_table()),
+            seed=self.config.seed,
+            workers=self.config.worker_count(),
+        )
+        try:
+            dataset = load_dataset(path)
+            result = self._score(dataset, scorer)
+        except (DatasetError, UsageError) as error:
+            self.problems.append(Problem(path=path, message=error.message() if isinstance(error, DatasetError) else str(error)))
+            return None
+        self.problems.extend(scorer.problems)
+        for warning in result.warnings:
+            print(f"warning: {warning}", file=self.err)
+        return result
+
+    def _score(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
+        if dataset.format in RECORDED_FORMATS:  # every row holds its run: stream it
+            progress = Progress(f"scoring {dataset.name}", 0, stream=self.err, mode=self.config.progress)
+            scorer.progress = progress.set_done
+            try:
+                return scorer.score_dataset(dataset)
+            finally:
+                progress.close()
+        items = list(dataset.records)
+        to_run = [item for item in items if isinstance(item, Record)]
+        errors = [item for item in items if isinstance(item, DatasetError)]
+        if not to_run:
+            return scorer.score_dataset(dataset, errors)
+        runner = self.runner()
+        settings = self.settings()
+        progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
+        ran = self._loop().run_until_complete(run_records(to_run, runner, settings, progress))
+        progress.close()
+        return scorer.score_dataset(dataset, [*errors, *ran])
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        # One loop for every dataset: the agent's runner and sessions must not outlive their loop.
+        if self._event_loop is None:
+            self._event_loop = asyncio.new_event_loop()
+        return self._event_loop
+
+    def close(self) -> None:
+        if self._event_loop is not None:
+            self._event_loop.close()
+            self._event_loop = None

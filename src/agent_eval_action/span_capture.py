@@ -1,0 +1,94 @@
+"""Capturing ADK's OpenTelemetry spans per question while many questions run at once.
+
+Each turn runs under a span of ours, so ADK's spans share its trace id; a span
+processor keeps only spans of trace ids being watched, and hands them over when the
+turn ends. Nothing is exported anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from agent_eval_action.spans import RawSpan
+
+TRACER_NAME = "agent_eval_action"
+
+
+class SpanCapture:
+    """A span processor (duck-typed to the SDK's interface) that buckets spans by trace id."""
+
+    _installed: SpanCapture | None = None
+
+    def __init__(self) -> None:
+        from opentelemetry import trace
+
+        self.buckets: dict[int, list[Any]] = {}
+        self.tracer = trace.get_tracer(TRACER_NAME)
+
+    # SpanProcessor interface
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        return None
+
+    def on_end(self, span: Any) -> None:
+        bucket = self.buckets.get(span.context.trace_id)
+        if bucket is not None:
+            bucket.append(span)
+
+    def _on_ending(self, span: Any) -> None:
+        return None
+
+    def shutdown(self) -> None:
+        self.buckets.clear()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    @classmethod
+    def install(cls) -> SpanCapture | None:
+        """Adds the processor to the global SDK tracer provider (setting one if none is set yet).
+
+        Returns None when the process already has a non-SDK provider we cannot extend.
+        """
+        if cls._installed is not None:
+            return cls._installed
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            trace.set_tracer_provider(TracerProvider())
+            provider = trace.get_tracer_provider()
+            if not isinstance(provider, TracerProvider):
+                return None
+        capture = cls()
+        provider.add_span_processor(capture)  # type: ignore[arg-type]
+        cls._installed = capture
+        return capture
+
+    @contextmanager
+    def turn(self, question_id: str) -> Iterator[list[RawSpan]]:
+        """Runs one turn under a span of ours; the list it yields is filled with the turn's spans at exit."""
+        collected: list[RawSpan] = []
+        with self.tracer.start_as_current_span("agent_eval.turn", attributes={"agent_eval.question_id": question_id}) as span:
+            trace_id = span.get_span_context().trace_id
+            self.buckets[trace_id] = []
+            try:
+                yield collected
+            finally:
+                done = self.buckets.pop(trace_id, [])
+        collected.extend(_raw(s) for s in done)
+
+
+def _raw(span: Any) -> RawSpan:
+    parent = span.parent.span_id if span.parent is not None else None
+    return RawSpan(
+        name=span.name,
+        span_id=f"{span.context.span_id:016x}",
+        trace_id=f"{span.context.trace_id:032x}",
+        parent_span_id=f"{parent:016x}" if parent is not None else None,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        attributes=dict(span.attributes or {}),
+    )
