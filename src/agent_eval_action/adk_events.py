@@ -135,7 +135,9 @@ def trace_from_run(
         call.model_copy(update={"call_id": None}) if call.call_id and call.call_id.startswith("adk-") else call
         for call in facts.tool_interactions
     ]
-    calls = [call if call.model or not call.agent else call.model_copy(update={"model": models.get(call.agent)}) for call in facts.llm_calls]
+    calls = [
+        call if call.model or not call.agent else call.model_copy(update={"model": models.get(call.agent)}) for call in facts.llm_calls
+    ]
     turns = [
         Turn(
             user_input=text,

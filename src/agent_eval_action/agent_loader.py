@@ -63,10 +63,14 @@ def _import(module_name: str, spec: str) -> Any:
     except ModuleNotFoundError as error:
         if error.name and module_name.startswith(error.name):
             raise ConfigError("--agent", f"cannot import {module_name!r} (run from the directory that contains it)") from None
-        raise ConfigError("--agent", f"importing {module_name!r} failed: {error} (install the agent's dependencies, e.g. with the `install` input)") from None
+        raise ConfigError(
+            "--agent", f"importing {module_name!r} failed: {error} (install the agent's dependencies, e.g. with the `install` input)"
+        ) from None
     except Exception as error:  # noqa: BLE001 - the user's module failed; say where, not a traceback of ours
         last = traceback.extract_tb(error.__traceback__)[-1]
-        raise ConfigError("--agent", f"importing {module_name!r} raised {type(error).__name__}: {error} ({last.filename}:{last.lineno})") from None
+        raise ConfigError(
+            "--agent", f"importing {module_name!r} raised {type(error).__name__}: {error} ({last.filename}:{last.lineno})"
+        ) from None
 
 
 def _from_directory(path: Path) -> tuple[Any, str]:

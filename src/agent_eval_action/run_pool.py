@@ -51,7 +51,9 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {message}"
 
 
-async def run_records(records: Sequence[Record], runner: QuestionRunner, settings: RunSettings, progress: Progress | None = None) -> list[Record]:
+async def run_records(
+    records: Sequence[Record], runner: QuestionRunner, settings: RunSettings, progress: Progress | None = None
+) -> list[Record]:
     """Each record's question run ``settings.runs`` times; results in input order, run by run."""
     from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 

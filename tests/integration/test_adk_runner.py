@@ -1,0 +1,201 @@
+"""A real ADK Runner driving scripted models: traces, concurrency, retries, timeouts, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_eval_action.adk_runner import AdkRunner
+from agent_eval_action.agent_loader import load_agent
+from agent_eval_action.errors import ConfigError
+from agent_eval_action.loaders import Record
+from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall
+from agent_eval_action.run_pool import RunSettings, run_records
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = ROOT / "tests" / "apps"
+FAST = RunSettings(concurrency=8, timeout_s=5, retries=3, backoff_initial_s=0.01, backoff_max_s=0.05)
+
+
+def q(qid: str, *inputs: str, state: dict | None = None) -> Record:
+    return Record(question=Question(id=qid, user_inputs=list(inputs), agents_evaluated=["shop"], initial_state=state or {}))
+
+
+@pytest.fixture(scope="module")
+def shop() -> AdkRunner:
+    return AdkRunner(load_agent("shop", cwd=APPS))
+
+
+def run(runner: AdkRunner, records: list[Record], settings: RunSettings = FAST) -> list[Record]:
+    return asyncio.run(run_records(records, runner, settings))
+
+
+def test_multi_turn_tools_state_and_initial_state(shop: AdkRunner) -> None:
+    (done,) = run(shop, [q("q1", "hello", "where is my order", "thanks", state={"lookups": 5})])
+    trace = done.trace
+    assert trace is not None and trace.error is None
+    assert [t.user_input for t in trace.turns] == ["hello", "where is my order", "thanks"]
+    assert [t.response for t in trace.turns] == ["shop: hello", "shop: where is my order", "shop: thanks"]
+    assert all(t.duration_s is not None and t.duration_s > 0 for t in trace.turns)
+    assert [c.tool_name for c in trace.tool_interactions or []] == ["lookup_order"]
+    call = trace.tool_interactions[0]  # type: ignore[index]
+    assert call.input_arguments == {"order_id": "A1"} and call.output_result == {"order_id": "A1", "status": "shipped", "total": 10}
+    assert call.call_id is None  # ADK's random ids are dropped
+    assert trace.final_state == {"lookups": 6, "last_order": "A1"}
+    assert trace.final_response == "shop: thanks"
+    assert trace.llm_calls is not None and len(trace.llm_calls) == 4
+    assert {c.model for c in trace.llm_calls} == {"scripted-shop"} and trace.llm_calls[0].cached_tokens == 8
+    assert trace.latency_source == "measured" and trace.latency_s == pytest.approx(sum(t.duration_s or 0 for t in trace.turns))
+
+
+def test_transfer_is_an_agent_step(shop: AdkRunner) -> None:
+    (done,) = run(shop, [q("q2", "I want a refund")])
+    trace = done.trace
+    assert trace is not None and trace.error is None, trace
+    assert [(s.kind, s.name) for s in trace.trajectory or []] == [
+        ("agent", "shop"),
+        ("agent", "refunds"),
+        ("tool", "lookup_order"),
+        ("tool", "refund"),
+    ]
+    assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "lookup_order", "refund"]
+    assert trace.final_state == {"last_order": "A1", "lookups": 1, "refund": {"order_id": "A1", "amount": 10}}
+    assert [s.agent_name for s in trace.sub_agent_trace] == ["refunds"]
+
+
+def test_spans_are_captured_per_question(shop: AdkRunner) -> None:
+    done = run(shop, [q(f"s{i}", "where is my order") for i in range(5)])
+    for record in done:
+        names = [s.name for s in record.trace.spans]  # type: ignore[union-attr]
+        assert "agent_eval.turn" not in names  # only ADK's spans, none of another question's
+        assert any(n.startswith("invoke_agent shop") for n in names), names
+        assert sum(n.startswith("execute_tool lookup_order") for n in names) == 1
+
+
+def test_failures_stay_with_their_question(shop: AdkRunner) -> None:
+    records = [q("ok1", "hello"), q("boom", "boom please"), q("slow", "slow answer"), q("flaky", "flaky order"), q("ok2", "hello again")]
+    settings = RunSettings(concurrency=4, timeout_s=1.0, retries=3, backoff_initial_s=0.01, backoff_max_s=0.05)
+    started = time.monotonic()
+    done = {r.question.id: r.trace for r in run(shop, records, settings)}
+    assert time.monotonic() - started < 10
+    assert done["ok1"].error is None and done["ok2"].error is None  # type: ignore[union-attr]
+    assert "tool exploded: test" in (done["boom"].error or "")  # type: ignore[union-attr]
+    assert done["slow"].error == "timed out after 1 s"  # type: ignore[union-attr]
+    flaky = done["flaky"]
+    assert flaky is not None and flaky.error is None, flaky.error  # 429 twice, then success
+    assert [c.tool_name for c in flaky.tool_interactions or []] == ["lookup_order"]
+
+
+def test_429_beyond_retries_is_an_error(shop: AdkRunner) -> None:
+    settings = RunSettings(concurrency=1, timeout_s=5, retries=1, backoff_initial_s=0.01, backoff_max_s=0.01)
+    (done,) = run(shop, [q("f", "flaky once more")], settings)
+    assert done.trace is not None and "429" in (done.trace.error or "") and "RESOURCE_EXHAUSTED" in (done.trace.error or "")
+
+
+def test_runs_are_distinct_sessions(shop: AdkRunner) -> None:
+    done = run(shop, [q("a", "where is my order"), q("b", "hello")], RunSettings(concurrency=4, runs=3, timeout_s=5))
+    assert [(r.question.id, r.run) for r in done] == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1), ("b", 2)]
+    assert [r.trace.final_state for r in done[:3]] == [{"last_order": "A1", "lookups": 1}] * 3  # type: ignore[union-attr]
+
+
+def test_concurrency_overlaps_questions() -> None:
+    os.environ["EXAMPLE_MODEL_LATENCY_MS"] = "100"
+    try:
+        import importlib
+
+        import customer_service.scripted_model as model  # type: ignore[import-not-found]
+
+        importlib.reload(model)
+    except ImportError:
+        sys.path.insert(0, str(ROOT / "examples" / "customer_service"))
+        import customer_service.scripted_model as model  # type: ignore[import-not-found]
+    finally:
+        os.environ.pop("EXAMPLE_MODEL_LATENCY_MS", None)
+    runner = AdkRunner(load_agent("customer_service", cwd=ROOT / "examples" / "customer_service"))
+    records = [
+        Record(question=Question(id=f"c{i}", user_inputs=["Hi", "What's in my cart?"], agents_evaluated=["customer_service"]))
+        for i in range(16)
+    ]
+    started = time.monotonic()
+    done = run(runner, records, RunSettings(concurrency=16, timeout_s=30))
+    elapsed = time.monotonic() - started
+    assert all(r.trace and r.trace.error is None for r in done)
+    # Not a timing assert on speed: 16 questions x 3 model calls x 100 ms run sequentially would take 4.8 s.
+    assert elapsed < 4.8
+
+
+def test_loading_errors_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="neither module:attr"):
+        load_agent("nonsense", cwd=tmp_path)
+    with pytest.raises(ConfigError, match=re.escape("cannot import 'nowhere.agent' (run from the directory that contains it)")):
+        load_agent("nowhere.agent:root_agent", cwd=tmp_path)
+    (tmp_path / "broken.py").write_text("raise ValueError('bad config')\n")
+    with pytest.raises(ConfigError, match=r"raised ValueError: bad config \(.*broken.py:1\)"):
+        load_agent("broken:root_agent", cwd=tmp_path)
+    (tmp_path / "notagent.py").write_text("root_agent = 3\n")
+    with pytest.raises(ConfigError, match="is a int, not an ADK agent"):
+        load_agent("notagent:root_agent", cwd=tmp_path)
+    with pytest.raises(ConfigError, match="has no attribute 'missing'"):
+        load_agent("notagent:missing", cwd=tmp_path)
+
+
+def test_reference_metrics_on_a_real_run(shop: AdkRunner) -> None:
+    from agent_eval_action.metrics import REGISTRY, MetricContext
+
+    question = Question(
+        id="r",
+        user_inputs=["I want a refund"],
+        agents_evaluated=["shop"],
+        reference_data=ReferenceData(
+            reference_tool_interactions=[ReferenceToolCall(tool_name="refund", input_arguments={"order_id": "A1", "amount": 10.0})],
+            reference_trajectory=["shop", "refunds"],
+            reference_state_variables={"refund": {"amount": 10}},
+        ),
+    )
+    (done,) = run(shop, [Record(question=question)])
+    ctx = MetricContext()
+    assert done.trace is not None
+    assert REGISTRY["tool_usage_accuracy"].score(question, done.trace, ctx).value == 1.0
+    assert REGISTRY["tool_call_precision"].score(question, done.trace, ctx).value == 0.5  # lookup_order was extra
+    assert REGISTRY["trajectory_exact_match"].score(question, done.trace, ctx).value == 1.0
+    assert REGISTRY["state_management_fidelity"].score(question, done.trace, ctx).value == 1.0
+
+
+def test_cli_evaluates_the_example_agent(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "customer_service"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("GOOGLE_API_KEY", None)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_eval_action",
+            "evaluate",
+            "evaluation/datasets/customer_service_golden.json",
+            "--agent",
+            "customer_service.agent:root_agent",
+            "--output-dir",
+            str(tmp_path),
+        ],
+        cwd=example,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    questions = {q["id"]: q["scores"] for q in json.loads((tmp_path / "results.json").read_text())["datasets"][0]["questions"]}
+    assert len(questions) == 8
+    assert questions["q_address_01"]["tool_usage_accuracy"]["value"] == 0.0  # the example agent lower-cases addresses
+    assert all(s["tool_usage_accuracy"]["value"] == 1.0 for qid, s in questions.items() if qid != "q_address_01")
+    assert all(s["trajectory_exact_match"]["value"] == 1.0 for s in questions.values())
+    assert questions["q_discount_01"]["state_management_fidelity"]["value"] == 1.0
+    assert questions["q_appointment_01"]["turn_latency"]["details"]["source"] == "measured"
