@@ -54,6 +54,43 @@ def recorded(rows: int, repeats: int) -> dict[str, Any]:
     }
 
 
+def _agent_once(mode: str, questions: int) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    env.pop("GOOGLE_API_KEY", None)
+    args = [
+        sys.executable,
+        "-m",
+        "bench.agent_runs",
+        "--mode",
+        mode,
+        "--questions",
+        str(questions),
+        "--concurrency",
+        "32",
+        "--latency-ms",
+        "50",
+    ]
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def agent_runs(questions: int, repeats: int) -> dict[str, Any]:
+    bare, ours = [], []
+    for _ in range(repeats):
+        bare.append(_agent_once("bare", questions))
+        ours.append(_agent_once("ours", questions))
+    b = statistics.median(r["seconds"] for r in bare)
+    o = statistics.median(r["seconds"] for r in ours)
+    return {
+        "questions": questions,
+        "bare_s": b,
+        "ours_s": o,
+        "ratio": o / b,
+        "ours_with_scoring_s": statistics.median(r["with_scoring_seconds"] for r in ours),
+        "ours_peak_mb": max(r["peak_rss_mb"] for r in ours),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness")
@@ -65,16 +102,21 @@ def main() -> None:
     results: dict[str, Any] = {"machine": machine}
     rows = 200 if args.quick else 2000
     results["recorded"] = recorded(rows, repeats=1 if args.quick else 5)
+    results["agent_runs"] = agent_runs(40 if args.quick else 200, repeats=1 if args.quick else 3)
     results["cli_start"] = measure()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
-    r, c = results["recorded"], results["cli_start"]
+    r, c, a = results["recorded"], results["cli_start"], results["agent_runs"]
     print(f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']}\n")
     print("| benchmark | ours | reference | ratio | goal |")
     print("|---|---|---|---|---|")
     print(
         f"| score {r['rows']} recorded rows ({r['file_mb']:.0f} MB) | {r['ours_s']:.2f} s, peak {r['ours_peak_mb']:.0f} MB "
         f"| parse floor {r['floor_s']:.2f} s, peak {r['floor_peak_mb']:.0f} MB | {r['ratio']:.2f}x | <= 3x, < 2048 MB |"
+    )
+    print(
+        f"| run {a['questions']} two-turn questions, 50 ms model latency, concurrency 32 | {a['ours_s']:.2f} s "
+        f"({a['ours_with_scoring_s']:.2f} s with scoring) | bare asyncio loop over Runner.run_async {a['bare_s']:.2f} s | {a['ratio']:.2f}x | <= 1.25x |"
     )
     print(
         f"| CLI start (`--help`) | {c['help_s'] * 1000:.0f} ms | bare interpreter {c['bare_s'] * 1000:.0f} ms | +{c['overhead_ms']:.0f} ms | < +300 ms |"

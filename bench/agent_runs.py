@@ -1,0 +1,95 @@
+"""Agent runs: our runner against a bare asyncio loop over ``Runner.run_async``, same agent,
+same concurrency, same scripted model latency. One mode per process:
+
+    python -m bench.agent_runs --mode bare|ours --questions 200 --concurrency 32 --latency-ms 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "customer_service"
+TURNS = ["Hi", "What's in my cart?"]
+
+
+async def bare(questions: int, concurrency: int) -> None:
+    from customer_service.agent import root_agent  # type: ignore[import-not-found]
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    sessions = InMemorySessionService()
+    runner = Runner(app_name="customer_service", agent=root_agent, session_service=sessions)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one() -> None:
+        async with gate:
+            session = await sessions.create_session(app_name="customer_service", user_id="u")
+            for text in TURNS:
+                message = types.Content(role="user", parts=[types.Part(text=text)])
+                async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+                    pass
+
+    await asyncio.gather(*(one() for _ in range(questions)))
+
+
+def ours(questions: int, concurrency: int) -> dict[str, float]:
+    from agent_eval_action.adk_runner import AdkRunner
+    from agent_eval_action.agent_loader import load_agent
+    from agent_eval_action.loaders import Record
+    from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.models import Question
+    from agent_eval_action.run_pool import RunSettings, run_records
+    from agent_eval_action.scoring import Scorer
+
+    runner = AdkRunner(load_agent("customer_service", cwd=EXAMPLE))
+    records = [Record(question=Question(id=f"q{i}", user_inputs=TURNS, agents_evaluated=["customer_service"])) for i in range(questions)]
+    t0 = time.perf_counter()
+    done = asyncio.run(run_records(records, runner, RunSettings(concurrency=concurrency)))
+    t1 = time.perf_counter()
+    errors = [r.trace.error for r in done if r.trace and r.trace.error]
+    assert not errors, errors[:3]
+    Scorer.for_names([], MetricContext()).score_dataset(_dataset(), done)
+    return {"seconds": t1 - t0, "with_scoring_seconds": time.perf_counter() - t0}
+
+
+def _dataset():  # type: ignore[no-untyped-def]
+    from agent_eval_action.loaders import LoadedDataset
+
+    return LoadedDataset(path="bench", name="bench", format="golden", records=iter(()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=["bare", "ours"], required=True)
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency-ms", type=float, default=50)
+    args = parser.parse_args()
+    os.environ["EXAMPLE_MODEL_LATENCY_MS"] = str(args.latency_ms)
+    sys.path.insert(0, str(EXAMPLE))
+    import logging
+
+    import google.adk.runners  # noqa: F401  (import cost is not what is measured)
+
+    logging.getLogger("google_adk").setLevel(logging.ERROR)
+    if args.mode == "bare":
+        t0 = time.perf_counter()
+        asyncio.run(bare(args.questions, args.concurrency))
+        result = {"seconds": time.perf_counter() - t0}
+    else:
+        result = ours(args.questions, args.concurrency)
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
