@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from agent_eval_action import __version__
 
-EVALUATE_FLAGS = ("output_dir", "metrics", "agent", "agent_url", "app_name", "concurrency", "runs", "timeout", "retries", "progress")
+AGENT_FLAGS = ("agent", "agent_url", "app_name", "concurrency", "runs", "timeout", "retries", "progress")
+EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
 EPILOG = "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure"
 
 
@@ -34,6 +35,20 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--output-dir", help="where results.json goes (default: agent-eval-results)")
     evaluate.add_argument("--metrics", type=_names, help="comma-separated metric names (default: all deterministic metrics)")
     _agent_flags(evaluate)
+
+    convert = sub.add_parser(
+        "convert",
+        help="rewrite datasets as golden JSON, or their runs as a simulation CSV / JSONL",
+        description="--to golden: ADK .test.json, eval sets, eval history and runs become one golden file. "
+        "--to csv/jsonl: recorded runs are rewritten; datasets without runs are run through --agent / --agent-url first.",
+        epilog=EPILOG,
+    )
+    convert.add_argument("paths", nargs="+", metavar="PATH", help="dataset files, directories or globs")
+    convert.add_argument("--to", choices=["golden", "csv", "jsonl"], required=True, help="what to write")
+    convert.add_argument("--output", "-o", required=True, help="the file to write")
+    convert.add_argument("--agent-name", help="with --to golden: the agents_evaluated entry for every question")
+    convert.add_argument("--config", help="config file")
+    _agent_flags(convert)
     return parser
 
 
@@ -67,6 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
             return evaluate(args.paths, config_path=args.config, **flags)
+        if args.command == "convert":
+            from agent_eval_action.commands import convert
+
+            flags = {name: getattr(args, name) for name in AGENT_FLAGS}
+            return convert(args.paths, to=args.to, output=args.output, agent_name=args.agent_name, config_path=args.config, **flags)
     except AgentEvalError as error:
         print(f"error: {error}", file=sys.stderr)
         return int(error.exit_code)

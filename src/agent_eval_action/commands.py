@@ -83,3 +83,59 @@ def evaluate(
         print("error: no datasets to evaluate: give dataset paths or set `datasets` in agent-eval.toml", file=err)
         return int(ExitCode.BAD_INPUT)
     return int(ExitCode.BAD_INPUT if results.problems else ExitCode.PASSED)
+
+
+def convert(
+    paths: list[str],
+    *,
+    to: str,
+    output: str,
+    agent_name: str | None = None,
+    config_path: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    **flags: object,
+) -> int:
+    """Writes the datasets as one golden JSON file, or their runs (recorded, or made now by the
+    agent) as a simulation CSV / JSONL."""
+    from agent_eval_action.config import load_config
+    from agent_eval_action.convert import write_golden, write_runs
+    from agent_eval_action.evaluation import Evaluation
+    from agent_eval_action.loaders import Record, load_dataset
+
+    config = load_config(config_path).with_overrides(**flags)
+    files, empty = expand_paths(paths)
+    problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty]
+    records: list[Record] = []
+    evaluation = Evaluation(config, err=err)
+    try:
+        for path in files:
+            try:
+                dataset = load_dataset(path)
+                items = list(dataset.records) if to == "golden" else evaluation.traced(dataset)
+            except DatasetError as error:
+                problems.append(Problem(path=path, message=error.message()))
+                continue
+            for item in items:
+                if isinstance(item, DatasetError):
+                    problems.append(Problem(path=path, message=item.message()))
+                else:
+                    records.append(item)
+    finally:
+        evaluation.close()
+    target = Path(output)
+    if to == "golden":
+        seen: dict[str, Record] = {}
+        for record in records:
+            if record.question.id in seen and record.question != seen[record.question.id].question:
+                problems.append(
+                    Problem(path=output, message=f"question id {record.question.id!r} appears in several inputs with different content")
+                )
+            seen.setdefault(record.question.id, record)
+        count = write_golden((r.question for r in seen.values()), target, agent_name)
+        print(f"wrote {count} questions to {target}", file=out)
+    else:
+        count = write_runs(records, target, to)
+        print(f"wrote {count} runs to {target}", file=out)
+    _report_problems(problems, err)
+    return int(ExitCode.BAD_INPUT if problems or not files else ExitCode.PASSED)

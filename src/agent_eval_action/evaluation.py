@@ -19,7 +19,7 @@ from agent_eval_action.progress import Progress
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 from agent_eval_action.scoring import Scorer
 
-RECORDED_FORMATS = ("csv", "jsonl")
+RECORDED_FORMATS = ("csv", "jsonl", "adk_history")
 
 
 @dataclass
@@ -77,17 +77,21 @@ class Evaluation:
                 return scorer.score_dataset(dataset)
             finally:
                 progress.close()
+        return scorer.score_dataset(dataset, self.traced(dataset))
+
+    def traced(self, dataset: LoadedDataset) -> list[Record | DatasetError]:
+        """Every record with a trace: recorded ones as they are, the others run through the agent."""
         items = list(dataset.records)
-        to_run = [item for item in items if isinstance(item, Record)]
-        errors = [item for item in items if isinstance(item, DatasetError)]
+        to_run = [item for item in items if isinstance(item, Record) and item.trace is None]
         if not to_run:
-            return scorer.score_dataset(dataset, errors)
-        runner = self.runner()
+            return items
+        ready = [item for item in items if not (isinstance(item, Record) and item.trace is None)]
         settings = self.settings()
+        runner = self.runner()
         progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
         ran = self._loop().run_until_complete(run_records(to_run, runner, settings, progress))
         progress.close()
-        return scorer.score_dataset(dataset, [*errors, *ran])
+        return [*ready, *ran]
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         # One loop for every dataset: the agent's runner and sessions must not outlive their loop.

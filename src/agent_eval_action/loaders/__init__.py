@@ -6,7 +6,7 @@ import json
 import os
 
 from agent_eval_action.errors import DatasetError
-from agent_eval_action.loaders.adk import dataset_stem, load_eval_set, load_test_json
+from agent_eval_action.loaders.adk import dataset_stem, load_eval_history, load_eval_set, load_test_json
 from agent_eval_action.loaders.base import LoadedDataset, Record
 from agent_eval_action.loaders.golden import load_golden
 from agent_eval_action.loaders.tabular import load_csv, load_jsonl
@@ -49,6 +49,13 @@ def _open(path: str) -> LoadedDataset:
         raise DatasetError(path, f"not valid JSON: {error.msg}", pointer=f"line {error.lineno}, column {error.colno}") from None
     if isinstance(data, dict) and "golden_questions" in data:
         return load_golden(path, data, text)
+    if isinstance(data, str) and lower.endswith(".evalset_result.json"):
+        try:  # older ADK versions wrote the result as a JSON string inside the file
+            data = json.loads(data)
+        except json.JSONDecodeError as error:
+            raise DatasetError(path, f"not valid JSON inside the JSON string: {error.msg}") from None
+    if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
+        return load_eval_history(path, data)
     if isinstance(data, dict) and ("eval_cases" in data or "evalCases" in data):
         return load_eval_set(path, data)
     if isinstance(data, list) and all(isinstance(item, dict) and ("query" in item or "data" in item) for item in data):

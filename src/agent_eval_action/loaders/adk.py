@@ -22,7 +22,7 @@ from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall
 
 def dataset_stem(path: str) -> str:
     name = os.path.basename(path)
-    for suffix in (".test.json", ".evalset.json", ".json", ".jsonl", ".csv"):
+    for suffix in (".evalset_result.json", ".test.json", ".evalset.json", ".json", ".jsonl", ".csv"):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return Path(name).stem
@@ -196,3 +196,90 @@ def _expected_calls(intermediate: Any) -> list[ReferenceToolCall]:
             args = call.get("args") or {}
             out.append(ReferenceToolCall(tool_name=str(call["name"]), input_arguments=args if isinstance(args, dict) else {}))
     return out
+
+
+def load_eval_history(path: str, data: dict[str, Any]) -> LoadedDataset:
+    """ADK eval history (``.adk/eval_history/*.evalset_result.json``): recorded runs with their references.
+
+    The expected invocations give the references, the session (or else the actual
+    invocations) gives the trace.
+    """
+    where = Where(path)
+    cases = get(data, "eval_case_results")
+    expect_type(where, ".eval_case_results", cases, list, "a list of eval case results")
+    dataset = LoadedDataset(path=path, name=str(get(data, "eval_set_id") or ""), format="adk_history", records=iter(()))
+    dataset.records = _history_records(path, cases)
+    return dataset
+
+
+def _history_records(path: str, cases: list[Any]) -> Iterator[Record | DatasetError]:
+    from agent_eval_action.adk_events import trace_from_run
+
+    runs: dict[str, int] = {}
+    for i, case in enumerate(cases):
+        pointer = f"$.eval_case_results[{i}]"
+        try:
+            expect_type(Where(path, prefix=""), pointer, case, dict, "an object")
+            qid = get(case, "eval_id")
+            if not isinstance(qid, str) or not qid:
+                raise DatasetError(path, "missing eval_id", pointer=f"{pointer}.eval_id")
+            per_invocation = get(case, "eval_metric_result_per_invocation") or []
+            actual = [get(item, "actual_invocation") for item in per_invocation if isinstance(item, dict)]
+            expected = [get(item, "expected_invocation") for item in per_invocation if isinstance(item, dict)]
+            inputs = [_content_text(get(inv, "user_content")) or "" for inv in actual]
+            references = [_content_text(get(inv, "final_response")) if isinstance(inv, dict) else None for inv in expected]
+            calls = [call for inv in expected if isinstance(inv, dict) for call in _expected_calls(get(inv, "intermediate_data"))]
+            question = Question(
+                id=qid,
+                user_inputs=inputs,
+                agents_evaluated=[],
+                reference_data=ReferenceData(
+                    reference_tool_interactions=calls if any(isinstance(inv, dict) for inv in expected) else None,
+                    reference_response=next((r for r in reversed(references) if r), None),
+                    turn_references=references if any(references) else None,
+                ),
+            )
+            session = get(case, "session_details")
+            events = get(session, "events") if isinstance(session, dict) else None
+            if not events:
+                events = _invocation_events(actual)
+            state = get(session, "state") if isinstance(session, dict) else None
+            times = [(0.0, float(get(inv, "duration"))) for inv in actual if isinstance(get(inv, "duration"), int | float)]
+            trace = trace_from_run(
+                question,
+                events,
+                final_state=state if isinstance(state, dict) else None,
+                turn_times=times if len(times) == len(actual) else [],
+                app_name=get(session, "app_name") if isinstance(session, dict) else None,
+                models={},
+            )
+            if get(case, "final_eval_status") in (3, "NOT_EVALUATED") and not events:
+                trace.error = "ADK did not evaluate this case"
+            run = runs.get(qid, -1) + 1
+            runs[qid] = run
+            yield Record(question=question, trace=trace, run=run)
+        except DatasetError as error:
+            yield error
+
+
+def _invocation_events(invocations: list[Any]) -> list[dict[str, Any]]:
+    """Events rebuilt from actual invocations (ADK writes either intermediate data or events)."""
+    events: list[dict[str, Any]] = []
+    for n, inv in enumerate(invocations):
+        if not isinstance(inv, dict):
+            continue
+        invocation_id = f"inv-{n}"
+        events.append({"author": "user", "invocation_id": invocation_id, "content": get(inv, "user_content")})
+        data = get(inv, "intermediate_data") or {}
+        author = str((get(inv, "app_details") or {}).get("name") or "agent") if isinstance(get(inv, "app_details"), dict) else "agent"
+        for event in get(data, "invocation_events") or []:
+            if isinstance(event, dict):
+                events.append({**event, "invocation_id": invocation_id})
+        for call in get(data, "tool_uses") or []:
+            events.append({"author": author, "invocation_id": invocation_id, "content": {"parts": [{"function_call": call}]}})
+        for response in get(data, "tool_responses") or []:
+            events.append({"author": author, "invocation_id": invocation_id, "content": {"parts": [{"function_response": response}]}})
+        final = get(inv, "final_response")
+        if final:
+            events.append({"author": author, "invocation_id": invocation_id, "content": final})
+    return events

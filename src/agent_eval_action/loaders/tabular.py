@@ -419,9 +419,15 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
     if spans is not None and spans.latency_s is not None:
         trace.latency_s, trace.latency_source = spans.latency_s, "session_trace spans"
         return
-    tree = _latency_tree(row.cell("latency_data"))
+    latency = row.cell("latency_data")
+    tree = _latency_tree(latency)
     if tree is not None:
         trace.latency_s, trace.latency_source = tree, "latency_data"
+        children = latency.get("children") if isinstance(latency, dict) else None
+        turns = [c.get("duration_seconds") for c in children or [] if isinstance(c, dict) and str(c.get("name", "")).startswith("turn ")]
+        seconds = [float(t) for t in turns if isinstance(t, int | float) and not isinstance(t, bool)]
+        if seconds and len(seconds) == len(turns) == len(trace.turns):
+            trace.turns = [turn.model_copy(update={"duration_s": s}) for turn, s in zip(trace.turns, seconds, strict=True)]
 
 
 def _recorded(row: _Row) -> dict[str, float]:

@@ -1,0 +1,146 @@
+"""Conversions that keep users' files: datasets to golden JSON, runs to the simulation CSV / JSONL.
+
+Covers the seed pipeline's ``convert_test_to_golden.py`` (ADK ``.test.json`` and eval sets
+to golden) and ``convert_adk_history_to_dataset.py`` (ADK eval history to a run table).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from agent_eval_action.loaders import Record
+from agent_eval_action.models import Question, Trace
+
+ROW_COLUMNS = [
+    "eval_id", "question_id", "session_id", "agent_name", "agents_evaluated", "user_inputs", "final_response",
+    "sub_agent_trace", "trace_summary", "extracted_data", "final_session_state", "session_trace", "latency_data",
+    "reference_data", "question_metadata", "status", "error", "metric.duration_sec", "metric.total_tokens",
+    "metric.turn_count", "metric.tool_calls", "metric.tool_errors", "metric.unique_tools",
+]  # fmt: skip
+
+
+def golden_question(question: Question, agent_name: str | None = None) -> dict[str, Any]:
+    ref = question.reference_data
+    reference: dict[str, Any] = {}
+    if ref.reference_tool_interactions is not None:
+        reference["reference_tool_interactions"] = [call.model_dump() for call in ref.reference_tool_interactions]
+    if ref.reference_trajectory is not None:
+        reference["reference_trajectory"] = ref.reference_trajectory
+    if ref.reference_state_variables is not None:
+        reference["reference_state_variables"] = ref.reference_state_variables
+    if ref.reference_response is not None:
+        reference["reference_response"] = ref.reference_response
+    reference.update(ref.custom)
+    metadata = dict(question.metadata)
+    if question.initial_state:
+        metadata["initial_state"] = question.initial_state
+    if ref.turn_references and any(ref.turn_references[:-1]):
+        metadata["turn_references"] = ref.turn_references
+    agents = [agent_name] if agent_name else question.agents_evaluated
+    return {
+        "id": question.id,
+        "user_inputs": question.user_inputs,
+        "agents_evaluated": agents,
+        "metadata": metadata,
+        "reference_data": reference,
+    }
+
+
+def write_golden(questions: Iterable[Question], path: Path, agent_name: str | None = None) -> int:
+    items = [golden_question(q, agent_name) for q in questions]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"golden_questions": items}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(items)
+
+
+def _usage_spans(trace: Trace) -> list[dict[str, Any]]:
+    """A run without recorded spans keeps its token usage as untimed ``generate_content`` spans."""
+    return [
+        {
+            "name": f"generate_content {call.model or ''}".strip(),
+            "span_id": f"{i + 1:016x}",
+            "attributes": {
+                "gen_ai.operation.name": "generate_content",
+                "gen_ai.request.model": call.model,
+                "gen_ai.agent.name": call.agent,
+                "gen_ai.usage.input_tokens": call.input_tokens,
+                "gen_ai.usage.output_tokens": call.output_tokens,
+                "gen_ai.usage.cache_read.input_tokens": call.cached_tokens,
+                "gen_ai.usage.reasoning.output_tokens": call.thoughts_tokens,
+                "agent_eval.synthetic": True,
+            },
+        }
+        for i, call in enumerate(trace.llm_calls or [])
+    ]
+
+
+def run_row(record: Record) -> dict[str, Any]:
+    """One run as a row of the simulation table (values as Python objects; CSV cells get JSON text)."""
+    question, trace = record.question, record.trace or Trace(error="not run")
+    calls = trace.tool_interactions or []
+    steps = [f"{step.kind}:{step.name}" for step in trace.trajectory or []]
+    total_tokens = sum(c.input_tokens + c.output_tokens + c.thoughts_tokens for c in trace.llm_calls) if trace.llm_calls else None
+    row: dict[str, Any] = {
+        "eval_id": question.id,
+        "question_id": question.id,
+        "session_id": f"{question.id}#run{record.run}",  # stable, unlike the session's random id
+        "agent_name": trace.app_name or next(iter(question.agents_evaluated), ""),
+        "agents_evaluated": question.agents_evaluated,
+        "user_inputs": question.user_inputs,
+        "final_response": trace.final_response,
+        "sub_agent_trace": [{"name": s.agent_name, "text": s.text_response} for s in trace.sub_agent_trace],
+        "trace_summary": steps if trace.trajectory is not None else None,
+        "extracted_data": {
+            "state_variables": trace.final_state,
+            "tool_interactions": [c.model_dump(exclude_none=True) for c in calls] if trace.tool_interactions is not None else None,
+        },
+        "final_session_state": trace.final_state,
+        "session_trace": [span.model_dump() for span in trace.spans] or _usage_spans(trace) or None,
+        "latency_data": {
+            "name": "session",
+            "duration_seconds": trace.latency_s,
+            "children": [{"name": f"turn {i + 1}", "duration_seconds": t.duration_s} for i, t in enumerate(trace.turns)],
+        }
+        if trace.latency_s is not None
+        else None,
+        "reference_data": golden_question(question)["reference_data"],
+        "question_metadata": question.metadata,
+        "status": "error" if trace.error else "success",
+        "error": trace.error,
+        "metric.duration_sec": trace.latency_s,
+        "metric.total_tokens": total_tokens,
+        "metric.turn_count": len(question.user_inputs),
+        "metric.tool_calls": len(calls) if trace.tool_interactions is not None else None,
+        "metric.tool_errors": sum(1 for c in calls if c.error) if trace.tool_interactions is not None else None,
+        "metric.unique_tools": len({c.tool_name for c in calls}) if trace.tool_interactions is not None else None,
+    }
+    return row
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def write_runs(records: Iterable[Record], path: Path, fmt: str) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=ROW_COLUMNS) if fmt == "csv" else None
+        if writer is not None:
+            writer.writeheader()
+        for record in records:
+            row = run_row(record)
+            if writer is not None:
+                writer.writerow({key: _cell(value) for key, value in row.items()})
+            else:
+                handle.write(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n")
+            count += 1
+    return count

@@ -1,0 +1,174 @@
+"""convert: ADK files to golden JSON, runs to the simulation table and back, ADK eval history."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_eval_action.loaders import Record, load_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "customer_service"
+GOLDEN = EXAMPLE / "evaluation" / "datasets" / "customer_service_golden.json"
+
+
+def cli(*args: str, cwd: Path = EXAMPLE) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("GOOGLE_API_KEY", None)
+    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+
+
+def records(path: Path) -> list[Record]:
+    return [r for r in load_dataset(str(path)).records if isinstance(r, Record)]
+
+
+def test_test_json_to_golden(tmp_path: Path) -> None:
+    source = tmp_path / "raw_logs.test.json"
+    source.write_text(
+        json.dumps(
+            [
+                {
+                    "query": "What's in my cart?",
+                    "expected_tool_use": [{"tool_name": "access_cart_information", "tool_input": {"customer_id": "123"}}],
+                    "reference": "Two bags.",
+                },
+                {"query": "Thanks", "expected_tool_use": [], "reference": "Welcome."},
+            ]
+        )
+    )
+    result = cli(
+        "convert", str(source), "--to", "golden", "-o", str(tmp_path / "my_new_golden.json"), "--agent-name", "my_agent", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    (record,) = records(tmp_path / "my_new_golden.json")
+    question = record.question
+    assert question.id == "raw_logs" and question.agents_evaluated == ["my_agent"]
+    assert question.user_inputs == ["What's in my cart?", "Thanks"]
+    assert question.reference_data.reference_tool_interactions[0].input_arguments == {"customer_id": "123"}  # type: ignore[index]
+    assert question.reference_data.reference_response == "Welcome."
+    assert question.metadata["turn_references"] == ["Two bags.", "Welcome."]
+
+
+def _scores(results: Path) -> dict[str, dict[str, Any]]:
+    data = json.loads(results.read_text())
+    return {q["id"]: {k: v["value"] for k, v in q["scores"].items()} for q in data["datasets"][0]["questions"]}
+
+
+def test_agent_runs_round_trip_through_csv_and_jsonl(tmp_path: Path) -> None:
+    direct = cli("evaluate", str(GOLDEN), "--agent", "customer_service", "--output-dir", str(tmp_path / "direct"))
+    assert direct.returncode == 0, direct.stderr
+    expected = _scores(tmp_path / "direct" / "results.json")
+    for fmt in ("csv", "jsonl"):
+        target = tmp_path / f"runs.{fmt}"
+        made = cli("convert", str(GOLDEN), "--to", fmt, "-o", str(target), "--agent", "customer_service")
+        assert made.returncode == 0, made.stderr
+        again = cli("evaluate", str(target), "--output-dir", str(tmp_path / fmt))
+        assert again.returncode == 0, again.stderr
+        got = _scores(tmp_path / fmt / "results.json")
+        for qid, scores in expected.items():
+            for metric in ("tool_usage_accuracy", "tool_call_precision", "trajectory_accuracy", "trajectory_exact_match",
+                           "state_management_fidelity", "response_match", "llm_calls", "input_tokens", "output_tokens", "tool_calls"):  # fmt: skip
+                assert got[qid].get(metric) == scores.get(metric), (fmt, qid, metric)
+            assert got[qid]["turn_latency"] is not None
+
+
+def _eval_history(path: Path) -> None:
+    """An eval history file written by ADK's own models from a real run of the shop test app."""
+    from google.adk.evaluation.eval_case import IntermediateData, Invocation
+    from google.adk.evaluation.eval_metrics import EvalMetricResult, EvalMetricResultPerInvocation
+    from google.adk.evaluation.eval_result import EvalCaseResult, EvalSetResult
+    from google.adk.evaluation.evaluator import EvalStatus
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    sys.path.insert(0, str(ROOT / "tests" / "apps"))
+    from shop.agent import root_agent  # type: ignore[import-not-found]
+
+    async def run() -> Any:
+        service = InMemorySessionService()
+        runner = Runner(app_name="shop", agent=root_agent, session_service=service)
+        session = await service.create_session(app_name="shop", user_id="u")
+        async for _ in runner.run_async(
+            user_id="u", session_id=session.id, new_message=types.Content(role="user", parts=[types.Part(text="I want a refund")])
+        ):
+            pass
+        return await service.get_session(app_name="shop", user_id="u", session_id=session.id)
+
+    session = asyncio.run(run())
+    user = types.Content(role="user", parts=[types.Part(text="I want a refund")])
+    actual = Invocation(user_content=user, final_response=types.Content(role="model", parts=[types.Part(text="Refunded 10 on order A1.")]))
+    expected = Invocation(
+        user_content=user,
+        final_response=types.Content(role="model", parts=[types.Part(text="Your order A1 was refunded 10.")]),
+        intermediate_data=IntermediateData(tool_uses=[types.FunctionCall(name="refund", args={"order_id": "A1", "amount": 10})]),
+    )
+    metric = EvalMetricResult(metric_name="tool_trajectory_avg_score", threshold=1.0, score=0.0, eval_status=EvalStatus.FAILED)
+    case = EvalCaseResult(
+        eval_set_id="shop_set", eval_id="refund_case", final_eval_status=EvalStatus.FAILED, overall_eval_metric_results=[metric],
+        eval_metric_result_per_invocation=[EvalMetricResultPerInvocation(actual_invocation=actual, expected_invocation=expected, eval_metric_results=[metric])],
+        session_id=session.id, session_details=session, user_id="u",
+    )  # fmt: skip
+    result = EvalSetResult(
+        eval_set_result_id="r1", eval_set_result_name="shop_shop_set_1", eval_set_id="shop_set", eval_case_results=[case]
+    )
+    path.write_text(result.model_dump_json(indent=2))
+
+
+def test_adk_eval_history_is_a_recorded_dataset(tmp_path: Path) -> None:
+    history = tmp_path / "shop_shop_set_1.evalset_result.json"
+    _eval_history(history)
+    (record,) = records(history)
+    assert record.question.id == "refund_case" and record.question.user_inputs == ["I want a refund"]
+    assert record.question.reference_data.reference_response == "Your order A1 was refunded 10."
+    trace = record.trace
+    assert trace is not None and trace.error is None
+    assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "lookup_order", "refund"]
+    assert trace.final_state == {"last_order": "A1", "lookups": 1, "refund": {"order_id": "A1", "amount": 10}}
+    assert trace.final_response == "Refunded 10 on order A1."
+    result = cli("evaluate", str(history), "--output-dir", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    scores = _scores(tmp_path / "out" / "results.json")["refund_case"]
+    assert scores["tool_usage_accuracy"] == 1.0 and scores["tool_call_precision"] == 0.5
+    golden = cli("convert", str(history), "--to", "golden", "-o", str(tmp_path / "g.json"), "--agent-name", "shop", cwd=tmp_path)
+    assert golden.returncode == 0, golden.stderr
+    (converted,) = records(tmp_path / "g.json")
+    assert converted.question.reference_data.reference_tool_interactions[0].tool_name == "refund"  # type: ignore[index]
+    table = cli("convert", str(history), "--to", "csv", "-o", str(tmp_path / "h.csv"), cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    (row,) = records(tmp_path / "h.csv")
+    assert row.trace is not None and row.trace.final_state == trace.final_state
+
+
+def test_history_as_json_string_and_bad_input(tmp_path: Path) -> None:
+    history = tmp_path / "h.evalset_result.json"
+    _eval_history(history)
+    history.write_text(json.dumps(history.read_text()))  # older ADK wrote the JSON as a string
+    assert len(records(history)) == 1
+    bad = cli("convert", "nowhere.json", "--to", "golden", "-o", str(tmp_path / "x.json"), cwd=tmp_path)
+    assert bad.returncode == 2 and "nowhere.json: no such file" in bad.stderr
+
+
+def test_golden_without_agent_cannot_become_runs(tmp_path: Path) -> None:
+    result = cli("convert", str(GOLDEN), "--to", "csv", "-o", str(tmp_path / "r.csv"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pass --agent module:attr" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_recorded_rows_rewritten(tmp_path: Path, fmt: str) -> None:
+    source = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
+    result = cli("convert", str(source), "--to", fmt, "-o", str(tmp_path / f"r.{fmt}"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    before = {r.question.id: r.trace for r in records(source)}
+    after = {r.question.id: r.trace for r in records(tmp_path / f"r.{fmt}")}
+    for qid, trace in before.items():
+        assert after[qid].tool_interactions == trace.tool_interactions  # type: ignore[union-attr]
+        assert after[qid].final_state == trace.final_state  # type: ignore[union-attr]
