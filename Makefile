@@ -15,9 +15,10 @@ $(STAMP): requirements.lock pyproject.toml
 
 install: $(STAMP)
 
-## Score the bundled recorded example (offline) and print the table.
+## Run the bundled customer-service agent on its golden dataset (offline: scripted model) and score it.
 example: install
-	$(BIN)/python -m agent_eval_action evaluate examples/recorded/customer_service_runs.csv
+	cd examples/customer_service && ../../$(BIN)/python -m agent_eval_action evaluate \
+		evaluation/datasets/customer_service_golden.json --agent customer_service --output-dir ../../agent-eval-results
 
 lint: install
 	$(BIN)/ruff check src tests bench

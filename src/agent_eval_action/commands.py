@@ -8,7 +8,7 @@ from typing import TextIO
 
 from agent_eval_action import __version__
 from agent_eval_action.discovery import expand_paths
-from agent_eval_action.errors import DatasetError, ExitCode
+from agent_eval_action.errors import DatasetError, ExitCode, UsageError
 from agent_eval_action.models import Problem, Results
 
 
@@ -115,6 +115,9 @@ def convert(
                 items = list(dataset.records) if to == "golden" else evaluation.traced(dataset)
             except DatasetError as error:
                 problems.append(Problem(path=path, message=error.message()))
+                continue
+            except UsageError as error:
+                problems.append(Problem(path=path, message=f"{path}: {error}"))
                 continue
             for item in items:
                 if isinstance(item, DatasetError):

@@ -47,7 +47,9 @@ class Evaluation:
 
                 self._runner = AdkRunner(load_agent(self.config.agent), capture_spans=self.config.capture_spans)
             else:
-                raise UsageError("no agent to run: pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
+                raise UsageError(
+                    "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"
+                )
         return self._runner
 
     def evaluate_file(self, path: str) -> DatasetResult | None:
@@ -62,7 +64,7 @@ class Evaluation:
             dataset = load_dataset(path)
             result = self._score(dataset, scorer)
         except (DatasetError, UsageError) as error:
-            self.problems.append(Problem(path=path, message=error.message() if isinstance(error, DatasetError) else str(error)))
+            self.problems.append(Problem(path=path, message=error.message() if isinstance(error, DatasetError) else f"{path}: {error}"))
             return None
         self.problems.extend(scorer.problems)
         for warning in result.warnings:

@@ -153,7 +153,9 @@ class Scorer:
                 self.problems.append(Problem(path=item.path, message=item.message()))
                 continue
             if item.trace is None:
-                raise UsageError(f"{dataset.path}: this dataset has no recorded runs; pass --agent module:attr to run the agent on it")
+                raise UsageError(
+                    "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"
+                )
             results.append(self.score_record(item))
             if self.progress is not None:
                 self.progress(len(results))

@@ -1,0 +1,88 @@
+"""The git questions a PR check asks, through the real ``git`` command.
+
+Functions take a :class:`Git` so tests can point it at a repository made in a temp dir.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_eval_action.errors import ConfigError, InfrastructureError
+
+SHALLOW_HINT = "the checkout is shallow: use actions/checkout with `fetch-depth: 0` so the base branch's history is there"
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str  # A, M, D, R (renamed: path is the new name, old_path the old one)
+    path: str
+    old_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Git:
+    cwd: Path
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        try:
+            done = subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, text=True, timeout=120)
+        except FileNotFoundError:
+            raise InfrastructureError("git is not installed") from None
+        except subprocess.TimeoutExpired:
+            raise InfrastructureError(f"git {' '.join(args)} took longer than 120 s") from None
+        if check and done.returncode != 0:
+            raise InfrastructureError(f"git {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()}")
+        return done
+
+    def is_repository(self) -> bool:
+        return self.run("rev-parse", "--is-inside-work-tree", check=False).returncode == 0
+
+    def is_shallow(self) -> bool:
+        return self.run("rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+
+    def resolve(self, ref: str) -> str | None:
+        done = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    def merge_base(self, base_ref: str) -> str:
+        """The merge-base of ``base_ref`` and HEAD, with a message that says how to fix what is missing."""
+        if not self.is_repository():
+            raise ConfigError("--base", f"{self.cwd} is not a git repository")
+        base = self.resolve(base_ref) or self.resolve(f"origin/{base_ref}")
+        if base is None:
+            hint = f"; {SHALLOW_HINT}" if self.is_shallow() else " (fetch it first, e.g. `git fetch origin BASE`)"
+            raise ConfigError("--base", f"base ref {base_ref!r} is not in this repository{hint}")
+        done = self.run("merge-base", base, "HEAD", check=False)
+        if done.returncode != 0:
+            if self.is_shallow():
+                raise ConfigError("--base", f"no common ancestor of {base_ref!r} and HEAD in the fetched history: {SHALLOW_HINT}")
+            raise ConfigError("--base", f"{base_ref!r} and HEAD share no history")
+        return done.stdout.strip()
+
+    def changes(self, since: str) -> list[Change]:
+        """Files changed between ``since`` and HEAD (committed), renames detected."""
+        out = self.run("diff", "--name-status", "-M", "-z", since, "HEAD").stdout
+        fields = out.split("\0")
+        changes: list[Change] = []
+        i = 0
+        while i < len(fields) - 1:
+            status = fields[i]
+            if status.startswith(("R", "C")):
+                changes.append(Change(status="R" if status[0] == "R" else "A", path=fields[i + 2], old_path=fields[i + 1]))
+                i += 3
+            else:
+                changes.append(Change(status=status[:1], path=fields[i + 1]))
+                i += 2
+        return changes
+
+    def show(self, rev: str, path: str) -> str | None:
+        """A file's text at ``rev``; None when it did not exist there."""
+        done = self.run("show", f"{rev}:{path}", check=False)
+        return done.stdout if done.returncode == 0 else None
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the repository root, as git names it."""
+        top = Path(self.run("rev-parse", "--show-toplevel").stdout.strip())
+        return path.resolve().relative_to(top.resolve()).as_posix()
