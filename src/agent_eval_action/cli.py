@@ -36,6 +36,29 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--metrics", type=_names, help="comma-separated metric names (default: all deterministic metrics)")
     _agent_flags(evaluate)
 
+    run = sub.add_parser("run", help="the PR check: select, evaluate, compare with the base branch's baselines, gate", epilog=EPILOG)
+    run.add_argument("--config", help="config file")
+    run.add_argument("--datasets", nargs="+", metavar="GLOB", help="dataset globs (default: the config's datasets)")
+    run.add_argument("--base", help="base branch or ref (default: $GITHUB_BASE_REF; none: evaluate everything)")
+    run.add_argument("--all", dest="evaluate_all", action="store_true", help="evaluate every dataset, not only the changed ones")
+    run.add_argument("--output-dir", help="where results.json goes (default: agent-eval-results)")
+    run.add_argument("--metrics", type=_names, help="comma-separated metric names")
+    run.add_argument("--no-comment", action="store_true", help="do not post a PR comment")
+    _agent_flags(run)
+
+    compare = sub.add_parser("compare", help="compare two results files and apply the gate", epilog=EPILOG)
+    compare.add_argument("current", help="results.json of this run")
+    compare.add_argument("baseline", help="results.json (or baseline file) to compare with")
+    compare.add_argument("--config", help="config file (gate settings)")
+    compare.add_argument("--output-dir", help="where the compared results.json goes")
+
+    baseline = sub.add_parser("baseline", help="manage baseline files")
+    baseline_sub = baseline.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
+    update = baseline_sub.add_parser("update", help="evaluate datasets and write their baselines", epilog=EPILOG)
+    update.add_argument("--datasets", nargs="+", metavar="GLOB", help="dataset globs (default: the config's datasets)")
+    update.add_argument("--config", help="config file")
+    _agent_flags(update)
+
     convert = sub.add_parser(
         "convert",
         help="rewrite datasets as golden JSON, or their runs as a simulation CSV / JSONL",
@@ -82,6 +105,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
             return evaluate(args.paths, config_path=args.config, **flags)
+        if args.command == "run":
+            from agent_eval_action.commands import run
+
+            flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
+            return run(config_path=args.config, base=args.base, evaluate_all=args.evaluate_all, datasets=args.datasets, **flags)
+        if args.command == "compare":
+            from agent_eval_action.commands import compare_files
+
+            return compare_files(args.current, args.baseline, config_path=args.config, output_dir=args.output_dir)
+        if args.command == "baseline":
+            from agent_eval_action.commands import baseline_update
+
+            flags = {name: getattr(args, name) for name in AGENT_FLAGS}
+            return baseline_update(args.datasets, config_path=args.config, **flags)
         if args.command == "convert":
             from agent_eval_action.commands import convert
 

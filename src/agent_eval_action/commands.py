@@ -142,3 +142,92 @@ def convert(
         print(f"wrote {count} runs to {target}", file=out)
     _report_problems(problems, err)
     return int(ExitCode.BAD_INPUT if problems or not files else ExitCode.PASSED)
+
+
+def run(
+    *,
+    config_path: str | None = None,
+    base: str | None = None,
+    evaluate_all: bool = False,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    **flags: object,
+) -> int:
+    """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate."""
+    from agent_eval_action.config import load_config
+    from agent_eval_action.flow import base_ref, run_check
+    from agent_eval_action.git_ops import Git
+    from agent_eval_action.results_io import write_results
+    from agent_eval_action.terminal import render
+
+    config = load_config(config_path).with_overrides(**flags)
+    outcome = run_check(config, git=Git(Path.cwd()), base=base_ref(base, config), evaluate_all=evaluate_all, err=err)
+    target = write_results(outcome.results, Path(config.output_dir) / "results.json")
+    print(render(outcome.results), file=out)
+    for message in outcome.messages:
+        print(message, file=out)
+    _report_problems(outcome.results.problems, err)
+    print(f"wrote {target}", file=out)
+    return outcome.exit_code
+
+
+def compare_files(
+    current: str,
+    baseline: str,
+    *,
+    config_path: str | None = None,
+    output_dir: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    """Compares two results files (datasets matched by name) and applies the gate."""
+    from agent_eval_action.compare import compare_dataset
+    from agent_eval_action.config import load_config
+    from agent_eval_action.flow import metric_kinds
+    from agent_eval_action.gate import evaluate_gate
+    from agent_eval_action.results_io import read_results, write_results
+    from agent_eval_action.terminal import render
+
+    config = load_config(config_path).with_overrides(output_dir=output_dir)
+    now, before = read_results(current), read_results(baseline)
+    previous = {d.name: d for d in before.datasets}
+    now.comparison = [
+        compare_dataset(d, previous.get(d.name), baseline_path=baseline, seed=config.seed, max_question_drop=config.gate.max_question_drop)
+        for d in now.datasets
+    ]
+    now.gate = evaluate_gate(now.datasets, now.comparison, config.gate, metric_kinds())
+    target = write_results(now, Path(config.output_dir) / "results.json")
+    print(render(now), file=out)
+    print(f"wrote {target}", file=out)
+    return int(ExitCode.PASSED if now.gate.passed else ExitCode.GATE_FAILED)
+
+
+def baseline_update(
+    datasets: list[str] | None = None,
+    *,
+    config_path: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    **flags: object,
+) -> int:
+    """Evaluates the datasets and writes their baselines (sorted, rounded: unchanged scores rewrite nothing)."""
+    from agent_eval_action.baseline import write_baseline
+    from agent_eval_action.config import load_config
+    from agent_eval_action.evaluation import Evaluation
+
+    config = load_config(config_path).with_overrides(**flags)
+    files, empty = expand_paths(datasets or config.datasets)
+    problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty if datasets]
+    evaluation = Evaluation(config, err=err)
+    try:
+        for path in files:
+            result = evaluation.evaluate_file(path)
+            if result is None:
+                continue
+            target, changed = write_baseline(config.baselines_dir, result, __version__)
+            print(f"{'wrote' if changed else 'unchanged'}: {target}", file=out)
+    finally:
+        evaluation.close()
+    problems.extend(evaluation.problems)
+    _report_problems(problems, err)
+    return int(ExitCode.BAD_INPUT if problems or not files else ExitCode.PASSED)

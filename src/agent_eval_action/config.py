@@ -26,6 +26,56 @@ class Price(BaseModel):
     cached: float | None = Field(default=None, ge=0)
 
 
+def parse_regression(value: float | str) -> tuple[float, bool]:
+    """``0.05`` (absolute points) or ``"5%"`` (relative to the baseline) -> (amount, relative)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.endswith("%"):
+            raise ValueError(f"{value!r}: give a number of points (0.05) or a percentage ('5%')")
+        return float(text[:-1]) / 100, True
+    return float(value), False
+
+
+class MetricRule(BaseModel):
+    """Gate thresholds for one metric."""
+
+    model_config = ConfigDict(extra="forbid")
+    min: float | None = None
+    max: float | None = None
+    max_regression: float | str | None = None
+    # A run passes when its value reaches this (higher-is-better) or stays under it (lower);
+    # gives pass rates and, with runs > 1, pass^k.
+    pass_threshold: float | None = None
+
+    @field_validator("max_regression")
+    @classmethod
+    def _regression(cls, value: float | str | None) -> float | str | None:
+        if value is not None:
+            amount, _ = parse_regression(value)
+            if amount < 0:
+                raise ValueError("must not be negative")
+        return value
+
+
+class GateConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # A drop beyond max_regression fails only when the delta's 95% CI lies entirely on the worse side.
+    require_significance: bool = True
+    # Applied to every reference metric (higher is better) without a rule of its own.
+    max_regression: float | str = 0.05
+    max_question_drop: float = Field(default=0.5, gt=0)
+    fail_on_question_drop: bool = True
+    fail_on_new_errors: bool = True
+    max_errors: int | None = Field(default=None, ge=0)
+    metrics: dict[str, MetricRule] = Field(default_factory=dict)
+
+    @field_validator("max_regression")
+    @classmethod
+    def _regression(cls, value: float | str) -> float | str:
+        parse_regression(value)
+        return value
+
+
 class Config(BaseModel):
     """Settings of a run. Keys may be written with hyphens or underscores."""
 
@@ -52,6 +102,14 @@ class Config(BaseModel):
     retries: int = Field(default=3, ge=0, le=20)  # on 429 / 503 / deadline errors
     progress: Literal["auto", "always", "never"] = "auto"
     capture_spans: bool = True
+    # Where `baseline update` writes and PR runs read (at the merge-base) the baselines.
+    baselines_dir: str = "evaluation/baselines"
+    # Paths whose change re-evaluates every dataset; default: any path that is not a dataset or baseline.
+    agent_paths: list[str] | None = None
+    # In a PR, "changed" evaluates the datasets it changed (all of them when agent code changed).
+    select: Literal["changed", "all"] = "changed"
+    base: str | None = None
+    gate: GateConfig = Field(default_factory=GateConfig)
     # USD per million tokens by model-name prefix, laid over the built-in table.
     prices: dict[str, Price] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)
@@ -89,11 +147,19 @@ def default_prices() -> dict[str, dict[str, float]]:
     return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
 
 
+def _keys(table: dict[str, Any]) -> dict[str, Any]:
+    return {key.replace("-", "_"): value for key, value in table.items()}
+
+
 def _normalize(data: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for key, value in data.items():
-        key = key.replace("-", "_")
-        out[key] = value
+    """Setting names may use hyphens; model names under [prices] and metric names keep theirs."""
+    out = _keys(data)
+    gate = out.get("gate")
+    if isinstance(gate, dict):
+        gate = _keys(gate)
+        if isinstance(gate.get("metrics"), dict):
+            gate["metrics"] = {name: _keys(rule) if isinstance(rule, dict) else rule for name, rule in gate["metrics"].items()}
+        out["gate"] = gate
     return out
 
 

@@ -186,15 +186,72 @@ class Problem(_Model):
     message: str
 
 
+class QuestionDrop(_Model):
+    """A question whose score fell by at least ``max_question_drop``: listed even when the mean holds."""
+
+    id: str
+    metric: str
+    baseline: float
+    current: float
+
+
+class MetricComparison(_Model):
+    metric: str
+    direction: Literal["higher", "lower", "neutral"]
+    baseline: float | None
+    current: float | None
+    # Mean paired difference (current - baseline) over the questions both runs scored;
+    # the difference of means when they share none.
+    delta: float | None
+    ci95: tuple[float, float] | None = None
+    n_shared: int = 0
+    verdict: Literal["improved", "unchanged", "regressed", "new", "removed"]
+    drops: list[QuestionDrop] = Field(default_factory=list)
+
+    _round_figures = field_validator("baseline", "current", "delta", "ci95")(classmethod(lambda cls, v: _round(v)))
+
+
+class DatasetComparison(_Model):
+    dataset: str
+    path: str
+    # "compared"; "new": no baseline on the base branch; "removed": the dataset file was deleted.
+    status: Literal["compared", "new", "removed"]
+    baseline_path: str | None = None
+    added_questions: list[str] = Field(default_factory=list)
+    removed_questions: list[str] = Field(default_factory=list)
+    baseline_errors: int = 0
+    current_errors: int = 0
+    metrics: list[MetricComparison] = Field(default_factory=list)
+
+
+class SelectedDataset(_Model):
+    path: str
+    reason: str
+
+
+class Selection(_Model):
+    """Which datasets a run evaluated and why."""
+
+    base_ref: str | None = None
+    merge_base: str | None = None
+    mode: Literal["all", "changed"] = "all"
+    selected: list[SelectedDataset] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    agent_changes: list[str] = Field(default_factory=list)
+
+
 class GateResult(_Model):
     passed: bool
     failures: list[str] = Field(default_factory=list)
+    # Found but not failing (a judged metric's question drop, missing baselines).
+    notes: list[str] = Field(default_factory=list)
 
 
 class Results(_Model):
     schema_version: int = SCHEMA_VERSION
     tool_version: str = ""
+    selection: Selection | None = None
     datasets: list[DatasetResult] = Field(default_factory=list)
     problems: list[Problem] = Field(default_factory=list)
-    comparison: list[dict[str, Any]] | None = None
+    comparison: list[DatasetComparison] | None = None
     gate: GateResult | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_eval_action.models import DatasetResult, MetricSummary, Results
+from agent_eval_action.models import DatasetComparison, DatasetResult, GateResult, MetricSummary, Results
 
 
 def _num(value: float | None) -> str:
@@ -38,9 +38,53 @@ def dataset_table(dataset: DatasetResult) -> list[str]:
     return lines
 
 
+VERDICT_MARK = {"improved": "+", "regressed": "!", "unchanged": " ", "new": "*", "removed": "-"}
+
+
+def _delta(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}" if abs(value) < 1000 else f"{value:+,.0f}"
+
+
+def comparison_table(comparison: DatasetComparison) -> list[str]:
+    if comparison.status == "removed":
+        return [f"{comparison.dataset}: dataset deleted in this change ({comparison.path})"]
+    head = f"{comparison.dataset} vs baseline" if comparison.status == "compared" else f"{comparison.dataset}: no baseline yet (new)"
+    lines = [head]
+    if comparison.added_questions or comparison.removed_questions:
+        lines.append(f"  questions added: {len(comparison.added_questions)}, removed: {len(comparison.removed_questions)}")
+    shown = [m for m in comparison.metrics if m.current is not None or m.baseline is not None]
+    if comparison.status == "compared" and shown:
+        width = max(len(m.metric) for m in shown)
+        lines.append(f"    {'metric':<{width}}  {'baseline':>9}  {'current':>9}  {'delta':>9}  {'95% CI of delta':>20}  verdict")
+        for m in shown:
+            ci = f"[{_delta(m.ci95[0])}, {_delta(m.ci95[1])}]" if m.ci95 else "-"
+            lines.append(
+                f"  {VERDICT_MARK[m.verdict]} {m.metric:<{width}}  {_num(m.baseline):>9}  {_num(m.current):>9}  {_delta(m.delta):>9}  {ci:>20}  {m.verdict}"
+            )
+    return lines
+
+
+def gate_lines(gate: GateResult) -> list[str]:
+    lines = ["gate: passed" if gate.passed else "gate: FAILED"]
+    lines.extend(f"  x {failure}" for failure in gate.failures)
+    lines.extend(f"  - {note}" for note in gate.notes)
+    return lines
+
+
 def render(results: Results) -> str:
     lines: list[str] = []
+    if results.selection is not None and results.selection.mode == "changed":
+        sel = results.selection
+        lines.append(f"selected {len(sel.selected)} dataset(s) against {sel.base_ref} (merge-base {str(sel.merge_base)[:12]})")
+        lines.extend(f"  {s.path}: {s.reason}" for s in sel.selected)
+        lines.extend(f"  {d}: deleted" for d in sel.deleted)
+        lines.append("")
     for dataset in results.datasets:
         lines.extend(dataset_table(dataset))
         lines.append("")
+    for comparison in results.comparison or []:
+        lines.extend(comparison_table(comparison))
+        lines.append("")
+    if results.gate is not None:
+        lines.extend(gate_lines(results.gate))
     return "\n".join(lines)

@@ -1,0 +1,214 @@
+"""The PR check end to end in real git repositories made in temp dirs, exactly as CI runs it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.factories import Call, Run, csv_row, customer_service_runs, write_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def cli(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
+    full.pop("GITHUB_BASE_REF", None)
+    full.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", *args], cwd=repo, env=full, capture_output=True, text=True, timeout=180
+    )
+
+
+def runs(n: int = 24, broken: set[int] | None = None) -> list[Run]:
+    """n recorded runs; those in ``broken`` call the cart tool with the wrong customer."""
+    out = []
+    base = customer_service_runs()
+    for i in range(n):
+        run = base[i % len(base)]
+        run = dataclasses.replace(run, qid=f"{run.qid}_{i:02d}", session_id=None)
+        if broken and i in broken:
+            turns = [
+                [
+                    (
+                        agent,
+                        [
+                            Call(c.tool, {**c.args, "customer_id": "999"} if "customer_id" in c.args else c.args, c.result, c.error)
+                            for c in calls
+                        ],
+                    )
+                    for agent, calls in turn
+                ]
+                for turn in run.turns
+            ]
+            run = dataclasses.replace(run, turns=turns)
+        out.append(run)
+    return out
+
+
+def write_dataset(path: Path, items: list[Run]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_csv(path, [csv_row(r) for r in items])
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main with datasets and committed baselines, made once; each test works on a copy."""
+    repo = tmp_path_factory.mktemp("template") / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
+    (repo / "app").mkdir()
+    (repo / "app" / "agent.py").write_text("root_agent = None\n")
+    (repo / "README.md").write_text("# shop\n")
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs())
+    write_dataset(repo / "evaluation" / "datasets" / "other_runs.csv", runs(8))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "datasets")
+    update = cli(repo, "baseline", "update")
+    assert update.returncode == 0, update.stderr
+    assert "wrote: evaluation/baselines/cs_runs.json" in update.stdout
+    again = cli(repo, "baseline", "update")
+    assert "unchanged: evaluation/baselines/cs_runs.json" in again.stdout  # stable bytes: committing again is a no-op
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "baselines")
+    return repo
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "repo"
+    shutil.copytree(template, copy)
+    git(copy, "checkout", "-q", "-b", "pr")
+    return copy
+
+
+def results(repo: Path) -> dict:
+    return json.loads((repo / "agent-eval-results" / "results.json").read_text())
+
+
+def test_regressing_half_the_questions_fails(repo: Path) -> None:
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(0, 24, 2))))
+    git(repo, "commit", "-qam", "regress")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = results(repo)
+    assert [s["path"] for s in data["selection"]["selected"]] == ["evaluation/datasets/cs_runs.csv"]
+    assert data["selection"]["selected"][0]["reason"] == "changed in this PR"
+    (comparison,) = data["comparison"]
+    metric = next(m for m in comparison["metrics"] if m["metric"] == "tool_usage_accuracy")
+    assert metric["verdict"] == "regressed" and metric["delta"] < -0.2 and metric["ci95"][1] < 0
+    assert data["gate"]["passed"] is False
+    assert any("tool_usage_accuracy" in f and "regressed beyond max_regression 0.05" in f for f in data["gate"]["failures"])
+    assert any("question q_cart_01_00 tool_usage_accuracy fell 1 -> 0" in f for f in data["gate"]["failures"])
+    assert "gate: FAILED" in done.stdout
+
+
+def test_no_score_change_passes(repo: Path) -> None:
+    items = runs()
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", list(reversed(items)))  # rows reordered
+    git(repo, "commit", "-qam", "reorder")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = results(repo)
+    assert data["gate"] == {"passed": True, "failures": [], "notes": []}
+    verdicts = {m["metric"]: m["verdict"] for m in data["comparison"][0]["metrics"]}
+    assert verdicts["tool_usage_accuracy"] == "unchanged" and verdicts["state_management_fidelity"] == "unchanged"
+
+
+def test_readme_only_selects_nothing_and_passes(repo: Path) -> None:
+    (repo / "README.md").write_text("# shop\n\nmore words\n")
+    git(repo, "commit", "-qam", "docs")
+    done = cli(repo, "run", "--base", "main", env={"AGENT_EVAL_X": "1"})
+    assert done.returncode == 0, done.stderr
+    # README.md is not agent code only when agent_paths says so; by default any non-dataset path is.
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\nagent-paths = ["app/**"]\n')
+    git(repo, "commit", "-qam", "scope agent paths")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 0, done.stderr
+    assert "nothing to evaluate" in done.stdout
+    assert results(repo)["datasets"] == [] and results(repo)["gate"]["passed"] is True
+
+
+def test_agent_change_selects_everything(repo: Path) -> None:
+    (repo / "app" / "agent.py").write_text("root_agent = 'v2'\n")
+    git(repo, "commit", "-qam", "agent")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 0, done.stdout + done.stderr
+    selected = results(repo)["selection"]["selected"]
+    assert sorted(s["path"] for s in selected) == ["evaluation/datasets/cs_runs.csv", "evaluation/datasets/other_runs.csv"]
+    assert all(s["reason"] == "agent code changed: app/agent.py" for s in selected)
+
+
+def test_new_dataset_without_baseline_is_new_not_a_failure(repo: Path) -> None:
+    write_dataset(repo / "evaluation" / "datasets" / "fresh_runs.csv", runs(6))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "new dataset")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = results(repo)
+    (comparison,) = data["comparison"]
+    assert comparison["status"] == "new" and all(m["verdict"] == "new" for m in comparison["metrics"])
+    assert data["selection"]["selected"][0]["reason"] == "added in this PR"
+    assert "no baseline on the base branch" in data["gate"]["notes"][0]
+
+
+def test_deleted_dataset_is_reported(repo: Path) -> None:
+    git(repo, "rm", "-q", "evaluation/datasets/other_runs.csv")
+    git(repo, "commit", "-qm", "drop")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 0, done.stderr
+    data = results(repo)
+    assert data["selection"]["deleted"] == ["evaluation/datasets/other_runs.csv"]
+    assert data["comparison"][0]["status"] == "removed"
+
+
+def test_baseline_is_read_at_the_merge_base_not_the_working_tree(repo: Path) -> None:
+    # A PR that rewrites the baseline to hide its regression gains nothing.
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(24))))
+    assert cli(repo, "baseline", "update").returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "regress and rewrite baseline")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 1
+
+
+def test_shallow_clone_says_fetch_depth_0(repo: Path, tmp_path: Path) -> None:
+    (repo / "app" / "agent.py").write_text("root_agent = 'v2'\n")
+    git(repo, "commit", "-qam", "agent")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "pr", f"file://{repo}", str(clone)], check=True)
+    done = cli(clone, "run", "--base", "main")
+    assert done.returncode == 2
+    assert "fetch-depth: 0" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_compare_two_results_files(repo: Path, tmp_path: Path) -> None:
+    before = cli(repo, "evaluate", "evaluation/datasets/cs_runs.csv", "--output-dir", str(tmp_path / "a"))
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(0, 24, 2))))
+    after = cli(repo, "evaluate", "evaluation/datasets/cs_runs.csv", "--output-dir", str(tmp_path / "b"))
+    assert before.returncode == after.returncode == 0
+    done = cli(
+        repo, "compare", str(tmp_path / "b" / "results.json"), str(tmp_path / "a" / "results.json"), "--output-dir", str(tmp_path / "c")
+    )
+    assert done.returncode == 1, done.stdout
+    assert "regressed" in done.stdout
+
+
+def test_local_run_without_base_compares_with_working_tree_baselines(repo: Path) -> None:
+    done = cli(repo, "run")
+    assert done.returncode == 0, done.stderr
+    data = results(repo)
+    assert data["selection"]["mode"] == "all" and {c["status"] for c in data["comparison"]} == {"compared"}
