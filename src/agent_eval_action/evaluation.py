@@ -17,7 +17,7 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models import DatasetResult, Problem
 from agent_eval_action.progress import Progress
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
-from agent_eval_action.scoring import Scorer
+from agent_eval_action.scoring import Scorer, default_pass_thresholds
 
 RECORDED_FORMATS = ("csv", "jsonl", "adk_history")
 
@@ -59,6 +59,9 @@ class Evaluation:
             MetricContext(prices=self.config.price_table()),
             seed=self.config.seed,
             workers=self.config.worker_count(),
+            pass_thresholds=default_pass_thresholds(
+                {m: r.pass_threshold for m, r in self.config.gate.metrics.items() if r.pass_threshold is not None}
+            ),
         )
         try:
             dataset = load_dataset(path)

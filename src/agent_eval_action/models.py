@@ -166,8 +166,15 @@ class MetricSummary(_Model):
     p50: float | None = None
     p90: float | None = None
     max: float | None = None
+    # With a pass threshold: the share of scored runs that pass, and (runs > 1) the share of
+    # questions whose every run passes, pass^k.
+    pass_rate: float | None = None
+    pass_hat_k: float | None = None
+    runs: int = 1
 
-    _round_figures = field_validator("mean", "stdev", "ci95", "p50", "p90", "max")(classmethod(lambda cls, v: _round(v)))
+    _round_figures = field_validator("mean", "stdev", "ci95", "p50", "p90", "max", "pass_rate", "pass_hat_k")(
+        classmethod(lambda cls, v: _round(v))
+    )
 
 
 class DatasetResult(_Model):

@@ -15,7 +15,7 @@ from agent_eval_action.loaders import LoadedDataset, Record
 from agent_eval_action.loaders.base import RawBatch, Row, RunResolver
 from agent_eval_action.loaders.tabular import convert_batch
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
-from agent_eval_action.models import DatasetResult, Problem, QuestionResult, Score
+from agent_eval_action.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score
 
 RECORDED_PREFIX = "score."
 # Below this file size a second process costs more than it saves.
@@ -31,6 +31,8 @@ class Scorer:
     seed: int = 0
     # Processes for large tables (1: score in this process only).
     workers: int = 1
+    # Metric -> value a run must reach (higher is better) or stay under (lower) to pass.
+    pass_thresholds: dict[str, float] = field(default_factory=dict)
     progress: Progress | None = None
     problems: list[Problem] = field(default_factory=list)
 
@@ -178,6 +180,9 @@ class Scorer:
                 seed=seed_for(dataset.name, name, base=self.seed),
                 percentiles=direction == "lower",
             )
+            threshold = self.pass_thresholds.get(name)
+            if threshold is not None:
+                _pass_rates(summary[name], questions, name, threshold, direction)
         return DatasetResult(
             path=dataset.path,
             name=dataset.name,
@@ -207,3 +212,27 @@ def _to_json(payload: QuestionResult | str) -> str | bytes:
 
 def _from_json(payload: QuestionResult | str | bytes) -> QuestionResult | str:
     return QuestionResult.model_validate_json(payload) if isinstance(payload, bytes) else payload
+
+
+def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
+    """A run passes a reference metric when it is perfect (1.0), unless the config says otherwise."""
+    thresholds = {name: 1.0 for name, metric in REGISTRY.items() if metric.kind == "reference" and metric.direction == "higher"}
+    thresholds.update(overrides)
+    return thresholds
+
+
+def _pass_rates(summary: MetricSummary, questions: list[QuestionResult], name: str, threshold: float, direction: str) -> None:
+    by_question: dict[str, list[bool]] = {}
+    for question in questions:
+        score = question.scores.get(name)
+        if score is None or score.value is None:
+            continue
+        passed = score.value >= threshold - 1e-9 if direction != "lower" else score.value <= threshold + 1e-9
+        by_question.setdefault(question.id, []).append(passed)
+    outcomes = [p for runs in by_question.values() for p in runs]
+    if not outcomes:
+        return
+    summary.pass_rate = sum(outcomes) / len(outcomes)
+    summary.runs = max(len(runs) for runs in by_question.values())
+    if summary.runs > 1:
+        summary.pass_hat_k = sum(all(runs) for runs in by_question.values()) / len(by_question)

@@ -28,6 +28,10 @@ def dataset_table(dataset: DatasetResult) -> list[str]:
         lines.append(f"  {'metric':<{width}}  {'mean':>9}  {'95% CI':>20}  {'n':>5}  {'unscored':>8}")
         for name, s in scored.items():
             lines.append(f"  {name:<{width}}  {_num(s.mean):>9}  {_ci(s):>20}  {s.n:>5}  {s.unscored:>8}")
+    passes = [f"{name} {s.pass_hat_k:.3f}" for name, s in dataset.summary.items() if s.pass_hat_k is not None]
+    if passes:
+        k = max(s.runs for s in dataset.summary.values())
+        lines.append(f"  pass^{k} (every run of a question passes): " + ", ".join(passes))
     for name, s in dataset.summary.items():
         if not s.n:
             reason = next(iter(s.unscored_reasons), "unscored")

@@ -184,6 +184,8 @@ def test_cli_evaluates_the_example_agent(tmp_path: Path) -> None:
             "customer_service.agent:root_agent",
             "--output-dir",
             str(tmp_path),
+            "--runs",
+            "2",
         ],
         cwd=example,
         env=env,
@@ -192,7 +194,12 @@ def test_cli_evaluates_the_example_agent(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    questions = {q["id"]: q["scores"] for q in json.loads((tmp_path / "results.json").read_text())["datasets"][0]["questions"]}
+    dataset = json.loads((tmp_path / "results.json").read_text())["datasets"][0]
+    assert sorted((q["id"], q["run"]) for q in dataset["questions"])[:2] == [("q_address_01", 0), ("q_address_01", 1)]
+    summary = dataset["summary"]["tool_usage_accuracy"]
+    assert summary["runs"] == 2 and summary["pass_rate"] == 0.875 and summary["pass_hat_k"] == 0.875
+    assert "pass^2 (every run of a question passes): " in result.stdout
+    questions = {q["id"]: q["scores"] for q in dataset["questions"]}
     assert len(questions) == 8
     assert questions["q_address_01"]["tool_usage_accuracy"]["value"] == 0.0  # the example agent lower-cases addresses
     assert all(s["tool_usage_accuracy"]["value"] == 1.0 for qid, s in questions.items() if qid != "q_address_01")
