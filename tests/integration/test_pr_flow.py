@@ -212,3 +212,38 @@ def test_local_run_without_base_compares_with_working_tree_baselines(repo: Path)
     assert done.returncode == 0, done.stderr
     data = results(repo)
     assert data["selection"]["mode"] == "all" and {c["status"] for c in data["comparison"]} == {"compared"}
+
+
+def test_agent_driven_dataset_regression_is_caught(tmp_path: Path) -> None:
+    """The example agent in its own repository: a PR that breaks a tool argument fails the check."""
+    repo = tmp_path / "agent_repo"
+    shutil.copytree(ROOT / "examples" / "customer_service", repo, ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "customer_service"\n')
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent")
+    assert cli(repo, "baseline", "update").returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    policy = repo / "customer_service" / "scripted_model.py"
+    policy.write_text(
+        policy.read_text().replace(
+            'return _call("access_cart_information", customer_id="123")', 'return _call("access_cart_information", customer_id="321")'
+        )
+    )
+    git(repo, "commit", "-qam", "refactor the policy")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = results(repo)
+    assert data["selection"]["selected"][0]["reason"].startswith("agent code changed: customer_service/scripted_model.py")
+    failures = "\n".join(data["gate"]["failures"])
+    # The cart question now crashes in the model (an empty cart), the discount ones call the tool wrongly.
+    assert "customer_service_golden: 1 questions ended in an error, 0 on the base branch" in failures
+    assert "question q_discount_01 tool_usage_accuracy fell 1 -> 0.5" in failures
+    # Two drops in seven questions are not significant for the mean; the per-question guard is what fails.
+    assert "regressed beyond" not in failures
+    errored = next(q for q in data["datasets"][0]["questions"] if q["id"] == "q_cart_01")
+    assert errored["status"] == "error" and "IndexError" in errored["error"]
