@@ -18,6 +18,7 @@ from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score
 
 RECORDED_PREFIX = "score."
+NO_DEFAULT_PASS = {"response_match"}
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
 Progress = Callable[[int], None]
@@ -215,8 +216,13 @@ def _from_json(payload: QuestionResult | str | bytes) -> QuestionResult | str:
 
 
 def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
-    """A run passes a reference metric when it is perfect (1.0), unless the config says otherwise."""
-    thresholds = {name: 1.0 for name, metric in REGISTRY.items() if metric.kind == "reference" and metric.direction == "higher"}
+    """A run passes an exact reference metric (tools, trajectory, state) when it is perfect (1.0),
+    unless the config says otherwise; similarity scores such as ROUGE have no default."""
+    thresholds = {
+        name: 1.0
+        for name, metric in REGISTRY.items()
+        if metric.kind == "reference" and metric.direction == "higher" and name not in NO_DEFAULT_PASS
+    }
     thresholds.update(overrides)
     return thresholds
 

@@ -1,0 +1,50 @@
+"""Making untrusted text (agent output, dataset strings) safe inside a GitHub comment.
+
+Nothing an agent says may break a table, start raw HTML, ping a user (``@name``), link an
+issue (``#123``), or open a code span or a link.
+"""
+
+from __future__ import annotations
+
+import re
+
+ZERO_WIDTH = "\u200b"
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_REFERENCE = re.compile(r"#(?=\d)")
+_SPECIAL = str.maketrans(
+    {
+        "|": "\\|",
+        "`": "\\`",
+        "[": "\\[",
+        "]": "\\]",
+        "*": "\\*",
+        "_": "\\_",
+        "~": "\\~",
+        "\\": "\\\\",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+    }
+)
+
+
+def escape_md(value: object, limit: int | None = None) -> str:
+    """Inline-safe text for a table cell or a sentence: one line, no markup, no pings."""
+    text = "" if value is None else str(value)
+    text = " ".join(text.split())  # newlines and runs of spaces end a table row; keep one line
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    text = text.translate(_SPECIAL)
+    text = _MENTION.sub("@" + ZERO_WIDTH, text)
+    return _REFERENCE.sub("#" + ZERO_WIDTH, text)
+
+
+def code_block(value: object, limit: int = 2000) -> str:
+    """A fenced block for longer text (JSON of tool arguments): a fence longer than any run inside."""
+    text = "" if value is None else str(value)
+    if len(text) > limit:
+        text = text[:limit] + "\n… (truncated)"
+    text = _MENTION.sub("@" + ZERO_WIDTH, text)
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
