@@ -109,7 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from agent_eval_action.commands import run
 
             flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
-            return run(config_path=args.config, base=args.base, evaluate_all=args.evaluate_all, datasets=args.datasets, **flags)
+            no_comment = False if args.no_comment else None
+            return run(
+                config_path=args.config, base=args.base, evaluate_all=args.evaluate_all, datasets=args.datasets, comment=no_comment, **flags
+            )
         if args.command == "compare":
             from agent_eval_action.commands import compare_files
 

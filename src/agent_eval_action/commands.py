@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -157,17 +158,26 @@ def run(
     from agent_eval_action.config import load_config
     from agent_eval_action.flow import base_ref, run_check
     from agent_eval_action.git_ops import Git
+    from agent_eval_action.publish import GitHubContext, PublishSettings, publish
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
+    from agent_eval_action.workflow import mask
 
     config = load_config(config_path).with_overrides(**flags)
+    context = GitHubContext.from_env(os.environ)
+    if context.in_actions and context.token:
+        mask(context.token, out)
     outcome = run_check(config, git=Git(Path.cwd()), base=base_ref(base, config), evaluate_all=evaluate_all, err=err)
     target = write_results(outcome.results, Path(config.output_dir) / "results.json")
     print(render(outcome.results), file=out)
     for message in outcome.messages:
         print(message, file=out)
     _report_problems(outcome.results.problems, err)
-    print(f"wrote {target}", file=out)
+    settings = PublishSettings(
+        comment=config.comment, comment_key=config.comment_key, templates_dir=config.templates_dir, thresholds=config.pass_thresholds()
+    )
+    published = publish(outcome.results, Path(config.output_dir), settings, context, out=out)
+    print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
     return outcome.exit_code
 
 

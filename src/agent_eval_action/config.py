@@ -110,6 +110,11 @@ class Config(BaseModel):
     select: Literal["changed", "all"] = "changed"
     base: str | None = None
     gate: GateConfig = Field(default_factory=GateConfig)
+    # The sticky PR comment: posted unless false; one per key (several workflows, one PR).
+    comment: bool = True
+    comment_key: str = Field(default="default", pattern=r"^[A-Za-z0-9_.-]+$")
+    # A directory whose comment.md.j2 / summary.md.j2 override the built-in templates.
+    templates_dir: str | None = None
     # USD per million tokens by model-name prefix, laid over the built-in table.
     prices: dict[str, Price] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)
@@ -129,6 +134,11 @@ class Config(BaseModel):
         for name, price in self.prices.items():
             table[name] = {k: v for k, v in price.model_dump().items() if v is not None}
         return table
+
+    def pass_thresholds(self) -> dict[str, float]:
+        from agent_eval_action.scoring import default_pass_thresholds
+
+        return default_pass_thresholds({m: r.pass_threshold for m, r in self.gate.metrics.items() if r.pass_threshold is not None})
 
     def worker_count(self) -> int:
         cpus = os.cpu_count() or 1

@@ -17,7 +17,7 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models import DatasetResult, Problem
 from agent_eval_action.progress import Progress
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
-from agent_eval_action.scoring import Scorer, default_pass_thresholds
+from agent_eval_action.scoring import Scorer
 
 RECORDED_FORMATS = ("csv", "jsonl", "adk_history")
 
@@ -59,9 +59,7 @@ class Evaluation:
             MetricContext(prices=self.config.price_table()),
             seed=self.config.seed,
             workers=self.config.worker_count(),
-            pass_thresholds=default_pass_thresholds(
-                {m: r.pass_threshold for m, r in self.config.gate.metrics.items() if r.pass_threshold is not None}
-            ),
+            pass_thresholds=self.config.pass_thresholds(),
         )
         try:
             dataset = load_dataset(path)

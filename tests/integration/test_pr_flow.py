@@ -247,3 +247,42 @@ def test_agent_driven_dataset_regression_is_caught(tmp_path: Path) -> None:
     assert "regressed beyond" not in failures
     errored = next(q for q in data["datasets"][0]["questions"] if q["id"] == "q_cart_01")
     assert errored["status"] == "error" and "IndexError" in errored["error"]
+
+
+def test_run_in_actions_posts_one_sticky_comment_and_fork_prs_fall_back(repo: Path, tmp_path: Path) -> None:
+    from tests.fakes.github_server import Failure, FakeGitHub
+
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(broken={0, 2, 4}))
+    git(repo, "commit", "-qam", "regress")
+    server = FakeGitHub(token="ghs_e2e_secret")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 9, "head": {"sha": git(repo, "rev-parse", "HEAD").strip()}}}))
+    env = {
+        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event), "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_API_URL": server.url, "GITHUB_BASE_REF": "main", "GITHUB_TOKEN": "ghs_e2e_secret", "GITHUB_RUN_ID": "5",
+        "GITHUB_OUTPUT": str(tmp_path / "out.txt"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+    }  # fmt: skip
+    try:
+        for _ in range(2):
+            done = cli(repo, "run", env=env)
+            assert done.returncode == 1, done.stdout + done.stderr
+        (comment,) = server.on(9)
+        assert comment["body"].startswith("<!-- agent-eval-action:default -->\n## ❌ Agent evaluation failed")
+        assert "::add-mask::ghs_e2e_secret" in done.stdout
+        server.failures = [Failure("POST", 403, times=5), Failure("PATCH", 403, times=5)]
+        server.comments.clear()
+        fork = cli(repo, "run", env=env)
+        assert fork.returncode == 1  # the gate decides, not the missing permission
+        assert "pull-requests: write" in fork.stdout and server.on(9) == []
+        assert "comment-file<<" in (tmp_path / "out.txt").read_text()
+        for text in (
+            fork.stdout.replace("::add-mask::ghs_e2e_secret", ""),
+            fork.stderr,
+            (tmp_path / "out.txt").read_text(),
+            (tmp_path / "summary.md").read_text(),
+        ):
+            assert "ghs_e2e_secret" not in text
+        for file in (repo / "agent-eval-results").iterdir():
+            assert "ghs_e2e_secret" not in file.read_text()
+    finally:
+        server.close()

@@ -1,0 +1,47 @@
+"""junit.xml for test-report actions: one testcase per question run and thresholded metric,
+plus the gate's failures."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from agent_eval_action.models import Results
+
+
+def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> Path:
+    root = ET.Element("testsuites", name="agent-eval")
+    for dataset in results.datasets:
+        suite = ET.SubElement(root, "testsuite", name=dataset.name, file=dataset.path)
+        tests = failures = errors = 0
+        for question in dataset.questions:
+            label = question.id + (f" [run {question.run}]" if question.run else "")
+            if question.status == "error":
+                case = ET.SubElement(suite, "testcase", classname=dataset.name, name=label)
+                ET.SubElement(case, "error", message=(question.error or "error")[:1000])
+                tests, errors = tests + 1, errors + 1
+                continue
+            for metric, threshold in thresholds.items():
+                score = question.scores.get(metric)
+                if score is None or score.value is None:
+                    continue
+                direction = dataset.summary[metric].direction if metric in dataset.summary else "higher"
+                passed = score.value <= threshold + 1e-9 if direction == "lower" else score.value >= threshold - 1e-9
+                case = ET.SubElement(suite, "testcase", classname=dataset.name, name=f"{label} {metric}")
+                tests += 1
+                if not passed:
+                    failures += 1
+                    ET.SubElement(
+                        case, "failure", message=f"{metric} = {score.value:g} (threshold {threshold:g}): {score.explanation}"[:1000]
+                    )
+        suite.set("tests", str(tests))
+        suite.set("failures", str(failures))
+        suite.set("errors", str(errors))
+    if results.gate is not None:
+        suite = ET.SubElement(root, "testsuite", name="gate", tests="1", failures="0" if results.gate.passed else "1", errors="0")
+        case = ET.SubElement(suite, "testcase", classname="gate", name="regression gate")
+        if not results.gate.passed:
+            ET.SubElement(case, "failure", message="; ".join(results.gate.failures)[:4000])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    return path

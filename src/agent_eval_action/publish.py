@@ -1,0 +1,192 @@
+"""Publishing a run: files in the output directory, the sticky PR comment, the step summary,
+outputs and annotations. A publishing failure never loses results nor changes the exit code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from agent_eval_action.github import GitHubClient, GitHubError
+from agent_eval_action.junit import write_junit
+from agent_eval_action.models import Results
+from agent_eval_action.render import COMMENT_LIMIT, Renderer, render_comment, render_summary, view
+from agent_eval_action.workflow import annotation, append_summary, set_outputs
+
+MAX_ANNOTATIONS = 10
+PERMISSION_HINT = "the workflow token needs `pull-requests: write` (fork PRs never get it: post comment.md from a `workflow_run` job)"
+
+
+@dataclass(frozen=True)
+class GitHubContext:
+    """What the runner tells us through GITHUB_* variables."""
+
+    in_actions: bool = False
+    api_url: str = "https://api.github.com"
+    repository: str | None = None
+    event_name: str | None = None
+    pr_number: int | None = None
+    sha: str | None = None
+    run_url: str | None = None
+    token: str | None = field(default=None, repr=False)
+    output_path: str | None = None
+    summary_path: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], token: str | None = None) -> GitHubContext:
+        event: dict[str, object] = {}
+        if env.get("GITHUB_EVENT_PATH") and Path(env["GITHUB_EVENT_PATH"]).is_file():
+            try:
+                event = json.loads(Path(env["GITHUB_EVENT_PATH"]).read_text(encoding="utf-8"))
+            except ValueError:
+                event = {}
+        pr = event.get("pull_request") if isinstance(event.get("pull_request"), dict) else None
+        number = pr.get("number") if isinstance(pr, dict) else None
+        head = pr.get("head") if isinstance(pr, dict) else None
+        sha = head.get("sha") if isinstance(head, dict) else None
+        server, repo, run_id = env.get("GITHUB_SERVER_URL", "https://github.com"), env.get("GITHUB_REPOSITORY"), env.get("GITHUB_RUN_ID")
+        return cls(
+            in_actions=env.get("GITHUB_ACTIONS") == "true",
+            api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
+            repository=repo,
+            event_name=env.get("GITHUB_EVENT_NAME"),
+            pr_number=int(number) if isinstance(number, int) else None,
+            sha=str(sha) if sha else env.get("GITHUB_SHA"),
+            run_url=f"{server}/{repo}/actions/runs/{run_id}" if repo and run_id else None,
+            token=token if token is not None else (env.get("GITHUB_TOKEN") or env.get("INPUT_GITHUB-TOKEN") or None),
+            output_path=env.get("GITHUB_OUTPUT"),
+            summary_path=env.get("GITHUB_STEP_SUMMARY"),
+        )
+
+
+@dataclass(kw_only=True)
+class PublishSettings:
+    comment: bool = True
+    comment_key: str = "default"
+    templates_dir: str | None = None
+    thresholds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Published:
+    comment_url: str | None = None
+    comment_file: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def publish(
+    results: Results,
+    output_dir: Path,
+    settings: PublishSettings,
+    context: GitHubContext,
+    *,
+    client_factory: Callable[[str, str], GitHubClient] = lambda api, token: GitHubClient(api, token),
+    out: TextIO = sys.stdout,
+) -> Published:
+    renderer = Renderer(settings.templates_dir)
+    page = view(results, key=settings.comment_key, thresholds=settings.thresholds, sha=context.sha, run_url=context.run_url)
+    comment = render_comment(renderer, page)
+    summary = render_summary(renderer, page)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    comment_file = output_dir / "comment.md"
+    comment_file.write_text(comment, encoding="utf-8")
+    (output_dir / "summary.md").write_text(summary, encoding="utf-8")
+    write_junit(results, output_dir / "junit.xml", settings.thresholds)
+    published = Published(comment_file=str(comment_file))
+    try:
+        append_summary(context.summary_path, summary)
+    except OSError as error:
+        published.warnings.append(f"could not write the step summary: {error}")
+    if settings.comment and context.pr_number is not None and context.repository:
+        _post(comment, page, renderer, settings, context, client_factory, published)
+    for line in _annotations(results):
+        print(line, file=out)
+    for warning in published.warnings:
+        print(annotation("warning", warning), file=out)
+    outputs = {
+        "passed": "true" if results.gate is None or results.gate.passed else "false",
+        "results-json": str(output_dir / "results.json"),
+        "deltas": json.dumps(_deltas(results), sort_keys=True),
+    }
+    if published.comment_url:
+        outputs["comment-url"] = published.comment_url
+    else:
+        outputs["comment-file"] = str(comment_file)
+    try:
+        set_outputs(context.output_path, outputs)
+    except OSError as error:
+        print(annotation("warning", f"could not write outputs: {error}"), file=out)
+    return published
+
+
+def _post(
+    comment: str,
+    page: dict[str, object],
+    renderer: Renderer,
+    settings: PublishSettings,
+    context: GitHubContext,
+    client_factory: Callable[[str, str], GitHubClient],
+    published: Published,
+) -> None:
+    assert context.repository is not None and context.pr_number is not None
+    if not context.token:
+        published.warnings.append(f"no GitHub token: the comment was written to {published.comment_file}; {PERMISSION_HINT}")
+        return
+    client = client_factory(context.api_url, context.token)
+    marker = str(page["marker"])
+    try:
+        try:
+            posted = client.upsert_comment(context.repository, context.pr_number, marker, comment)
+        except GitHubError as error:
+            if error.status != 422:
+                raise
+            # Too long for GitHub after all (it counts differently): fold details, then try once more.
+            smaller = render_comment(renderer, {**page, "show_details": False}, limit=COMMENT_LIMIT // 2)
+            posted = client.upsert_comment(context.repository, context.pr_number, marker, smaller)
+        published.comment_url = posted.url
+    except GitHubError as error:
+        hint = PERMISSION_HINT if error.status in (401, 403, 404) else "the results are in the step summary and results.json"
+        published.warnings.append(f"could not post the PR comment ({error}); it was written to {published.comment_file}; {hint}")
+
+
+def _deltas(results: Results) -> dict[str, dict[str, float | None]]:
+    return {c.dataset: {m.metric: m.delta for m in c.metrics} for c in results.comparison or []}
+
+
+def _annotations(results: Results) -> list[str]:
+    """``::error`` at the line of each question that regressed (at most ten)."""
+    lines: list[str] = []
+    paths = {d.name: d.path for d in results.datasets}
+    for comparison in results.comparison or []:
+        path = paths.get(comparison.dataset, comparison.path)
+        where = _id_lines(path)
+        for metric in comparison.metrics:
+            for drop in metric.drops:
+                if len(lines) >= MAX_ANNOTATIONS:
+                    return lines
+                message = f"{drop.metric} fell from {drop.baseline:.3g} to {drop.current:.3g} on question {drop.id}"
+                lines.append(annotation("error", message, file=path, line=where.get(drop.id), title="agent-eval regression"))
+    return lines
+
+
+def _id_lines(path: str) -> dict[str, int]:
+    """Line of each question id in a dataset file: golden JSON ids, else the first line naming it."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    from agent_eval_action.loaders.golden import id_lines
+
+    found = id_lines(text)
+    if found:
+        return found
+    out: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        for token in line.replace('"', ",").split(","):
+            token = token.strip()
+            if token and token not in out:
+                out[token] = number
+    return out

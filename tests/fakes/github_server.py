@@ -1,0 +1,123 @@
+"""A real HTTP server on 127.0.0.1 that answers like the GitHub REST API's issue-comment routes:
+pagination with Link headers, bearer-token auth, and failures scripted per test."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+LIST = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
+ONE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$")
+
+
+@dataclass
+class Failure:
+    method: str  # "GET", "POST", "PATCH" or "*"
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    times: int = 1
+
+
+class FakeGitHub:
+    def __init__(self, token: str = "ghs_test_token", max_body: int = 65536):
+        self.token = token
+        self.max_body = max_body
+        self.comments: dict[int, dict[str, Any]] = {}
+        self.next_id = 1000
+        self.failures: list[Failure] = []
+        self.log: list[tuple[str, str, int]] = []
+        self.seen_tokens: set[str] = set()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _reply(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+                outer.log.append((self.command, self.path, status))
+
+            def _handle(self) -> None:
+                auth = self.headers.get("Authorization", "")
+                outer.seen_tokens.add(auth)
+                for failure in outer.failures:
+                    if failure.times > 0 and failure.method in (self.command, "*"):
+                        failure.times -= 1
+                        self._reply(failure.status, {"message": f"scripted {failure.status}"}, failure.headers)
+                        return
+                if auth != f"Bearer {outer.token}":
+                    self._reply(401, {"message": "Bad credentials"})
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                url = urlparse(self.path)
+                if (m := LIST.match(url.path)) and self.command == "GET":
+                    page = int(parse_qs(url.query).get("page", ["1"])[0])
+                    per_page = int(parse_qs(url.query).get("per_page", ["30"])[0])
+                    items = [c for c in outer.comments.values() if c["issue"] == int(m.group(2))]
+                    chunk = items[(page - 1) * per_page : page * per_page]
+                    headers = {}
+                    if page * per_page < len(items):
+                        base = f"http://{self.headers['Host']}{url.path}"
+                        headers["Link"] = (
+                            f'<{base}?per_page={per_page}&page={page + 1}>; rel="next", <{base}?per_page={per_page}&page={(len(items) - 1) // per_page + 1}>; rel="last"'
+                        )
+                    self._reply(200, [outer._public(c) for c in chunk], headers)
+                elif (m := LIST.match(url.path)) and self.command == "POST":
+                    if len(body["body"]) > outer.max_body:
+                        self._reply(
+                            422, {"message": "Validation Failed", "errors": [{"message": "body is too long (maximum is 65536 characters)"}]}
+                        )
+                        return
+                    comment = outer.add(int(m.group(2)), body["body"])
+                    self._reply(201, outer._public(comment))
+                elif (m := ONE.match(url.path)) and self.command == "PATCH":
+                    comment = outer.comments.get(int(m.group(2)))
+                    if comment is None:
+                        self._reply(404, {"message": "Not Found"})
+                        return
+                    if len(body["body"]) > outer.max_body:
+                        self._reply(422, {"message": "Validation Failed"})
+                        return
+                    comment["body"] = body["body"]
+                    self._reply(200, outer._public(comment))
+                else:
+                    self._reply(404, {"message": "Not Found"})
+
+            do_GET = do_POST = do_PATCH = _handle
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def add(self, issue: int, body: str) -> dict[str, Any]:
+        self.next_id += 1
+        comment = {"id": self.next_id, "issue": issue, "body": body}
+        self.comments[self.next_id] = comment
+        return comment
+
+    def _public(self, comment: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": comment["id"],
+            "body": comment["body"],
+            "html_url": f"https://github.com/o/r/pull/{comment['issue']}#issuecomment-{comment['id']}",
+        }
+
+    def on(self, issue: int) -> list[dict[str, Any]]:
+        return [c for c in self.comments.values() if c["issue"] == issue]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
