@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     update.add_argument("--config", help="config file")
     _agent_flags(update)
 
+    sub.add_parser("action", help="the GitHub Action's entrypoint: reads INPUT_* and GITHUB_* variables", epilog=EPILOG)
+
     convert = sub.add_parser(
         "convert",
         help="rewrite datasets as golden JSON, or their runs as a simulation CSV / JSONL",
@@ -105,6 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
             return evaluate(args.paths, config_path=args.config, **flags)
+        if args.command == "action":
+            from agent_eval_action.action import main as action_main
+
+            return action_main()
         if args.command == "run":
             from agent_eval_action.commands import run
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agent_eval_action import __version__
 from agent_eval_action.discovery import expand_paths
 from agent_eval_action.errors import DatasetError, ExitCode, UsageError
 from agent_eval_action.models import Problem, Results
+
+if TYPE_CHECKING:
+    from agent_eval_action.config import Config
+    from agent_eval_action.publish import GitHubContext
 
 
 def _report_problems(problems: list[Problem], err: TextIO) -> None:
@@ -156,18 +160,26 @@ def run(
 ) -> int:
     """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate."""
     from agent_eval_action.config import load_config
-    from agent_eval_action.flow import base_ref, run_check
+    from agent_eval_action.flow import base_ref
+    from agent_eval_action.publish import GitHubContext
+
+    config = load_config(config_path).with_overrides(**flags)
+    context = GitHubContext.from_env(os.environ)
+    return check_and_publish(config, base=base_ref(base, config), evaluate_all=evaluate_all, context=context, out=out, err=err)
+
+
+def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, context: GitHubContext, out: TextIO, err: TextIO) -> int:
+    """Runs the check, writes results.json, prints the summary and publishes; returns the exit code."""
+    from agent_eval_action.flow import run_check
     from agent_eval_action.git_ops import Git
-    from agent_eval_action.publish import GitHubContext, PublishSettings, publish
+    from agent_eval_action.publish import PublishSettings, publish
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
     from agent_eval_action.workflow import mask
 
-    config = load_config(config_path).with_overrides(**flags)
-    context = GitHubContext.from_env(os.environ)
     if context.in_actions and context.token:
         mask(context.token, out)
-    outcome = run_check(config, git=Git(Path.cwd()), base=base_ref(base, config), evaluate_all=evaluate_all, err=err)
+    outcome = run_check(config, git=Git(Path.cwd()), base=base, evaluate_all=evaluate_all, err=err)
     target = write_results(outcome.results, Path(config.output_dir) / "results.json")
     print(render(outcome.results), file=out)
     for message in outcome.messages:
@@ -221,11 +233,15 @@ def baseline_update(
     **flags: object,
 ) -> int:
     """Evaluates the datasets and writes their baselines (sorted, rounded: unchanged scores rewrite nothing)."""
-    from agent_eval_action.baseline import write_baseline
     from agent_eval_action.config import load_config
+
+    return write_baselines(load_config(config_path).with_overrides(**flags), datasets, out=out, err=err)
+
+
+def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
+    from agent_eval_action.baseline import write_baseline
     from agent_eval_action.evaluation import Evaluation
 
-    config = load_config(config_path).with_overrides(**flags)
     files, empty = expand_paths(datasets or config.datasets)
     problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty if datasets]
     evaluation = Evaluation(config, err=err)

@@ -1,0 +1,180 @@
+"""The container's entrypoint: ``python -m agent_eval_action action``.
+
+Reads the ``INPUT_*`` variables (hyphens kept, as the runner sets them) and ``GITHUB_*``
+into the same config object the CLI uses, then: on a pull request, the check; on a push
+with ``update-baseline``, writes the baselines and commits them; otherwise evaluates all.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from agent_eval_action.errors import ConfigError, ExitCode, InfrastructureError
+
+INPUTS = (
+    "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
+    "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
+    "shard", "working-directory", "metrics",
+)  # fmt: skip
+PR_EVENTS = {"pull_request", "pull_request_target"}
+BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
+
+
+def read_inputs(env: Mapping[str, str]) -> dict[str, str]:
+    return {name: env.get(f"INPUT_{name.upper()}", "").strip() for name in INPUTS}
+
+
+def _bool(name: str, value: str, default: bool) -> bool:
+    if not value:
+        return default
+    if value.lower() in ("true", "yes", "1", "on"):
+        return True
+    if value.lower() in ("false", "no", "0", "off"):
+        return False
+    raise ConfigError(f"input {name}", f"{value!r} is not true or false")
+
+
+def _int(name: str, value: str) -> int | None:
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"input {name}", f"{value!r} is not a whole number") from None
+
+
+def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
+    """Input values as config overrides (unset inputs leave the config file's values)."""
+    flags: dict[str, Any] = {
+        "datasets": inputs["datasets"].split() or None,
+        "agent": inputs["agent"] or None,
+        "agent_url": inputs["agent-url"] or None,
+        "app_name": inputs["app-name"] or None,
+        "comment_key": inputs["comment-key"] or None,
+        "output_dir": inputs["output-dir"] or None,
+        "runs": _int("runs", inputs["runs"]),
+        "concurrency": _int("concurrency", inputs["concurrency"]),
+        "metrics": [m.strip() for m in inputs["metrics"].replace(",", " ").split()] or None,
+    }
+    if inputs["comment"]:
+        flags["comment"] = _bool("comment", inputs["comment"], True)
+    return flags
+
+
+@contextmanager
+def group(title: str, out: TextIO) -> Iterator[None]:
+    print(f"::group::{title}", file=out, flush=True)
+    try:
+        yield
+    finally:
+        print("::endgroup::", file=out, flush=True)
+
+
+def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    from agent_eval_action.commands import check_and_publish
+    from agent_eval_action.config import load_config
+    from agent_eval_action.publish import GitHubContext
+    from agent_eval_action.workflow import annotation, mask
+
+    env = dict(os.environ if env is None else env)
+    inputs = read_inputs(env)
+    token = inputs["github-token"] or env.get("GITHUB_TOKEN") or ""
+    mask(token, out)
+    workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    # The workspace is mounted from the host, owned by another user: git refuses it otherwise.
+    subprocess.run(["git", "config", "--global", "--add", "safe.directory", str(workspace)], capture_output=True, check=False)
+    subprocess.run(["git", "config", "--global", "--add", "safe.directory", "*"], capture_output=True, check=False)
+    directory = workspace / inputs["working-directory"] if inputs["working-directory"] else workspace
+    if not directory.is_dir():
+        raise ConfigError("input working-directory", f"{directory} is not a directory")
+    os.chdir(directory)
+    if inputs["install"]:
+        with group("Install the agent's dependencies", out):
+            done = subprocess.run(inputs["install"], shell=True, check=False)
+        if done.returncode != 0:
+            raise InfrastructureError(f"the install command exited with {done.returncode}: {inputs['install']}")
+    config = load_config(inputs["config"] or None).with_overrides(**flags_from_inputs(inputs))
+    if inputs["max-regression"]:
+        raw = inputs["max-regression"]
+        value: float | str = raw if raw.endswith("%") else _float("max-regression", raw)
+        config = config.with_overrides(gate={**config.gate.model_dump(), "max_regression": value})
+    context = GitHubContext.from_env(env, token=token or None)
+    event = env.get("GITHUB_EVENT_NAME", "")
+    if event == "push" and _bool("update-baseline", inputs["update-baseline"], False):
+        return update_baselines(config, env, token, out, err)
+    base = (inputs["base-ref"] or env.get("GITHUB_BASE_REF") or None) if event in PR_EVENTS else (inputs["base-ref"] or None)
+    with group("Evaluate", out):
+        code = check_and_publish(config, base=base, evaluate_all=event not in PR_EVENTS and not base, context=context, out=out, err=err)
+    if code == ExitCode.GATE_FAILED and not _bool("fail-on-regression", inputs["fail-on-regression"], True):
+        print(annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"), file=out)
+        return int(ExitCode.PASSED)
+    return code
+
+
+def _float(name: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(f"input {name}", f"{value!r} is neither a number of points (0.05) nor a percentage ('5%')") from None
+
+
+def update_baselines(config: Any, env: Mapping[str, str], token: str, out: TextIO, err: TextIO) -> int:
+    """On a push to the default branch: write the baselines, commit and push them if they changed."""
+    from agent_eval_action.commands import write_baselines
+
+    branch = env.get("GITHUB_REF_NAME") or env.get("GITHUB_REF", "").removeprefix("refs/heads/")
+    default = _default_branch(env)
+    if default and branch != default:
+        print(f"baselines are only written on the default branch ({default}); this push is to {branch}", file=out)
+        return int(ExitCode.PASSED)
+    with group("Update baselines", out):
+        code = write_baselines(config, None, out=out, err=err)
+    if code != ExitCode.PASSED:
+        return code
+    git = ["git", "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}"]
+    subprocess.run(["git", "add", "--", config.baselines_dir], check=False, capture_output=True)
+    staged = subprocess.run(["git", "diff", "--cached", "--quiet", "--", config.baselines_dir], check=False)
+    if staged.returncode == 0:
+        print("baselines unchanged: nothing to commit", file=out)
+        return int(ExitCode.PASSED)
+    subprocess.run(
+        [*git, "commit", "-q", "-m", "Update agent-eval baselines [skip ci]", "--", config.baselines_dir], check=True, capture_output=True
+    )
+    pushed = subprocess.run(["git", "push", "-q", "origin", f"HEAD:{branch}"], check=False, capture_output=True, text=True)
+    if pushed.returncode != 0 and token:
+        header = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        pushed = subprocess.run(
+            ["git", "-c", f"http.extraheader=AUTHORIZATION: basic {header}", "push", "-q", "origin", f"HEAD:{branch}"],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+    if pushed.returncode != 0:
+        reason = pushed.stderr.replace(token, "***") if token else pushed.stderr
+        raise InfrastructureError(
+            f"could not push the updated baselines to {branch}: {reason.strip()[:300]} "
+            "(the workflow needs `permissions: contents: write`, and branch protection must allow the push)"
+        )
+    print(f"committed and pushed the updated baselines to {branch}", file=out)
+    return int(ExitCode.PASSED)
+
+
+def _default_branch(env: Mapping[str, str]) -> str | None:
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path or not Path(path).is_file():
+        return None
+    try:
+        event = json.loads(Path(path).read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+    repository = event.get("repository") if isinstance(event, dict) else None
+    branch = repository.get("default_branch") if isinstance(repository, dict) else None
+    return str(branch) if branch else None

@@ -1,0 +1,120 @@
+"""The action's entrypoint as the runner starts it: INPUT_* variables with hyphens, an event
+payload file, GITHUB_OUTPUT / GITHUB_STEP_SUMMARY files, a loopback GitHub API."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.github_server import FakeGitHub
+from tests.integration.test_pr_flow import git, runs, write_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "ghs_action_secret_42"
+
+
+def action(workspace: Path, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    full.update({"PYTHONPATH": str(ROOT / "src"), "HOME": str(workspace.parent / "home"), **env})
+    (workspace.parent / "home").mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", "action"],
+        cwd=cwd or workspace.parent,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    repo = tmp_path / "workspace"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "Dev")
+    git(repo, "remote", "add", "origin", str(origin))
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "datasets")
+    git(repo, "push", "-q", "origin", "main")
+    return repo
+
+
+def base_env(tmp_path: Path, workspace: Path, event: dict, name: str, server: FakeGitHub | None = None) -> dict[str, str]:
+    (tmp_path / "event.json").write_text(json.dumps(event))
+    return {
+        "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_NAME": name, "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+        "GITHUB_REPOSITORY": "o/r", "GITHUB_API_URL": server.url if server else "http://127.0.0.1:9", "GITHUB_RUN_ID": "77",
+        "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"), "INPUT_GITHUB-TOKEN": TOKEN,
+        "INPUT_COMMENT": "true", "INPUT_FAIL-ON-REGRESSION": "true", "INPUT_UPDATE-BASELINE": "true", "INPUT_OUTPUT-DIR": "agent-eval-results",
+    }  # fmt: skip
+
+
+def test_push_writes_and_commits_baselines_then_a_pr_is_checked(workspace: Path, tmp_path: Path) -> None:
+    push = base_env(tmp_path, workspace, {"repository": {"default_branch": "main"}}, "push")
+    done = action(workspace, {**push, "GITHUB_REF": "refs/heads/main", "GITHUB_REF_NAME": "main"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "committed and pushed the updated baselines to main" in done.stdout
+    log = subprocess.run(["git", "log", "--format=%an %s", "main"], cwd=tmp_path / "origin.git", capture_output=True, text=True).stdout
+    assert log.splitlines()[0] == "github-actions[bot] Update agent-eval baselines [skip ci]"
+    again = action(workspace, {**push, "GITHUB_REF": "refs/heads/main", "GITHUB_REF_NAME": "main"})
+    assert "baselines unchanged: nothing to commit" in again.stdout
+
+    git(workspace, "checkout", "-q", "-b", "feature")
+    write_dataset(workspace / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(0, 24, 2))))
+    git(workspace, "commit", "-qam", "regress")
+    server = FakeGitHub(token=TOKEN)
+    try:
+        pr = base_env(tmp_path, workspace, {"pull_request": {"number": 3, "head": {"sha": "feedbeef"}}}, "pull_request", server)
+        env = {**pr, "GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "feature", "INPUT_MAX-REGRESSION": "0.1"}
+        first = action(workspace, env)
+        second = action(workspace, env)
+        assert first.returncode == second.returncode == 1, first.stdout + first.stderr
+        (comment,) = server.on(3)
+        assert "## ❌ Agent evaluation failed" in comment["body"] and "max\\_regression 0.1" in comment["body"]
+        assert "::group::Evaluate" in first.stdout and f"::add-mask::{TOKEN}" in first.stdout
+        output = (tmp_path / "output").read_text()
+        assert "passed<<" in output and "comment-url<<" in output and TOKEN not in output
+        lenient = action(workspace, {**env, "INPUT_FAIL-ON-REGRESSION": "false"})
+        assert lenient.returncode == 0 and "fail-on-regression is false" in lenient.stdout
+        for stream in (first.stdout.replace(f"::add-mask::{TOKEN}", ""), first.stderr):
+            assert TOKEN not in stream
+    finally:
+        server.close()
+
+
+def test_install_command_working_directory_and_bad_inputs(workspace: Path, tmp_path: Path) -> None:
+    sub = workspace / "agents"
+    sub.mkdir()
+    shutil.copy(workspace / "agent-eval.toml", sub / "agent-eval.toml")
+    (sub / "agent-eval.toml").write_text('datasets = ["../evaluation/datasets/*.csv"]\n')
+    env = base_env(tmp_path, workspace, {}, "workflow_dispatch")
+    env.update({"INPUT_WORKING-DIRECTORY": "agents", "INPUT_INSTALL": "echo installed > marker.txt", "INPUT_COMMENT": "false"})
+    done = action(workspace, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (sub / "marker.txt").read_text().strip() == "installed"
+    assert (sub / "agent-eval-results" / "results.json").is_file()
+    bad = action(workspace, {**env, "INPUT_RUNS": "many"})
+    assert bad.returncode == 2 and "input runs: 'many' is not a whole number" in bad.stderr
+    failing = action(workspace, {**env, "INPUT_INSTALL": "exit 7"})
+    assert failing.returncode == 3 and "the install command exited with 7" in failing.stderr
+
+
+def test_push_without_contents_write_says_so(workspace: Path, tmp_path: Path) -> None:
+    (tmp_path / "origin.git" / "hooks" / "pre-receive").write_text("#!/bin/sh\necho 'permission denied' >&2\nexit 1\n")
+    (tmp_path / "origin.git" / "hooks" / "pre-receive").chmod(0o755)
+    push = base_env(tmp_path, workspace, {"repository": {"default_branch": "main"}}, "push")
+    done = action(workspace, {**push, "GITHUB_REF_NAME": "main"})
+    assert done.returncode == 3
+    assert "contents: write" in done.stderr and TOKEN not in done.stderr
