@@ -24,6 +24,8 @@ lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/actionlint -shellcheck= examples/workflows/*.yml
+	$(BIN)/hadolint --failure-threshold error Dockerfile
 
 ## Lint, type-check and run the tests (pytest's "no tests collected" counts as a failure here).
 test: lint

@@ -22,7 +22,7 @@ from agent_eval_action.errors import ConfigError, ExitCode, InfrastructureError
 INPUTS = (
     "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
     "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
-    "shard", "working-directory", "metrics",
+    "shard", "merge", "working-directory", "metrics",
 )  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
