@@ -63,6 +63,7 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
         "runs": _int("runs", inputs["runs"]),
         "concurrency": _int("concurrency", inputs["concurrency"]),
         "metrics": [m.strip() for m in inputs["metrics"].replace(",", " ").split()] or None,
+        "shard": inputs["shard"] or None,
     }
     if inputs["comment"]:
         flags["comment"] = _bool("comment", inputs["comment"], True)
@@ -82,7 +83,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     from agent_eval_action.commands import check_and_publish
     from agent_eval_action.config import load_config
     from agent_eval_action.publish import GitHubContext
-    from agent_eval_action.workflow import annotation, mask
+    from agent_eval_action.workflow import mask
 
     env = dict(os.environ if env is None else env)
     inputs = read_inputs(env)
@@ -110,9 +111,30 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     event = env.get("GITHUB_EVENT_NAME", "")
     if event == "push" and _bool("update-baseline", inputs["update-baseline"], False):
         return update_baselines(config, env, token, out, err)
+    if inputs["merge"]:
+        from agent_eval_action.commands import finish
+        from agent_eval_action.flow import conclude
+        from agent_eval_action.git_ops import Git
+        from agent_eval_action.results_io import read_results
+        from agent_eval_action.shards import merge_results, merge_scorer
+
+        files = sorted(str(p) for p in Path().glob(inputs["merge"]))
+        if not files:
+            raise ConfigError("input merge", f"{inputs['merge']!r} matched no results files")
+        scorer = merge_scorer(config.metrics, config.price_table(), config.seed, config.pass_thresholds())
+        merged = merge_results([(f, read_results(f)) for f in files], scorer)
+        with group(f"Merge {len(files)} shards", out):
+            code = finish(conclude(merged, config, Git(Path.cwd())), config, context, out=out, err=err)
+        return _lenient(code, inputs, out)
     base = (inputs["base-ref"] or env.get("GITHUB_BASE_REF") or None) if event in PR_EVENTS else (inputs["base-ref"] or None)
     with group("Evaluate", out):
         code = check_and_publish(config, base=base, evaluate_all=event not in PR_EVENTS and not base, context=context, out=out, err=err)
+    return _lenient(code, inputs, out)
+
+
+def _lenient(code: int, inputs: dict[str, str], out: TextIO) -> int:
+    from agent_eval_action.workflow import annotation
+
     if code == ExitCode.GATE_FAILED and not _bool("fail-on-regression", inputs["fail-on-regression"], True):
         print(annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"), file=out)
         return int(ExitCode.PASSED)

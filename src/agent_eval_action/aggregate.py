@@ -28,7 +28,8 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTS
         return None
     import numpy as np
 
-    data = np.asarray(values, dtype=float)
+    # Sorted: the interval must not depend on the order questions came in (shards merge in any order).
+    data = np.sort(np.asarray(values, dtype=float))
     if np.all(data == data[0]):
         return (float(data[0]), float(data[0]))
     rng = np.random.default_rng(seed)

@@ -14,6 +14,7 @@ from agent_eval_action import __version__
 
 AGENT_FLAGS = ("agent", "agent_url", "app_name", "concurrency", "runs", "timeout", "retries", "progress")
 EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
+RUN_FLAGS = (*EVALUATE_FLAGS, "shard")
 EPILOG = "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure"
 
 
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--output-dir", help="where results.json goes (default: agent-eval-results)")
     run.add_argument("--metrics", type=_names, help="comma-separated metric names")
     run.add_argument("--no-comment", action="store_true", help="do not post a PR comment")
+    run.add_argument("--shard", help="evaluate the i-th of n deterministic slices of the questions, as i/n")
     _agent_flags(run)
 
     compare = sub.add_parser("compare", help="compare two results files and apply the gate", epilog=EPILOG)
@@ -58,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     update.add_argument("--datasets", nargs="+", metavar="GLOB", help="dataset globs (default: the config's datasets)")
     update.add_argument("--config", help="config file")
     _agent_flags(update)
+
+    merge = sub.add_parser("merge", help="join the results.json of every shard, then compare, gate and publish", epilog=EPILOG)
+    merge.add_argument("paths", nargs="+", metavar="RESULTS", help="the shards' results.json files (globs work)")
+    merge.add_argument("--config", help="config file")
+    merge.add_argument("--output-dir", help="where the merged results.json goes")
+    merge.add_argument("--no-comment", action="store_true", help="do not post a PR comment")
 
     sub.add_parser("action", help="the GitHub Action's entrypoint: reads INPUT_* and GITHUB_* variables", epilog=EPILOG)
 
@@ -107,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
             return evaluate(args.paths, config_path=args.config, **flags)
+        if args.command == "merge":
+            from agent_eval_action.commands import merge
+
+            return merge(args.paths, config_path=args.config, output_dir=args.output_dir, comment=False if args.no_comment else None)
         if args.command == "action":
             from agent_eval_action.action import main as action_main
 
@@ -114,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             from agent_eval_action.commands import run
 
-            flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
+            flags = {name: getattr(args, name) for name in RUN_FLAGS}
             no_comment = False if args.no_comment else None
             return run(
                 config_path=args.config, base=args.base, evaluate_all=args.evaluate_all, datasets=args.datasets, comment=no_comment, **flags

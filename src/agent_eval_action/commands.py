@@ -14,6 +14,7 @@ from agent_eval_action.models import Problem, Results
 
 if TYPE_CHECKING:
     from agent_eval_action.config import Config
+    from agent_eval_action.flow import Outcome
     from agent_eval_action.publish import GitHubContext
 
 
@@ -172,14 +173,20 @@ def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, c
     """Runs the check, writes results.json, prints the summary and publishes; returns the exit code."""
     from agent_eval_action.flow import run_check
     from agent_eval_action.git_ops import Git
-    from agent_eval_action.publish import PublishSettings, publish
-    from agent_eval_action.results_io import write_results
-    from agent_eval_action.terminal import render
     from agent_eval_action.workflow import mask
 
     if context.in_actions and context.token:
         mask(context.token, out)
     outcome = run_check(config, git=Git(Path.cwd()), base=base, evaluate_all=evaluate_all, err=err)
+    return finish(outcome, config, context, out=out, err=err)
+
+
+def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
+    """Writes results.json, prints the summary, publishes, and returns the exit code."""
+    from agent_eval_action.publish import PublishSettings, publish
+    from agent_eval_action.results_io import write_results
+    from agent_eval_action.terminal import render
+
     target = write_results(outcome.results, Path(config.output_dir) / "results.json")
     print(render(outcome.results), file=out)
     for message in outcome.messages:
@@ -257,3 +264,22 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
     problems.extend(evaluation.problems)
     _report_problems(problems, err)
     return int(ExitCode.BAD_INPUT if problems or not files else ExitCode.PASSED)
+
+
+def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr, **flags: object) -> int:
+    """Joins the results of every shard of a run, then compares, gates and publishes as ``run`` does."""
+    from agent_eval_action.config import load_config
+    from agent_eval_action.flow import conclude
+    from agent_eval_action.git_ops import Git
+    from agent_eval_action.publish import GitHubContext
+    from agent_eval_action.results_io import read_results
+    from agent_eval_action.shards import merge_results, merge_scorer
+
+    config = load_config(config_path).with_overrides(**flags)
+    files, empty = expand_paths(paths)
+    if empty or not files:
+        raise DatasetError(", ".join(empty or paths), "matched no results files")
+    scorer = merge_scorer(config.metrics, config.price_table(), config.seed, config.pass_thresholds())
+    merged = merge_results([(f, read_results(f)) for f in files], scorer)
+    print(f"merged {len(files)} shard(s): {sum(len(d.questions) for d in merged.datasets)} question runs", file=out)
+    return finish(conclude(merged, config, Git(Path.cwd())), config, GitHubContext.from_env(os.environ), out=out, err=err)

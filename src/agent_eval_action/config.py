@@ -109,6 +109,8 @@ class Config(BaseModel):
     # In a PR, "changed" evaluates the datasets it changed (all of them when agent code changed).
     select: Literal["changed", "all"] = "changed"
     base: str | None = None
+    # "i/n": evaluate the i-th of n deterministic slices of the questions (merge the results after).
+    shard: str | None = Field(default=None, pattern=r"^\d+/\d+$")
     gate: GateConfig = Field(default_factory=GateConfig)
     # The sticky PR comment: posted unless false; one per key (several workflows, one PR).
     comment: bool = True

@@ -63,6 +63,8 @@ class Evaluation:
         )
         try:
             dataset = load_dataset(path)
+            if self.config.shard:
+                self._keep_shard(dataset)
             result = self._score(dataset, scorer)
         except (DatasetError, UsageError) as error:
             self.problems.append(Problem(path=path, message=error.message() if isinstance(error, DatasetError) else f"{path}: {error}"))
@@ -71,6 +73,20 @@ class Evaluation:
         for warning in result.warnings:
             print(f"warning: {warning}", file=self.err)
         return result
+
+    def _keep_shard(self, dataset: LoadedDataset) -> None:
+        from agent_eval_action.shards import in_shard, parse_shard
+
+        assert self.config.shard is not None
+        index, count = parse_shard(self.config.shard)
+        source = dataset.records
+        dataset.batches = None  # the slice is taken record by record
+        # File problems are reported by the first shard only, so a merge lists them once.
+        dataset.records = (
+            item
+            for item in source
+            if (index == 1 if isinstance(item, DatasetError) else in_shard(dataset.name, item.question.id, index, count))
+        )
 
     def _score(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
         if dataset.format in RECORDED_FORMATS:  # every row holds its run: stream it

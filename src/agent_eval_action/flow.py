@@ -58,7 +58,7 @@ def run_check(config: Config, *, git: Git, base: str | None, evaluate_all: bool,
             agent_paths=config.agent_paths,
         )
     selection.base_ref, selection.merge_base = base, merge_base
-    results = Results(tool_version=__version__, selection=selection, comparison=[])
+    results = Results(tool_version=__version__, selection=selection, shard=config.shard)
     evaluation = Evaluation(config, err=err)
     try:
         for chosen in selection.selected:
@@ -68,16 +68,22 @@ def run_check(config: Config, *, git: Git, base: str | None, evaluate_all: bool,
                 results.datasets.append(result)
     finally:
         evaluation.close()
-    problems.extend(evaluation.problems)
-    comparisons = _compare(results, selection, config, git, merge_base, problems)
-    results.comparison = comparisons
-    results.problems = problems
-    results.gate = evaluate_gate(results.datasets, comparisons, config.gate, metric_kinds())
-    messages = []
+    results.problems = problems + evaluation.problems
+    outcome = conclude(results, config, git)
     if not selection.selected:
-        messages.append("nothing to evaluate: no dataset changed and no agent code changed")
+        outcome.messages.append("nothing to evaluate: no dataset changed and no agent code changed")
+    return outcome
+
+
+def conclude(results: Results, config: Config, git: Git) -> Outcome:
+    """Compares with the baselines (at the merge-base the selection names), gates, picks the exit code."""
+    problems = list(results.problems)
+    selection = results.selection or Selection()
+    results.comparison = _compare(results, selection, config, git, selection.merge_base, problems)
+    results.problems = problems
+    results.gate = evaluate_gate(results.datasets, results.comparison, config.gate, metric_kinds())
     code = ExitCode.BAD_INPUT if problems else ExitCode.PASSED if results.gate.passed else ExitCode.GATE_FAILED
-    return Outcome(results=results, exit_code=int(code), messages=messages)
+    return Outcome(results=results, exit_code=int(code))
 
 
 def _compare(

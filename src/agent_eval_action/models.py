@@ -258,6 +258,8 @@ class Results(_Model):
     schema_version: int = SCHEMA_VERSION
     tool_version: str = ""
     selection: Selection | None = None
+    # "i/n" when this run evaluated one shard of the questions.
+    shard: str | None = None
     datasets: list[DatasetResult] = Field(default_factory=list)
     problems: list[Problem] = Field(default_factory=list)
     comparison: list[DatasetComparison] | None = None

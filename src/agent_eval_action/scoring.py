@@ -165,7 +165,8 @@ class Scorer:
         return self.summarize(dataset, results)
 
     def summarize(self, dataset: LoadedDataset, questions: list[QuestionResult]) -> DatasetResult:
-        """Aggregates per-question scores into the dataset's summary."""
+        """Aggregates per-question scores into the dataset's summary; questions in (id, run) order."""
+        questions = sorted(questions, key=lambda q: (q.id, q.run))
         names: dict[str, str] = {m.name: m.direction for m in self.metrics}
         for question in questions:
             for key in question.scores:

@@ -1,0 +1,89 @@
+"""Sharding: deterministic slices whose union is the whole; merged shards equal one unsharded run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_eval_action.errors import ConfigError, DatasetError
+from agent_eval_action.models import Results
+from agent_eval_action.results_io import read_results
+from agent_eval_action.shards import in_shard, merge_results, merge_scorer, parse_shard
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
+
+
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=200, unique=True), st.integers(min_value=1, max_value=12))
+def test_shards_partition_the_questions(ids: list[str], n: int) -> None:
+    owners = [[i for i in range(1, n + 1) if in_shard("dataset", qid, i, n)] for qid in ids]
+    assert all(len(owner) == 1 for owner in owners)  # every question in exactly one shard
+
+
+def test_shards_are_stable_and_balanced() -> None:
+    ids = [f"q{i}" for i in range(4000)]
+    sizes = [sum(in_shard("d", q, i, 4) for q in ids) for i in range(1, 5)]
+    assert sum(sizes) == 4000 and min(sizes) > 900
+    assert in_shard("d", "q1", 1, 4) == in_shard("d", "q1", 1, 4)
+    assert parse_shard("2/4") == (2, 4)
+    for bad in ("0/4", "5/4", "x", "1-2"):
+        with pytest.raises(ConfigError):
+            parse_shard(bad)
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("GITHUB_ACTIONS", None)
+    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _big_dataset(tmp_path: Path) -> Path:
+    from tests.integration.test_pr_flow import runs, write_dataset
+
+    path = tmp_path / "evaluation" / "datasets" / "big_runs.csv"
+    write_dataset(path, runs(60, broken={3, 9, 27}))
+    (tmp_path / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
+    return path
+
+
+def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
+    _big_dataset(tmp_path)
+    whole = cli(tmp_path, "run", "--output-dir", "whole", "--no-comment")
+    assert whole.returncode == 0, whole.stderr
+    for i in (1, 2, 3):
+        done = cli(tmp_path, "run", "--shard", f"{i}/3", "--output-dir", f"shard{i}", "--no-comment")
+        assert done.returncode == 0, done.stderr
+        assert json.loads((tmp_path / f"shard{i}" / "results.json").read_text())["shard"] == f"{i}/3"
+    merged = cli(tmp_path, "merge", "shard*/results.json", "--output-dir", "merged", "--no-comment")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "merged 3 shard(s): 60 question runs" in merged.stdout
+    a, b = read_results(tmp_path / "whole" / "results.json"), read_results(tmp_path / "merged" / "results.json")
+    assert a.datasets == b.datasets
+    assert a.comparison == b.comparison and a.gate == b.gate
+
+
+def test_merge_refuses_runs_that_do_not_belong_together(tmp_path: Path) -> None:
+    scorer = merge_scorer([], {}, 0, {})
+
+    def shard(s: str | None, version: str = "0.1.0") -> Results:
+        return Results(tool_version=version, shard=s)
+
+    with pytest.raises(DatasetError, match="missing shard"):
+        merge_results([("a", shard("1/3")), ("b", shard("2/3"))], scorer)
+    with pytest.raises(DatasetError, match="also comes from a"):
+        merge_results([("a", shard("1/2")), ("b", shard("1/2"))], scorer)
+    with pytest.raises(DatasetError, match="different splits"):
+        merge_results([("a", shard("1/2")), ("b", shard("2/3"))], scorer)
+    with pytest.raises(DatasetError, match="has no `shard`"):
+        merge_results([("a", shard(None))], scorer)
+    with pytest.raises(DatasetError, match="different versions"):
+        merge_results([("a", shard("1/2")), ("b", shard("2/2", "0.2.0"))], scorer)
+    done = cli(tmp_path, "merge", "nothing*.json")
+    assert done.returncode == 2 and "matched no results files" in done.stderr
