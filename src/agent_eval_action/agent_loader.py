@@ -42,6 +42,8 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
     path = (base / spec) if not os.path.isabs(spec) else Path(spec)
     if ":" not in spec and path.is_dir():
         obj, where = _from_directory(path)
+    elif ":" not in spec:
+        obj, where = _from_module(spec)
     else:
         module_name, _, attr = spec.partition(":")
         if not module_name or not attr:
@@ -71,6 +73,26 @@ def _import(module_name: str, spec: str) -> Any:
         raise ConfigError(
             "--agent", f"importing {module_name!r} raised {type(error).__name__}: {error} ({last.filename}:{last.lineno})"
         ) from None
+
+
+def _from_module(name: str) -> tuple[Any, str]:
+    """A bare module or package name: its ``agent`` submodule or itself, defining app or root_agent."""
+    if not name.replace(".", "").replace("_", "").isalnum():
+        raise ConfigError("--agent", f"{name!r} is neither module:attr (e.g. app.agent:root_agent) nor an agent directory")
+    for module_name in (f"{name}.agent", name):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name and module_name.startswith(error.name):
+                continue
+            raise ConfigError("--agent", f"importing {module_name!r} failed: {error}") from None
+        for attr in ATTRS:
+            if hasattr(module, attr):
+                return getattr(module, attr), f"{module_name}:{attr}"
+    raise ConfigError(
+        "--agent",
+        f"{name!r} is neither module:attr (e.g. app.agent:root_agent), an agent directory, nor a module defining app or root_agent",
+    )
 
 
 def _from_directory(path: Path) -> tuple[Any, str]:

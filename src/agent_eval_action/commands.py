@@ -224,7 +224,7 @@ def compare_files(
         compare_dataset(d, previous.get(d.name), baseline_path=baseline, seed=config.seed, max_question_drop=config.gate.max_question_drop)
         for d in now.datasets
     ]
-    now.gate = evaluate_gate(now.datasets, now.comparison, config.gate, metric_kinds())
+    now.gate = evaluate_gate(now.datasets, now.comparison, config.gate, metric_kinds(config))
     target = write_results(now, Path(config.output_dir) / "results.json")
     print(render(now), file=out)
     print(f"wrote {target}", file=out)

@@ -76,6 +76,37 @@ class GateConfig(BaseModel):
         return value
 
 
+class JudgeMetricConfig(BaseModel):
+    """One LLM-judged metric: a Jinja prompt that can use the conversation, response, trace and reference."""
+
+    model_config = ConfigDict(extra="forbid")
+    prompt: str | None = None
+    prompt_file: str | None = None
+    score_range: tuple[float, float] = (1.0, 5.0)
+    model: str | None = None
+    samples: int | None = Field(default=None, ge=1, le=15)
+    agents: list[str] = Field(default_factory=list)
+
+    @field_validator("score_range")
+    @classmethod
+    def _range(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if value[0] >= value[1]:
+            raise ValueError("score_range must be [low, high] with low < high")
+        return value
+
+
+class JudgeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str = "gemini-2.5-flash"
+    concurrency: int = Field(default=8, ge=1, le=256)
+    rate_limit: float = Field(default=0.0, ge=0)  # judge calls started per second; 0: no limit
+    retries: int = Field(default=3, ge=0, le=20)
+    samples: int = Field(default=1, ge=1, le=15)  # judgments per question; the median counts
+    timeout: float = Field(default=120.0, gt=0)
+    # Answers are cached here by metric, model and rendered prompt (keep it with actions/cache).
+    cache_dir: str | None = ".agent-eval-cache/judges"
+
+
 class Config(BaseModel):
     """Settings of a run. Keys may be written with hyphens or underscores."""
 
@@ -117,6 +148,11 @@ class Config(BaseModel):
     comment_key: str = Field(default="default", pattern=r"^[A-Za-z0-9_.-]+$")
     # A directory whose comment.md.j2 / summary.md.j2 override the built-in templates.
     templates_dir: str | None = None
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    # LLM-judged metrics by name; `[judges.response_correctness]` (empty) uses the built-in prompt.
+    judges: dict[str, JudgeMetricConfig] = Field(default_factory=dict)
+    # The seed pipeline's metric_definitions*.json files, read as judge metrics.
+    metric_definitions: list[str] = Field(default_factory=list)
     # USD per million tokens by model-name prefix, laid over the built-in table.
     prices: dict[str, Price] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)
@@ -172,6 +208,11 @@ def _normalize(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(gate.get("metrics"), dict):
             gate["metrics"] = {name: _keys(rule) if isinstance(rule, dict) else rule for name, rule in gate["metrics"].items()}
         out["gate"] = gate
+    for table in ("judge",):
+        if isinstance(out.get(table), dict):
+            out[table] = _keys(out[table])
+    if isinstance(out.get("judges"), dict):
+        out["judges"] = {name: _keys(spec) if isinstance(spec, dict) else spec for name, spec in out["judges"].items()}
     return out
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import dataclass, field
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 from agent_eval_action.config import Config
 from agent_eval_action.errors import DatasetError, UsageError
@@ -29,6 +30,7 @@ class Evaluation:
     problems: list[Problem] = field(default_factory=list)
     _runner: QuestionRunner | None = None
     _event_loop: asyncio.AbstractEventLoop | None = None
+    _judge_setup: tuple[list[Any], Any] | None = None
 
     def settings(self) -> RunSettings:
         c = self.config
@@ -89,6 +91,8 @@ class Evaluation:
         )
 
     def _score(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
+        if self.config.judges or self.config.metric_definitions:
+            return self._score_with_judges(dataset, scorer)
         if dataset.format in RECORDED_FORMATS:  # every row holds its run: stream it
             progress = Progress(f"scoring {dataset.name}", 0, stream=self.err, mode=self.config.progress)
             scorer.progress = progress.set_done
@@ -111,6 +115,32 @@ class Evaluation:
         ran = self._loop().run_until_complete(run_records(to_run, runner, settings, progress))
         progress.close()
         return [*ready, *ran]
+
+    def _score_with_judges(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
+        from agent_eval_action.judges.engine import JudgeEngine, JudgeSettings
+
+        items = self.traced(dataset)
+        if self._judge_setup is None:
+            from agent_eval_action.judges.client import judge_from_env
+            from agent_eval_action.judges.setup import judge_metrics
+
+            self._judge_setup = (judge_metrics(self.config), judge_from_env())
+        metrics, client = self._judge_setup
+        judge = self.config.judge
+        settings = JudgeSettings(
+            concurrency=judge.concurrency,
+            rate_limit=judge.rate_limit,
+            retries=judge.retries,
+            timeout_s=judge.timeout,
+            cache_dir=Path(judge.cache_dir) if judge.cache_dir else None,
+            prices=self.config.price_table(),
+        )
+        engine = JudgeEngine(metrics, settings, client)
+        records = [item for item in items if isinstance(item, Record)]
+        scorer.extra = self._loop().run_until_complete(engine.score(records))
+        result = scorer.score_dataset(dataset, items)
+        result.judge_usage = engine.usage
+        return result
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         # One loop for every dataset: the agent's runner and sessions must not outlive their loop.

@@ -35,10 +35,16 @@ def base_ref(flag: str | None, config: Config) -> str | None:
     return flag or config.base or os.environ.get("GITHUB_BASE_REF") or None
 
 
-def metric_kinds() -> dict[str, str]:
+def metric_kinds(config: Config | None = None) -> dict[str, str]:
+    """Metric name -> kind; judge metrics (configured ones, and any recorded with a judge) are "judge"."""
     from agent_eval_action.metrics import REGISTRY
 
-    return {name: metric.kind for name, metric in REGISTRY.items()}
+    kinds: dict[str, str] = {name: metric.kind for name, metric in REGISTRY.items()}
+    if config is not None:
+        from agent_eval_action.judges.setup import judge_names
+
+        kinds.update(dict.fromkeys(judge_names(config), "judge"))
+    return kinds
 
 
 def run_check(config: Config, *, git: Git, base: str | None, evaluate_all: bool, err: TextIO) -> Outcome:
@@ -81,7 +87,7 @@ def conclude(results: Results, config: Config, git: Git) -> Outcome:
     selection = results.selection or Selection()
     results.comparison = _compare(results, selection, config, git, selection.merge_base, problems)
     results.problems = problems
-    results.gate = evaluate_gate(results.datasets, results.comparison, config.gate, metric_kinds())
+    results.gate = evaluate_gate(results.datasets, results.comparison, config.gate, metric_kinds(config))
     code = ExitCode.BAD_INPUT if problems else ExitCode.PASSED if results.gate.passed else ExitCode.GATE_FAILED
     return Outcome(results=results, exit_code=int(code))
 

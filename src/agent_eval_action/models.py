@@ -177,6 +177,17 @@ class MetricSummary(_Model):
     )
 
 
+class JudgeUsage(_Model):
+    """What judging cost, apart from the agent's own tokens."""
+
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
 class DatasetResult(_Model):
     path: str
     name: str
@@ -184,6 +195,7 @@ class DatasetResult(_Model):
     summary: dict[str, MetricSummary] = Field(default_factory=dict)
     questions: list[QuestionResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    judge_usage: JudgeUsage | None = None
 
 
 class Problem(_Model):

@@ -34,6 +34,8 @@ class Scorer:
     workers: int = 1
     # Metric -> value a run must reach (higher is better) or stay under (lower) to pass.
     pass_thresholds: dict[str, float] = field(default_factory=dict)
+    # Scores computed elsewhere (LLM judges), by (question id, run).
+    extra: dict[tuple[str, int], dict[str, Score]] = field(default_factory=dict)
     progress: Progress | None = None
     problems: list[Problem] = field(default_factory=list)
 
@@ -54,6 +56,7 @@ class Scorer:
                 scores[metric.name] = metric.score(record.question, trace, self.context)
             except Exception as error:  # noqa: BLE001 - one metric's bug must not lose the others
                 scores[metric.name] = Score(value=None, explanation=f"metric failed: {type(error).__name__}: {error}")
+        scores.update(self.extra.get((record.question.id, record.run), {}))
         for key, value in sorted(trace.recorded_metrics.items()):
             if key.startswith(RECORDED_PREFIX):
                 scores[key] = Score(value=value, explanation="recorded by the producer", details={"source": key})

@@ -134,7 +134,7 @@ def test_concurrency_overlaps_questions() -> None:
 
 def test_loading_errors_are_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="neither module:attr"):
-        load_agent("nonsense", cwd=tmp_path)
+        load_agent("no such thing!", cwd=tmp_path)
     with pytest.raises(ConfigError, match=re.escape("cannot import 'nowhere.agent' (run from the directory that contains it)")):
         load_agent("nowhere.agent:root_agent", cwd=tmp_path)
     (tmp_path / "broken.py").write_text("raise ValueError('bad config')\n")

@@ -1,0 +1,1 @@
+"""LLM-judged metrics: custom reference-aware judges (google-genai) and their engine."""

@@ -1,0 +1,73 @@
+"""The judge model behind google-genai: Gemini API keys or Vertex AI. Credentials are read from
+the environment only when present; nothing probes the network to discover them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+NO_CREDENTIALS = (
+    "skipped: no judge credentials (set AGENT_EVAL_JUDGE_API_KEY or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=true with "
+    "GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS)"
+)
+SCHEMA = {
+    "type": "OBJECT",
+    "properties": {"score": {"type": "NUMBER"}, "explanation": {"type": "STRING"}},
+    "required": ["score", "explanation"],
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class JudgeClient(Protocol):
+    async def generate(self, model: str, prompt: str) -> Answer: ...
+
+
+class GenaiJudge:
+    """google-genai's async client, asking for JSON that matches :data:`SCHEMA`."""
+
+    def __init__(self, client: Any):
+        self.client = client
+
+    async def generate(self, model: str, prompt: str) -> Answer:
+        from google.genai import types
+
+        config = types.GenerateContentConfig(temperature=0.0, response_mime_type="application/json", response_schema=SCHEMA)
+        response = await self.client.aio.models.generate_content(model=model, contents=prompt, config=config)
+        usage = response.usage_metadata
+        return Answer(
+            text=response.text or "",
+            input_tokens=int(getattr(usage, "prompt_token_count", 0) or 0),
+            output_tokens=int(getattr(usage, "candidates_token_count", 0) or 0) + int(getattr(usage, "thoughts_token_count", 0) or 0),
+        )
+
+
+def judge_from_env(env: Mapping[str, str] | None = None) -> JudgeClient | None:
+    """A judge client when credentials are configured, else None (judge metrics are then skipped)."""
+    env = os.environ if env is None else env
+    from google import genai
+    from google.genai import types
+
+    base_url = env.get("AGENT_EVAL_JUDGE_BASE_URL")
+    options = types.HttpOptions(base_url=base_url) if base_url else None
+    # A key for the judge alone keeps judging apart from the agent's own model access.
+    key = env.get("AGENT_EVAL_JUDGE_API_KEY") or env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY")
+    vertex = env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true")
+    if vertex:
+        project = env.get("GOOGLE_CLOUD_PROJECT")
+        credentials = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+        if not project or not credentials or not Path(credentials).is_file():
+            return None
+        location = env.get("GOOGLE_CLOUD_LOCATION", "us-central1")
+        return GenaiJudge(genai.Client(vertexai=True, project=project, location=location, http_options=options))
+    if key:
+        return GenaiJudge(genai.Client(api_key=key, http_options=options))
+    return None

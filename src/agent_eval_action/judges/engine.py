@@ -1,0 +1,194 @@
+"""Running judge metrics: concurrent, rate-limited, retried, cached on disk, sampled N times
+(median). A judge that cannot answer leaves the question unscored with the reason, never 0."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_eval_action.config import default_prices
+from agent_eval_action.judges.client import NO_CREDENTIALS, Answer, JudgeClient
+from agent_eval_action.judges.prompts import judge_context
+from agent_eval_action.loaders import Record
+from agent_eval_action.models import JudgeUsage, Score
+from agent_eval_action.run_pool import describe, is_transient
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeMetric:
+    name: str
+    template: str
+    low: float = 1.0
+    high: float = 5.0
+    model: str = "gemini-2.5-flash"
+    samples: int = 1
+    # Only questions whose agents_evaluated names one of these (empty: every question).
+    agents: tuple[str, ...] = ()
+
+
+@dataclass(kw_only=True)
+class JudgeSettings:
+    concurrency: int = 8
+    rate_limit: float = 0.0  # calls started per second; 0: no limit
+    retries: int = 3
+    timeout_s: float = 120.0
+    backoff_initial_s: float = 1.0
+    cache_dir: Path | None = None
+    prices: dict[str, dict[str, float]] = field(default_factory=lambda: dict(default_prices()))
+
+
+class _RateLimit:
+    def __init__(self, per_second: float):
+        self.interval = 1.0 / per_second if per_second > 0 else 0.0
+        self.next = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            delay = self.next - now
+            self.next = max(now, self.next) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+class JudgeEngine:
+    def __init__(self, metrics: Sequence[JudgeMetric], settings: JudgeSettings, client: JudgeClient | None):
+        from jinja2.sandbox import SandboxedEnvironment
+
+        self.metrics = list(metrics)
+        self.settings = settings
+        self.client = client
+        self.env = SandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+        self.templates = {m.name: self.env.from_string(m.template) for m in self.metrics}
+        self.usage = JudgeUsage()
+
+    async def score(self, records: Sequence[Record]) -> dict[tuple[str, int], dict[str, Score]]:
+        """Scores of every judge metric for every record with a trace, keyed by (question id, run)."""
+        out: dict[tuple[str, int], dict[str, Score]] = {}
+        gate = asyncio.Semaphore(self.settings.concurrency)
+        limit = _RateLimit(self.settings.rate_limit)
+        jobs = []
+        for record in records:
+            if record.trace is None or record.trace.error:
+                continue
+            scores = out.setdefault((record.question.id, record.run), {})
+            for metric in self.metrics:
+                if metric.agents and not set(metric.agents) & set(record.question.agents_evaluated):
+                    continue
+                if self.client is None:
+                    scores[metric.name] = Score(value=None, explanation=NO_CREDENTIALS)
+                    continue
+                jobs.append(self._one(metric, record, scores, gate, limit))
+        await asyncio.gather(*jobs)
+        return out
+
+    async def _one(self, metric: JudgeMetric, record: Record, into: dict[str, Score], gate: asyncio.Semaphore, limit: _RateLimit) -> None:
+        assert record.trace is not None
+        prompt = self.templates[metric.name].render(**judge_context(record.question, record.trace))
+        results = await asyncio.gather(*(self._sample(metric, prompt, k, gate, limit) for k in range(metric.samples)))
+        parsed = [r for r in results if isinstance(r, tuple)]
+        failures = [r for r in results if isinstance(r, str)]
+        if not parsed:
+            into[metric.name] = Score(value=None, explanation=failures[0], details={"model": metric.model, "failures": failures})
+            return
+        raw = statistics.median(score for score, _ in parsed)
+        explanation = min(parsed, key=lambda p: abs(p[0] - raw))[1]
+        into[metric.name] = Score(
+            value=(raw - metric.low) / (metric.high - metric.low),
+            explanation=explanation,
+            details={
+                "raw_score": raw,
+                "range": [metric.low, metric.high],
+                "samples": [s for s, _ in parsed],
+                "model": metric.model,
+                "failures": failures,
+            },
+        )
+
+    async def _sample(
+        self, metric: JudgeMetric, prompt: str, k: int, gate: asyncio.Semaphore, limit: _RateLimit
+    ) -> tuple[float, str] | str:
+        key = hashlib.sha256(json.dumps([metric.name, metric.model, prompt, k]).encode()).hexdigest()
+        answer = self._cached(key)
+        if answer is None:
+            try:
+                answer = await self._call(metric.model, prompt, gate, limit)
+            except Exception as error:  # noqa: BLE001 - the judge's failure is this score's reason
+                self.usage.failed += 1
+                return f"judge call failed: {describe(error)}"
+            self._store(key, answer)
+            self.usage.calls += 1
+            self.usage.input_tokens += answer.input_tokens
+            self.usage.output_tokens += answer.output_tokens
+            self.usage.cost_usd += _cost(metric.model, answer, self.settings.prices)
+        else:
+            self.usage.cached += 1
+        return parse_answer(answer.text, metric.low, metric.high)
+
+    async def _call(self, model: str, prompt: str, gate: asyncio.Semaphore, limit: _RateLimit) -> Answer:
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+        assert self.client is not None
+        async with gate:
+            async for attempt in AsyncRetrying(
+                retry=retry_if_exception(is_transient),
+                stop=stop_after_attempt(self.settings.retries + 1),
+                wait=wait_exponential_jitter(initial=self.settings.backoff_initial_s, max=30),
+                reraise=True,
+            ):
+                with attempt:
+                    await limit.wait()
+                    return await asyncio.wait_for(self.client.generate(model, prompt), self.settings.timeout_s)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _cached(self, key: str) -> Answer | None:
+        if self.settings.cache_dir is None:
+            return None
+        file = self.settings.cache_dir / key[:2] / f"{key}.json"
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+            return Answer(text=str(data["text"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _store(self, key: str, answer: Answer) -> None:
+        if self.settings.cache_dir is None:
+            return
+        file = self.settings.cache_dir / key[:2] / f"{key}.json"
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_text(json.dumps({"text": answer.text}), encoding="utf-8")
+        except OSError:
+            pass  # a cache that cannot be written only costs money, never correctness
+
+
+def parse_answer(text: str, low: float, high: float) -> tuple[float, str] | str:
+    """(raw score, explanation), or the reason the answer is unusable."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return f"judge answer is not JSON: {text[:120]!r}"
+    if not isinstance(data, dict) or not isinstance(data.get("score"), int | float) or isinstance(data.get("score"), bool):
+        return f"judge answer has no numeric score: {text[:120]!r}"
+    score = float(data["score"])
+    if not low <= score <= high:
+        return f"judge score {score:g} is outside {low:g}..{high:g}"
+    return score, str(data.get("explanation", ""))
+
+
+def _cost(model: str, answer: Answer, prices: dict[str, dict[str, float]]) -> float:
+    from agent_eval_action.metrics.trace_metrics import price_for
+
+    price = price_for(model, prices)
+    if price is None:
+        return 0.0
+    return (answer.input_tokens * price.get("input", 0.0) + answer.output_tokens * price.get("output", 0.0)) / 1_000_000

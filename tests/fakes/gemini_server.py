@@ -1,0 +1,64 @@
+"""A real HTTP server on 127.0.0.1 that answers ``models/*:generateContent`` like the Gemini API,
+so the real google-genai client can be pointed at it."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeGemini:
+    def __init__(self, reply: Callable[[str], str] | None = None, latency_s: float = 0.0):
+        self.reply = reply or (lambda prompt: json.dumps({"score": 4, "explanation": "mostly right"}))
+        self.latency_s = latency_s
+        self.prompts: list[str] = []
+        self.models: list[str] = []
+        self.failures: list[int] = []  # statuses to answer first, one per request
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, status: int, body: object) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if outer.latency_s:
+                    time.sleep(outer.latency_s)
+                with outer.lock:
+                    failure = outer.failures.pop(0) if outer.failures else None
+                if failure:
+                    status = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(failure, "INTERNAL")
+                    self._send(failure, {"error": {"code": failure, "message": "try again", "status": status}})
+                    return
+                prompt = "".join(p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", []))
+                with outer.lock:
+                    outer.prompts.append(prompt)
+                    outer.models.append(self.path.split("/models/")[-1].split(":")[0])
+                text = outer.reply(prompt)
+                self._send(200, {
+                    "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+                    "usageMetadata": {"promptTokenCount": len(prompt) // 4, "candidatesTokenCount": 12, "totalTokenCount": len(prompt) // 4 + 12},
+                })  # fmt: skip
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
