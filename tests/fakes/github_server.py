@@ -35,6 +35,8 @@ class FakeGitHub:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms delayed-ACK stall
+
             def log_message(self, *args: object) -> None:
                 pass
 

@@ -82,6 +82,8 @@ class FakeServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms delayed-ACK stall
+
             def log_message(self, *args: object) -> None:
                 pass
 
