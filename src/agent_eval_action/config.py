@@ -151,6 +151,9 @@ class Config(BaseModel):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     # LLM-judged metrics by name; `[judges.response_correctness]` (empty) uses the built-in prompt.
     judges: dict[str, JudgeMetricConfig] = Field(default_factory=dict)
+    # Vertex AI managed metrics by name (general_quality, text_quality, instruction_following,
+    # safety, multi_turn_general_quality, grounding, hallucination, ...), scored 0..1 by the service.
+    managed_metrics: list[str] = Field(default_factory=list)
     # The seed pipeline's metric_definitions*.json files, read as judge metrics.
     metric_definitions: list[str] = Field(default_factory=list)
     # USD per million tokens by model-name prefix, laid over the built-in table.

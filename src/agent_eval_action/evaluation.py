@@ -30,7 +30,7 @@ class Evaluation:
     problems: list[Problem] = field(default_factory=list)
     _runner: QuestionRunner | None = None
     _event_loop: asyncio.AbstractEventLoop | None = None
-    _judge_setup: tuple[list[Any], Any] | None = None
+    _judge_setup: tuple[list[Any], Any, Any] | None = None
 
     def settings(self) -> RunSettings:
         c = self.config
@@ -91,7 +91,7 @@ class Evaluation:
         )
 
     def _score(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
-        if self.config.judges or self.config.metric_definitions:
+        if self.config.judges or self.config.metric_definitions or self.config.managed_metrics:
             return self._score_with_judges(dataset, scorer)
         if dataset.format in RECORDED_FORMATS:  # every row holds its run: stream it
             progress = Progress(f"scoring {dataset.name}", 0, stream=self.err, mode=self.config.progress)
@@ -122,10 +122,13 @@ class Evaluation:
         items = self.traced(dataset)
         if self._judge_setup is None:
             from agent_eval_action.judges.client import judge_from_env
+            from agent_eval_action.judges.managed import managed_from_env
             from agent_eval_action.judges.setup import judge_metrics
 
-            self._judge_setup = (judge_metrics(self.config), judge_from_env())
-        metrics, client = self._judge_setup
+            metrics = judge_metrics(self.config)
+            managed = managed_from_env() if any(m.managed for m in metrics) else None
+            self._judge_setup = (metrics, judge_from_env(), managed)
+        metrics, client, managed = self._judge_setup
         judge = self.config.judge
         settings = JudgeSettings(
             concurrency=judge.concurrency,
@@ -135,7 +138,7 @@ class Evaluation:
             cache_dir=Path(judge.cache_dir) if judge.cache_dir else None,
             prices=self.config.price_table(),
         )
-        engine = JudgeEngine(metrics, settings, client)
+        engine = JudgeEngine(metrics, settings, client, managed)
         records = [item for item in items if isinstance(item, Record)]
         scorer.extra = self._loop().run_until_complete(engine.score(records))
         result = scorer.score_dataset(dataset, items)

@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -139,8 +141,78 @@ def test_metric_definitions_of_the_seed_pipeline(tmp_path: Path, gemini: FakeGem
     assert "Expected response: Two bags of soil #0." in prompt  # the reference always reaches the judge
     managed = tmp_path / "managed.json"
     managed.write_text(json.dumps([{"name": "safety", "is_managed": True, "managed_metric_name": "safety", "template": "x"}]))
-    with pytest.raises(ConfigError, match="managed Vertex AI metric 'safety' is not supported yet"):
-        judge_metrics(config.with_overrides(metric_definitions=[str(managed)]))
+    (metric,) = judge_metrics(config.with_overrides(metric_definitions=[str(managed)]))
+    assert metric.managed == "safety_v3"  # the latest spec of the managed metric
+
+
+class FakeVertex:
+    """Answers ``:evaluateInstances`` like the Vertex AI evaluation service."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict] = []  # type: ignore[type-arg]
+        self.failures: list[int] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                if outer.failures:
+                    status = outer.failures.pop(0)
+                    data = json.dumps({"error": {"code": status, "message": "busy", "status": "UNAVAILABLE"}}).encode()
+                else:
+                    status = 200
+                    outer.bodies.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+                    spec = body["metrics"][0]["predefined_metric_spec"]["metric_spec_name"]
+                    data = json.dumps(
+                        {"metricResults": [{"score": 0.75 if spec.startswith("general") else 1.0, "explanation": f"{spec} ok"}]}
+                    ).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def test_managed_metrics_through_the_aiplatform_client_on_loopback(tmp_path: Path) -> None:
+    from google.genai import types
+    from google.oauth2.credentials import Credentials
+
+    from agent_eval_action.judges.managed import ManagedJudge, managed_from_env, vertex_client
+
+    server = FakeVertex()
+    try:
+        client = vertex_client(
+            "proj", "us-central1", credentials=Credentials(token="test-token"), http_options=types.HttpOptions(base_url=server.url)
+        )
+        config = load_config(None, tmp_path).with_overrides(managed_metrics=["general_quality", "safety"])
+        metrics = judge_metrics(config)
+        assert [m.managed for m in metrics] == ["general_quality_v2", "safety_v3"]
+        server.failures = [503]
+        engine = JudgeEngine(metrics, JudgeSettings(backoff_initial_s=0.01, cache_dir=tmp_path / "cache"), None, ManagedJudge(client))
+        (scores,) = run(engine, records(1)).values()
+        assert scores["general_quality"].value == 0.75 and scores["general_quality"].explanation == "general_quality_v2 ok"
+        assert scores["safety"].value == 1.0
+        sent = server.bodies[0]
+        assert sent["path"] == "/v1beta1/projects/proj/locations/us-central1/:evaluateInstances" and sent["auth"] == "Bearer test-token"
+        assert sent["instance"] == {"prompt": {"text": "What's in my cart?"}, "response": {"text": "You have two bags."}}
+        again = JudgeEngine(metrics, JudgeSettings(cache_dir=tmp_path / "cache"), None, ManagedJudge(client))
+        assert run(again, records(1)) == run(engine, records(1)) and again.usage.calls == 0
+    finally:
+        server.httpd.shutdown()
+    assert managed_from_env({"GOOGLE_CLOUD_PROJECT": "p"}) is None
+    (skipped,) = run(JudgeEngine(metrics, JudgeSettings(), None, None), records(1)).values()
+    assert skipped["safety"].value is None and "GOOGLE_APPLICATION_CREDENTIALS" in skipped["safety"].explanation
+    with pytest.raises(ConfigError, match="not a Vertex AI predefined metric"):
+        judge_metrics(config.with_overrides(managed_metrics=["vibes"]))
 
 
 def test_cli_mixes_deterministic_and_judge_metrics(gemini: FakeGemini, tmp_path: Path) -> None:

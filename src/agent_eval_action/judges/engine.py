@@ -11,9 +11,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agent_eval_action.config import default_prices
 from agent_eval_action.judges.client import NO_CREDENTIALS, Answer, JudgeClient
+from agent_eval_action.judges.managed import NO_VERTEX
 from agent_eval_action.judges.prompts import judge_context
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import JudgeUsage, Score
@@ -30,6 +32,8 @@ class JudgeMetric:
     samples: int = 1
     # Only questions whose agents_evaluated names one of these (empty: every question).
     agents: tuple[str, ...] = ()
+    # A Vertex AI predefined metric spec (e.g. "general_quality_v2") instead of a prompt.
+    managed: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -61,12 +65,13 @@ class _RateLimit:
 
 
 class JudgeEngine:
-    def __init__(self, metrics: Sequence[JudgeMetric], settings: JudgeSettings, client: JudgeClient | None):
+    def __init__(self, metrics: Sequence[JudgeMetric], settings: JudgeSettings, client: JudgeClient | None, managed: Any = None):
         from jinja2.sandbox import SandboxedEnvironment
 
         self.metrics = list(metrics)
         self.settings = settings
         self.client = client
+        self.managed = managed
         self.env = SandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
         self.templates = {m.name: self.env.from_string(m.template) for m in self.metrics}
         self.usage = JudgeUsage()
@@ -84,7 +89,10 @@ class JudgeEngine:
             for metric in self.metrics:
                 if metric.agents and not set(metric.agents) & set(record.question.agents_evaluated):
                     continue
-                if self.client is None:
+                if metric.managed and self.managed is None:
+                    scores[metric.name] = Score(value=None, explanation=NO_VERTEX)
+                    continue
+                if not metric.managed and self.client is None:
                     scores[metric.name] = Score(value=None, explanation=NO_CREDENTIALS)
                     continue
                 jobs.append(self._one(metric, record, scores, gate, limit))
@@ -93,6 +101,9 @@ class JudgeEngine:
 
     async def _one(self, metric: JudgeMetric, record: Record, into: dict[str, Score], gate: asyncio.Semaphore, limit: _RateLimit) -> None:
         assert record.trace is not None
+        if metric.managed:
+            into[metric.name] = await self._managed(metric, record, gate, limit)
+            return
         prompt = self.templates[metric.name].render(**judge_context(record.question, record.trace))
         results = await asyncio.gather(*(self._sample(metric, prompt, k, gate, limit) for k in range(metric.samples)))
         parsed = [r for r in results if isinstance(r, tuple)]
@@ -112,6 +123,50 @@ class JudgeEngine:
                 "model": metric.model,
                 "failures": failures,
             },
+        )
+
+    async def _managed(self, metric: JudgeMetric, record: Record, gate: asyncio.Semaphore, limit: _RateLimit) -> Score:
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+        assert record.trace is not None and metric.managed is not None
+        prompt = "\n".join(record.question.user_inputs)
+        response = record.trace.final_response or ""
+        key = hashlib.sha256(json.dumps([metric.name, metric.managed, prompt, response]).encode()).hexdigest()
+        cached = self._cached(key)
+        raw: float | None
+        if cached is not None:
+            self.usage.cached += 1
+            data = json.loads(cached.text)
+            raw, explanation = data["score"], data["explanation"]
+        else:
+            try:
+                async with gate:
+                    async for attempt in AsyncRetrying(
+                        retry=retry_if_exception(is_transient),
+                        stop=stop_after_attempt(self.settings.retries + 1),
+                        wait=wait_exponential_jitter(initial=self.settings.backoff_initial_s, max=30),
+                        reraise=True,
+                    ):
+                        with attempt:
+                            await limit.wait()
+                            raw, explanation = await asyncio.wait_for(
+                                self.managed.evaluate(metric.managed, prompt, response), self.settings.timeout_s
+                            )
+            except Exception as error:  # noqa: BLE001 - the service's failure is this score's reason
+                self.usage.failed += 1
+                return Score(value=None, explanation=f"managed metric call failed: {describe(error)}", details={"spec": metric.managed})
+            self.usage.calls += 1
+            if raw is not None:
+                self._store(key, Answer(text=json.dumps({"score": raw, "explanation": explanation})))
+        if raw is None:
+            return Score(value=None, explanation=explanation, details={"spec": metric.managed})
+        value = (float(raw) - metric.low) / (metric.high - metric.low)
+        if not 0.0 <= value <= 1.0:
+            return Score(
+                value=None, explanation=f"score {raw} is outside {metric.low:g}..{metric.high:g}", details={"spec": metric.managed}
+            )
+        return Score(
+            value=value, explanation=explanation, details={"spec": metric.managed, "raw_score": raw, "range": [metric.low, metric.high]}
         )
 
     async def _sample(

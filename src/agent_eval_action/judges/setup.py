@@ -11,6 +11,7 @@ from typing import Any
 from agent_eval_action.config import Config
 from agent_eval_action.errors import ConfigError
 from agent_eval_action.judges.engine import JudgeMetric
+from agent_eval_action.judges.managed import spec_name
 from agent_eval_action.judges.prompts import RESPONSE_CORRECTNESS
 
 BUILT_IN = {"response_correctness": RESPONSE_CORRECTNESS}
@@ -65,6 +66,8 @@ def judge_metrics(config: Config) -> list[JudgeMetric]:
         )
     for path in config.metric_definitions:
         out.extend(read_metric_definitions(path, config))
+    for name in config.managed_metrics:
+        out.append(JudgeMetric(name=name, template="", low=0.0, high=1.0, managed=spec_name(name)))
     return out
 
 
@@ -91,9 +94,18 @@ def read_metric_definitions(path: str, config: Config) -> list[JudgeMetric]:
         if not isinstance(spec, dict) or not name:
             raise ConfigError(where, "each metric needs a name and an object")
         if spec.get("is_managed"):
-            raise ConfigError(
-                where, f"managed Vertex AI metric {spec.get('managed_metric_name')!r} is not supported yet; define it as a custom judge"
+            managed = str(spec.get("managed_metric_name") or name)
+            out.append(
+                JudgeMetric(
+                    name=str(name),
+                    template="",
+                    low=0.0,
+                    high=1.0,
+                    managed=spec_name(managed),
+                    agents=tuple(str(a) for a in spec.get("agents") or []),
+                )
             )
+            continue
         template = spec.get("template")
         if not isinstance(template, str) or not template.strip():
             raise ConfigError(where, "needs a template")
