@@ -31,8 +31,9 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest -q; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
 
-## Benchmarks, side by side in one run (see README).
+## Benchmarks, side by side in one run (see README); adds ADK's eval extra for the AgentEvaluator comparison.
 bench: install
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.bench.lock
 	PYTHONPATH=src $(BIN)/python -m bench.run
 
 ## Re-resolve the pinned dependencies after editing pyproject.toml.

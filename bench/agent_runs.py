@@ -41,6 +41,38 @@ async def bare(questions: int, concurrency: int) -> None:
     await asyncio.gather(*(one() for _ in range(questions)))
 
 
+async def adk_evaluator(questions: int) -> None:
+    """ADK's AgentEvaluator on the same agent and cases (tool trajectory and ROUGE criteria, offline)."""
+    import warnings
+
+    from google.adk.evaluation.agent_evaluator import AgentEvaluator
+    from google.adk.evaluation.eval_case import EvalCase, Invocation
+    from google.adk.evaluation.eval_config import EvalConfig
+    from google.adk.evaluation.eval_set import EvalSet
+    from google.genai import types
+
+    warnings.simplefilter("ignore")
+    replies = ["Hello! Welcome to the garden store. How can I help?", "Your cart has 2 bags of potting soil, subtotal $25.98."]
+
+    def invocation(text: str, reply: str) -> Invocation:
+        return Invocation(
+            user_content=types.Content(role="user", parts=[types.Part(text=text)]),
+            final_response=types.Content(role="model", parts=[types.Part(text=reply)]),
+        )
+
+    cases = [
+        EvalCase(eval_id=f"q{i}", conversation=[invocation(t, r) for t, r in zip(TURNS, replies, strict=True)]) for i in range(questions)
+    ]
+    criteria = {"tool_trajectory_avg_score": 0.0, "response_match_score": 0.0}
+    await AgentEvaluator.evaluate_eval_set(
+        agent_module="customer_service",
+        eval_set=EvalSet(eval_set_id="bench", eval_cases=cases),
+        eval_config=EvalConfig(criteria=criteria),
+        num_runs=1,
+        print_detailed_results=False,
+    )
+
+
 def ours(questions: int, concurrency: int) -> dict[str, float]:
     from agent_eval_action.adk_runner import AdkRunner
     from agent_eval_action.agent_loader import load_agent
@@ -69,7 +101,7 @@ def _dataset():  # type: ignore[no-untyped-def]
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--mode", choices=["bare", "ours"], required=True)
+    parser.add_argument("--mode", choices=["bare", "ours", "adk_evaluator"], required=True)
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency-ms", type=float, default=50)
@@ -78,12 +110,18 @@ def main() -> None:
     sys.path.insert(0, str(EXAMPLE))
     import logging
 
-    import google.adk.runners  # noqa: F401  (import cost is not what is measured)
+    import google.adk.runners
 
     logging.getLogger("google_adk").setLevel(logging.ERROR)
     if args.mode == "bare":
         t0 = time.perf_counter()
         asyncio.run(bare(args.questions, args.concurrency))
+        result = {"seconds": time.perf_counter() - t0}
+    elif args.mode == "adk_evaluator":
+        import google.adk.evaluation.agent_evaluator  # noqa: F401  (import cost is not what is measured)
+
+        t0 = time.perf_counter()
+        asyncio.run(adk_evaluator(args.questions))
         result = {"seconds": time.perf_counter() - t0}
     else:
         result = ours(args.questions, args.concurrency)

@@ -91,6 +91,23 @@ def agent_runs(questions: int, repeats: int) -> dict[str, Any]:
     }
 
 
+def adk_evaluator(questions: int) -> dict[str, Any] | None:
+    """Ours against ADK's AgentEvaluator (needs the `bench` extra: requirements.bench.lock)."""
+    try:
+        import google.adk.evaluation.agent_evaluator  # noqa: F401
+        import tabulate  # type: ignore[import-untyped]  # noqa: F401  (part of ADK's eval extra)
+    except ImportError:
+        return None
+    theirs = _agent_once("adk_evaluator", questions, latency_ms=500)
+    ours = _agent_once("ours", questions, concurrency=questions, latency_ms=500)
+    return {
+        "questions": questions,
+        "adk_s": theirs["seconds"],
+        "ours_s": ours["with_scoring_seconds"],
+        "speedup": theirs["seconds"] / ours["with_scoring_seconds"],
+    }
+
+
 def judges(repeats: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     samples = []
@@ -121,6 +138,7 @@ def main() -> None:
     results["recorded"] = recorded(rows, repeats=1 if args.quick else 5)
     results["agent_runs"] = agent_runs(40 if args.quick else 200, repeats=1 if args.quick else 3)
     results["judges"] = judges(1 if args.quick else 3)
+    results["adk_evaluator"] = adk_evaluator(8 if args.quick else 32)
     results["cli_start"] = measure()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -136,6 +154,14 @@ def main() -> None:
         f"| run {a['questions']} two-turn questions, 50 ms model latency, concurrency 32 | {a['ours_s']:.2f} s "
         f"({a['ours_with_scoring_s']:.2f} s with scoring) | bare asyncio loop over Runner.run_async {a['bare_s']:.2f} s | {a['ratio']:.2f}x | <= 1.25x |"
     )
+    e = results["adk_evaluator"]
+    if e is not None:
+        print(
+            f"| {e['questions']} two-turn questions, 500 ms model latency, run and scored | {e['ours_s']:.2f} s (concurrency {e['questions']}) "
+            f"| ADK AgentEvaluator (parallelism 4) {e['adk_s']:.2f} s | {e['speedup']:.1f}x faster | >= 12x faster |"
+        )
+    else:
+        print("| vs ADK AgentEvaluator | skipped: install requirements.bench.lock (ADK's eval extra) | | | |")
     print(
         f"| 200 judge calls, 200 ms judge latency, concurrency 16 | {j['seconds']:.2f} s | ideal ceil(200/16) x 0.2 s = {j['ideal_seconds']:.2f} s "
         f"| {j['ratio']:.2f}x | <= 1.2x |"
