@@ -8,10 +8,10 @@ import hashlib
 import json
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_eval_action.config import default_prices
 from agent_eval_action.judges.client import NO_CREDENTIALS, Answer, JudgeClient
@@ -20,6 +20,8 @@ from agent_eval_action.judges.prompts import judge_context
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import JudgeUsage, Score
 from agent_eval_action.run_pool import describe, is_transient
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,8 +128,6 @@ class JudgeEngine:
         )
 
     async def _managed(self, metric: JudgeMetric, record: Record, gate: asyncio.Semaphore, limit: _RateLimit) -> Score:
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
-
         assert record.trace is not None and metric.managed is not None
         prompt = "\n".join(record.question.user_inputs)
         response = record.trace.final_response or ""
@@ -140,18 +140,8 @@ class JudgeEngine:
             raw, explanation = data["score"], data["explanation"]
         else:
             try:
-                async with gate:
-                    async for attempt in AsyncRetrying(
-                        retry=retry_if_exception(is_transient),
-                        stop=stop_after_attempt(self.settings.retries + 1),
-                        wait=wait_exponential_jitter(initial=self.settings.backoff_initial_s, max=30),
-                        reraise=True,
-                    ):
-                        with attempt:
-                            await limit.wait()
-                            raw, explanation = await asyncio.wait_for(
-                                self.managed.evaluate(metric.managed, prompt, response), self.settings.timeout_s
-                            )
+                managed = self.managed
+                raw, explanation = await self._retrying(lambda: managed.evaluate(metric.managed, prompt, response), gate, limit)
             except Exception as error:  # noqa: BLE001 - the service's failure is this score's reason
                 self.usage.failed += 1
                 return Score(value=None, explanation=f"managed metric call failed: {describe(error)}", details={"spec": metric.managed})
@@ -190,9 +180,14 @@ class JudgeEngine:
         return parse_answer(answer.text, metric.low, metric.high)
 
     async def _call(self, model: str, prompt: str, gate: asyncio.Semaphore, limit: _RateLimit) -> Answer:
+        client = self.client
+        assert client is not None
+        return await self._retrying(lambda: client.generate(model, prompt), gate, limit)
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]], gate: asyncio.Semaphore, limit: _RateLimit) -> T:
+        """One judge call in a concurrency slot, rate-limited, retried on 429 / 503, with a timeout per attempt."""
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-        assert self.client is not None
         async with gate:
             async for attempt in AsyncRetrying(
                 retry=retry_if_exception(is_transient),
@@ -202,7 +197,7 @@ class JudgeEngine:
             ):
                 with attempt:
                     await limit.wait()
-                    return await asyncio.wait_for(self.client.generate(model, prompt), self.settings.timeout_s)
+                    return await asyncio.wait_for(call(), self.settings.timeout_s)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _cached(self, key: str) -> Answer | None:
