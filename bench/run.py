@@ -54,24 +54,13 @@ def recorded(rows: int, repeats: int) -> dict[str, Any]:
     }
 
 
-def _agent_once(mode: str, questions: int) -> dict[str, Any]:
+def _agent_once(mode: str, questions: int, concurrency: int = 32, latency_ms: int = 50) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     env.pop("GOOGLE_API_KEY", None)
-    args = [
-        sys.executable,
-        "-m",
-        "bench.agent_runs",
-        "--mode",
-        mode,
-        "--questions",
-        str(questions),
-        "--concurrency",
-        "32",
-        "--latency-ms",
-        "50",
-    ]
+    args = [sys.executable, "-m", "bench.agent_runs", "--mode", mode, "--questions", str(questions)]
+    args += ["--concurrency", str(concurrency), "--latency-ms", str(latency_ms)]
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def agent_runs(questions: int, repeats: int) -> dict[str, Any]:
