@@ -31,10 +31,13 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest -q; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
 
-## Benchmarks, side by side in one run (see README); adds ADK's eval extra for the AgentEvaluator comparison.
+## Benchmarks, side by side in one run (see README). ADK's AgentEvaluator needs ADK's eval extra,
+## which drags in scipy and scikit-learn: it gets a venv of its own so it cannot slow the others.
 bench: install
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.bench.lock
-	PYTHONPATH=src $(BIN)/python -m bench.run
+	test -x .venv-bench/bin/python || $(PYTHON) -m venv .venv-bench
+	$(BIN)/uv pip install --quiet --python .venv-bench/bin/python -r requirements.bench.lock
+	$(BIN)/uv pip install --quiet --python .venv-bench/bin/python --no-deps -e .
+	AGENT_EVAL_BENCH_ADK_PYTHON=.venv-bench/bin/python PYTHONPATH=src $(BIN)/python -m bench.run
 
 ## Re-resolve the pinned dependencies after editing pyproject.toml.
 lock: install

@@ -54,10 +54,10 @@ def recorded(rows: int, repeats: int) -> dict[str, Any]:
     }
 
 
-def _agent_once(mode: str, questions: int, concurrency: int = 32, latency_ms: int = 50) -> dict[str, Any]:
+def _agent_once(mode: str, questions: int, concurrency: int = 32, latency_ms: int = 50, python: str = sys.executable) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     env.pop("GOOGLE_API_KEY", None)
-    args = [sys.executable, "-m", "bench.agent_runs", "--mode", mode, "--questions", str(questions)]
+    args = [python, "-m", "bench.agent_runs", "--mode", mode, "--questions", str(questions)]
     args += ["--concurrency", str(concurrency), "--latency-ms", str(latency_ms)]
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -81,13 +81,11 @@ def agent_runs(questions: int, repeats: int) -> dict[str, Any]:
 
 
 def adk_evaluator(questions: int) -> dict[str, Any] | None:
-    """Ours against ADK's AgentEvaluator (needs the `bench` extra: requirements.bench.lock)."""
-    try:
-        import google.adk.evaluation.agent_evaluator  # noqa: F401
-        import tabulate  # type: ignore[import-untyped]  # noqa: F401  (part of ADK's eval extra)
-    except ImportError:
+    """Ours against ADK's AgentEvaluator, which runs in the venv with ADK's eval extra (`make bench` makes it)."""
+    python = os.environ.get("AGENT_EVAL_BENCH_ADK_PYTHON")
+    if not python:
         return None
-    theirs = _agent_once("adk_evaluator", questions, latency_ms=500)
+    theirs = _agent_once("adk_evaluator", questions, latency_ms=500, python=python)
     ours = _agent_once("ours", questions, concurrency=questions, latency_ms=500)
     return {
         "questions": questions,
