@@ -112,19 +112,10 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     if event == "push" and _bool("update-baseline", inputs["update-baseline"], False):
         return update_baselines(config, env, token, out, err)
     if inputs["merge"]:
-        from agent_eval_action.commands import finish
-        from agent_eval_action.flow import conclude
-        from agent_eval_action.git_ops import Git
-        from agent_eval_action.results_io import read_results
-        from agent_eval_action.shards import merge_results, merge_scorer
+        from agent_eval_action.commands import merge_and_finish
 
-        files = sorted(str(p) for p in Path().glob(inputs["merge"]))
-        if not files:
-            raise ConfigError("input merge", f"{inputs['merge']!r} matched no results files")
-        scorer = merge_scorer(config.metrics, config.price_table(), config.seed, config.pass_thresholds())
-        merged = merge_results([(f, read_results(f)) for f in files], scorer)
-        with group(f"Merge {len(files)} shards", out):
-            code = finish(conclude(merged, config, Git(Path.cwd())), config, context, out=out, err=err)
+        with group("Merge shards", out):
+            code = merge_and_finish(inputs["merge"].split(), config, context, out=out, err=err)
         return _lenient(code, inputs, out)
     base = (inputs["base-ref"] or env.get("GITHUB_BASE_REF") or None) if event in PR_EVENTS else (inputs["base-ref"] or None)
     with group("Evaluate", out):

@@ -48,7 +48,7 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
         module_name, _, attr = spec.partition(":")
         if not module_name or not attr:
             raise ConfigError("--agent", f"{spec!r} is neither module:attr (e.g. app.agent:root_agent) nor an agent directory")
-        module = _import(module_name, spec)
+        module = _import(module_name)
         if not hasattr(module, attr):
             raise ConfigError("--agent", f"module {module_name!r} has no attribute {attr!r}")
         obj, where = getattr(module, attr), spec
@@ -59,11 +59,17 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
     raise ConfigError("--agent", f"{where} is a {type(obj).__name__}, not an ADK agent or App")
 
 
-def _import(module_name: str, spec: str) -> Any:
+def _import(module_name: str, *, missing_ok: bool = False) -> Any:
+    """The module, with a fix-it message for every way importing the user's code can fail.
+
+    With ``missing_ok`` a module that does not exist is None (the caller tries another name).
+    """
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name and module_name.startswith(error.name):
+            if missing_ok:
+                return None
             raise ConfigError("--agent", f"cannot import {module_name!r} (run from the directory that contains it)") from None
         raise ConfigError(
             "--agent", f"importing {module_name!r} failed: {error} (install the agent's dependencies, e.g. with the `install` input)"
@@ -75,34 +81,26 @@ def _import(module_name: str, spec: str) -> Any:
         ) from None
 
 
-def _from_module(name: str) -> tuple[Any, str]:
-    """A bare module or package name: its ``agent`` submodule or itself, defining app or root_agent."""
-    if not name.replace(".", "").replace("_", "").isalnum():
-        raise ConfigError("--agent", f"{name!r} is neither module:attr (e.g. app.agent:root_agent) nor an agent directory")
-    for module_name in (f"{name}.agent", name):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name and module_name.startswith(error.name):
-                continue
-            raise ConfigError("--agent", f"importing {module_name!r} failed: {error}") from None
-        for attr in ATTRS:
+def _first_defining(candidates: list[str], failure: str) -> tuple[Any, str]:
+    """``app`` or ``root_agent`` from the first candidate module that exists and defines one."""
+    for module_name in candidates:
+        module = _import(module_name, missing_ok=True)
+        for attr in ATTRS if module is not None else ():
             if hasattr(module, attr):
                 return getattr(module, attr), f"{module_name}:{attr}"
-    raise ConfigError(
-        "--agent",
-        f"{name!r} is neither module:attr (e.g. app.agent:root_agent), an agent directory, nor a module defining app or root_agent",
-    )
+    raise ConfigError("--agent", failure)
+
+
+def _from_module(name: str) -> tuple[Any, str]:
+    """A bare module or package name: its ``agent`` submodule or itself."""
+    if not name.replace(".", "").replace("_", "").isalnum():
+        raise ConfigError("--agent", f"{name!r} is neither module:attr (e.g. app.agent:root_agent) nor an agent directory")
+    failure = f"{name!r} is neither module:attr (e.g. app.agent:root_agent), an agent directory, nor a module defining app or root_agent"
+    return _first_defining([f"{name}.agent", name], failure)
 
 
 def _from_directory(path: Path) -> tuple[Any, str]:
-    parent, name = str(path.parent), path.name
-    if parent not in sys.path:
-        sys.path.insert(0, parent)
-    candidates = [f"{name}.agent", name] if (path / "agent.py").is_file() else [name]
-    for module_name in candidates:
-        module = _import(module_name, str(path))
-        for attr in ATTRS:
-            if hasattr(module, attr):
-                return getattr(module, attr), f"{module_name}:{attr}"
-    raise ConfigError("--agent", f"{path} defines neither `app` nor `root_agent` in agent.py or __init__.py")
+    """An agent directory as ``adk run`` takes it: ``agent.py`` or ``__init__.py`` in it."""
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    return _first_defining([f"{path.name}.agent", path.name], f"{path} defines neither `app` nor `root_agent` in agent.py or __init__.py")

@@ -269,17 +269,23 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
 def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr, **flags: object) -> int:
     """Joins the results of every shard of a run, then compares, gates and publishes as ``run`` does."""
     from agent_eval_action.config import load_config
+    from agent_eval_action.publish import GitHubContext
+
+    config = load_config(config_path).with_overrides(**flags)
+    return merge_and_finish(paths, config, GitHubContext.from_env(os.environ), out=out, err=err)
+
+
+def merge_and_finish(paths: list[str], config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
+    """The shards' results files (paths or globs) joined, compared, gated and published."""
     from agent_eval_action.flow import conclude
     from agent_eval_action.git_ops import Git
-    from agent_eval_action.publish import GitHubContext
     from agent_eval_action.results_io import read_results
     from agent_eval_action.shards import merge_results, merge_scorer
 
-    config = load_config(config_path).with_overrides(**flags)
     files, empty = expand_paths(paths)
     if empty or not files:
         raise DatasetError(", ".join(empty or paths), "matched no results files")
     scorer = merge_scorer(config.metrics, config.price_table(), config.seed, config.pass_thresholds())
     merged = merge_results([(f, read_results(f)) for f in files], scorer)
     print(f"merged {len(files)} shard(s): {sum(len(d.questions) for d in merged.datasets)} question runs", file=out)
-    return finish(conclude(merged, config, Git(Path.cwd())), config, GitHubContext.from_env(os.environ), out=out, err=err)
+    return finish(conclude(merged, config, Git(Path.cwd())), config, context, out=out, err=err)

@@ -140,6 +140,8 @@ def test_loading_errors_are_config_errors(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text("raise ValueError('bad config')\n")
     with pytest.raises(ConfigError, match=r"raised ValueError: bad config \(.*broken.py:1\)"):
         load_agent("broken:root_agent", cwd=tmp_path)
+    with pytest.raises(ConfigError, match=r"raised ValueError: bad config \(.*broken.py:1\)"):
+        load_agent("broken", cwd=tmp_path)  # a bare module name fails as helpfully as module:attr
     (tmp_path / "notagent.py").write_text("root_agent = 3\n")
     with pytest.raises(ConfigError, match="is a int, not an ADK agent"):
         load_agent("notagent:root_agent", cwd=tmp_path)

@@ -67,6 +67,16 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
     a, b = read_results(tmp_path / "whole" / "results.json"), read_results(tmp_path / "merged" / "results.json")
     assert a.datasets == b.datasets
     assert a.comparison == b.comparison and a.gate == b.gate
+    # The action's `merge` input goes through the same code.
+    (tmp_path / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env |= {"PYTHONPATH": str(ROOT / "src"), "HOME": str(tmp_path / "home"), "GITHUB_WORKSPACE": str(tmp_path), "GITHUB_EVENT_NAME": "pull_request",
+            "INPUT_MERGE": "shard*/results.json", "INPUT_COMMENT": "false", "INPUT_OUTPUT-DIR": "via_action"}  # fmt: skip
+    action = subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", "action"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert action.returncode == 0, action.stdout + action.stderr
+    assert read_results(tmp_path / "via_action" / "results.json").datasets == a.datasets
 
 
 def test_merge_refuses_runs_that_do_not_belong_together(tmp_path: Path) -> None:
