@@ -21,6 +21,8 @@ RUN python3 -m venv /opt/agent-eval/venv \
 
 # The package runs from its source tree (templates and price table included): nothing to build.
 COPY src /opt/agent-eval/src
+# Bytecode now: with PYTHONDONTWRITEBYTECODE every start would compile the package again.
+RUN python -m compileall -q /opt/agent-eval/src
 
 # No WORKDIR or USER: the runner mounts the workspace and runs as its own user.
 ENTRYPOINT ["python", "-m", "agent_eval_action", "action"]
