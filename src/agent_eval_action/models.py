@@ -142,7 +142,13 @@ class Score(_Model):
     explanation: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
 
-    _round_value = field_validator("value")(classmethod(lambda cls, v: _round(v)))
+    def __init__(self, **data: Any) -> None:
+        # Rounded where a score is made, not by a validator: results files and worker payloads
+        # hold rounded values already, and parsing thousands of them must not call Python per score.
+        value = data.get("value")
+        if isinstance(value, float):
+            data["value"] = round(value, DIGITS)
+        super().__init__(**data)
 
 
 class QuestionResult(_Model):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,33 +29,51 @@ class _Raw(str):
     """JSON text already encoded (by pydantic's Rust serializer), spliced in as is."""
 
 
-def _encode(value: Any, level: int) -> str:
+def _encode(value: Any, level: int) -> Iterator[str]:
+    """The text in pieces: a large file is written as it is encoded, never held twice."""
     if isinstance(value, _Raw):
-        return str(value)
+        yield value
+        return
     pad = "  " * (level + 1)
     end = "  " * level
     if isinstance(value, dict) and value and level <= EXPAND_LEVELS:
-        items = [f"{pad}{json.dumps(key, ensure_ascii=False)}: {_encode(value[key], level + 1)}" for key in sorted(value)]
-        return "{\n" + ",\n".join(items) + "\n" + end + "}"
-    if isinstance(value, list) and value and any(isinstance(v, dict | list | _Raw) for v in value) and level <= EXPAND_LEVELS:
-        return "[\n" + ",\n".join(f"{pad}{_encode(v, level + 1)}" for v in value) + "\n" + end + "]"
-    return _compact(value)
+        yield "{\n"
+        for i, key in enumerate(sorted(value)):
+            yield f"{pad}{json.dumps(key, ensure_ascii=False)}: "
+            yield from _encode(value[key], level + 1)
+            yield ",\n" if i < len(value) - 1 else "\n"
+        yield end + "}"
+    elif isinstance(value, list) and value and any(isinstance(v, dict | list | _Raw) for v in value) and level <= EXPAND_LEVELS:
+        yield "[\n"
+        for i, item in enumerate(value):
+            yield pad
+            yield from _encode(item, level + 1)
+            yield ",\n" if i < len(value) - 1 else "\n"
+        yield end + "]"
+    else:
+        yield _compact(value)
 
 
-def dumps(results: Results) -> str:
+def _pieces(results: Results) -> Iterator[str]:
     """Sorted keys in the outline, one line per question in schema order, rounded figures:
     an unchanged run writes identical bytes."""
     outline = results.model_dump(exclude={"datasets": {"__all__": {"questions"}}})
     for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
         data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
-    return _encode(outline, 0) + "\n"
+    yield from _encode(outline, 0)
+    yield "\n"
+
+
+def dumps(results: Results) -> str:
+    return "".join(_pieces(results))
 
 
 def write_results(results: Results, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(results), encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(_pieces(results))
     os.replace(tmp, path)  # never leave a half-written file behind
     return path
 

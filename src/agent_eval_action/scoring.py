@@ -171,12 +171,19 @@ class Scorer:
         """Aggregates per-question scores into the dataset's summary; questions in (id, run) order."""
         questions = sorted(questions, key=lambda q: (q.id, q.run))
         names: dict[str, str] = {m.name: m.direction for m in self.metrics}
+        # One pass over the questions builds every metric's column (ids alongside, for pass rates).
+        columns: dict[str, tuple[list[str], list[Score]]] = {name: ([], []) for name in names}
         for question in questions:
-            for key in question.scores:
-                names.setdefault(key, "higher")
+            for key, score in question.scores.items():
+                column = columns.get(key)
+                if column is None:
+                    names[key] = "higher"
+                    column = columns[key] = ([], [])
+                column[0].append(question.id)
+                column[1].append(score)
         summary = {}
         for name, direction in names.items():
-            scores = [q.scores[name] for q in questions if name in q.scores]
+            ids, scores = columns[name]
             if not scores:
                 continue
             summary[name] = summarize(
@@ -187,7 +194,7 @@ class Scorer:
             )
             threshold = self.pass_thresholds.get(name)
             if threshold is not None:
-                _pass_rates(summary[name], questions, name, threshold, direction)
+                _pass_rates(summary[name], ids, scores, threshold, direction)
         return DatasetResult(
             path=dataset.path,
             name=dataset.name,
@@ -231,14 +238,13 @@ def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
     return thresholds
 
 
-def _pass_rates(summary: MetricSummary, questions: list[QuestionResult], name: str, threshold: float, direction: str) -> None:
+def _pass_rates(summary: MetricSummary, ids: list[str], scores: list[Score], threshold: float, direction: str) -> None:
     by_question: dict[str, list[bool]] = {}
-    for question in questions:
-        score = question.scores.get(name)
-        if score is None or score.value is None:
+    for question_id, score in zip(ids, scores, strict=True):
+        if score.value is None:
             continue
         passed = score.value >= threshold - 1e-9 if direction != "lower" else score.value <= threshold + 1e-9
-        by_question.setdefault(question.id, []).append(passed)
+        by_question.setdefault(question_id, []).append(passed)
     outcomes = [p for runs in by_question.values() for p in runs]
     if not outcomes:
         return
