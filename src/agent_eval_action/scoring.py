@@ -21,8 +21,14 @@ RECORDED_PREFIX = "score."
 NO_DEFAULT_PASS = {"response_match"}
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
+# Scoring that left more new objects than this freezes them out of the cyclic collector's scans.
+FREEZE_ABOVE_OBJECTS = 200_000
 Progress = Callable[[int], None]
 ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
+# A question result as plain tuples: it crosses the process boundary several times faster
+# than pickled models or JSON that pydantic validates again, and it was validated when made.
+Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]]]
+PackedItem = tuple[int, str, str | None, str, Packed | str]
 
 
 @dataclass(kw_only=True)
@@ -65,14 +71,19 @@ class Scorer:
     @staticmethod
     @contextmanager
     def _few_collections() -> Iterator[None]:
-        # Scoring allocates many small objects that all live to the end; the default cyclic-GC
-        # threshold would rescan the growing heap every few hundred rows for nothing.
-        before = gc.get_threshold()
-        gc.set_threshold(max(before[0], 50_000), *before[1:])
+        # Scoring allocates many small objects that all live to the end of the run: the cyclic
+        # collector would rescan the growing heap again and again for nothing (3 s of 20 at
+        # 20,000 rows). It pauses while scoring. A large result is then frozen out of its later
+        # scans; reference counting still frees it when it is dropped.
+        enabled = gc.isenabled()
+        gc.disable()
         try:
             yield
         finally:
-            gc.set_threshold(*before)
+            if enabled:
+                if gc.get_count()[0] > FREEZE_ABOVE_OBJECTS:
+                    gc.freeze()
+                gc.enable()
 
     def score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None = None) -> DatasetResult:
         """Scores every record that carries a trace; problems go to :attr:`problems`."""
@@ -102,11 +113,11 @@ class Scorer:
         assert dataset.batches is not None
         spec = ([m.name for m in self.metrics], dict(self.context.prices), self.seed)
         parts: list[list[ShardItem]] = []
-        pending: list[Future[tuple[list[ShardItem], list[str]]]] = []
+        pending: list[Future[tuple[list[PackedItem], list[str]]]] = []
 
-        def collect(future: Future[tuple[list[ShardItem], list[str]]]) -> None:
+        def collect(future: Future[tuple[list[PackedItem], list[str]]]) -> None:
             items, warnings = future.result()
-            parts.append([(*item[:4], _from_json(item[4])) for item in items])
+            parts.append([(*item[:4], _unpack(item[4])) for item in items])
             dataset.warnings.extend(w for w in warnings if w not in dataset.warnings)
 
         done = 0
@@ -207,23 +218,33 @@ class Scorer:
 
 def _score_batch(
     fmt: str, path: str, batch: RawBatch, names: list[str], prices: dict[str, Any], seed: int
-) -> tuple[list[ShardItem], list[str]]:
+) -> tuple[list[PackedItem], list[str]]:
     """A worker process's share: convert and score one batch of raw rows."""
-    rows, warnings = convert_batch(fmt, path, batch)
     scorer = Scorer.for_names(names, MetricContext(prices=prices), seed=seed)
     with scorer._few_collections():
+        rows, warnings = convert_batch(fmt, path, batch)
         items = scorer._score_rows(rows, path)
-    # JSON through pydantic's Rust serializer crosses the process boundary several times
-    # faster than pickling thousands of model objects.
-    return [(*item[:4], _to_json(item[4])) for item in items], warnings  # type: ignore[misc]
+    return [(*item[:4], _pack(item[4])) for item in items], warnings
 
 
-def _to_json(payload: QuestionResult | str) -> str | bytes:
-    return payload if isinstance(payload, str) else payload.model_dump_json().encode()
+def _pack(payload: QuestionResult | str) -> Packed | str:
+    if isinstance(payload, str):
+        return payload
+    scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
+    return (payload.id, payload.status, payload.error, scores)
 
 
-def _from_json(payload: QuestionResult | str | bytes) -> QuestionResult | str:
-    return QuestionResult.model_validate_json(payload) if isinstance(payload, bytes) else payload
+def _unpack(payload: Packed | str) -> QuestionResult | str:
+    if isinstance(payload, str):
+        return payload
+    question_id, status, error, scores = payload
+    return QuestionResult.model_construct(
+        id=question_id,
+        status=status,
+        error=error,
+        run=0,
+        scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
+    )
 
 
 def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:

@@ -55,3 +55,18 @@ def test_sharded_equals_sequential(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     questions = json.loads(sequential)["datasets"][0]["questions"]
     assert len(questions) == 23 - len(seq_problems)
     assert any(q["run"] == 1 for q in questions)  # repeated runs with distinct sessions are numbered
+
+
+def test_collector_resumes_after_scoring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scoring pauses the cyclic garbage collector and must hand it back running, frozen or not."""
+    import gc
+
+    path = tmp_path / "runs.csv"
+    write_csv(path, _rows())
+    for freeze_above in (10**9, 0):  # too few new objects to freeze; then freeze whatever was made
+        monkeypatch.setattr(scoring, "FREEZE_ABOVE_OBJECTS", freeze_above)
+        frozen = gc.get_freeze_count()
+        _score(path, workers=1)
+        assert gc.isenabled()
+        assert (gc.get_freeze_count() > frozen) == (freeze_above == 0)
+    gc.unfreeze()
