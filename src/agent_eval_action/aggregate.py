@@ -59,13 +59,21 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
 def summarize(scores: Sequence[Score], *, direction: str, seed: int, percentiles: bool = False) -> MetricSummary:
     values = [s.value for s in scores if s.value is not None]
     reasons = Counter(s.explanation or "unscored" for s in scores if s.value is None)
+    return summarize_values(values, reasons, direction=direction, seed=seed, percentiles=percentiles)
+
+
+def summarize_values(
+    values: Sequence[float], reasons: Counter[str], *, direction: str, seed: int, percentiles: bool = False
+) -> MetricSummary:
+    """The summary of one metric's scored values; ``reasons`` counts the unscored ones by explanation
+    (ties keep the order reasons were first counted in)."""
     mean = math.fsum(values) / len(values) if values else None
     # statistics.stdev computes in exact fractions: far too slow for thousands of values.
     stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)) if mean is not None and len(values) >= 2 else None
     summary = MetricSummary(
         mean=mean,
         n=len(values),
-        unscored=len(scores) - len(values),
+        unscored=sum(reasons.values()),
         stdev=stdev,
         ci95=bootstrap_mean_ci(values, seed),
         direction=direction,  # type: ignore[arg-type]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.aggregate import seed_for, summarize
+from agent_eval_action.aggregate import seed_for, summarize_values
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record
 from agent_eval_action.loaders.base import RawBatch, Row, RunResolver
@@ -182,30 +183,38 @@ class Scorer:
         """Aggregates per-question scores into the dataset's summary; questions in (id, run) order."""
         questions = sorted(questions, key=lambda q: (q.id, q.run))
         names: dict[str, str] = {m.name: m.direction for m in self.metrics}
-        # One pass over the questions builds every metric's column (ids alongside, for pass rates).
-        columns: dict[str, tuple[list[str], list[Score]]] = {name: ([], []) for name in names}
+        # One pass over the questions builds every metric's column: the scored values with their
+        # question ids (for pass rates) and the reasons for the unscored ones. Each Score is read
+        # once; on large tables the reads, not the arithmetic, are what summarizing costs.
+        columns: dict[str, _Column] = {name: _Column() for name in names}
         for question in questions:
+            question_id = question.id
             for key, score in question.scores.items():
                 column = columns.get(key)
                 if column is None:
                     names[key] = "higher"
-                    column = columns[key] = ([], [])
-                column[0].append(question.id)
-                column[1].append(score)
+                    column = columns[key] = _Column()
+                value = score.value
+                if value is None:
+                    column.unscored[score.explanation or "unscored"] += 1
+                else:
+                    column.ids.append(question_id)
+                    column.values.append(value)
         summary = {}
         for name, direction in names.items():
-            ids, scores = columns[name]
-            if not scores:
+            column = columns[name]
+            if not column.values and not column.unscored:
                 continue
-            summary[name] = summarize(
-                scores,
+            summary[name] = summarize_values(
+                column.values,
+                column.unscored,
                 direction=direction,
                 seed=seed_for(dataset.name, name, base=self.seed),
                 percentiles=direction == "lower",
             )
             threshold = self.pass_thresholds.get(name)
             if threshold is not None:
-                _pass_rates(summary[name], ids, scores, threshold, direction)
+                _pass_rates(summary[name], column.ids, column.values, threshold, direction)
         return DatasetResult(
             path=dataset.path,
             name=dataset.name,
@@ -259,12 +268,18 @@ def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
     return thresholds
 
 
-def _pass_rates(summary: MetricSummary, ids: list[str], scores: list[Score], threshold: float, direction: str) -> None:
+@dataclass
+class _Column:
+    ids: list[str] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    unscored: Counter[str] = field(default_factory=Counter)
+
+
+def _pass_rates(summary: MetricSummary, ids: list[str], values: list[float], threshold: float, direction: str) -> None:
+    """Pass rate over the scored runs; ``ids[i]`` is the question ``values[i]`` belongs to."""
     by_question: dict[str, list[bool]] = {}
-    for question_id, score in zip(ids, scores, strict=True):
-        if score.value is None:
-            continue
-        passed = score.value >= threshold - 1e-9 if direction != "lower" else score.value <= threshold + 1e-9
+    for question_id, value in zip(ids, values, strict=True):
+        passed = value >= threshold - 1e-9 if direction != "lower" else value <= threshold + 1e-9
         by_question.setdefault(question_id, []).append(passed)
     outcomes = [p for runs in by_question.values() for p in runs]
     if not outcomes:
