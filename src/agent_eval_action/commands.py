@@ -82,7 +82,7 @@ def evaluate(
         evaluation.close()
     results.problems.extend(evaluation.problems)
     target = write_results(results, Path(config.output_dir) / "results.json")
-    print(render(results), file=out)
+    print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
     if not files:
@@ -188,7 +188,7 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
     from agent_eval_action.terminal import render
 
     target = write_results(outcome.results, Path(config.output_dir) / "results.json")
-    print(render(outcome.results), file=out)
+    print(render(outcome.results, config.pass_thresholds()), file=out)
     for message in outcome.messages:
         print(message, file=out)
     _report_problems(outcome.results.problems, err)
@@ -226,7 +226,7 @@ def compare_files(
     ]
     now.gate = evaluate_gate(now.datasets, now.comparison, config.gate, metric_kinds(config))
     target = write_results(now, Path(config.output_dir) / "results.json")
-    print(render(now), file=out)
+    print(render(now, config.pass_thresholds()), file=out)
     print(f"wrote {target}", file=out)
     return int(ExitCode.PASSED if now.gate.passed else ExitCode.GATE_FAILED)
 

@@ -68,12 +68,18 @@ class QuestionView:
     trajectory: dict[str, Any] | None
 
 
-def _question_view(question: QuestionResult, thresholds: dict[str, float]) -> QuestionView:
+def failed_metrics(question: QuestionResult, thresholds: dict[str, float]) -> list[str]:
+    """The metrics whose pass threshold this run missed."""
     failed = []
     for name, score in question.scores.items():
         threshold = thresholds.get(name)
         if threshold is not None and score.value is not None and score.value < threshold - 1e-9:
             failed.append(name)
+    return failed
+
+
+def _question_view(question: QuestionResult, thresholds: dict[str, float]) -> QuestionView:
+    failed = failed_metrics(question, thresholds)
     tools = question.scores.get("tool_usage_accuracy")
     state = question.scores.get("state_management_fidelity")
     trajectory = question.scores.get("trajectory_accuracy")

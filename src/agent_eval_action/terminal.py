@@ -19,7 +19,11 @@ def _ci(summary: MetricSummary) -> str:
     return f"[{_num(summary.ci95[0])}, {_num(summary.ci95[1])}]" if summary.ci95 else "-"
 
 
-def dataset_table(dataset: DatasetResult) -> list[str]:
+# Failing runs named under a dataset's table; the rest are counted (results.json has them all).
+FAILING_SHOWN = 10
+
+
+def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = None) -> list[str]:
     errors = sum(1 for q in dataset.questions if q.status == "error")
     lines = [f"{dataset.name} ({dataset.format}, {len(dataset.questions)} runs, {errors} errors) - {dataset.path}"]
     scored = {name: s for name, s in dataset.summary.items() if s.n}
@@ -39,6 +43,15 @@ def dataset_table(dataset: DatasetResult) -> list[str]:
     for question in dataset.questions:
         if question.status == "error":
             lines.append(f"  error in {question.id}: {question.error}")
+    if thresholds:
+        from agent_eval_action.render import failed_metrics
+
+        failing = [(q, failed) for q in dataset.questions if q.status == "ok" and (failed := failed_metrics(q, thresholds))]
+        for question, failed in failing[:FAILING_SHOWN]:
+            run = f" (run {question.run})" if question.run else ""
+            lines.append(f"  failed {question.id}{run}: {', '.join(failed)}")
+        if len(failing) > FAILING_SHOWN:
+            lines.append(f"  ... and {len(failing) - FAILING_SHOWN} more failing runs (see results.json)")
     return lines
 
 
@@ -75,7 +88,8 @@ def gate_lines(gate: GateResult) -> list[str]:
     return lines
 
 
-def render(results: Results) -> str:
+def render(results: Results, thresholds: dict[str, float] | None = None) -> str:
+    """The terminal view; with pass thresholds (``Config.pass_thresholds()``) failing runs are named."""
     lines: list[str] = []
     if results.selection is not None and results.selection.mode == "changed":
         sel = results.selection
@@ -84,7 +98,7 @@ def render(results: Results) -> str:
         lines.extend(f"  {d}: deleted" for d in sel.deleted)
         lines.append("")
     for dataset in results.datasets:
-        lines.extend(dataset_table(dataset))
+        lines.extend(dataset_table(dataset, thresholds))
         lines.append("")
     for comparison in results.comparison or []:
         lines.extend(comparison_table(comparison))

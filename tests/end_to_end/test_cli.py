@@ -38,6 +38,18 @@ def test_evaluate_bundled_example(tmp_path: Path) -> None:
     assert summary["response_match"]["unscored"] == 4
     assert {q["id"] for q in dataset["questions"]} == {r.qid for r in customer_service_runs()}
     assert "tool_usage_accuracy" in result.stdout and "wrote out/results.json" in result.stdout
+    # The run that missed a pass threshold is named, with the metrics it missed.
+    from agent_eval_action.scoring import default_pass_thresholds
+
+    thresholds = default_pass_thresholds({})
+    expected = {
+        q["id"]
+        for q in dataset["questions"]
+        if any(name in thresholds and s["value"] is not None and s["value"] < thresholds[name] for name, s in q["scores"].items())
+    }
+    named = {line.split()[1].rstrip(":"): line for line in result.stdout.splitlines() if line.strip().startswith("failed ")}
+    assert set(named) == expected and "q_discount_02" in expected, result.stdout
+    assert "tool_usage_accuracy" in named["q_discount_02"]
 
 
 def test_results_are_byte_stable(tmp_path: Path) -> None:
