@@ -22,6 +22,11 @@ _EXACT_TAIL = 64
 _MIDDLE_BINS = 384
 
 
+def passes(value: float, threshold: float, direction: str) -> bool:
+    """Whether a run's score meets a pass threshold: at least it (higher is better) or at most it (lower)."""
+    return value <= threshold + 1e-9 if direction == "lower" else value >= threshold - 1e-9
+
+
 def seed_for(*parts: str, base: int = 0) -> int:
     """A stable seed per (dataset, metric): reruns give the same CI, metrics don't share draws."""
     return (zlib.crc32("\x1f".join(parts).encode()) + base) % 2**32

@@ -10,9 +10,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from agent_eval_action.aggregate import passes
 from agent_eval_action.errors import ConfigError
 from agent_eval_action.markdown import code_block, escape_md
-from agent_eval_action.models import DatasetComparison, DatasetResult, MetricComparison, QuestionResult, Results
+from agent_eval_action.models import DatasetComparison, DatasetResult, MetricComparison, MetricSummary, QuestionResult, Results
 
 COMMENT_LIMIT = 65_000
 SUMMARY_LIMIT = 1_000_000  # GitHub refuses step summaries over 1 MiB
@@ -68,18 +69,22 @@ class QuestionView:
     trajectory: dict[str, Any] | None
 
 
-def failed_metrics(question: QuestionResult, thresholds: dict[str, float]) -> list[str]:
-    """The metrics whose pass threshold this run missed."""
+def failed_metrics(question: QuestionResult, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> list[str]:
+    """The metrics whose pass threshold this run missed, judged as the dataset's pass rate is
+    (``summary`` gives each metric's direction)."""
     failed = []
     for name, score in question.scores.items():
         threshold = thresholds.get(name)
-        if threshold is not None and score.value is not None and score.value < threshold - 1e-9:
+        if threshold is None or score.value is None:
+            continue
+        direction = summary[name].direction if name in summary else "higher"
+        if not passes(score.value, threshold, direction):
             failed.append(name)
     return failed
 
 
-def _question_view(question: QuestionResult, thresholds: dict[str, float]) -> QuestionView:
-    failed = failed_metrics(question, thresholds)
+def _question_view(question: QuestionResult, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> QuestionView:
+    failed = failed_metrics(question, thresholds, summary)
     tools = question.scores.get("tool_usage_accuracy")
     state = question.scores.get("state_management_fidelity")
     trajectory = question.scores.get("trajectory_accuracy")
@@ -117,7 +122,7 @@ def _dataset_view(dataset: DatasetResult, comparison: DatasetComparison | None, 
         ]
     order = {name: i for i, name in enumerate(_registry_order())}
     rows.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
-    views = [_question_view(q, thresholds) for q in dataset.questions]
+    views = [_question_view(q, thresholds, dataset.summary) for q in dataset.questions]
     failing = [v for v in views if v.status == "error" or v.failed]
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
     return DatasetView(

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.aggregate import seed_for, summarize_values
+from agent_eval_action.aggregate import passes, seed_for, summarize_values
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record
 from agent_eval_action.loaders.base import RawBatch, Row, RunResolver
@@ -279,8 +279,7 @@ def _pass_rates(summary: MetricSummary, ids: list[str], values: list[float], thr
     """Pass rate over the scored runs; ``ids[i]`` is the question ``values[i]`` belongs to."""
     by_question: dict[str, list[bool]] = {}
     for question_id, value in zip(ids, values, strict=True):
-        passed = value >= threshold - 1e-9 if direction != "lower" else value <= threshold + 1e-9
-        by_question.setdefault(question_id, []).append(passed)
+        by_question.setdefault(question_id, []).append(passes(value, threshold, direction))
     outcomes = [p for runs in by_question.values() for p in runs]
     if not outcomes:
         return

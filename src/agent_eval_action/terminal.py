@@ -46,7 +46,9 @@ def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = 
     if thresholds:
         from agent_eval_action.render import failed_metrics
 
-        failing = [(q, failed) for q in dataset.questions if q.status == "ok" and (failed := failed_metrics(q, thresholds))]
+        failing = [
+            (q, failed) for q in dataset.questions if q.status == "ok" and (failed := failed_metrics(q, thresholds, dataset.summary))
+        ]
         for question, failed in failing[:FAILING_SHOWN]:
             run = f" (run {question.run})" if question.run else ""
             lines.append(f"  failed {question.id}{run}: {', '.join(failed)}")

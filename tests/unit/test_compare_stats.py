@@ -11,8 +11,10 @@ from agent_eval_action.config import GateConfig, MetricRule
 from agent_eval_action.gate import evaluate_gate
 from agent_eval_action.loaders import LoadedDataset
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import DatasetResult, QuestionResult, Score
+from agent_eval_action.models import DatasetResult, QuestionResult, Results, Score
+from agent_eval_action.render import failed_metrics
 from agent_eval_action.scoring import Scorer
+from agent_eval_action.terminal import render
 
 SCORER = Scorer.for_names(["tool_usage_accuracy"], MetricContext())
 
@@ -138,3 +140,15 @@ def test_runs_compare_per_question_means() -> None:
     now = dataset({"a": [1.0, 0.0, 1.0], "b": [1.0, 0.0, 1.0]})
     metric = compare_dataset(now, base, baseline_path="b").metrics[0]
     assert metric.n_shared == 2 and metric.delta == pytest.approx(-1 / 6, abs=1e-6)
+
+
+def test_runs_named_failing_are_the_runs_the_pass_rate_counts_failing() -> None:
+    """One pass check for both: a lower-is-better metric passes at or under its threshold."""
+    scorer = Scorer.for_names(["latency"], MetricContext(), pass_thresholds={"latency": 2.0})
+    questions = [QuestionResult(id=qid, scores={"latency": Score(value=v)}) for qid, v in {"fast": 1.0, "edge": 2.0, "slow": 3.0}.items()]
+    result = scorer.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)
+    assert result.summary["latency"].direction == "lower" and result.summary["latency"].pass_rate == pytest.approx(2 / 3)
+    named = {q.id for q in result.questions if failed_metrics(q, {"latency": 2.0}, result.summary)}
+    assert named == {"slow"}
+    lines = [line.strip() for line in render(Results(datasets=[result]), {"latency": 2.0}).splitlines() if "failed " in line]
+    assert lines == ["failed slow: latency"]
