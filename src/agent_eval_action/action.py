@@ -106,7 +106,9 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     if inputs["max-regression"]:
         raw = inputs["max-regression"]
         value: float | str = raw if raw.endswith("%") else _float("max-regression", raw)
-        config = config.with_overrides(gate={**config.gate.model_dump(), "max_regression": value})
+        # Explicit in the workflow: laid over the gate's rules, which otherwise come from the base.
+        config.gate_override["max_regression"] = value
+        config = config.with_gate(config.gate)
     context = GitHubContext.from_env(env, token=token or None)
     event = env.get("GITHUB_EVENT_NAME", "")
     if event == "push" and _bool("update-baseline", inputs["update-baseline"], False):
@@ -117,7 +119,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
         with group("Merge shards", out):
             code = merge_and_finish(inputs["merge"].split(), config, context, out=out, err=err)
         return _lenient(code, inputs, out)
-    base = (inputs["base-ref"] or env.get("GITHUB_BASE_REF") or None) if event in PR_EVENTS else (inputs["base-ref"] or None)
+    base = inputs["base-ref"] or config.base or (env.get("GITHUB_BASE_REF") if event in PR_EVENTS else None) or None
     with group("Evaluate", out):
         code = check_and_publish(config, base=base, evaluate_all=event not in PR_EVENTS and not base, context=context, out=out, err=err)
     return _lenient(code, inputs, out)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from agent_eval_action import __version__
-from agent_eval_action.discovery import expand_paths
+from agent_eval_action.discovery import dataset_files, expand_paths
 from agent_eval_action.errors import DatasetError, ExitCode, UsageError
 from agent_eval_action.models import Problem, Results
 
@@ -27,8 +27,7 @@ def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stder
     """Reads every dataset fully and reports each problem on one line; runs nothing."""
     from agent_eval_action.loaders import load_dataset
 
-    files, empty = expand_paths(paths)
-    problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty]
+    files, problems = dataset_files(paths)
     for path in files:
         try:
             dataset = load_dataset(path)
@@ -63,15 +62,15 @@ def evaluate(
 
     Invalid inputs are reported and the valid ones still scored and written.
     """
-    from agent_eval_action.config import load_config
+    from agent_eval_action.config import DEFAULT_DATASETS, load_config
     from agent_eval_action.evaluation import Evaluation
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
 
     config = load_config(config_path).with_overrides(**flags)
-    files, empty = expand_paths(paths or config.datasets)
+    files, missing = dataset_files(paths or config.datasets, defaults=not paths and config.datasets == DEFAULT_DATASETS)
     results = Results(tool_version=__version__)
-    results.problems.extend(Problem(path=p, message=f"{p}: matched no dataset files") for p in empty)
+    results.problems.extend(missing)
     evaluation = Evaluation(config, err=err)
     try:
         for path in files:
@@ -110,8 +109,7 @@ def convert(
     from agent_eval_action.loaders import Record, load_dataset
 
     config = load_config(config_path).with_overrides(**flags)
-    files, empty = expand_paths(paths)
-    problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty]
+    files, problems = dataset_files(paths)
     records: list[Record] = []
     evaluation = Evaluation(config, err=err)
     try:
@@ -183,17 +181,23 @@ def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, c
 
 def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
     """Writes results.json, prints the summary, publishes, and returns the exit code."""
+    from agent_eval_action.git_ops import Git
     from agent_eval_action.publish import PublishSettings, publish
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
 
     target = write_results(outcome.results, Path(config.output_dir) / "results.json")
-    print(render(outcome.results, config.pass_thresholds()), file=out)
+    thresholds = (outcome.config or config).pass_thresholds()
+    print(render(outcome.results, thresholds), file=out)
     for message in outcome.messages:
         print(message, file=out)
     _report_problems(outcome.results.problems, err)
     settings = PublishSettings(
-        comment=config.comment, comment_key=config.comment_key, templates_dir=config.templates_dir, thresholds=config.pass_thresholds()
+        comment=config.comment,
+        comment_key=config.comment_key,
+        templates_dir=config.templates_dir,
+        thresholds=thresholds,
+        root=Git(Path.cwd()).workspace().root,
     )
     published = publish(outcome.results, Path(config.output_dir), settings, context, out=out)
     print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
@@ -209,26 +213,34 @@ def compare_files(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
-    """Compares two results files (datasets matched by name) and applies the gate."""
+    """Compares two results files (datasets matched by path, else by name) and applies the gate."""
     from agent_eval_action.compare import compare_dataset
     from agent_eval_action.config import load_config
-    from agent_eval_action.flow import metric_kinds
-    from agent_eval_action.gate import evaluate_gate
+    from agent_eval_action.flow import decide
     from agent_eval_action.results_io import read_results, write_results
+    from agent_eval_action.rules import Rules
     from agent_eval_action.terminal import render
 
     config = load_config(config_path).with_overrides(output_dir=output_dir)
     now, before = read_results(current), read_results(baseline)
-    previous = {d.name: d for d in before.datasets}
+    by_path = {d.path: d for d in before.datasets}
+    by_name = {d.name: d for d in before.datasets}
     now.comparison = [
-        compare_dataset(d, previous.get(d.name), baseline_path=baseline, seed=config.seed, max_question_drop=config.gate.max_question_drop)
+        compare_dataset(
+            d,
+            by_path.get(d.path) or by_name.get(d.name),
+            baseline_path=baseline,
+            seed=config.seed,
+            max_question_drop=config.gate.max_question_drop,
+        )
         for d in now.datasets
     ]
-    now.gate = evaluate_gate(now.datasets, now.comparison, config.gate, metric_kinds(config))
+    outcome = decide(now, Rules(config=config, source=config.source or "the defaults"))
     target = write_results(now, Path(config.output_dir) / "results.json")
     print(render(now, config.pass_thresholds()), file=out)
+    _report_problems(now.problems, err)
     print(f"wrote {target}", file=out)
-    return int(ExitCode.PASSED if now.gate.passed else ExitCode.GATE_FAILED)
+    return outcome.exit_code
 
 
 def baseline_update(
@@ -246,19 +258,28 @@ def baseline_update(
 
 
 def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
+    """Evaluates the datasets and writes each one's baseline under its repository path; a file of
+    the older stem-keyed layout that held it is removed (moved) in the same change."""
     from agent_eval_action.baseline import write_baseline
+    from agent_eval_action.config import DEFAULT_DATASETS
     from agent_eval_action.evaluation import Evaluation
+    from agent_eval_action.git_ops import Git
 
-    files, empty = expand_paths(datasets or config.datasets)
-    problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty if datasets]
+    files, problems = dataset_files(datasets or config.datasets, defaults=not datasets and config.datasets == DEFAULT_DATASETS)
+    workspace = Git(Path.cwd()).workspace()
+    baselines_dir = workspace.rel(config.baselines_dir)
     evaluation = Evaluation(config, err=err)
     try:
         for path in files:
             result = evaluation.evaluate_file(path)
             if result is None:
                 continue
-            target, changed = write_baseline(config.baselines_dir, result, __version__)
-            print(f"{'wrote' if changed else 'unchanged'}: {target}", file=out)
+            result.path = workspace.rel(path)
+            written = write_baseline(workspace.root, baselines_dir, result, __version__)
+            shown = Path(os.path.relpath(workspace.file(written.path)))
+            print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)
+            if written.moved_from:
+                print(f"  moved from {os.path.relpath(workspace.file(written.moved_from))} (the older layout)", file=out)
     finally:
         evaluation.close()
     problems.extend(evaluation.problems)

@@ -159,6 +159,12 @@ class Config(BaseModel):
     # USD per million tokens by model-name prefix, laid over the built-in table.
     prices: dict[str, Price] = Field(default_factory=dict)
     source: str | None = Field(default=None, exclude=True)
+    # The file the settings came from (None: defaults and flags only), and the TOML table in it.
+    file: str | None = Field(default=None, exclude=True)
+    table: str | None = Field(default=None, exclude=True)
+    # Gate settings given explicitly for this run (the action's max-regression input): laid over
+    # the gate's rules wherever those come from.
+    gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
     @field_validator("metrics")
     @classmethod
@@ -189,7 +195,16 @@ class Config(BaseModel):
         """A copy with every flag that was given (not ``None``) applied and validated."""
         data = self.model_dump()
         data.update({key: value for key, value in flags.items() if value is not None})
-        return _validate(data, self.source or "command line")
+        config = _validate(data, self.source or "command line")
+        config.file, config.table, config.gate_override = self.file, self.table, dict(self.gate_override)
+        return config
+
+    def with_gate(self, gate: GateConfig) -> Config:
+        """A copy whose gate is ``gate`` with this run's explicit gate settings laid over it."""
+        if self.gate_override:
+            gate = _validate_gate({**gate.model_dump(), **self.gate_override}, "input")
+        copy = self.model_copy(update={"gate": gate})
+        return copy
 
 
 @cache
@@ -231,30 +246,57 @@ def _validate(data: dict[str, Any], source: str) -> Config:
     return config
 
 
+PYPROJECT_TABLE = "tool.agent-eval"
+
+
+def config_candidates(path: str | None) -> list[tuple[str, str | None]]:
+    """The files (relative to the working directory) a config is looked for in, in order, with
+    the TOML table that holds it: the same search at HEAD and at the merge-base."""
+    if path is not None:
+        return [(path, PYPROJECT_TABLE if Path(path).name == "pyproject.toml" else None)]
+    return [(CONFIG_FILE, None), ("pyproject.toml", PYPROJECT_TABLE)]
+
+
 def load_config(path: str | None = None, cwd: str | Path = ".") -> Config:
     """Reads ``path``, else ``agent-eval.toml``, else ``[tool.agent-eval]`` of ``pyproject.toml``, else defaults."""
     base = Path(cwd)
-    if path is not None:
-        file = Path(path)
+    if path is not None and not (base / path).is_file():
+        raise ConfigError(str(path), "config file not found")
+    for name, table in config_candidates(path):
+        file = base / name
         if not file.is_file():
-            raise ConfigError(str(path), "config file not found")
-        return _validate(_read_toml(file, table=None if file.name != "pyproject.toml" else "tool.agent-eval"), str(path))
-    if (base / CONFIG_FILE).is_file():
-        return _validate(_read_toml(base / CONFIG_FILE, table=None), CONFIG_FILE)
-    pyproject = base / "pyproject.toml"
-    if pyproject.is_file():
-        data = _read_toml(pyproject, table="tool.agent-eval")
-        if data:
-            return _validate(data, "pyproject.toml [tool.agent-eval]")
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(name, f"not valid TOML: {error}") from None
+        config = config_from_text(text, name, table)
+        if config is not None:
+            return config
     return Config()
 
 
-def _read_toml(file: Path, table: str | None) -> dict[str, Any]:
+def config_from_text(text: str, name: str, table: str | None) -> Config | None:
+    """The config a file's text holds; None when ``table`` is absent from it (a pyproject.toml
+    without ``[tool.agent-eval]``)."""
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(str(file), f"not valid TOML: {error}") from None
-    if table:
-        for part in table.split("."):
-            data = data.get(part, {})
-    return data
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(name, f"not valid TOML: {error}") from None
+    for part in table.split(".") if table else []:
+        inner = data.get(part)
+        if not isinstance(inner, dict):
+            return None
+        data = inner
+    source = name if not table else f"{name} [{table}]"
+    config = _validate(data, source)
+    config.file, config.table = name, table
+    return config
+
+
+def _validate_gate(data: dict[str, Any], source: str) -> GateConfig:
+    try:
+        return GateConfig.model_validate(_normalize({"gate": data})["gate"])
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise ConfigError(f"{source}: gate." + ".".join(str(part) for part in first["loc"]), first["msg"]) from None

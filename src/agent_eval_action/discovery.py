@@ -5,6 +5,8 @@ from __future__ import annotations
 import glob
 import os
 
+from agent_eval_action.models import Problem
+
 DATASET_SUFFIXES = (".json", ".csv", ".jsonl", ".ndjson")
 NOT_DATASETS = {"test_config.json"}
 
@@ -31,3 +33,14 @@ def expand_paths(patterns: list[str]) -> tuple[list[str], list[str]]:
             if path not in files:
                 files.append(path)
     return files, empty
+
+
+def dataset_files(patterns: list[str], *, defaults: bool = False) -> tuple[list[str], list[Problem]]:
+    """The dataset files the patterns name, and a problem for each that names none: a typo in a
+    glob must not turn into a green check with nothing checked. The built-in default globs are
+    one choice among formats, so only all of them matching nothing is a problem."""
+    files, empty = expand_paths(patterns)
+    if defaults:
+        empty = [] if files else [", ".join(patterns)]
+    fix = "check the spelling, the `datasets` setting or the --datasets flag, and the working directory"
+    return files, [Problem(path=p, message=f"{p}: matched no dataset files ({fix})") for p in empty]

@@ -1,6 +1,6 @@
 """The whole check, one direction: select -> evaluate -> read baselines -> compare -> gate.
 
-Used by ``run`` (and later the action entrypoint). Collaborators come in as arguments.
+Used by ``run``, ``merge`` and the action entrypoint. Collaborators come in as arguments.
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action import __version__
-from agent_eval_action.baseline import read_baseline
+from agent_eval_action.baseline import find_baseline, working_tree_reader
 from agent_eval_action.compare import compare_dataset
-from agent_eval_action.config import Config
-from agent_eval_action.discovery import expand_paths
-from agent_eval_action.errors import DatasetError, ExitCode, InfrastructureError
+from agent_eval_action.config import DEFAULT_DATASETS, Config
+from agent_eval_action.discovery import dataset_files
+from agent_eval_action.errors import DatasetError, ExitCode
 from agent_eval_action.evaluation import Evaluation
-from agent_eval_action.gate import evaluate_gate
+from agent_eval_action.gate import evaluate_gate, unchecked_datasets
 from agent_eval_action.git_ops import Git
 from agent_eval_action.models import DatasetComparison, Problem, Results, Selection
+from agent_eval_action.rules import Rules, rules_at_base
 from agent_eval_action.selection import select, select_all
 
 
@@ -28,6 +29,8 @@ class Outcome:
     results: Results
     exit_code: int
     messages: list[str] = field(default_factory=list)
+    # The config the verdict was made with (the gate's rules from the base): views read its thresholds.
+    config: Config | None = None
 
 
 def base_ref(flag: str | None, config: Config) -> str | None:
@@ -47,21 +50,31 @@ def metric_kinds(config: Config | None = None) -> dict[str, str]:
     return kinds
 
 
+def gate_rules(config: Config, git: Git, merge_base: str | None) -> Rules:
+    """The config the verdict is made with: the gate's rules from the merge-base when there is one."""
+    if merge_base is None:
+        return Rules(config=config, source=config.source or "the defaults")
+    return rules_at_base(config, lambda path: git.show(merge_base, path), git.workspace().prefix, merge_base[:7])
+
+
 def run_check(config: Config, *, git: Git, base: str | None, evaluate_all: bool, err: TextIO) -> Outcome:
-    files, empty = expand_paths(config.datasets)
-    problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty if not _is_glob(p)]
-    rel = {_relative(git, f): f for f in files}
+    files, problems = dataset_files(config.datasets, defaults=config.datasets == DEFAULT_DATASETS)
+    workspace = git.workspace()
+    rel = {workspace.rel(f): f for f in files}
     merge_base = git.merge_base(base) if base else None
+    changes = git.changes(merge_base) if merge_base else []
+    rules = gate_rules(config, git, merge_base)
+    config = rules.config
     if evaluate_all or config.select == "all" or merge_base is None:
         reason = "--all" if evaluate_all else "select = all" if config.select == "all" else "no base branch: everything"
-        selection = select_all(sorted(rel), reason)
+        selection = select_all(sorted(rel), reason, changes)
     else:
         selection = select(
             sorted(rel),
-            git.changes(merge_base),
-            dataset_globs=config.datasets,
-            baselines_dir=config.baselines_dir,
-            agent_paths=config.agent_paths,
+            changes,
+            dataset_globs=[workspace.glob(g) for g in config.datasets],
+            baselines_dir=workspace.rel(config.baselines_dir),
+            agent_paths=[workspace.glob(g) for g in config.agent_paths] if config.agent_paths is not None else None,
         )
     selection.base_ref, selection.merge_base = base, merge_base
     results = Results(tool_version=__version__, selection=selection, shard=config.shard)
@@ -75,47 +88,71 @@ def run_check(config: Config, *, git: Git, base: str | None, evaluate_all: bool,
     finally:
         evaluation.close()
     results.problems = problems + evaluation.problems
-    outcome = conclude(results, config, git)
-    if not selection.selected:
+    outcome = conclude(results, config, git, rules=rules)
+    if not selection.selected and not results.problems:
         outcome.messages.append("nothing to evaluate: no dataset changed and no agent code changed")
     return outcome
 
 
-def conclude(results: Results, config: Config, git: Git) -> Outcome:
-    """Compares with the baselines (at the merge-base the selection names), gates, picks the exit code."""
-    problems = list(results.problems)
+def conclude(results: Results, config: Config, git: Git, *, rules: Rules | None = None) -> Outcome:
+    """Compares with the baselines (at the merge-base the selection names), gates, picks the
+    outcome and its exit code. ``rules``: the gate's rules when the caller read them already."""
     selection = results.selection or Selection()
-    results.comparison = _compare(results, selection, config, git, selection.merge_base, problems)
-    results.problems = problems
-    results.gate = evaluate_gate(results.datasets, results.comparison, config.gate, metric_kinds(config))
-    code = ExitCode.BAD_INPUT if problems else ExitCode.PASSED if results.gate.passed else ExitCode.GATE_FAILED
-    return Outcome(results=results, exit_code=int(code))
+    rules = rules or gate_rules(config, git, selection.merge_base)
+    results.comparison = _compare(results, selection, rules.config, git)
+    return decide(results, rules)
 
 
-def _compare(
-    results: Results, selection: Selection, config: Config, git: Git, merge_base: str | None, problems: list[Problem]
-) -> list[DatasetComparison]:
+def decide(results: Results, rules: Rules) -> Outcome:
+    """The verdict on compared results: passed, failed, or unchecked when an input problem (a bad
+    dataset, an unreadable baseline, a dataset of which nothing could be scored) kept part of
+    the check from happening. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
+    config = rules.config
+    kinds = metric_kinds(config)
+    gate = evaluate_gate(results.datasets, results.comparison or [], config.gate, kinds)
+    for dataset in unchecked_datasets(results.datasets, config.gate, kinds):
+        results.problems.append(
+            Problem(
+                path=dataset.path,
+                message=f"{dataset.path}: no question has a score on any gated metric, so nothing was checked: "
+                "add reference data (tool calls, trajectory, state, response) to its questions, or gate a metric it has "
+                "with [gate.metrics.NAME] min / max / max-regression",
+            )
+        )
+    gate.rules_from, gate.config_changes = rules.source, rules.changes
+    if results.problems:
+        gate.outcome, gate.unchecked = "unchecked", [p.message for p in results.problems[:10]]
+    gate.passed = gate.outcome == "passed"
+    results.gate = gate
+    code = {"passed": ExitCode.PASSED, "failed": ExitCode.GATE_FAILED, "unchecked": ExitCode.BAD_INPUT}[gate.outcome]
+    return Outcome(results=results, exit_code=int(code), config=config)
+
+
+def _compare(results: Results, selection: Selection, config: Config, git: Git) -> list[DatasetComparison]:
+    merge_base = selection.merge_base
+    workspace = git.workspace()
+    read = (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+    where = f"at {merge_base[:12]}" if merge_base else "in the working tree"
+    baselines_dir = workspace.rel(config.baselines_dir)
+    renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}
     comparisons = []
     for dataset in results.datasets:
+        old = renamed.get(dataset.path)
         try:
-            baseline, path = read_baseline(git if merge_base else None, merge_base, config.baselines_dir, dataset)
+            found = find_baseline(read, where, baselines_dir, [dataset.path, *([old] if old else [])], dataset.name)
         except DatasetError as error:
-            problems.append(Problem(path=error.path, message=error.message()))
-            baseline, path = None, None
-        comparisons.append(
-            compare_dataset(dataset, baseline, baseline_path=path, seed=config.seed, max_question_drop=config.gate.max_question_drop)
+            results.problems.append(Problem(path=error.path, message=error.message()))
+            found = None
+        comparison = compare_dataset(
+            dataset,
+            found.dataset if found else None,
+            baseline_path=found.path if found else None,
+            seed=config.seed,
+            max_question_drop=config.gate.max_question_drop,
         )
+        if old and found is not None and found.dataset.path != dataset.path:
+            comparison.renamed_from = old
+        comparisons.append(comparison)
     for deleted in selection.deleted:
         comparisons.append(DatasetComparison(dataset=Path(deleted).stem, path=deleted, status="removed"))
     return comparisons
-
-
-def _is_glob(pattern: str) -> bool:
-    return any(ch in pattern for ch in "*?[")
-
-
-def _relative(git: Git, path: str) -> str:
-    try:
-        return git.relative(Path(path))
-    except (ValueError, InfrastructureError):  # outside a repository: keep it as given
-        return Path(path).as_posix()

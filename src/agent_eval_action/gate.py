@@ -1,10 +1,11 @@
-"""The gate: absolute thresholds, noise-aware regressions, hard per-question drops, new errors."""
+"""The gate: absolute thresholds, noise-aware regressions, hard per-question drops, new errors,
+and no pass for a dataset of which nothing could be checked."""
 
 from __future__ import annotations
 
 from agent_eval_action.compare import ci_on_worse_side, worse_amount
 from agent_eval_action.config import GateConfig, MetricRule, parse_regression
-from agent_eval_action.models import DatasetComparison, DatasetResult, GateResult
+from agent_eval_action.models import DatasetComparison, DatasetResult, GateFailure, GateResult
 
 
 def rule_for(metric: str, kind: str, direction: str, config: GateConfig) -> MetricRule:
@@ -15,36 +16,77 @@ def rule_for(metric: str, kind: str, direction: str, config: GateConfig) -> Metr
     return rule
 
 
+def gated_metrics(dataset: DatasetResult, config: GateConfig, kinds: dict[str, str]) -> list[str]:
+    """The dataset's metrics that some rule (min, max or max_regression) applies to."""
+    out = []
+    for name, summary in dataset.summary.items():
+        rule = rule_for(name, kinds.get(name, "trace"), summary.direction, config)
+        if rule.min is not None or rule.max is not None or rule.max_regression is not None:
+            out.append(name)
+    return out
+
+
+def _nothing_scored(dataset: DatasetResult, config: GateConfig, kinds: dict[str, str]) -> bool:
+    return not any(dataset.summary[name].n for name in gated_metrics(dataset, config, kinds))
+
+
+def unchecked_datasets(datasets: list[DatasetResult], config: GateConfig, kinds: dict[str, str]) -> list[DatasetResult]:
+    """Datasets that ran without an error and still have no score on any gated metric (no
+    reference data, no rule for what they have): a check of nothing, which is not a pass."""
+    return [d for d in datasets if _nothing_scored(d, config, kinds) and not any(q.status == "error" for q in d.questions)]
+
+
 def evaluate_gate(
     datasets: list[DatasetResult],
     comparisons: list[DatasetComparison],
     config: GateConfig,
     kinds: dict[str, str],
 ) -> GateResult:
-    """``kinds``: metric name -> "reference" | "trace" | "judge" (unknown names count as "trace")."""
-    failures: list[str] = []
+    """``kinds``: metric name -> "reference" | "trace" | "judge" (unknown names count as "trace").
+    Comparisons are matched to datasets by path (two datasets may share a name)."""
+    failures: list[GateFailure] = []
     notes: list[str] = []
-    by_name = {c.dataset: c for c in comparisons}
+    by_path = {c.path: c for c in comparisons}
     for dataset in datasets:
-        comparison = by_name.get(dataset.name)
+        name = dataset.name
+        comparison = by_path.get(dataset.path)
         errors = sum(1 for q in dataset.questions if q.status == "error")
+
+        def fail(
+            rule: str,
+            message: str,
+            *,
+            metric: str | None = None,
+            question: str | None = None,
+            dataset: DatasetResult = dataset,
+            **figures: float | None,
+        ) -> None:
+            failures.append(
+                GateFailure(dataset=dataset.path, metric=metric, question=question, rule=rule, message=f"{dataset.name}: {message}", **figures)
+            )
+
+        if errors and _nothing_scored(dataset, config, kinds):
+            fail("nothing_scored", f"all {len(dataset.questions)} runs ended without a score on a gated metric ({errors} errors)")
         if config.max_errors is not None and errors > config.max_errors:
-            failures.append(f"{dataset.name}: {errors} questions ended in an error (max_errors = {config.max_errors})")
+            fail("max_errors", f"{errors} questions ended in an error (max_errors = {config.max_errors})", current=errors)
         if comparison is not None and comparison.status == "compared" and config.fail_on_new_errors and errors > comparison.baseline_errors:
-            failures.append(f"{dataset.name}: {errors} questions ended in an error, {comparison.baseline_errors} on the base branch")
-        for name, summary in dataset.summary.items():
-            rule = rule_for(name, kinds.get(name, "trace"), summary.direction, config)
+            fail(
+                "new_errors",
+                f"{errors} questions ended in an error, {comparison.baseline_errors} on the base branch",
+                baseline=comparison.baseline_errors,
+                current=errors,
+            )
+        for metric_name, summary in dataset.summary.items():
+            rule = rule_for(metric_name, kinds.get(metric_name, "trace"), summary.direction, config)
             if summary.mean is None:
                 continue
             if rule.min is not None and summary.mean < rule.min:
-                failures.append(f"{dataset.name}: {name} = {summary.mean:.4g} is below the minimum {rule.min:g}")
+                fail("min", f"{metric_name} = {summary.mean:.4g} is below the minimum {rule.min:g}", metric=metric_name, current=summary.mean)
             if rule.max is not None and summary.mean > rule.max:
-                failures.append(f"{dataset.name}: {name} = {summary.mean:.4g} is above the maximum {rule.max:g}")
+                fail("max", f"{metric_name} = {summary.mean:.4g} is above the maximum {rule.max:g}", metric=metric_name, current=summary.mean)
         if comparison is None or comparison.status != "compared":
             if comparison is not None and comparison.status == "new":
-                notes.append(
-                    f"{dataset.name}: no baseline on the base branch; reported as new (run `baseline update` on the default branch)"
-                )
+                notes.append(f"{name}: no baseline on the base branch; reported as new (run `baseline update` on the default branch)")
             continue
         for metric in comparison.metrics:
             kind = kinds.get(metric.metric, "trace")
@@ -59,13 +101,19 @@ def evaluate_gate(
                     ci = f", 95% CI [{metric.ci95[0]:+.4g}, {metric.ci95[1]:+.4g}])" if metric.ci95 else ")"
                     allowed = f"max_regression {rule.max_regression}"
                     if sure or sure is None or not config.require_significance:
-                        failures.append(f"{dataset.name}: {shown}{ci} regressed beyond {allowed}")
+                        fail(
+                            "max_regression",
+                            f"{shown}{ci} regressed beyond {allowed}",
+                            metric=metric.metric,
+                            baseline=metric.baseline,
+                            current=metric.current,
+                        )
                     else:
-                        notes.append(f"{dataset.name}: {shown}{ci} is worse than {allowed} but within noise (the CI includes no change)")
+                        notes.append(f"{name}: {shown}{ci} is worse than {allowed} but within noise (the CI includes no change)")
             for drop in metric.drops:
-                line = f"{dataset.name}: question {drop.id} {drop.metric} fell {drop.baseline:.3g} -> {drop.current:.3g}"
+                line = f"question {drop.id} {drop.metric} fell {drop.baseline:.3g} -> {drop.current:.3g}"
                 if config.fail_on_question_drop and kind != "judge":
-                    failures.append(line)
+                    fail("question_drop", line, metric=drop.metric, question=drop.id, baseline=drop.baseline, current=drop.current)
                 else:
-                    notes.append(line)
-    return GateResult(passed=not failures, failures=failures, notes=notes)
+                    notes.append(f"{name}: {line}")
+    return GateResult(passed=not failures, outcome="failed" if failures else "passed", failures=failures, notes=notes)

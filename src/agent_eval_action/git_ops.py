@@ -5,6 +5,7 @@ Functions take a :class:`Git` so tests can point it at a repository made in a te
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,7 +83,42 @@ class Git:
         done = self.run("show", f"{rev}:{path}", check=False)
         return done.stdout if done.returncode == 0 else None
 
-    def relative(self, path: Path) -> str:
-        """``path`` relative to the repository root, as git names it."""
-        top = Path(self.run("rev-parse", "--show-toplevel").stdout.strip())
-        return path.resolve().relative_to(top.resolve()).as_posix()
+    def toplevel(self) -> Path | None:
+        """The repository's root directory; None outside a repository."""
+        done = self.run("rev-parse", "--show-toplevel", check=False)
+        return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+
+    def workspace(self) -> Workspace:
+        return Workspace(root=(self.toplevel() or self.cwd).resolve(), cwd=self.cwd.resolve())
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Paths named from the repository root, whatever directory the run started in.
+
+    Selection, baselines, ``git show`` and annotations all speak repository-relative paths; a
+    monorepo whose evaluation runs from ``agents/`` names its datasets ``agents/...`` there.
+    Outside a repository the working directory stands in for the root.
+    """
+
+    root: Path
+    cwd: Path
+
+    @property
+    def prefix(self) -> str:
+        """The working directory relative to the root: "" or "agents/"."""
+        inner = self.cwd.relative_to(self.root).as_posix() if self.cwd.is_relative_to(self.root) else ""
+        return "" if inner in ("", ".") else inner + "/"
+
+    def rel(self, path: str | Path) -> str:
+        """A path (relative to the working directory, or absolute) named from the root; kept as
+        given when it lies outside the root."""
+        full = Path(os.path.normpath(self.cwd / path))
+        return full.relative_to(self.root).as_posix() if full.is_relative_to(self.root) else Path(path).as_posix()
+
+    def glob(self, pattern: str) -> str:
+        """A glob written relative to the working directory, as a glob over root-relative paths."""
+        return pattern if pattern.startswith("/") else self.prefix + pattern.removeprefix("./")
+
+    def file(self, rel: str) -> Path:
+        return self.root / rel

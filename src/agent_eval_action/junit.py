@@ -37,11 +37,18 @@ def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> P
         suite.set("tests", str(tests))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
-    if results.gate is not None:
-        suite = ET.SubElement(root, "testsuite", name="gate", tests="1", failures="0" if results.gate.passed else "1", errors="0")
+    gate = results.gate
+    if gate is not None:
+        # The gate case tells the same outcome as the headline and the exit code: a failure when
+        # the gate failed, an error when the check could not be made.
+        failed, unchecked = gate.outcome == "failed", gate.outcome == "unchecked"
+        suite = ET.SubElement(root, "testsuite", name="gate", tests="1", failures=str(int(failed)), errors=str(int(unchecked)))
         case = ET.SubElement(suite, "testcase", classname="gate", name="regression gate")
-        if not results.gate.passed:
-            ET.SubElement(case, "failure", message="; ".join(results.gate.failures)[:4000])
+        if failed:
+            ET.SubElement(case, "failure", message="; ".join(f.message for f in gate.failures)[:4000])
+        elif unchecked:
+            reasons = "; ".join([*gate.unchecked, *(f.message for f in gate.failures)])
+            ET.SubElement(case, "error", message=f"could not be checked: {reasons}"[:4000])
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
     return path

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-SCHEMA_VERSION = 1
+# 2: gate failures are objects and the gate has an outcome. Version-1 files are still read.
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 # Stored figures keep 6 decimals: reruns write identical files, and no metric needs more.
 DIGITS = 6
 
@@ -242,6 +244,8 @@ class DatasetComparison(_Model):
     # "compared"; "new": no baseline on the base branch; "removed": the dataset file was deleted.
     status: Literal["compared", "new", "removed"]
     baseline_path: str | None = None
+    # The dataset's path at the merge-base when this PR renamed it.
+    renamed_from: str | None = None
     added_questions: list[str] = Field(default_factory=list)
     removed_questions: list[str] = Field(default_factory=list)
     baseline_errors: int = 0
@@ -250,8 +254,11 @@ class DatasetComparison(_Model):
 
 
 class SelectedDataset(_Model):
+    # Repository-relative POSIX path, whatever directory the run started in.
     path: str
     reason: str
+    # Its path at the merge-base when this PR renamed it: the baseline is looked up there too.
+    renamed_from: str | None = None
 
 
 class Selection(_Model):
@@ -265,11 +272,52 @@ class Selection(_Model):
     agent_changes: list[str] = Field(default_factory=list)
 
 
+class GateFailure(_Model):
+    """One reason the gate failed. ``question`` is None for a dataset-level rule."""
+
+    dataset: str | None = None  # the dataset's repository path
+    metric: str | None = None
+    question: str | None = None
+    # min, max, max_regression, question_drop, new_errors, max_errors, nothing_scored
+    # ("legacy" for a failure read from a version-1 file, which kept only the message).
+    rule: str
+    baseline: float | None = None
+    current: float | None = None
+    message: str
+
+    _round_figures = field_validator("baseline", "current")(classmethod(lambda cls, v: _round(v)))
+
+
+Outcome = Literal["passed", "failed", "unchecked"]
+
+
 class GateResult(_Model):
+    """The verdict. ``unchecked``: bad input, an unreadable baseline or an infrastructure failure
+    kept part of the check from happening, so it is neither a pass nor only a failure."""
+
     passed: bool
-    failures: list[str] = Field(default_factory=list)
-    # Found but not failing (a judged metric's question drop, missing baselines).
+    outcome: Outcome = "passed"
+    failures: list[GateFailure] = Field(default_factory=list)
+    # Found but not failing (a judged metric's question drops, missing baselines).
     notes: list[str] = Field(default_factory=list)
+    # Why the check is unchecked: the first problems' messages.
+    unchecked: list[str] = Field(default_factory=list)
+    # Where the gate's rules came from, and what this PR changes in them (applies after merge).
+    rules_from: str | None = None
+    config_changes: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_1(cls, data: Any) -> Any:
+        """Version-1 files: failures were strings, and there was no outcome."""
+        if isinstance(data, dict):
+            data = dict(data)
+            failures = data.get("failures")
+            if isinstance(failures, list):
+                data["failures"] = [{"rule": "legacy", "message": f} if isinstance(f, str) else f for f in failures]
+            if "outcome" not in data and isinstance(data.get("passed"), bool):
+                data["outcome"] = "passed" if data["passed"] else "failed"
+        return data
 
 
 class Results(_Model):

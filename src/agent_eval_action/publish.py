@@ -68,6 +68,8 @@ class PublishSettings:
     comment_key: str = "default"
     templates_dir: str | None = None
     thresholds: dict[str, float] = field(default_factory=dict)
+    # The repository root: dataset paths in results are relative to it (annotations read the files there).
+    root: Path = field(default_factory=Path.cwd)
 
 
 @dataclass
@@ -102,12 +104,12 @@ def publish(
         published.warnings.append(f"could not write the step summary: {error}")
     if settings.comment and context.pr_number is not None and context.repository:
         _post(comment, page, renderer, settings, context, client_factory, published)
-    for line in _annotations(results):
+    for line in _annotations(results, settings.root):
         print(line, file=out)
     for warning in published.warnings:
         print(annotation("warning", warning), file=out)
     outputs = {
-        "passed": "true" if results.gate is None or results.gate.passed else "false",
+        "passed": "true" if results.gate is None or results.gate.outcome == "passed" else "false",
         "results-json": str(output_dir / "results.json"),
         "deltas": json.dumps(_deltas(results), sort_keys=True),
     }
@@ -156,13 +158,13 @@ def _deltas(results: Results) -> dict[str, dict[str, float | None]]:
     return {c.dataset: {m.metric: m.delta for m in c.metrics} for c in results.comparison or []}
 
 
-def _annotations(results: Results) -> list[str]:
-    """``::error`` at the line of each question that regressed (at most ten)."""
+def _annotations(results: Results, root: Path) -> list[str]:
+    """``::error`` at the line of each question that regressed (at most ten); ``file=`` is the
+    repository-relative path GitHub expects."""
     lines: list[str] = []
-    paths = {d.name: d.path for d in results.datasets}
     for comparison in results.comparison or []:
-        path = paths.get(comparison.dataset, comparison.path)
-        where = _id_lines(path)
+        path = comparison.path
+        where = _id_lines(root / path)
         for metric in comparison.metrics:
             for drop in metric.drops:
                 if len(lines) >= MAX_ANNOTATIONS:
@@ -172,10 +174,10 @@ def _annotations(results: Results) -> list[str]:
     return lines
 
 
-def _id_lines(path: str) -> dict[str, int]:
+def _id_lines(path: Path) -> dict[str, int]:
     """Line of each question id in a dataset file: golden JSON ids, else the first line naming it."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
     from agent_eval_action.loaders.golden import id_lines

@@ -151,8 +151,8 @@ def view(
     run_url: str | None = None,
 ) -> dict[str, Any]:
     """The template context: plain data shaped for the page, built from results.json's model."""
-    comparisons = {c.dataset: c for c in results.comparison or []}
-    datasets = [_dataset_view(d, comparisons.get(d.name), thresholds or {}) for d in results.datasets]
+    comparisons = {c.path: c for c in results.comparison or []}
+    datasets = [_dataset_view(d, comparisons.get(d.path), thresholds or {}) for d in results.datasets]
     removed = [c for c in results.comparison or [] if c.status == "removed"]
     return {
         "marker": marker(key),

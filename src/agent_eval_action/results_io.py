@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_eval_action.errors import DatasetError
-from agent_eval_action.models import SCHEMA_VERSION, Results
+from agent_eval_action.models import READABLE_VERSIONS, SCHEMA_VERSION, Results
 
 EXPAND_LEVELS = 3
 
@@ -80,14 +80,28 @@ def write_results(results: Results, path: str | Path) -> Path:
 
 def read_results(path: str | Path) -> Results:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
         raise DatasetError(str(path), f"cannot read results: {error}") from None
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
-        raise DatasetError(str(path), f"results schema_version {version!r} is not {SCHEMA_VERSION}; re-create it with this version")
+    return parse_results(text, str(path))
+
+
+def parse_results(text: str, where: str, what: str = "results") -> Results:
+    """A results or baseline file's text, validated; version-1 files are read as the current version."""
     try:
-        return Results.model_validate(data)
+        data = json.loads(text)
+    except ValueError as error:
+        raise DatasetError(where, f"{what} file is not valid JSON: {error}") from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version not in READABLE_VERSIONS:
+        fix = "run `baseline update` on the default branch to rewrite it" if what == "baseline" else "re-create it with this version"
+        raise DatasetError(where, f"{what} schema_version {version!r} is not one this version reads ({READABLE_VERSIONS}): {fix}")
+    try:
+        results = Results.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        raise DatasetError(str(path), first["msg"], pointer="$." + ".".join(map(str, first["loc"]))) from None
+        raise DatasetError(
+            where, f"{what} file does not match the results schema: {first['msg']}", pointer="$." + ".".join(map(str, first["loc"]))
+        ) from None
+    results.schema_version = SCHEMA_VERSION
+    return results

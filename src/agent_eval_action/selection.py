@@ -33,7 +33,9 @@ def select(
             continue
         if is_dataset(change.path):
             changed[change.path] = (
-                "renamed in this PR" if change.status == "R" else ("added in this PR" if change.status == "A" else "changed in this PR")
+                f"renamed from {change.old_path} in this PR"
+                if change.status == "R"
+                else ("added in this PR" if change.status == "A" else "changed in this PR")
             )
             continue
         if any(matches(p, baseline_glob) for p in paths):
@@ -41,14 +43,22 @@ def select(
         if agent_paths is None or any(matches(p, agent_paths) for p in paths):
             agent.append(change.path)
     selection.agent_changes = agent
+    moved = renames(changes)
     if agent:
         listed = ", ".join(agent[:MAX_LISTED]) + (f" (+{len(agent) - MAX_LISTED} more)" if len(agent) > MAX_LISTED else "")
         reason = f"agent code changed: {listed}"
-        selection.selected = [SelectedDataset(path=p, reason=changed.get(p, reason)) for p in all_datasets]
+        chosen = [(p, changed.get(p, reason)) for p in all_datasets]
     else:
-        selection.selected = [SelectedDataset(path=p, reason=changed[p]) for p in all_datasets if p in changed]
+        chosen = [(p, changed[p]) for p in all_datasets if p in changed]
+    selection.selected = [SelectedDataset(path=p, reason=why, renamed_from=moved.get(p)) for p, why in chosen]
     return selection
 
 
-def select_all(all_datasets: list[str], reason: str) -> Selection:
-    return Selection(mode="all", selected=[SelectedDataset(path=p, reason=reason) for p in all_datasets])
+def renames(changes: list[Change]) -> dict[str, str]:
+    """New path -> old path, for every file git saw renamed."""
+    return {c.path: c.old_path for c in changes if c.status == "R" and c.old_path}
+
+
+def select_all(all_datasets: list[str], reason: str, changes: list[Change] | None = None) -> Selection:
+    moved = renames(changes or [])
+    return Selection(mode="all", selected=[SelectedDataset(path=p, reason=reason, renamed_from=moved.get(p)) for p in all_datasets])

@@ -83,10 +83,17 @@ def comparison_table(comparison: DatasetComparison) -> list[str]:
     return lines
 
 
+GATE_HEADLINE = {"passed": "gate: passed", "failed": "gate: FAILED", "unchecked": "gate: COULD NOT BE CHECKED"}
+
+
 def gate_lines(gate: GateResult) -> list[str]:
-    lines = ["gate: passed" if gate.passed else "gate: FAILED"]
-    lines.extend(f"  x {failure}" for failure in gate.failures)
+    lines = [GATE_HEADLINE[gate.outcome]]
+    lines.extend(f"  ? {reason}" for reason in gate.unchecked)
+    lines.extend(f"  x {failure.message}" for failure in gate.failures)
     lines.extend(f"  - {note}" for note in gate.notes)
+    if gate.config_changes:
+        lines.append(f"  this PR changes the gate (applies after merge; rules from {gate.rules_from}):")
+        lines.extend(f"    {change}" for change in gate.config_changes)
     return lines
 
 

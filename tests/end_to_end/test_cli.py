@@ -29,7 +29,7 @@ def test_evaluate_bundled_example(tmp_path: Path) -> None:
     result = cli("evaluate", str(EXAMPLE), "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     data = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     (dataset,) = data["datasets"]
     assert dataset["name"] == "customer_service_runs" and dataset["format"] == "csv"
     summary = dataset["summary"]

@@ -79,9 +79,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     git(repo, "commit", "-qm", "datasets")
     update = cli(repo, "baseline", "update")
     assert update.returncode == 0, update.stderr
-    assert "wrote: evaluation/baselines/cs_runs.json" in update.stdout
+    assert "wrote: evaluation/baselines/evaluation/datasets/cs_runs.csv.json" in update.stdout
     again = cli(repo, "baseline", "update")
-    assert "unchanged: evaluation/baselines/cs_runs.json" in again.stdout  # stable bytes: committing again is a no-op
+    assert "unchanged: evaluation/baselines/evaluation/datasets/cs_runs.csv.json" in again.stdout  # stable bytes: committing again is a no-op
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines")
     return repo
@@ -111,8 +111,13 @@ def test_regressing_half_the_questions_fails(repo: Path) -> None:
     metric = next(m for m in comparison["metrics"] if m["metric"] == "tool_usage_accuracy")
     assert metric["verdict"] == "regressed" and metric["delta"] < -0.2 and metric["ci95"][1] < 0
     assert data["gate"]["passed"] is False
-    assert any("tool_usage_accuracy" in f and "regressed beyond max_regression 0.05" in f for f in data["gate"]["failures"])
-    assert any("question q_cart_01_00 tool_usage_accuracy fell 1 -> 0" in f for f in data["gate"]["failures"])
+    failures = data["gate"]["failures"]
+    assert data["gate"]["outcome"] == "failed"
+    (mean,) = [f for f in failures if f["rule"] == "max_regression" and f["metric"] == "tool_usage_accuracy"]
+    assert "regressed beyond max_regression 0.05" in mean["message"] and mean["question"] is None
+    assert mean["dataset"] == "evaluation/datasets/cs_runs.csv" and mean["current"] < mean["baseline"] - 0.2
+    (drop,) = [f for f in failures if f["rule"] == "question_drop" and f["question"] == "q_cart_01_00" and f["metric"] == "tool_usage_accuracy"]
+    assert "question q_cart_01_00 tool_usage_accuracy fell 1 -> 0" in drop["message"]
     assert "gate: FAILED" in done.stdout
 
 
@@ -123,7 +128,15 @@ def test_no_score_change_passes(repo: Path) -> None:
     done = cli(repo, "run", "--base", "main")
     assert done.returncode == 0, done.stdout + done.stderr
     data = results(repo)
-    assert data["gate"] == {"passed": True, "failures": [], "notes": []}
+    assert data["gate"] == {
+        "passed": True,
+        "outcome": "passed",
+        "failures": [],
+        "notes": [],
+        "unchecked": [],
+        "config_changes": [],
+        "rules_from": f"agent-eval.toml at {data['selection']['merge_base'][:7]}",
+    }
     verdicts = {m["metric"]: m["verdict"] for m in data["comparison"][0]["metrics"]}
     assert verdicts["tool_usage_accuracy"] == "unchanged" and verdicts["state_management_fidelity"] == "unchanged"
 
@@ -133,9 +146,13 @@ def test_readme_only_selects_nothing_and_passes(repo: Path) -> None:
     git(repo, "commit", "-qam", "docs")
     done = cli(repo, "run", "--base", "main", env={"AGENT_EVAL_X": "1"})
     assert done.returncode == 0, done.stderr
-    # README.md is not agent code only when agent_paths says so; by default any non-dataset path is.
+    # README.md is not agent code only when agent_paths says so; by default any non-dataset path
+    # is. agent_paths decides what is checked, so it is read from the base like the gate's rules.
+    git(repo, "checkout", "-q", "main")
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\nagent-paths = ["app/**"]\n')
     git(repo, "commit", "-qam", "scope agent paths")
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "merge", "-q", "main", "-m", "merge main")
     done = cli(repo, "run", "--base", "main")
     assert done.returncode == 0, done.stderr
     assert "nothing to evaluate" in done.stdout
@@ -239,7 +256,7 @@ def test_agent_driven_dataset_regression_is_caught(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     data = results(repo)
     assert data["selection"]["selected"][0]["reason"].startswith("agent code changed: customer_service/scripted_model.py")
-    failures = "\n".join(data["gate"]["failures"])
+    failures = "\n".join(f["message"] for f in data["gate"]["failures"])
     # The cart question now crashes in the model (an empty cart), the discount ones call the tool wrongly.
     assert "customer_service_golden: 1 questions ended in an error, 0 on the base branch" in failures
     assert "question q_discount_01 tool_usage_accuracy fell 1 -> 0.5" in failures

@@ -88,7 +88,7 @@ def test_latency_direction_from_registry() -> None:
         GateConfig(metrics={"latency": MetricRule(max_regression="50%")}),
         {"latency": "trace"},
     )
-    assert not gate.passed and "regressed beyond max_regression 50%" in gate.failures[0]
+    assert not gate.passed and "regressed beyond max_regression 50%" in gate.failures[0].message
     lenient = evaluate_gate(
         [ds([2.0, 2.2, 2.1, 2.4])],
         [compare_dataset(ds([2.0, 2.2, 2.1, 2.4]), ds([1.0, 1.1, 1.0, 1.2]), baseline_path="b")],
@@ -127,7 +127,7 @@ def test_min_max_errors_and_new_or_removed() -> None:
         {"tool_usage_accuracy": "reference"},
     )
     assert not gate.passed
-    text = "\n".join(gate.failures)
+    text = "\n".join(f.message for f in gate.failures)
     assert "2 questions ended in an error (max_errors = 1)" in text
     assert "2 questions ended in an error, 0 on the base branch" in text
     assert "tool_usage_accuracy = 0.6 is below the minimum 0.8" in text

@@ -1,0 +1,76 @@
+"""The gate's rules as the base branch has them.
+
+A PR must not loosen the check that judges it: the settings that decide the verdict (the
+``[gate]`` table, and ``baselines-dir``, ``agent-paths`` and ``select``, which decide what is
+compared at all) are read from the config as it is at the merge-base. What the PR changes in
+them is listed and applies after merge. Datasets, the agent and the metric choices come from HEAD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_eval_action.config import Config, config_candidates, config_from_text
+from agent_eval_action.errors import ConfigError
+
+# Settings that decide the verdict, taken from the base.
+FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select")
+
+
+@dataclass
+class Rules:
+    config: Config
+    source: str
+    changes: list[str] = field(default_factory=list)
+
+
+def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, short_rev: str) -> Rules:
+    """``head`` with its verdict settings replaced by those of the base config (read by ``read``
+    from repository-relative paths; ``prefix`` is the working directory from the root)."""
+    base, source = Config(), f"the defaults (no config at {short_rev})"
+    for name, table in config_candidates(head.file if head.file else None):
+        text = read(prefix + name.removeprefix("./"))
+        if text is None:
+            continue
+        try:
+            found = config_from_text(text, f"{name} at {short_rev}", table)
+        except ConfigError as error:
+            base, source = Config(), f"the defaults ({error} could not be read)"
+            break
+        if found is not None:
+            base, source = found, f"{name} at {short_rev}"
+            break
+    settings = {name: getattr(base, name) for name in FROM_BASE}
+    merged = head.model_copy(update={k: v for k, v in settings.items() if k != "gate"}).with_gate(base.gate)
+    return Rules(config=merged, source=source, changes=differences(base, head))
+
+
+def differences(base: Config, head: Config) -> list[str]:
+    """``max-regression 0.05 -> 1.0`` for every verdict setting the PR changes."""
+    before, after = _flat({n: base.model_dump()[n] for n in FROM_BASE}), _flat({n: head.model_dump()[n] for n in FROM_BASE})
+    lines = []
+    for key in sorted(before.keys() | after.keys()):
+        if before.get(key) != after.get(key):
+            lines.append(f"{key} {_show(before.get(key))} -> {_show(after.get(key))}")
+    return lines
+
+
+def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.replace("_", "-") if not prefix.endswith("metrics.") else key
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{name}."))
+        elif value is not None and value != {}:
+            out[prefix.removeprefix("gate.") + name] = value
+    return out
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
