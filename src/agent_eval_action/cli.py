@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--agent-name", help="with --to golden: the agents_evaluated entry for every question")
     convert.add_argument("--config", help="config file")
     _agent_flags(convert)
+    for command in [*sub.choices.values(), update]:
+        if command is not baseline:
+            command.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error (else: debug.log)")
     return parser
 
 
@@ -151,4 +154,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # noqa: BLE001 - the one place an unexpected error becomes exit 3, never 1
+        return _unexpected(error, args)
     return int(ExitCode.BAD_INPUT)
+
+
+def _unexpected(error: Exception, args: argparse.Namespace) -> int:
+    """Exit 3 with one line naming what failed; the traceback goes to debug.log (or, with --debug,
+    to stderr). Exit 1 must only ever mean that the gate failed."""
+    import os
+    import tempfile
+    import traceback
+
+    from agent_eval_action.errors import ExitCode
+
+    text = "".join(traceback.format_exception(error))
+    if getattr(args, "debug", False):
+        print(text, file=sys.stderr, end="")
+        where = "above"
+    else:
+        output_dir = getattr(args, "output_dir", None) or os.environ.get("INPUT_OUTPUT-DIR") or "agent-eval-results"
+        where = "nowhere (could not write it)"
+        for folder in (output_dir, tempfile.gettempdir()):
+            try:
+                os.makedirs(folder, exist_ok=True)
+                path = os.path.join(folder, "debug.log")
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                where = f"in {path} (rerun with --debug to print it)"
+                break
+            except OSError:
+                continue
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [f for f in frames if f"{os.sep}agent_eval_action{os.sep}" in f.filename]
+    frame = (ours or frames)[-1] if frames else None
+    place = f" at {os.path.basename(frame.filename)}:{frame.lineno}" if frame else ""
+    print(
+        f"error: unexpected {type(error).__name__}{place} while running `{args.command}`: {error}; "
+        f"the check could not be made (exit 3); the traceback is {where}",
+        file=sys.stderr,
+    )
+    return int(ExitCode.INFRASTRUCTURE)
