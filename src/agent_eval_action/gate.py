@@ -62,7 +62,9 @@ def evaluate_gate(
             **figures: float | None,
         ) -> None:
             failures.append(
-                GateFailure(dataset=dataset.path, metric=metric, question=question, rule=rule, message=f"{dataset.name}: {message}", **figures)
+                GateFailure(
+                    dataset=dataset.path, metric=metric, question=question, rule=rule, message=f"{dataset.name}: {message}", **figures
+                )
             )
 
         if errors and _nothing_scored(dataset, config, kinds):
@@ -81,9 +83,13 @@ def evaluate_gate(
             if summary.mean is None:
                 continue
             if rule.min is not None and summary.mean < rule.min:
-                fail("min", f"{metric_name} = {summary.mean:.4g} is below the minimum {rule.min:g}", metric=metric_name, current=summary.mean)
+                fail(
+                    "min", f"{metric_name} = {summary.mean:.4g} is below the minimum {rule.min:g}", metric=metric_name, current=summary.mean
+                )
             if rule.max is not None and summary.mean > rule.max:
-                fail("max", f"{metric_name} = {summary.mean:.4g} is above the maximum {rule.max:g}", metric=metric_name, current=summary.mean)
+                fail(
+                    "max", f"{metric_name} = {summary.mean:.4g} is above the maximum {rule.max:g}", metric=metric_name, current=summary.mean
+                )
         if comparison is None or comparison.status != "compared":
             if comparison is not None and comparison.status == "new":
                 notes.append(f"{name}: no baseline on the base branch; reported as new (run `baseline update` on the default branch)")

@@ -81,7 +81,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert update.returncode == 0, update.stderr
     assert "wrote: evaluation/baselines/evaluation/datasets/cs_runs.csv.json" in update.stdout
     again = cli(repo, "baseline", "update")
-    assert "unchanged: evaluation/baselines/evaluation/datasets/cs_runs.csv.json" in again.stdout  # stable bytes: committing again is a no-op
+    assert (
+        "unchanged: evaluation/baselines/evaluation/datasets/cs_runs.csv.json" in again.stdout
+    )  # stable bytes: committing again is a no-op
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines")
     return repo
@@ -116,7 +118,9 @@ def test_regressing_half_the_questions_fails(repo: Path) -> None:
     (mean,) = [f for f in failures if f["rule"] == "max_regression" and f["metric"] == "tool_usage_accuracy"]
     assert "regressed beyond max_regression 0.05" in mean["message"] and mean["question"] is None
     assert mean["dataset"] == "evaluation/datasets/cs_runs.csv" and mean["current"] < mean["baseline"] - 0.2
-    (drop,) = [f for f in failures if f["rule"] == "question_drop" and f["question"] == "q_cart_01_00" and f["metric"] == "tool_usage_accuracy"]
+    (drop,) = [
+        f for f in failures if f["rule"] == "question_drop" and f["question"] == "q_cart_01_00" and f["metric"] == "tool_usage_accuracy"
+    ]
     assert "question q_cart_01_00 tool_usage_accuracy fell 1 -> 0" in drop["message"]
     assert "gate: FAILED" in done.stdout
 
