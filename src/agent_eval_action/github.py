@@ -159,7 +159,13 @@ class GitHubClient:
     def comments(self, repository: str, number: int) -> Iterator[Comment]:
         """Every comment of the PR, following the Link header across all pages."""
         url: str | None = f"{self.api_url}/repos/{repository}/issues/{number}/comments?per_page=100"
+        read: set[str] = set()
         while url:
+            # A next page elsewhere would get our token; one already read would never end.
+            if not url.startswith(self.api_url + "/") or url in read:
+                where = "a page already read" if url in read else "outside the API"
+                raise GitHubError(0, "listing PR comments", f"the next page's link points {where}")
+            read.add(url)
             response, items = self.request("GET", url, "listing PR comments", _not_comment_list)
             yield from (_comment(item) for item in items)
             url = response.links.get("next", {}).get("url")

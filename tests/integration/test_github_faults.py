@@ -185,3 +185,18 @@ def test_an_html_page_for_who_we_are_falls_back(github: FakeGitHub, tmp_path: Pa
     assert_fell_back(
         published, printed, tmp_path, "finding who the token posts as: GitHub answered with text/html instead of JSON (HTTP 200)"
     )
+
+
+@pytest.mark.parametrize(
+    ("link", "reason"),
+    [
+        ("{api}/repos/o/r/issues/7/comments?per_page=100", "a page already read"),
+        ("http://elsewhere.invalid/repos/o/r/issues/7/comments?page=2", "outside the API"),
+    ],
+)
+def test_a_next_link_that_loops_or_leaves_the_api_is_not_followed(github: FakeGitHub, tmp_path: Path, link: str, reason: str) -> None:
+    next_page = {"Link": f'<{link.format(api=github.url)}>; rel="next"'}
+    github.failures = [Failure("GET", 200, next_page, times=99, body="[]")]
+    published, printed = run(github, tmp_path)
+    assert requests_to(github, "GET", LIST) == [200] and github.on(7) == []
+    assert_fell_back(published, printed, tmp_path, f"listing PR comments: the next page's link points {reason}")
