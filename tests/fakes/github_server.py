@@ -52,6 +52,7 @@ class FakeGitHub:
 
             def _reply(self, status: int, body: Any, headers: dict[str, str] | None = None, content_type: str | None = None) -> None:
                 data = body.encode() if content_type else json.dumps(body).encode()
+                outer.log.append((self.command, self.path, status))  # before the client can read the answer
                 self.send_response(status)
                 self.send_header("Content-Type", content_type or "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
@@ -59,7 +60,6 @@ class FakeGitHub:
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
-                outer.log.append((self.command, self.path, status))
 
             def _handle(self) -> None:
                 auth = self.headers.get("Authorization", "")
