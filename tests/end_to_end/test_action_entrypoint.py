@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.github_server import FakeGitHub
+from tests.fakes.github_server import PROXY_PAGE, Failure, FakeGitHub
 from tests.integration.test_pr_flow import git, runs, write_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +32,12 @@ def action(workspace: Path, env: dict[str, str], cwd: Path | None = None) -> sub
         text=True,
         timeout=300,
     )
+
+
+def outputs(path: Path) -> dict[str, str]:
+    """The values a run wrote to $GITHUB_OUTPUT (``name<<DELIMITER`` blocks)."""
+    found = re.findall(r"^([a-z-]+)<<(ghadelimiter_[0-9a-f]+)\n(.*?)\n\2$", path.read_text(), re.M | re.S)
+    return {name: value for name, _, value in found}
 
 
 @pytest.fixture
@@ -89,6 +96,59 @@ def test_push_writes_and_commits_baselines_then_a_pr_is_checked(workspace: Path,
         lenient = action(workspace, {**env, "INPUT_FAIL-ON-REGRESSION": "false"})
         assert lenient.returncode == 0 and "fail-on-regression is false" in lenient.stdout
         for stream in (first.stdout.replace(f"::add-mask::{TOKEN}", ""), first.stderr):
+            assert TOKEN not in stream
+    finally:
+        server.close()
+
+
+def test_a_misbehaving_github_never_crashes_the_run_nor_posts_in_the_wrong_place(workspace: Path, tmp_path: Path) -> None:
+    push = base_env(tmp_path, workspace, {"repository": {"default_branch": "main"}}, "push")
+    assert action(workspace, {**push, "GITHUB_REF_NAME": "main"}).returncode == 0
+    git(workspace, "checkout", "-q", "-b", "feature")
+    write_dataset(workspace / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(0, 24, 2))))
+    git(workspace, "commit", "-qam", "regress")
+    server = FakeGitHub(token=TOKEN)
+    marker = "<!-- agent-eval-action:default -->"
+    quoted = server.add(3, f"> {marker}\n> ## ❌ Agent evaluation failed\nis this flaky?", author="octocat")["body"]
+    output, results = tmp_path / "output", workspace / "agent-eval-results"
+    try:
+        pr = base_env(tmp_path, workspace, {"pull_request": {"number": 3, "head": {"sha": "feedbeef"}}}, "pull_request", server)
+        env = {**pr, "GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": "feature"}
+        # A proxy's error page; its Retry-After: 0 keeps the five attempts from waiting 15 s in the subprocess.
+        page = Failure("GET", 502, {"retry-after": "0"}, times=99, body=PROXY_PAGE, content_type="text/html")
+        server.failures = [page]
+        output.unlink(missing_ok=True)
+        proxied = action(workspace, env)
+        assert proxied.returncode == 1, proxied.stdout + proxied.stderr  # the gate's answer: a regression
+        assert "Traceback" not in proxied.stderr and "proxy error" not in proxied.stdout + proxied.stderr
+        assert (
+            "::warning::could not post the PR comment (listing PR comments: HTTP 502 (GitHub answered with text/html instead of JSON))"
+            in proxied.stdout
+        )
+        assert [status for method, _, status in server.log if method != "GET"] == [] and len(server.log) == 5
+        values = outputs(output)
+        assert values["comment-file"] == "agent-eval-results/comment.md" and values["passed"] == "false" and "comment-url" not in values
+        assert (results / "comment.md").read_text().startswith(f"{marker}\n## ❌ Agent evaluation failed")
+        assert [c["body"] for c in server.on(3)] == [quoted]
+
+        server.failures, server.log = [], []
+        output.unlink()
+        posted = action(workspace, env)
+        assert posted.returncode == 1, posted.stdout + posted.stderr
+        stranger, ours = server.on(3)
+        assert stranger["body"] == quoted and ours["author"] == "github-actions[bot]" and ours["body"].startswith(marker)
+        assert ("PATCH", f"/repos/o/r/issues/comments/{stranger['id']}") not in [(m, p) for m, p, _ in server.log]
+        assert outputs(output)["comment-url"] == f"https://github.com/o/r/pull/3#issuecomment-{ours['id']}"
+
+        server.delete_on_patch.add(ours["id"])
+        output.unlink()
+        again = action(workspace, env)
+        assert again.returncode == 1 and "::warning" not in again.stdout, again.stdout + again.stderr
+        stranger, reposted = server.on(3)
+        assert stranger["body"] == quoted and reposted["id"] > ours["id"] and reposted["body"].startswith(marker)
+        assert outputs(output)["comment-url"] == f"https://github.com/o/r/pull/3#issuecomment-{reposted['id']}"
+        assert "comment-file" not in outputs(output) and ("PATCH", 404) in [(m, s) for m, _, s in server.log]
+        for stream in (proxied.stdout.replace(f"::add-mask::{TOKEN}", ""), proxied.stderr, output.read_text()):
             assert TOKEN not in stream
     finally:
         server.close()

@@ -113,15 +113,16 @@ def outputs(tmp_path: Path) -> dict[str, str]:
 def test_sticky_comment_found_on_a_late_page_and_updated(github: FakeGitHub, tmp_path: Path) -> None:
     for i in range(150):
         github.add(7, f"someone else's comment {i}")
-    ours = github.add(7, "<!-- agent-eval-action:default -->\nold results")
+    ours = github.add(7, "<!-- agent-eval-action:default -->\nold results", author="github-actions[bot]")
     for i in range(20):
         github.add(7, f"later comment {i}")
     published, _ = do_publish(sample_results(), github, tmp_path)
     assert len(github.on(7)) == 171  # updated in place, nothing created
     assert "## ❌ Agent evaluation failed" in github.comments[ours["id"]]["body"]
     assert published.comment_url.endswith(f"#issuecomment-{ours['id']}")  # type: ignore[attr-defined]
-    pages = [path for method, path, _ in github.log if method == "GET"]
+    pages = [path for method, path, _ in github.log if method == "GET" and "/comments" in path]
     assert len(pages) == 2 and "page=2" in pages[1]
+    assert [(path, status) for _, path, status in github.log if path == "/user"] == [("/user", 403)]  # an installation token
     assert outputs(tmp_path)["comment-url"] == published.comment_url  # type: ignore[attr-defined]
 
 
