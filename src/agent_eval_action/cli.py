@@ -12,7 +12,19 @@ from collections.abc import Sequence
 
 from agent_eval_action import __version__
 
-AGENT_FLAGS = ("agent", "agent_url", "app_name", "concurrency", "runs", "timeout", "retries", "progress")
+AGENT_FLAGS = (
+    "agent",
+    "agent_url",
+    "app_name",
+    "agent_python",
+    "in_process",
+    "workers",
+    "concurrency",
+    "runs",
+    "timeout",
+    "retries",
+    "progress",
+)
 EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
 RUN_FLAGS = (*EVALUATE_FLAGS, "shard")
 EPILOG = "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure"
@@ -90,7 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _agent_flags(parser: argparse.ArgumentParser) -> None:
     agent = parser.add_argument_group("running the agent (datasets without recorded runs)")
-    agent.add_argument("--agent", help="ADK agent to run in this process: module:attr (e.g. app.agent:root_agent) or an agent directory")
+    agent.add_argument("--agent", help="ADK agent to run: module:attr (e.g. app.agent:root_agent) or an agent directory")
+    agent.add_argument("--agent-python", help="the Python of the agent's own environment, which runs it (default: this one)")
+    agent.add_argument(
+        "--in-process", action="store_const", const=True, help="run the agent in this process instead of worker processes (debugging)"
+    )
+    agent.add_argument("--workers", type=int, help="agent worker processes the questions are spread over (default: CPUs, at most 4)")
     agent.add_argument("--agent-url", help="a deployed ADK API server (adk api_server, Cloud Run) to run the questions against")
     agent.add_argument("--app-name", help="app name on the API server (default: each question's first agents_evaluated entry)")
     agent.add_argument("--concurrency", type=int, help="questions in flight at once (default 8)")

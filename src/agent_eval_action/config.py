@@ -76,6 +76,16 @@ class GateConfig(BaseModel):
         return value
 
 
+class AgentEnv(BaseModel):
+    """Which environment variables the agent's worker gets besides the defaults (agent_env.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+    # Withheld by default (ours), passed to the agent anyway.
+    allow: list[str] = Field(default_factory=list)
+    # Also withheld from the agent.
+    withhold: list[str] = Field(default_factory=list)
+
+
 class JudgeMetricConfig(BaseModel):
     """One LLM-judged metric: a Jinja prompt that can use the conversation, response, trace and reference."""
 
@@ -117,11 +127,15 @@ class Config(BaseModel):
     metrics: list[str] = Field(default_factory=list)
     output_dir: str = "agent-eval-results"
     seed: int = 0
-    # Processes that score a large recorded table; 0 picks one per CPU (at most 4) plus this
-    # one, which mostly reads and hands out batches.
+    # Worker processes: the agent's (questions spread over them), and those that score a large
+    # recorded table (plus this one, which reads and hands out batches); 0: one per CPU, at most 4.
     workers: int = Field(default=0, ge=0)
-    # The agent: `module:attr` or an agent directory run in this process, or a deployed ADK API server.
+    # The agent: `module:attr` or an agent directory, run in worker processes under agent_python
+    # (default: this interpreter), or in this process with in_process; or a deployed ADK API server.
     agent: str | None = None
+    agent_python: str | None = None
+    in_process: bool = False
+    agent_env: AgentEnv = Field(default_factory=AgentEnv)
     agent_url: str | None = None
     # App name on the API server (default: each question's first agents_evaluated entry).
     app_name: str | None = None
@@ -187,6 +201,10 @@ class Config(BaseModel):
 
         return default_pass_thresholds({m: r.pass_threshold for m, r in self.gate.metrics.items() if r.pass_threshold is not None})
 
+    def agent_worker_count(self) -> int:
+        """Agent worker processes: ``workers``, else one per CPU, at most 4."""
+        return self.workers or max(1, min(os.cpu_count() or 1, 4))
+
     def worker_count(self) -> int:
         cpus = os.cpu_count() or 1
         return self.workers or (1 if cpus < 2 else min(cpus, 4) + 1)
@@ -226,7 +244,7 @@ def _normalize(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(gate.get("metrics"), dict):
             gate["metrics"] = {name: _keys(rule) if isinstance(rule, dict) else rule for name, rule in gate["metrics"].items()}
         out["gate"] = gate
-    for table in ("judge",):
+    for table in ("judge", "agent_env"):
         if isinstance(out.get(table), dict):
             out[table] = _keys(out[table])
     if isinstance(out.get("judges"), dict):

@@ -56,6 +56,16 @@ class UsageError(AgentEvalError):
     """A command line that asks for something impossible (e.g. a golden dataset without an agent)."""
 
 
+class AgentLoadError(UsageError):
+    """The user's agent could not be loaded (its module raised, exited or is missing, or its
+    Python could not start): bad input for the datasets that need it, the others still run."""
+
+    def __init__(self, setting: str, reason: str):
+        self.setting = setting
+        self.reason = reason
+        super().__init__(f"{setting}: {reason}")
+
+
 class InfrastructureError(AgentEvalError):
     """Something outside the user's input failed and stopped the evaluation."""
 

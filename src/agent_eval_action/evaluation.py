@@ -29,6 +29,8 @@ class Evaluation:
     err: TextIO = field(default_factory=lambda: sys.stderr)
     problems: list[Problem] = field(default_factory=list)
     _runner: QuestionRunner | None = None
+    _runner_error: UsageError | None = None
+    _pool: Any = None
     _event_loop: asyncio.AbstractEventLoop | None = None
     _judge_setup: tuple[list[Any], Any, Any] | None = None
 
@@ -37,22 +39,52 @@ class Evaluation:
         return RunSettings(concurrency=c.concurrency, timeout_s=c.timeout, retries=c.retries, runs=c.runs)
 
     def runner(self) -> QuestionRunner:
-        """The agent runner, built on first use (importing ADK costs about a second)."""
+        """The agent runner, built on first use: worker processes under the agent's Python by
+        default. A failure to load the agent is remembered: every dataset that needs it reports it."""
+        if self._runner_error is not None:
+            raise self._runner_error
         if self._runner is None:
-            if self.config.agent_url:
-                from agent_eval_action.http_runner import HttpAgentRunner
-
-                self._runner = HttpAgentRunner.from_config(self.config)
-            elif self.config.agent:
-                from agent_eval_action.adk_runner import AdkRunner
-                from agent_eval_action.agent_loader import load_agent
-
-                self._runner = AdkRunner(load_agent(self.config.agent), capture_spans=self.config.capture_spans)
-            else:
-                raise UsageError(
-                    "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"
-                )
+            try:
+                self._runner = self._make_runner()
+            except UsageError as error:
+                self._runner_error = error
+                raise
         return self._runner
+
+    def _make_runner(self) -> QuestionRunner:
+        c = self.config
+        if c.agent_url:
+            from agent_eval_action.http_runner import HttpAgentRunner
+
+            return HttpAgentRunner.from_config(c)
+        if c.agent and c.in_process:
+            from agent_eval_action.adk_runner import AdkRunner
+            from agent_eval_action.agent_loader import load_agent
+
+            return AdkRunner(load_agent(c.agent), capture_spans=c.capture_spans)
+        if c.agent:
+            import os
+
+            from agent_eval_action.agent_env import agent_environment
+            from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+
+            env = agent_environment(
+                os.environ, also_withhold=[c.agent_auth_env], pass_through=c.agent_env.allow, remove=c.agent_env.withhold
+            )
+            pool = WorkerPool(
+                WorkerSettings(
+                    agent=c.agent,
+                    python=c.agent_python or sys.executable,
+                    cwd=Path.cwd(),
+                    env=env,
+                    capture_spans=c.capture_spans,
+                    workers=c.agent_worker_count(),
+                )
+            )
+            self._loop().run_until_complete(pool.start())
+            self._pool = pool
+            return pool
+        raise UsageError("this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
 
     def evaluate_file(self, path: str) -> DatasetResult | None:
         """The dataset's result, or None when the file could not be evaluated (see :attr:`problems`)."""
@@ -152,6 +184,9 @@ class Evaluation:
         return self._event_loop
 
     def close(self) -> None:
+        if self._pool is not None and self._event_loop is not None:
+            self._event_loop.run_until_complete(self._pool.close())
+            self._pool = None
         if self._event_loop is not None:
             self._event_loop.close()
             self._event_loop = None

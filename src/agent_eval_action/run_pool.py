@@ -42,13 +42,20 @@ def is_transient(error: BaseException) -> bool:
     response = getattr(error, "response", None)
     if getattr(response, "status_code", None) in TRANSIENT_CODES:
         return True
-    text = f"{type(error).__name__} {error}"
-    return any(word in text for word in TRANSIENT_WORDS) or text.startswith(("429", "503"))
+    text = f"{_type_name(error)} {error}"
+    return any(word in text for word in TRANSIENT_WORDS) or str(error).startswith(("429", "503"))
+
+
+def _type_name(error: BaseException) -> str:
+    """The exception's class name; for one carried over from the agent's process, the original's."""
+    return str(getattr(error, "remote_type", type(error).__name__))
 
 
 def describe(error: BaseException) -> str:
     message = str(error).strip() or repr(error)
-    return f"{type(error).__name__}: {message}"
+    if getattr(error, "plain", False):  # already a sentence (the agent's process died)
+        return message
+    return f"{_type_name(error)}: {message}"
 
 
 async def run_records(

@@ -15,7 +15,7 @@ import pytest
 
 from agent_eval_action.adk_runner import AdkRunner
 from agent_eval_action.agent_loader import load_agent
-from agent_eval_action.errors import ConfigError
+from agent_eval_action.errors import AgentLoadError
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall
 from agent_eval_action.run_pool import RunSettings, run_records
@@ -133,19 +133,19 @@ def test_concurrency_overlaps_questions() -> None:
 
 
 def test_loading_errors_are_config_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="neither module:attr"):
+    with pytest.raises(AgentLoadError, match="neither module:attr"):
         load_agent("no such thing!", cwd=tmp_path)
-    with pytest.raises(ConfigError, match=re.escape("cannot import 'nowhere.agent' (run from the directory that contains it)")):
+    with pytest.raises(AgentLoadError, match=re.escape("cannot import 'nowhere.agent' (run from the directory that contains it)")):
         load_agent("nowhere.agent:root_agent", cwd=tmp_path)
     (tmp_path / "broken.py").write_text("raise ValueError('bad config')\n")
-    with pytest.raises(ConfigError, match=r"raised ValueError: bad config \(.*broken.py:1\)"):
+    with pytest.raises(AgentLoadError, match=r"raised ValueError: bad config \(.*broken.py:1\)"):
         load_agent("broken:root_agent", cwd=tmp_path)
-    with pytest.raises(ConfigError, match=r"raised ValueError: bad config \(.*broken.py:1\)"):
+    with pytest.raises(AgentLoadError, match=r"raised ValueError: bad config \(.*broken.py:1\)"):
         load_agent("broken", cwd=tmp_path)  # a bare module name fails as helpfully as module:attr
     (tmp_path / "notagent.py").write_text("root_agent = 3\n")
-    with pytest.raises(ConfigError, match="is a int, not an ADK agent"):
+    with pytest.raises(AgentLoadError, match="is a int, not an ADK agent"):
         load_agent("notagent:root_agent", cwd=tmp_path)
-    with pytest.raises(ConfigError, match="has no attribute 'missing'"):
+    with pytest.raises(AgentLoadError, match="has no attribute 'missing'"):
         load_agent("notagent:missing", cwd=tmp_path)
 
 

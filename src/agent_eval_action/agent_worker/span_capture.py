@@ -1,8 +1,8 @@
 """Capturing ADK's OpenTelemetry spans per question while many questions run at once.
 
-Each turn runs under a span of ours, so ADK's spans share its trace id; a span
-processor keeps only spans of trace ids being watched, and hands them over when the
-turn ends. Nothing is exported anywhere.
+Each turn runs under a span of ours, so ADK's spans share its trace id; a span processor
+keeps only spans of trace ids being watched, and hands them over when the turn ends. Nothing
+is exported anywhere. Spans leave as plain dicts (the worker sends them as JSON).
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-
-from agent_eval_action.spans import RawSpan
 
 TRACER_NAME = "agent_eval_action"
 
@@ -47,9 +45,10 @@ class SpanCapture:
 
     @classmethod
     def install(cls) -> SpanCapture | None:
-        """Adds the processor to the global SDK tracer provider (setting one if none is set yet).
+        """Adds a processor to the global SDK tracer provider, setting one if none is set yet.
 
-        Returns None when the process already has a non-SDK provider we cannot extend.
+        Once per process: in the worker, a process of its own. Returns None when the process already has a
+        provider we cannot extend (the agent set its own non-SDK one).
         """
         if cls._installed is not None:
             return cls._installed
@@ -68,9 +67,9 @@ class SpanCapture:
         return capture
 
     @contextmanager
-    def turn(self, question_id: str) -> Iterator[list[RawSpan]]:
+    def turn(self, question_id: str) -> Iterator[list[dict[str, Any]]]:
         """Runs one turn under a span of ours; the list it yields is filled with the turn's spans at exit."""
-        collected: list[RawSpan] = []
+        collected: list[dict[str, Any]] = []
         with self.tracer.start_as_current_span("agent_eval.turn", attributes={"agent_eval.question_id": question_id}) as span:
             trace_id = span.get_span_context().trace_id
             self.buckets[trace_id] = []
@@ -78,17 +77,22 @@ class SpanCapture:
                 yield collected
             finally:
                 done = self.buckets.pop(trace_id, [])
-        collected.extend(_raw(s) for s in done)
+        collected.extend(span_dict(s) for s in done)
 
 
-def _raw(span: Any) -> RawSpan:
+def span_dict(span: Any) -> dict[str, Any]:
     parent = span.parent.span_id if span.parent is not None else None
-    return RawSpan(
-        name=span.name,
-        span_id=f"{span.context.span_id:016x}",
-        trace_id=f"{span.context.trace_id:032x}",
-        parent_span_id=f"{parent:016x}" if parent is not None else None,
-        start_time=span.start_time,
-        end_time=span.end_time,
-        attributes=dict(span.attributes or {}),
-    )
+    return {
+        "name": span.name,
+        "span_id": f"{span.context.span_id:016x}",
+        "trace_id": f"{span.context.trace_id:032x}",
+        "parent_span_id": f"{parent:016x}" if parent is not None else None,
+        "start_time": span.start_time,
+        "end_time": span.end_time,
+        "attributes": {key: _plain(value) for key, value in dict(span.attributes or {}).items()},
+    }
+
+
+def _plain(value: Any) -> Any:
+    """Span attribute values as JSON takes them (OpenTelemetry keeps sequences as tuples)."""
+    return list(value) if isinstance(value, tuple) else value

@@ -1,0 +1,24 @@
+"""The environment the agent's worker gets: ours minus our secrets.
+
+The agent is code we did not write and must never read the GitHub token, the Actions runtime
+tokens, the judge's key or the agent-URL auth token. Its own credentials (``GOOGLE_API_KEY``,
+``GOOGLE_APPLICATION_CREDENTIALS``, ``GOOGLE_GENAI_USE_VERTEXAI``, ``GOOGLE_CLOUD_*``, ...) pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+WITHHELD = ("GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "AGENT_EVAL_JUDGE_API_KEY", "AGENT_EVAL_AUTH_TOKEN")
+WITHHELD_PREFIXES = ("INPUT_", "ACTIONS_ID_TOKEN_REQUEST_")
+
+
+def agent_environment(
+    env: Mapping[str, str], *, also_withhold: Iterable[str] = (), pass_through: Iterable[str] = (), remove: Iterable[str] = ()
+) -> dict[str, str]:
+    """``env`` without our secrets (``also_withhold``: names the config gives to secrets of ours,
+    e.g. ``agent_auth_env``). ``pass_through`` names variables the user wants the agent to have
+    anyway; ``remove`` withholds more (the config's ``agent-env`` table)."""
+    keep = set(pass_through)
+    drop = {*WITHHELD, *also_withhold, *remove}
+    return {name: value for name, value in env.items() if name in keep or (name not in drop and not name.startswith(WITHHELD_PREFIXES))}

@@ -1,0 +1,117 @@
+"""Finding the user's ADK agent: ``module:attr`` (``app.agent:root_agent``) or an agent directory.
+
+An agent directory is what ``adk run DIR`` takes: ``DIR/agent.py`` or ``DIR/__init__.py``
+defining ``app`` or ``root_agent``. The working directory is put on ``sys.path`` first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ATTRS = ("app", "root_agent")
+
+
+class AgentLoadError(Exception):
+    """The agent could not be loaded; the message says why and how to fix it."""
+
+
+@dataclass(frozen=True)
+class LoadedAgent:
+    """The root agent, or the ADK ``App`` around it, and the app name the runner uses."""
+
+    target: Any
+    app_name: str
+    is_app: bool
+
+    @property
+    def root_agent(self) -> Any:
+        return self.target.root_agent if self.is_app else self.target
+
+
+def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
+    try:
+        from google.adk.agents import BaseAgent
+    except ImportError as error:
+        raise AgentLoadError(f"google-adk is not installed for {sys.executable} ({error}): install it in the agent's environment") from None
+    app_type: Any = None
+    try:
+        from google.adk.apps import App
+
+        app_type = App
+    except ImportError:  # older ADK releases have no App
+        pass
+
+    base = Path(cwd).resolve()
+    if str(base) not in sys.path:
+        sys.path.insert(0, str(base))
+    path = (base / spec) if not os.path.isabs(spec) else Path(spec)
+    if ":" not in spec and path.is_dir():
+        obj, where = _from_directory(path)
+    elif ":" not in spec:
+        obj, where = _from_module(spec)
+    else:
+        module_name, _, attr = spec.partition(":")
+        if not module_name or not attr:
+            raise AgentLoadError(f"{spec!r} is neither module:attr (e.g. app.agent:root_agent) nor an agent directory")
+        module = _import(module_name)
+        if not hasattr(module, attr):
+            raise AgentLoadError(f"module {module_name!r} has no attribute {attr!r}")
+        obj, where = getattr(module, attr), spec
+    if app_type is not None and isinstance(obj, app_type):
+        return LoadedAgent(target=obj, app_name=obj.name, is_app=True)
+    if isinstance(obj, BaseAgent):
+        return LoadedAgent(target=obj, app_name=obj.name, is_app=False)
+    raise AgentLoadError(f"{where} is a {type(obj).__name__}, not an ADK agent or App")
+
+
+def _import(module_name: str, *, missing_ok: bool = False) -> Any:
+    """The module, with a fix-it message for every way importing the user's code can fail.
+
+    With ``missing_ok`` a module that does not exist is None (the caller tries another name).
+    """
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and module_name.startswith(error.name):
+            if missing_ok:
+                return None
+            raise AgentLoadError(f"cannot import {module_name!r} (run from the directory that contains it)") from None
+        raise AgentLoadError(
+            f"importing {module_name!r} failed: {error} (install the agent's dependencies in its environment, "
+            "e.g. with the `install` input or --agent-python)"
+        ) from None
+    except BaseException as error:  # noqa: BLE001 - the user's module failed (even by sys.exit): say where
+        frames = traceback.extract_tb(error.__traceback__)
+        place = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+        raise AgentLoadError(f"importing {module_name!r} raised {type(error).__name__}: {error}{place}") from None
+
+
+def _first_defining(candidates: list[str], failure: str) -> tuple[Any, str]:
+    """``app`` or ``root_agent`` from the first candidate module that exists and defines one."""
+    for module_name in candidates:
+        module = _import(module_name, missing_ok=True)
+        for attr in ATTRS if module is not None else ():
+            if hasattr(module, attr):
+                return getattr(module, attr), f"{module_name}:{attr}"
+    raise AgentLoadError(failure)
+
+
+def _from_module(name: str) -> tuple[Any, str]:
+    """A bare module or package name: its ``agent`` submodule or itself."""
+    if not name.replace(".", "").replace("_", "").isalnum():
+        raise AgentLoadError(f"{name!r} is neither module:attr (e.g. app.agent:root_agent) nor an agent directory")
+    failure = f"{name!r} is neither module:attr (e.g. app.agent:root_agent), an agent directory, nor a module defining app or root_agent"
+    return _first_defining([f"{name}.agent", name], failure)
+
+
+def _from_directory(path: Path) -> tuple[Any, str]:
+    """An agent directory as ``adk run`` takes it: ``agent.py`` or ``__init__.py`` in it."""
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    return _first_defining([f"{path.name}.agent", path.name], f"{path} defines neither `app` nor `root_agent` in agent.py or __init__.py")

@@ -1,0 +1,87 @@
+"""One question on a real ADK ``Runner``: a new session, the user inputs sent as turns, and what
+the run left behind (events as JSON dicts, the final state, turn times, spans) as plain data.
+
+The same code runs in the worker process and, with ``--in-process``, in ours.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from .loader import LoadedAgent
+from .span_capture import SpanCapture
+
+USER_ID = "agent-eval"
+
+
+def models_by_agent(agent: Any) -> dict[str, str]:
+    """Agent name -> model name, through the whole agent tree."""
+    out: dict[str, str] = {}
+    stack = [agent]
+    while stack:
+        node = stack.pop()
+        model = getattr(node, "model", None)
+        name = model if isinstance(model, str) else getattr(model, "model", None)
+        if isinstance(name, str) and name:
+            out[node.name] = name
+        stack.extend(getattr(node, "sub_agents", None) or [])
+    return out
+
+
+class AgentSessions:
+    """A Runner with an in-memory session service for one loaded agent; many questions may run
+    on it at once in one event loop."""
+
+    def __init__(self, agent: LoadedAgent, *, capture_spans: bool = True, spans: SpanCapture | None = None):
+        from google.adk.runners import Runner
+        from google.adk.sessions import InMemorySessionService
+        from google.genai import types
+
+        logging.getLogger("google_adk").setLevel(logging.ERROR)
+        self._types = types
+        self.app_name = agent.app_name
+        self.sessions = InMemorySessionService()
+        if agent.is_app:
+            self.runner = Runner(app=agent.target, session_service=self.sessions)
+        else:
+            self.runner = Runner(app_name=agent.app_name, agent=agent.target, session_service=self.sessions)
+        self.models = models_by_agent(agent.root_agent)
+        self.spans = spans if spans is not None else (SpanCapture.install() if capture_spans else None)
+
+    def describe(self) -> dict[str, Any]:
+        return {"app_name": self.app_name, "models": self.models}
+
+    async def run(self, question: dict[str, Any]) -> dict[str, Any]:
+        """``question``: {id, user_inputs, initial_state}. Raises what the agent raised."""
+        session = await self.sessions.create_session(
+            app_name=self.app_name, user_id=USER_ID, state=dict(question.get("initial_state") or {})
+        )
+        events: list[dict[str, Any]] = []
+        times: list[list[float]] = []
+        spans: list[dict[str, Any]] = []
+        try:
+            for text in question["user_inputs"]:
+                message = self._types.Content(role="user", parts=[self._types.Part(text=text)])
+                started, clock = time.time(), time.perf_counter()
+                if self.spans is not None:
+                    with self.spans.turn(str(question["id"])) as turn_spans:
+                        await self._turn(session.id, message, events)
+                    spans.extend(turn_spans)
+                else:
+                    await self._turn(session.id, message, events)
+                times.append([started, time.perf_counter() - clock])
+            final = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
+        finally:
+            await self.sessions.delete_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
+        return {
+            "events": events,
+            "final_state": dict(final.state) if final is not None else None,
+            "turn_times": times,
+            "spans": spans,
+        }
+
+    async def _turn(self, session_id: str, message: Any, events: list[dict[str, Any]]) -> None:
+        async for event in self.runner.run_async(user_id=USER_ID, session_id=session_id, new_message=message):
+            events.append(event.model_dump(mode="json", exclude_none=True))

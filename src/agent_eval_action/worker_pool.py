@@ -1,0 +1,311 @@
+"""Running the user's agent in worker processes under its own Python, never in ours.
+
+Agent code is code we did not write: a tool that calls ``sys.exit``, ``os._exit``, raises
+``KeyboardInterrupt``, kills its process or blocks must cost only the questions it was running,
+never our run, our exit code or our secrets. Each worker (``agent_worker``, copied into a
+temporary directory as the package ``agent_eval_worker``) runs under ``--agent-python`` with a
+clean environment and answers questions as JSON lines; this side keeps concurrency, timeouts,
+retries, progress and scoring. A worker that dies or stops answering is killed and replaced;
+its questions in flight become errors saying what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import shutil
+import signal
+import tempfile
+from collections import deque
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agent_eval_action.adk_events import trace_from_run
+from agent_eval_action.errors import AgentLoadError
+from agent_eval_action.models import Question, Trace
+from agent_eval_action.spans import RawSpan
+
+PACKAGE = "agent_eval_worker"
+STDERR_LINES = 20
+# A JSON line carries every event and span of one question: allow large ones.
+LINE_LIMIT = 2**28
+
+
+class WorkerDied(Exception):
+    """The agent's process ended (or was stopped) while a question was in flight."""
+
+    plain = True  # its message is the question's error as it stands
+
+
+class NotStarted(Exception):
+    """The worker ended before it read the question: another worker can take it."""
+
+
+class RemoteError(Exception):
+    """What the agent raised in the worker, carried over: type name, message, status code."""
+
+    def __init__(self, type_name: str, message: str, code: int | None):
+        super().__init__(message)
+        self.remote_type = type_name
+        self.code = code
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerSettings:
+    agent: str
+    python: str
+    cwd: Path
+    env: dict[str, str]
+    capture_spans: bool = True
+    workers: int = 1
+    startup_timeout_s: float = 180.0
+
+
+def worker_files() -> Path:
+    """The worker's own files in a new temporary directory, as the package ``agent_eval_worker``:
+    nothing else of ours lands on the agent's path."""
+    root = Path(tempfile.mkdtemp(prefix="agent-eval-worker-"))
+    target = root / PACKAGE
+    target.mkdir()
+    source = resources.files("agent_eval_action").joinpath("agent_worker")
+    for item in source.iterdir():
+        if item.name.endswith(".py"):
+            (target / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
+    return root
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "ended"
+    if code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: asyncio.subprocess.Process
+    pending: dict[int, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    started: set[int] = field(default_factory=set)
+    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
+    ready: asyncio.Future[dict[str, Any]] | None = None
+    stop_reason: str | None = None
+    dead: bool = False
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def tail(self) -> str:
+        lines = [line for line in self.stderr if line.strip()]
+        return ("; its last output: " + " | ".join(lines[-5:]))[:1500] if lines else ""
+
+
+class WorkerPool:
+    """Implements ``run_pool.QuestionRunner`` over ``settings.workers`` agent processes."""
+
+    def __init__(self, settings: WorkerSettings):
+        self.settings = settings
+        self.workers: list[_Worker] = []
+        self.ids = itertools.count()
+        self.info: dict[str, Any] = {}
+        self.restarts = 0
+        self._files: Path | None = None
+        self._lock: asyncio.Lock | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Starts every worker; raises AgentLoadError when the agent cannot be loaded."""
+        if self._files is None:
+            self._files = worker_files()
+        self._lock = asyncio.Lock()
+        started = await asyncio.gather(*(self._spawn() for _ in range(max(1, self.settings.workers))), return_exceptions=True)
+        failure = next((s for s in started if isinstance(s, BaseException)), None)
+        self.workers = [s for s in started if isinstance(s, _Worker)]
+        if failure is not None:
+            await self.close()
+            raise failure
+
+    async def _spawn(self) -> _Worker:
+        assert self._files is not None
+        env = dict(self.settings.env)
+        env["PYTHONPATH"] = os.pathsep.join([str(self._files), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+        env["AGENT_EVAL_WORKER_AGENT"] = self.settings.agent
+        env["AGENT_EVAL_WORKER_SPANS"] = "1" if self.settings.capture_spans else "0"
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        try:
+            process = await asyncio.create_subprocess_exec(
+                self.settings.python,
+                "-m",
+                PACKAGE,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.settings.cwd,
+                env=env,
+                limit=LINE_LIMIT,
+                start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not the agent's
+            )
+        except OSError as error:
+            raise AgentLoadError(
+                "--agent-python", f"cannot start {self.settings.python!r}: {error.strerror or error} (give the agent's Python interpreter)"
+            ) from None
+        worker = _Worker(process=process, ready=asyncio.get_running_loop().create_future())
+        worker.tasks = [asyncio.ensure_future(self._read(worker)), asyncio.ensure_future(self._read_stderr(worker))]
+        assert worker.ready is not None
+        try:
+            hello = await asyncio.wait_for(asyncio.shield(worker.ready), self.settings.startup_timeout_s)
+        except TimeoutError:
+            await self._kill(worker, "it did not finish loading the agent in time")
+            raise AgentLoadError(
+                "--agent", f"{self.settings.agent}: loading the agent took longer than {self.settings.startup_timeout_s:g} s{worker.tail()}"
+            ) from None
+        if "fatal" in hello:
+            await self._kill(worker, "it could not load the agent")
+            raise AgentLoadError("--agent", f"{self.settings.agent}: {hello['fatal']}")
+        self.info = hello["ready"]
+        return worker
+
+    async def _read(self, worker: _Worker) -> None:
+        stream = worker.process.stdout
+        assert stream is not None
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:  # a line over the limit: nothing after it can be trusted
+                break
+            if not line:
+                break
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            if "ready" in message or "fatal" in message:
+                if worker.ready is not None and not worker.ready.done():
+                    worker.ready.set_result(message)
+                continue
+            if "exiting" in message:
+                worker.dead = True  # no new questions: it is on its way out
+                continue
+            if message.get("started"):
+                worker.started.add(message.get("id", -1))
+                continue
+            worker.started.discard(message.get("id", -1))
+            future = worker.pending.pop(message.get("id", -1), None)
+            if future is not None and not future.done():
+                future.set_result(message)
+        code = await worker.process.wait()
+        worker.dead = True
+        reason = worker.stop_reason or f"the agent process {_exit_reason(code)}"
+        if worker.ready is not None and not worker.ready.done():
+            where = f"{self.settings.agent} (with {self.settings.python})"
+            worker.ready.set_result({"fatal": f"the agent process {_exit_reason(code)} while loading {where}{worker.tail()}"})
+        for number, future in worker.pending.items():
+            if not future.done():
+                died = f"{reason} while running this question{worker.tail()}"
+                future.set_exception(WorkerDied(died) if number in worker.started else NotStarted())
+        worker.pending.clear()
+
+    async def _read_stderr(self, worker: _Worker) -> None:
+        stream = worker.process.stderr
+        assert stream is not None
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:
+                continue
+            if not line:
+                return
+            worker.stderr.append(line.decode("utf-8", "replace").rstrip()[:300])
+
+    async def _kill(self, worker: _Worker, reason: str) -> None:
+        if worker.stop_reason is None:
+            worker.stop_reason = f"the agent process was stopped because {reason}"
+        if worker.process.returncode is None:
+            try:
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                worker.process.kill()
+        await asyncio.gather(*worker.tasks, return_exceptions=True)
+
+    async def _pick(self) -> _Worker:
+        """The least busy live worker; dead ones are replaced first."""
+        assert self._lock is not None, "start() first"
+        async with self._lock:
+            for index, worker in enumerate(self.workers):
+                if worker.dead:
+                    self.workers[index] = await self._spawn()
+                    self.restarts += 1
+        return min(self.workers, key=lambda w: len(w.pending))
+
+    async def close(self) -> None:
+        for worker in self.workers:
+            if worker.process.returncode is None and worker.process.stdin is not None:
+                worker.process.stdin.close()
+        for worker in self.workers:
+            try:
+                await asyncio.wait_for(worker.process.wait(), 5)
+            except TimeoutError:
+                await self._kill(worker, "the run ended")
+            await asyncio.gather(*worker.tasks, return_exceptions=True)
+        self.workers = []
+        if self._files is not None:
+            shutil.rmtree(self._files, ignore_errors=True)
+            self._files = None
+
+    # -- questions -----------------------------------------------------------------------------
+
+    async def _ask(self, question: Question) -> dict[str, Any]:
+        worker = await self._pick()
+        number = next(self.ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        worker.pending[number] = future
+        request = {
+            "id": number,
+            "question": {"id": question.id, "user_inputs": question.user_inputs, "initial_state": question.initial_state},
+        }
+        stdin = worker.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write((json.dumps(request, ensure_ascii=False) + "\n").encode())
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the worker is gone: the reader settles this question
+        try:
+            return await future
+        except asyncio.CancelledError:
+            # The per-question timeout: the agent may be stuck in a blocking call or swallow
+            # cancellation, so the only sure stop is its process (a new one takes over).
+            if worker.pending.pop(number, None) is not None:
+                await self._kill(worker, f"question {question.id!r} did not answer within the timeout")
+            raise
+
+    async def run_question(self, question: Question) -> Trace:
+        for _ in range(5):
+            try:
+                answer = await self._ask(question)
+                break
+            except NotStarted:
+                continue  # its worker ended before reading it; a new one takes it
+        else:
+            raise WorkerDied("the agent's processes kept ending before they could start this question")
+        if "error" in answer:
+            error = answer["error"]
+            raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
+        result = answer["result"]
+        return trace_from_run(
+            question,
+            result["events"],
+            final_state=result.get("final_state"),
+            turn_times=[(float(a), float(b)) for a, b in result.get("turn_times", [])],
+            app_name=self.info.get("app_name"),
+            models=dict(self.info.get("models") or {}),
+            spans=[RawSpan(**span) for span in result.get("spans", [])],
+        )

@@ -1,0 +1,98 @@
+"""An ADK app whose tools misbehave the ways real agent code does: ``sys.exit``, ``os._exit``,
+``KeyboardInterrupt``, killing its own process, blocking, swallowing cancellation, and reading
+the environment for secrets. The user's words name the tool to call ("call hard_exit")."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncGenerator
+
+from google.adk.agents import LlmAgent
+from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.genai import types
+
+SECRETS = ("GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "AGENT_EVAL_JUDGE_API_KEY", "AGENT_EVAL_AUTH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "MY_AUTH")
+
+
+def greet(name: str) -> dict:
+    """Greets someone."""
+    return {"greeting": f"hello {name}"}
+
+
+def exit_zero() -> dict:
+    """Exits the interpreter, as a careless script would."""
+    sys.exit(0)
+
+
+def hard_exit() -> dict:
+    """Ends the process at once."""
+    os._exit(0)
+
+
+def interrupt() -> dict:
+    """Raises KeyboardInterrupt."""
+    raise KeyboardInterrupt
+
+
+def kill_self() -> dict:
+    """Kills its own process."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    return {}
+
+
+def block() -> dict:
+    """Blocks in a sync call."""
+    time.sleep(120)
+    return {}
+
+
+async def swallow() -> dict:
+    """Retries forever and swallows cancellation, as a bare `except BaseException` does."""
+    while True:
+        try:
+            await asyncio.sleep(120)
+        except BaseException:  # noqa: BLE001 - the point of this tool
+            continue
+
+
+def probe() -> dict:
+    """Reports what secrets it can see, in its error message."""
+    seen = {name: os.environ.get(name) for name in SECRETS}
+    raise RuntimeError(f"environment seen by the agent: {seen}")
+
+
+def _latest_user(request: LlmRequest) -> str:
+    for content in reversed(request.contents):
+        text = "".join(p.text or "" for p in content.parts or [])
+        if content.role == "user" and text:
+            return text
+    return ""
+
+
+class HostileModel(BaseLlm):
+    model: str = "scripted-hostile"
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        said = _latest_user(llm_request)
+        last = llm_request.contents[-1]
+        answered = any(p.function_response for p in last.parts or [])
+        usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=10, candidates_token_count=2)
+        if said.startswith("call ") and not answered:
+            name = said.split()[1]
+            args = {"name": "ada"} if name == "greet" else {}
+            part = types.Part(function_call=types.FunctionCall(name=name, args=args))
+        else:
+            part = types.Part(text=f"done: {said}")
+        yield LlmResponse(content=types.Content(role="model", parts=[part]), usage_metadata=usage)
+
+
+root_agent = LlmAgent(
+    name="hostile",
+    model=HostileModel(),
+    instruction="Call the tool the user names.",
+    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, probe],
+)

@@ -1,0 +1,159 @@
+"""The user's agent in its own processes: hostile agent code costs only its own questions, never
+the run, the exit code or our secrets; import failures are bad input naming the module."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.factories import csv_row, customer_service_runs, write_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = ROOT / "tests" / "apps"
+SECRET_VALUES = {
+    "GITHUB_TOKEN": "ghs_worker_secret_0001",
+    "INPUT_GITHUB-TOKEN": "ghs_worker_secret_0002",
+    "AGENT_EVAL_JUDGE_API_KEY": "judge-key-worker-0003",
+    "AGENT_EVAL_AUTH_TOKEN": "auth-token-worker-0004",
+    "ACTIONS_RUNTIME_TOKEN": "runtime-token-0005",
+    "MY_AUTH": "custom-auth-env-0006",
+}
+HOSTILE = {
+    "q_exit": "call exit_zero",
+    "q_hard_exit": "call hard_exit",
+    "q_interrupt": "call interrupt",
+    "q_kill": "call kill_self",
+    "q_block": "call block",
+    "q_swallow": "call swallow",
+    "q_probe": "call probe",
+}
+
+
+def golden(path: Path, questions: dict[str, str]) -> Path:
+    items = [
+        {
+            "id": qid,
+            "user_inputs": [text],
+            "agents_evaluated": ["hostile"],
+            "reference_data": {"reference_tool_interactions": [{"tool_name": text.split()[1], "input_arguments": {}}]},
+        }
+        for qid, text in questions.items()
+    ]
+    path.write_text(json.dumps({"golden_questions": items}))
+    return path
+
+
+def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    full.update({"PYTHONPATH": str(ROOT / "src"), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(APPS / "hostile", tmp_path / "hostile")
+    shutil.copytree(APPS / "exits_at_import", tmp_path / "exits_at_import")
+    write_csv(tmp_path / "recorded.csv", [csv_row(r) for r in customer_service_runs()])
+    return tmp_path
+
+
+def questions_of(project: Path) -> dict[str, dict]:
+    data = json.loads((project / "agent-eval-results" / "results.json").read_text())
+    return {q["id"]: q for d in data["datasets"] for q in d["questions"]}
+
+
+def test_each_hostile_question_errors_alone_and_the_run_ends_within_its_timeouts(project: Path) -> None:
+    friendly = {f"q_ok_{i}": "call greet" for i in range(4)}
+    ordered = {"q_ok_0": "call greet", **HOSTILE, **{k: v for k, v in friendly.items() if k != "q_ok_0"}}
+    golden(project / "hostile_golden.json", ordered)
+    env = dict(SECRET_VALUES)
+    (project / "agent-eval.toml").write_text('agent-auth-env = "MY_AUTH"\n')
+    started = time.monotonic()
+    done = cli(
+        project,
+        "evaluate",
+        "hostile_golden.json",
+        "recorded.csv",
+        "--agent",
+        "hostile",
+        "--timeout",
+        "3",
+        "--retries",
+        "0",
+        "--concurrency",
+        "1",
+        "--workers",
+        "1",
+        env=env,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert elapsed < 120  # two 3 s timeouts and a few restarts; before, `block` alone held the run for 120 s
+    got = questions_of(project)
+    errors = {qid: got[qid]["error"] for qid in HOSTILE}
+    assert errors["q_exit"] == "SystemExit: the agent called sys.exit(0)"
+    assert errors["q_interrupt"] == "KeyboardInterrupt: the agent raised KeyboardInterrupt"
+    assert errors["q_hard_exit"].startswith("the agent process exited with code 0 while running this question")
+    assert errors["q_kill"].startswith("the agent process was killed by signal SIGKILL while running this question")
+    assert errors["q_block"] == errors["q_swallow"] == "timed out after 3 s"
+    assert all(got[qid]["status"] == "error" for qid in HOSTILE)
+    for qid in friendly:  # before and after every crash, on restarted workers
+        assert got[qid]["status"] == "ok", got[qid]
+        assert got[qid]["scores"]["tool_usage_accuracy"]["value"] == 1.0
+    # The clean environment itself: the agent saw none of our secrets (not merely redacted).
+    probe = errors["q_probe"]
+    assert probe.startswith("RuntimeError: environment seen by the agent:")
+    for name in SECRET_VALUES:
+        assert f"'{name}': None" in probe
+    # The recorded dataset in the same run is scored too.
+    assert {"q_cart_01", "q_crm_01"} <= set(got) and got["q_cart_01"]["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [
+        ("sys.exit", "importing 'exits_at_import.agent' raised SystemExit: 0"),
+        ("os._exit", "the agent process exited with code 0 while loading exits_at_import"),
+        ("missing", "No module named 'a_dependency_nobody_installed'"),
+    ],
+)
+def test_an_agent_that_fails_at_import_is_bad_input_and_the_rest_is_still_evaluated(project: Path, how: str, reason: str) -> None:
+    golden(project / "hostile_golden.json", {"q_ok": "call greet"})
+    done = cli(project, "evaluate", "hostile_golden.json", "recorded.csv", "--agent", "exits_at_import", env={"EXIT_HOW": how})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "hostile_golden.json: --agent: " in done.stderr and reason in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    data = json.loads((project / "agent-eval-results" / "results.json").read_text())
+    assert [d["name"] for d in data["datasets"]] == ["recorded"] and len(data["datasets"][0]["questions"]) == 6
+
+
+def test_a_missing_agent_python_names_the_setting(project: Path) -> None:
+    golden(project / "hostile_golden.json", {"q_ok": "call greet"})
+    done = cli(project, "evaluate", "hostile_golden.json", "--agent", "hostile", "--agent-python", str(project / "no-python"))
+    assert done.returncode == 2 and "--agent-python: cannot start" in done.stderr, done.stderr
+
+
+def test_worker_traces_equal_in_process_traces(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "customer_service"
+    dataset = example / "evaluation" / "datasets" / "customer_service_golden.json"
+    runs = {}
+    for mode in ("--workers=2", "--in-process"):
+        out = tmp_path / mode.strip("-")
+        done = cli(example, "evaluate", str(dataset), "--agent", "customer_service", mode, "--output-dir", str(out))
+        assert done.returncode == 0, done.stderr
+        data = json.loads((out / "results.json").read_text())
+        runs[mode] = {
+            q["id"]: {m: s["value"] for m, s in q["scores"].items() if m not in ("latency", "turn_latency")}
+            for q in data["datasets"][0]["questions"]
+        }
+    assert runs["--workers=2"] == runs["--in-process"]
+    assert runs["--workers=2"]["q_address_01"]["tool_usage_accuracy"] == 0.0  # the bundled example's deliberate failure
