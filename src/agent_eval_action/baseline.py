@@ -15,6 +15,7 @@ from agent_eval_action.errors import DatasetError
 from agent_eval_action.git_ops import Git
 from agent_eval_action.loaders import dataset_stem
 from agent_eval_action.models import SCHEMA_VERSION, DatasetResult, Results
+from agent_eval_action.redaction import Redactor
 from agent_eval_action.results_io import dumps
 
 
@@ -55,10 +56,10 @@ def read_baseline(git: Git | None, rev: str | None, baselines_dir: str, dataset:
     return parse_baseline(text, where, dataset.name), path
 
 
-def write_baseline(baselines_dir: str, dataset: DatasetResult, tool_version: str) -> tuple[Path, bool]:
-    """Writes the baseline; returns (path, whether its bytes changed)."""
+def write_baseline(baselines_dir: str, dataset: DatasetResult, tool_version: str, redactor: Redactor | None = None) -> tuple[Path, bool]:
+    """Writes the baseline (secrets redacted: it is committed); returns (path, whether its bytes changed)."""
     path = Path(baseline_path(baselines_dir, dataset.path))
-    text = dumps(Results(tool_version=tool_version, datasets=[dataset]))
+    text = dumps(Results(tool_version=tool_version, datasets=[dataset]), redactor)
     before = path.read_text(encoding="utf-8") if path.is_file() else None
     if before != text:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -67,8 +67,10 @@ def evaluate(
     from agent_eval_action.evaluation import Evaluation
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
+    from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(**flags)
+    redactor = redactor_for([config.agent_auth_env], out, err)
     files, empty = expand_paths(paths or config.datasets)
     results = Results(tool_version=__version__)
     results.problems.extend(Problem(path=p, message=f"{p}: matched no dataset files") for p in empty)
@@ -81,7 +83,7 @@ def evaluate(
     finally:
         evaluation.close()
     results.problems.extend(evaluation.problems)
-    target = write_results(results, Path(config.output_dir) / "results.json")
+    target = write_results(results, Path(config.output_dir) / "results.json", redactor)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -108,8 +110,10 @@ def convert(
     from agent_eval_action.convert import write_golden, write_runs
     from agent_eval_action.evaluation import Evaluation
     from agent_eval_action.loaders import Record, load_dataset
+    from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(**flags)
+    redactor_for([config.agent_auth_env], out, err)
     files, empty = expand_paths(paths)
     problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty]
     records: list[Record] = []
@@ -173,10 +177,11 @@ def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, c
     """Runs the check, writes results.json, prints the summary and publishes; returns the exit code."""
     from agent_eval_action.flow import run_check
     from agent_eval_action.git_ops import Git
-    from agent_eval_action.workflow import mask
+    from agent_eval_action.workflow import mask, redactor_for
 
     if context.in_actions and context.token:
         mask(context.token, out)
+    redactor_for([config.agent_auth_env], out, err)
     outcome = run_check(config, git=Git(Path.cwd()), base=base, evaluate_all=evaluate_all, err=err)
     return finish(outcome, config, context, out=out, err=err)
 
@@ -186,8 +191,10 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
     from agent_eval_action.publish import PublishSettings, publish
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
+    from agent_eval_action.workflow import redactor_for
 
-    target = write_results(outcome.results, Path(config.output_dir) / "results.json")
+    redactor = redactor_for([config.agent_auth_env], out, err)
+    target = write_results(outcome.results, Path(config.output_dir) / "results.json", redactor)
     print(render(outcome.results, config.pass_thresholds()), file=out)
     for message in outcome.messages:
         print(message, file=out)
@@ -195,7 +202,7 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
     settings = PublishSettings(
         comment=config.comment, comment_key=config.comment_key, templates_dir=config.templates_dir, thresholds=config.pass_thresholds()
     )
-    published = publish(outcome.results, Path(config.output_dir), settings, context, out=out)
+    published = publish(outcome.results, Path(config.output_dir), settings, context, out=out, redactor=redactor)
     print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
     return outcome.exit_code
 
@@ -216,6 +223,7 @@ def compare_files(
     from agent_eval_action.gate import evaluate_gate
     from agent_eval_action.results_io import read_results, write_results
     from agent_eval_action.terminal import render
+    from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(output_dir=output_dir)
     now, before = read_results(current), read_results(baseline)
@@ -225,7 +233,7 @@ def compare_files(
         for d in now.datasets
     ]
     now.gate = evaluate_gate(now.datasets, now.comparison, config.gate, metric_kinds(config))
-    target = write_results(now, Path(config.output_dir) / "results.json")
+    target = write_results(now, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env], out, err))
     print(render(now, config.pass_thresholds()), file=out)
     print(f"wrote {target}", file=out)
     return int(ExitCode.PASSED if now.gate.passed else ExitCode.GATE_FAILED)
@@ -248,7 +256,9 @@ def baseline_update(
 def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
     from agent_eval_action.baseline import write_baseline
     from agent_eval_action.evaluation import Evaluation
+    from agent_eval_action.workflow import redactor_for
 
+    redactor = redactor_for([config.agent_auth_env], out, err)
     files, empty = expand_paths(datasets or config.datasets)
     problems = [Problem(path=p, message=f"{p}: matched no dataset files") for p in empty if datasets]
     evaluation = Evaluation(config, err=err)
@@ -257,7 +267,7 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
             result = evaluation.evaluate_file(path)
             if result is None:
                 continue
-            target, changed = write_baseline(config.baselines_dir, result, __version__)
+            target, changed = write_baseline(config.baselines_dir, result, __version__, redactor)
             print(f"{'wrote' if changed else 'unchanged'}: {target}", file=out)
     finally:
         evaluation.close()

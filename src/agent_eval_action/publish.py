@@ -4,6 +4,7 @@ outputs and annotations. A publishing failure never loses results nor changes th
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -13,8 +14,10 @@ from typing import TextIO
 from agent_eval_action.github import GitHubClient, GitHubError
 from agent_eval_action.junit import write_junit
 from agent_eval_action.models import Results
+from agent_eval_action.redaction import Redactor
 from agent_eval_action.render import COMMENT_LIMIT, Renderer, render_comment, render_summary, view
-from agent_eval_action.workflow import annotation, append_summary, set_outputs
+from agent_eval_action.results_io import redacted
+from agent_eval_action.workflow import annotation, append_summary, command, set_outputs
 
 MAX_ANNOTATIONS = 10
 PERMISSION_HINT = "the workflow token needs `pull-requests: write` (fork PRs never get it: post comment.md from a `workflow_run` job)"
@@ -85,11 +88,16 @@ def publish(
     *,
     client_factory: Callable[[str, str], GitHubClient] = lambda api, token: GitHubClient(api, token),
     out: TextIO = sys.stdout,
+    redactor: Redactor | None = None,
 ) -> Published:
+    """Every file, comment, summary, output and annotation is made from a redacted copy of the
+    results (``redactor`` defaults to this process's environment), and redacted once more as text."""
+    redactor = redactor if redactor is not None else Redactor.from_env(os.environ)
+    results = redacted(results, redactor)
     renderer = Renderer(settings.templates_dir)
     page = view(results, key=settings.comment_key, thresholds=settings.thresholds, sha=context.sha, run_url=context.run_url)
-    comment = render_comment(renderer, page)
-    summary = render_summary(renderer, page)
+    comment = redactor.text(render_comment(renderer, page))
+    summary = redactor.text(render_summary(renderer, page))
     output_dir.mkdir(parents=True, exist_ok=True)
     comment_file = output_dir / "comment.md"
     comment_file.write_text(comment, encoding="utf-8")
@@ -97,15 +105,15 @@ def publish(
     write_junit(results, output_dir / "junit.xml", settings.thresholds)
     published = Published(comment_file=str(comment_file))
     try:
-        append_summary(context.summary_path, summary)
+        append_summary(context.summary_path, summary, redactor)
     except OSError as error:
         published.warnings.append(f"could not write the step summary: {error}")
     if settings.comment and context.pr_number is not None and context.repository:
-        _post(comment, page, renderer, settings, context, client_factory, published)
+        _post(comment, page, renderer, settings, context, client_factory, published, redactor)
     for line in _annotations(results):
-        print(line, file=out)
+        command(out, redactor.text(line))
     for warning in published.warnings:
-        print(annotation("warning", warning), file=out)
+        command(out, redactor.text(annotation("warning", warning)))
     outputs = {
         "passed": "true" if results.gate is None or results.gate.passed else "false",
         "results-json": str(output_dir / "results.json"),
@@ -116,9 +124,9 @@ def publish(
     else:
         outputs["comment-file"] = str(comment_file)
     try:
-        set_outputs(context.output_path, outputs)
+        set_outputs(context.output_path, outputs, redactor)
     except OSError as error:
-        print(annotation("warning", f"could not write outputs: {error}"), file=out)
+        command(out, redactor.text(annotation("warning", f"could not write outputs: {error}")))
     return published
 
 
@@ -130,6 +138,7 @@ def _post(
     context: GitHubContext,
     client_factory: Callable[[str, str], GitHubClient],
     published: Published,
+    redactor: Redactor,
 ) -> None:
     assert context.repository is not None and context.pr_number is not None
     if not context.token:
@@ -144,7 +153,7 @@ def _post(
             if error.status != 422:
                 raise
             # Too long for GitHub after all (it counts differently): fold details, then try once more.
-            smaller = render_comment(renderer, {**page, "show_details": False}, limit=COMMENT_LIMIT // 2)
+            smaller = redactor.text(render_comment(renderer, {**page, "show_details": False}, limit=COMMENT_LIMIT // 2))
             posted = client.upsert_comment(context.repository, context.pr_number, marker, smaller)
         published.comment_url = posted.url
     except GitHubError as error:
