@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent_eval_action.errors import ConfigError
+from agent_eval_action.inside import require_inside
 
 CONFIG_FILE = "agent-eval.toml"
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
@@ -232,17 +233,22 @@ def _validate(data: dict[str, Any], source: str) -> Config:
 
 
 def load_config(path: str | None = None, cwd: str | Path = ".") -> Config:
-    """Reads ``path``, else ``agent-eval.toml``, else ``[tool.agent-eval]`` of ``pyproject.toml``, else defaults."""
+    """Reads ``path``, else ``agent-eval.toml``, else ``[tool.agent-eval]`` of ``pyproject.toml``, else defaults.
+
+    The file must lie inside the repository holding ``cwd`` (symlinks resolved)."""
     base = Path(cwd)
     if path is not None:
         file = Path(path)
+        require_inside(path, "config", base)
         if not file.is_file():
             raise ConfigError(str(path), "config file not found")
         return _validate(_read_toml(file, table=None if file.name != "pyproject.toml" else "tool.agent-eval"), str(path))
     if (base / CONFIG_FILE).is_file():
+        require_inside(base / CONFIG_FILE, "config", base)
         return _validate(_read_toml(base / CONFIG_FILE, table=None), CONFIG_FILE)
     pyproject = base / "pyproject.toml"
     if pyproject.is_file():
+        require_inside(pyproject, "config", base)
         data = _read_toml(pyproject, table="tool.agent-eval")
         if data:
             return _validate(data, "pyproject.toml [tool.agent-eval]")

@@ -183,6 +183,10 @@ def _annotations(results: Results) -> list[str]:
 
 def _id_lines(path: str) -> dict[str, int]:
     """Line of each question id in a dataset file: golden JSON ids, else the first line naming it."""
+    from agent_eval_action.inside import is_inside
+
+    if not is_inside(path):  # a merged shard's results can name any path
+        return {}
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
