@@ -72,11 +72,13 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
 
 @contextmanager
 def group(title: str, out: TextIO) -> Iterator[None]:
-    print(f"::group::{title}", file=out, flush=True)
+    from agent_eval_action.workflow import command
+
+    command(out, f"::group::{title}")
     try:
         yield
     finally:
-        print("::endgroup::", file=out, flush=True)
+        command(out, "::endgroup::")
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -126,10 +128,10 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
 
 
 def _lenient(code: int, inputs: dict[str, str], out: TextIO) -> int:
-    from agent_eval_action.workflow import annotation
+    from agent_eval_action.workflow import annotation, command
 
     if code == ExitCode.GATE_FAILED and not _bool("fail-on-regression", inputs["fail-on-regression"], True):
-        print(annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"), file=out)
+        command(out, annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"))
         return int(ExitCode.PASSED)
     return code
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.loaders import dataset_stem
 from agent_eval_action.models import DatasetResult, Results
+from agent_eval_action.redaction import Redactor
 from agent_eval_action.results_io import dumps, parse_results
 
 # Reads a repository-relative path (at the merge-base, or in the working tree); None if absent.
@@ -86,12 +87,13 @@ class Written:
     moved_from: str | None = None  # the legacy file this replaced (removed)
 
 
-def write_baseline(root: Path, baselines_dir: str, dataset: DatasetResult, tool_version: str) -> Written:
+def write_baseline(root: Path, baselines_dir: str, dataset: DatasetResult, tool_version: str, redactor: Redactor | None = None) -> Written:
     """Writes the baseline of ``dataset`` (whose ``path`` is repository-relative) in the current
-    layout and removes the legacy file that held it; unchanged scores rewrite nothing."""
+    layout and removes the legacy file that held it; unchanged scores rewrite nothing. Secrets
+    are redacted: the file is committed."""
     rel = baseline_path(baselines_dir, dataset.path)
     path = root / rel
-    text = dumps(Results(tool_version=tool_version, datasets=[dataset]))
+    text = dumps(Results(tool_version=tool_version, datasets=[dataset]), redactor)
     before = path.read_text(encoding="utf-8") if path.is_file() else None
     if before != text:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,10 @@ imports what it needs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO, cast
 
 from agent_eval_action import __version__
 
@@ -122,6 +124,24 @@ def _names(text: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command with stdout and stderr redacted and defused (see ``workflow.LogStream``):
+    nothing this process prints can carry a secret or issue a workflow command we did not mean."""
+    from agent_eval_action.redaction import Redactor
+    from agent_eval_action.workflow import LogStream
+
+    streams = LogStream(sys.stdout, Redactor.from_env(os.environ)), LogStream(sys.stderr, Redactor.from_env(os.environ))
+    out, err = cast(TextIO, streams[0]), cast(TextIO, streams[1])
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err  # what libraries print goes the same way
+    try:
+        return _run(argv, out, err)
+    finally:
+        for stream in streams:
+            stream.drain()
+        sys.stdout, sys.stderr = saved
+
+
+def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args = build_parser().parse_args(argv)
     from agent_eval_action.errors import AgentEvalError, ExitCode
 
@@ -129,54 +149,70 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "validate":
             from agent_eval_action.commands import validate
 
-            return validate(args.paths)
+            return validate(args.paths, out=out, err=err)
         if args.command == "evaluate":
             from agent_eval_action.commands import evaluate
 
             flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
-            return evaluate(args.paths, config_path=args.config, **flags)
+            return evaluate(args.paths, config_path=args.config, out=out, err=err, **flags)
         if args.command == "merge":
             from agent_eval_action.commands import merge
 
-            return merge(args.paths, config_path=args.config, output_dir=args.output_dir, comment=False if args.no_comment else None)
+            return merge(
+                args.paths,
+                config_path=args.config,
+                out=out,
+                err=err,
+                output_dir=args.output_dir,
+                comment=False if args.no_comment else None,
+            )
         if args.command == "action":
             from agent_eval_action.action import main as action_main
 
-            return action_main()
+            return action_main(out=out, err=err)
         if args.command == "run":
             from agent_eval_action.commands import run
 
             flags = {name: getattr(args, name) for name in RUN_FLAGS}
             no_comment = False if args.no_comment else None
             return run(
-                config_path=args.config, base=args.base, evaluate_all=args.evaluate_all, datasets=args.datasets, comment=no_comment, **flags
+                config_path=args.config,
+                base=args.base,
+                evaluate_all=args.evaluate_all,
+                datasets=args.datasets,
+                comment=no_comment,
+                out=out,
+                err=err,
+                **flags,
             )
         if args.command == "compare":
             from agent_eval_action.commands import compare_files
 
-            return compare_files(args.current, args.baseline, config_path=args.config, output_dir=args.output_dir)
+            return compare_files(args.current, args.baseline, config_path=args.config, output_dir=args.output_dir, out=out, err=err)
         if args.command == "baseline":
             from agent_eval_action.commands import baseline_update
 
             flags = {name: getattr(args, name) for name in AGENT_FLAGS}
-            return baseline_update(args.datasets, config_path=args.config, **flags)
+            return baseline_update(args.datasets, config_path=args.config, out=out, err=err, **flags)
         if args.command == "convert":
             from agent_eval_action.commands import convert
 
             flags = {name: getattr(args, name) for name in AGENT_FLAGS}
-            return convert(args.paths, to=args.to, output=args.output, agent_name=args.agent_name, config_path=args.config, **flags)
+            return convert(
+                args.paths, to=args.to, output=args.output, agent_name=args.agent_name, config_path=args.config, out=out, err=err, **flags
+            )
     except AgentEvalError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {error}", file=err)
         return int(error.exit_code)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted", file=err)
         return 130
     except Exception as error:  # noqa: BLE001 - the one place an unexpected error becomes exit 3, never 1
-        return _unexpected(error, args)
+        return _unexpected(error, args, err)
     return int(ExitCode.BAD_INPUT)
 
 
-def _unexpected(error: Exception, args: argparse.Namespace) -> int:
+def _unexpected(error: Exception, args: argparse.Namespace, err: TextIO) -> int:
     """Exit 3 with one line naming what failed; the traceback goes to debug.log (or, with --debug,
     to stderr). Exit 1 must only ever mean that the gate failed."""
     import os
@@ -184,10 +220,11 @@ def _unexpected(error: Exception, args: argparse.Namespace) -> int:
     import traceback
 
     from agent_eval_action.errors import ExitCode
+    from agent_eval_action.redaction import Redactor
 
-    text = "".join(traceback.format_exception(error))
+    text = Redactor.from_env(os.environ).text("".join(traceback.format_exception(error)))
     if getattr(args, "debug", False):
-        print(text, file=sys.stderr, end="")
+        print(text, file=err, end="")
         where = "above"
     else:
         output_dir = getattr(args, "output_dir", None) or os.environ.get("INPUT_OUTPUT-DIR") or "agent-eval-results"
@@ -209,6 +246,6 @@ def _unexpected(error: Exception, args: argparse.Namespace) -> int:
     print(
         f"error: unexpected {type(error).__name__}{place} while running `{args.command}`: {error}; "
         f"the check could not be made (exit 3); the traceback is {where}",
-        file=sys.stderr,
+        file=err,
     )
     return int(ExitCode.INFRASTRUCTURE)

@@ -66,8 +66,10 @@ def evaluate(
     from agent_eval_action.evaluation import Evaluation
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
+    from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(**flags)
+    redactor = redactor_for([config.agent_auth_env], out, err)
     files, missing = dataset_files(paths or config.datasets, defaults=not paths and config.datasets == DEFAULT_DATASETS)
     results = Results(tool_version=__version__)
     results.problems.extend(missing)
@@ -80,7 +82,7 @@ def evaluate(
     finally:
         evaluation.close()
     results.problems.extend(evaluation.problems)
-    target = write_results(results, Path(config.output_dir) / "results.json")
+    target = write_results(results, Path(config.output_dir) / "results.json", redactor)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -107,8 +109,10 @@ def convert(
     from agent_eval_action.convert import write_golden, write_runs
     from agent_eval_action.evaluation import Evaluation
     from agent_eval_action.loaders import Record, load_dataset
+    from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(**flags)
+    redactor_for([config.agent_auth_env], out, err)
     files, problems = dataset_files(paths)
     records: list[Record] = []
     evaluation = Evaluation(config, err=err)
@@ -171,10 +175,11 @@ def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, c
     """Runs the check, writes results.json, prints the summary and publishes; returns the exit code."""
     from agent_eval_action.flow import run_check
     from agent_eval_action.git_ops import Git
-    from agent_eval_action.workflow import mask
+    from agent_eval_action.workflow import mask, redactor_for
 
     if context.in_actions and context.token:
         mask(context.token, out)
+    redactor_for([config.agent_auth_env], out, err)
     outcome = run_check(config, git=Git(Path.cwd()), base=base, evaluate_all=evaluate_all, err=err)
     return finish(outcome, config, context, out=out, err=err)
 
@@ -185,8 +190,10 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
     from agent_eval_action.publish import PublishSettings, publish
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
+    from agent_eval_action.workflow import redactor_for
 
-    target = write_results(outcome.results, Path(config.output_dir) / "results.json")
+    redactor = redactor_for([config.agent_auth_env], out, err)
+    target = write_results(outcome.results, Path(config.output_dir) / "results.json", redactor)
     thresholds = (outcome.config or config).pass_thresholds()
     print(render(outcome.results, thresholds), file=out)
     for message in outcome.messages:
@@ -199,7 +206,7 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
         thresholds=thresholds,
         root=Git(Path.cwd()).workspace().root,
     )
-    published = publish(outcome.results, Path(config.output_dir), settings, context, out=out)
+    published = publish(outcome.results, Path(config.output_dir), settings, context, out=out, redactor=redactor)
     print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
     return outcome.exit_code
 
@@ -220,6 +227,7 @@ def compare_files(
     from agent_eval_action.results_io import read_results, write_results
     from agent_eval_action.rules import Rules
     from agent_eval_action.terminal import render
+    from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(output_dir=output_dir)
     now, before = read_results(current), read_results(baseline)
@@ -236,7 +244,7 @@ def compare_files(
         for d in now.datasets
     ]
     outcome = decide(now, Rules(config=config, source=config.source or "the defaults"))
-    target = write_results(now, Path(config.output_dir) / "results.json")
+    target = write_results(now, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env], out, err))
     print(render(now, config.pass_thresholds()), file=out)
     _report_problems(now.problems, err)
     print(f"wrote {target}", file=out)
@@ -268,6 +276,9 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
     files, problems = dataset_files(datasets or config.datasets, defaults=not datasets and config.datasets == DEFAULT_DATASETS)
     workspace = Git(Path.cwd()).workspace()
     baselines_dir = workspace.rel(config.baselines_dir)
+    from agent_eval_action.workflow import redactor_for
+
+    redactor = redactor_for([config.agent_auth_env], out, err)
     evaluation = Evaluation(config, err=err)
     try:
         for path in files:
@@ -275,7 +286,7 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
             if result is None:
                 continue
             result.path = workspace.rel(path)
-            written = write_baseline(workspace.root, baselines_dir, result, __version__)
+            written = write_baseline(workspace.root, baselines_dir, result, __version__, redactor)
             shown = Path(os.path.relpath(workspace.file(written.path)))
             print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)
             if written.moved_from:

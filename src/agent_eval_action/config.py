@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent_eval_action.errors import ConfigError
+from agent_eval_action.inside import require_inside
 
 CONFIG_FILE = "agent-eval.toml"
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
@@ -276,14 +277,19 @@ def config_candidates(path: str | None) -> list[tuple[str, str | None]]:
 
 
 def load_config(path: str | None = None, cwd: str | Path = ".") -> Config:
-    """Reads ``path``, else ``agent-eval.toml``, else ``[tool.agent-eval]`` of ``pyproject.toml``, else defaults."""
+    """Reads ``path``, else ``agent-eval.toml``, else ``[tool.agent-eval]`` of ``pyproject.toml``, else defaults.
+
+    The file must lie inside the repository holding ``cwd`` (symlinks resolved)."""
     base = Path(cwd)
-    if path is not None and not (base / path).is_file():
-        raise ConfigError(str(path), "config file not found")
+    if path is not None:
+        require_inside(path, "config", base)
+        if not (base / path).is_file():
+            raise ConfigError(str(path), "config file not found")
     for name, table in config_candidates(path):
         file = base / name
         if not file.is_file():
             continue
+        require_inside(file, "config", base)
         try:
             text = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as error:

@@ -4,6 +4,7 @@ outputs and annotations. A publishing failure never loses results nor changes th
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -13,8 +14,10 @@ from typing import TextIO
 from agent_eval_action.github import GitHubClient, GitHubError
 from agent_eval_action.junit import write_junit
 from agent_eval_action.models import Results
+from agent_eval_action.redaction import Redactor
 from agent_eval_action.render import COMMENT_LIMIT, Renderer, render_comment, render_summary, view
-from agent_eval_action.workflow import annotation, append_summary, set_outputs
+from agent_eval_action.results_io import redacted
+from agent_eval_action.workflow import annotation, append_summary, command, set_outputs
 
 MAX_ANNOTATIONS = 10
 PERMISSION_HINT = "the workflow token needs `pull-requests: write` (fork PRs never get it: post comment.md from a `workflow_run` job)"
@@ -87,11 +90,16 @@ def publish(
     *,
     client_factory: Callable[[str, str], GitHubClient] = lambda api, token: GitHubClient(api, token),
     out: TextIO = sys.stdout,
+    redactor: Redactor | None = None,
 ) -> Published:
+    """Every file, comment, summary, output and annotation is made from a redacted copy of the
+    results (``redactor`` defaults to this process's environment), and redacted once more as text."""
+    redactor = redactor if redactor is not None else Redactor.from_env(os.environ)
+    results = redacted(results, redactor)
     renderer = Renderer(settings.templates_dir)
     page = view(results, key=settings.comment_key, thresholds=settings.thresholds, sha=context.sha, run_url=context.run_url)
-    comment = render_comment(renderer, page)
-    summary = render_summary(renderer, page)
+    comment = redactor.text(render_comment(renderer, page))
+    summary = redactor.text(render_summary(renderer, page))
     output_dir.mkdir(parents=True, exist_ok=True)
     comment_file = output_dir / "comment.md"
     comment_file.write_text(comment, encoding="utf-8")
@@ -99,15 +107,15 @@ def publish(
     write_junit(results, output_dir / "junit.xml", settings.thresholds)
     published = Published(comment_file=str(comment_file))
     try:
-        append_summary(context.summary_path, summary)
+        append_summary(context.summary_path, summary, redactor)
     except OSError as error:
         published.warnings.append(f"could not write the step summary: {error}")
     if settings.comment and context.pr_number is not None and context.repository:
-        _post(comment, page, renderer, settings, context, client_factory, published)
+        _post(comment, page, renderer, settings, context, client_factory, published, redactor)
     for line in _annotations(results, settings.root):
-        print(line, file=out)
+        command(out, redactor.text(line))
     for warning in published.warnings:
-        print(annotation("warning", warning), file=out)
+        command(out, redactor.text(annotation("warning", warning)))
     outputs = {
         "passed": "true" if results.gate is None or results.gate.outcome == "passed" else "false",
         "results-json": str(output_dir / "results.json"),
@@ -118,9 +126,9 @@ def publish(
     else:
         outputs["comment-file"] = str(comment_file)
     try:
-        set_outputs(context.output_path, outputs)
+        set_outputs(context.output_path, outputs, redactor)
     except OSError as error:
-        print(annotation("warning", f"could not write outputs: {error}"), file=out)
+        command(out, redactor.text(annotation("warning", f"could not write outputs: {error}")))
     return published
 
 
@@ -132,6 +140,7 @@ def _post(
     context: GitHubContext,
     client_factory: Callable[[str, str], GitHubClient],
     published: Published,
+    redactor: Redactor,
 ) -> None:
     assert context.repository is not None and context.pr_number is not None
     if not context.token:
@@ -146,7 +155,7 @@ def _post(
             if error.status != 422:
                 raise
             # Too long for GitHub after all (it counts differently): fold details, then try once more.
-            smaller = render_comment(renderer, {**page, "show_details": False}, limit=COMMENT_LIMIT // 2)
+            smaller = redactor.text(render_comment(renderer, {**page, "show_details": False}, limit=COMMENT_LIMIT // 2))
             posted = client.upsert_comment(context.repository, context.pr_number, marker, smaller)
         published.comment_url = posted.url
     except GitHubError as error:
@@ -176,6 +185,10 @@ def _annotations(results: Results, root: Path) -> list[str]:
 
 def _id_lines(path: Path) -> dict[str, int]:
     """Line of each question id in a dataset file: golden JSON ids, else the first line naming it."""
+    from agent_eval_action.inside import is_inside
+
+    if not is_inside(path):  # a merged shard's results can name any path
+        return {}
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

@@ -171,13 +171,15 @@ def view(
 
 class Renderer:
     def __init__(self, templates_dir: str | None = None):
-        from jinja2 import ChoiceLoader, FileSystemLoader, PackageLoader, PrefixLoader, StrictUndefined
+        from jinja2 import ChoiceLoader, PackageLoader, PrefixLoader, StrictUndefined
         from jinja2.sandbox import SandboxedEnvironment
+
+        from agent_eval_action.inside import template_loader
 
         builtin = PackageLoader("agent_eval_action", "templates")
         loaders: list[Any] = [PrefixLoader({"builtin": builtin})]
         if templates_dir:
-            loaders.append(FileSystemLoader(templates_dir))
+            loaders.append(template_loader(templates_dir))  # refuses files outside the repository
         loaders.append(builtin)
         self.env = SandboxedEnvironment(
             loader=ChoiceLoader(loaders), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False

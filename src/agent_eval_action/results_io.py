@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.models import READABLE_VERSIONS, SCHEMA_VERSION, Results
+from agent_eval_action.redaction import Redactor
 
 EXPAND_LEVELS = 3
 
@@ -64,16 +65,41 @@ def _pieces(results: Results) -> Iterator[str]:
     yield "\n"
 
 
-def dumps(results: Results) -> str:
-    return "".join(_pieces(results))
+def _redacted_pieces(results: Results, redactor: Redactor | None) -> Iterator[str]:
+    """The pieces with secrets replaced. Every JSON string lies whole inside one piece, so a
+    secret is found where it is (in its JSON-escaped form when it holds quotes or backslashes)."""
+    if redactor is None:
+        redactor = Redactor.from_env(os.environ)
+    if not redactor.active:
+        yield from _pieces(results)
+        return
+    for piece in _pieces(results):
+        yield redactor.text(piece)
 
 
-def write_results(results: Results, path: str | Path) -> Path:
+def dumps(results: Results, redactor: Redactor | None = None) -> str:
+    """The file's text; ``redactor`` defaults to the secrets of this process's environment."""
+    return "".join(_redacted_pieces(results, redactor))
+
+
+def redacted(results: Results, redactor: Redactor) -> Results:
+    """A copy without secrets, for views that escape or cut text: the comment escapes
+    underscores and cuts errors at 500 characters, and a secret so changed no longer matches."""
+    if not redactor.active:
+        return results
+    text = results.model_dump_json()
+    if not redactor.found_in(text):
+        return results
+    return Results.model_validate_json(redactor.text(text))
+
+
+def write_results(results: Results, path: str | Path, redactor: Redactor | None = None) -> Path:
+    """Writes atomically; ``redactor`` defaults to the secrets of this process's environment."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
-        handle.writelines(_pieces(results))
+        handle.writelines(_redacted_pieces(results, redactor))
     os.replace(tmp, path)  # never leave a half-written file behind
     return path
 

@@ -1,11 +1,140 @@
-"""GitHub Actions workflow commands and file commands ($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY)."""
+"""GitHub Actions workflow commands and file commands ($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY).
+
+The runner obeys any line of a step's stdout or stderr that starts (after leading spaces) with
+``::`` -- and any line holding ``##[``, the legacy form -- so text that came from data (question
+ids, agent output, error messages) could otherwise set outputs or forge annotations. The CLI
+writes through :class:`LogStream`, which redacts secrets and defuses such lines; our own
+commands go through :func:`command`, the one way a command reaches the log.
+"""
 
 from __future__ import annotations
 
+import io
+import os
+import re
 import secrets
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
+
+from agent_eval_action.redaction import Redactor
+
+ZERO_WIDTH = "\u200b"
+_LINE_END = re.compile(r"(\r\n|\r|\n)")  # the runner reads lines as .NET's ReadLine does: \r alone ends one too
+FLUSH_AT = 1 << 16  # characters held back at most while waiting for the end of a write
+
+
+def neutralize(line: str) -> str:
+    """One line of untrusted text that the runner cannot take for a command: a zero-width space
+    goes between the leading colons (the runner trims whitespace, not that) and into ``##[``."""
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        at = len(line) - len(stripped) + 1
+        line = line[:at] + ZERO_WIDTH + line[at:]
+    return line.replace("##[", "##" + ZERO_WIDTH + "[") if "##[" in line else line
+
+
+class LogStream(io.TextIOBase):
+    """A text stream over the process's stdout or stderr that redacts secrets and neutralizes
+    every line, except the commands written through :func:`command`.
+
+    Text is held until a write ends a line (``print`` writes its text, then the newline), so a
+    secret printed in one call is redacted whole even when it spans lines. On a terminal a
+    flush also shows a partial line (live progress); in a log only whole lines go out.
+    """
+
+    def __init__(self, raw: TextIO, redactor: Redactor):
+        super().__init__()
+        self.raw = raw
+        self.redactor = redactor
+        self._pending: list[str] = []
+        self._size = 0
+        self._line_start = True
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.raw.encoding
+
+    def write(self, text: str) -> int:
+        self._pending.append(text)
+        self._size += len(text)
+        if text.endswith(("\n", "\r")) or self._size > FLUSH_AT:
+            self._emit(whole_lines=True)
+        return len(text)
+
+    def flush(self) -> None:
+        self._emit(whole_lines=not self.raw.isatty())
+        self.raw.flush()
+
+    def drain(self) -> None:
+        """Writes out everything held back (at exit)."""
+        self._emit(whole_lines=False)
+        self.raw.flush()
+
+    def protect(self, names: Iterable[str]) -> None:
+        """From now on also redact the values of the variables ``names`` (e.g. ``agent_auth_env``)."""
+        self._emit(whole_lines=True)
+        self.redactor = Redactor.from_env(os.environ, [*names])
+
+    def command(self, line: str, *, redact: bool = True) -> None:
+        """Writes our own workflow command, at the start of a line, unneutralized."""
+        self._emit(whole_lines=False)
+        if not self._line_start:
+            self.raw.write("\n")
+        self.raw.write((self.redactor.text(line) if redact else line) + "\n")
+        self._line_start = True
+        self.raw.flush()
+
+    def _emit(self, *, whole_lines: bool) -> None:
+        text = "".join(self._pending)
+        keep = ""
+        if whole_lines:
+            cut = max(text.rfind("\n"), text.rfind("\r")) + 1
+            text, keep = text[:cut], text[cut:]
+        self._pending = [keep] if keep else []
+        self._size = len(keep)
+        if not text:
+            return
+        parts = _LINE_END.split(self.redactor.text(text))
+        out = []
+        for i, part in enumerate(parts):
+            if i % 2:  # a line end
+                out.append(part)
+                self._line_start = True
+            elif part:
+                out.append(neutralize(part) if self._line_start else part.replace("##[", "##" + ZERO_WIDTH + "["))
+                self._line_start = False
+        self.raw.write("".join(out))
+
+
+def command(out: TextIO, line: str, *, redact: bool = True) -> None:
+    """Prints one of our own workflow commands (``::group::``, ``::error ...::``, ``::add-mask::``).
+
+    Through a :class:`LogStream` it bypasses the neutralizing (still redacted unless
+    ``redact`` is false, as ``::add-mask::`` must name the secret); elsewhere it is printed."""
+    if isinstance(out, LogStream):
+        out.command(line, redact=redact)
+    else:
+        print(line, file=out, flush=True)
+
+
+def redactor_for(names: Iterable[str], *streams: TextIO) -> Redactor:
+    """The secrets of this process's environment plus the variables ``names`` (a config's
+    ``agent_auth_env``); those of the given streams that are log streams redact them too."""
+    for stream in streams:
+        if isinstance(stream, LogStream):
+            stream.protect(names)
+    return Redactor.from_env(os.environ, [*names])
 
 
 def escape_data(text: str) -> str:
@@ -29,22 +158,26 @@ def annotation(level: str, message: str, *, file: str | None = None, line: int |
 
 def mask(secret: str, out: TextIO = sys.stdout) -> None:
     if secret:
-        print(f"::add-mask::{secret}", file=out, flush=True)
+        command(out, f"::add-mask::{secret}", redact=False)
 
 
-def set_outputs(path: str | None, values: dict[str, str]) -> None:
-    """Appends outputs with the ``name<<DELIMITER`` syntax, a random delimiter per value."""
+def set_outputs(path: str | None, values: dict[str, str], redactor: Redactor | None = None) -> None:
+    """Appends outputs with the ``name<<DELIMITER`` syntax, a random delimiter per value, secrets
+    redacted (``redactor`` defaults to this process's environment)."""
     if not path:
         return
+    redactor = redactor if redactor is not None else Redactor.from_env(os.environ)
     with open(path, "a", encoding="utf-8") as handle:
         for name, value in values.items():
+            value = redactor.text(value)
             delimiter = f"ghadelimiter_{secrets.token_hex(8)}"
             while delimiter in value:
                 delimiter = f"ghadelimiter_{secrets.token_hex(8)}"
             handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
-def append_summary(path: str | None, text: str) -> None:
+def append_summary(path: str | None, text: str, redactor: Redactor | None = None) -> None:
     if path:
+        text = (redactor if redactor is not None else Redactor.from_env(os.environ)).text(text)
         with open(Path(path), "a", encoding="utf-8") as handle:
             handle.write(text if text.endswith("\n") else text + "\n")

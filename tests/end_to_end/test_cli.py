@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.factories import csv_row, customer_service_runs, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> str:
+    """The bundled example copied into the working directory: inputs must lie inside it."""
+    shutil.copy(EXAMPLE, tmp_path / EXAMPLE.name)
+    return EXAMPLE.name
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -25,8 +35,8 @@ def test_help_lists_commands(tmp_path: Path) -> None:
     assert "validate" in result.stdout and "evaluate" in result.stdout and "exit codes" in result.stdout
 
 
-def test_evaluate_bundled_example(tmp_path: Path) -> None:
-    result = cli("evaluate", str(EXAMPLE), "--output-dir", "out", cwd=tmp_path)
+def test_evaluate_bundled_example(tmp_path: Path, example: str) -> None:
+    result = cli("evaluate", example, "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["schema_version"] == 2
@@ -52,19 +62,19 @@ def test_evaluate_bundled_example(tmp_path: Path) -> None:
     assert "tool_usage_accuracy" in named["q_discount_02"]
 
 
-def test_results_are_byte_stable(tmp_path: Path) -> None:
-    cli("evaluate", str(EXAMPLE), "--output-dir", "a", cwd=tmp_path)
-    cli("evaluate", str(EXAMPLE), "--output-dir", "b", cwd=tmp_path)
+def test_results_are_byte_stable(tmp_path: Path, example: str) -> None:
+    cli("evaluate", example, "--output-dir", "a", cwd=tmp_path)
+    cli("evaluate", example, "--output-dir", "b", cwd=tmp_path)
     assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
 
 
-def test_bad_input_exit_2_but_valid_datasets_still_written(tmp_path: Path) -> None:
+def test_bad_input_exit_2_but_valid_datasets_still_written(tmp_path: Path, example: str) -> None:
     (tmp_path / "broken.json").write_text("{nope")
     golden = tmp_path / "cs_golden.json"
     golden.write_text(
         json.dumps({"golden_questions": [{"id": "q", "user_inputs": ["hi"], "agents_evaluated": ["a"], "reference_data": {}}]})
     )
-    result = cli("evaluate", str(EXAMPLE), "broken.json", "cs_golden.json", "--output-dir", "out", cwd=tmp_path)
+    result = cli("evaluate", example, "broken.json", "cs_golden.json", "--output-dir", "out", cwd=tmp_path)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "broken.json, at line 1, column 2: not valid JSON" in result.stderr
@@ -74,11 +84,11 @@ def test_bad_input_exit_2_but_valid_datasets_still_written(tmp_path: Path) -> No
     assert len(data["problems"]) == 2
 
 
-def test_validate_reports_one_line_per_problem(tmp_path: Path) -> None:
+def test_validate_reports_one_line_per_problem(tmp_path: Path, example: str) -> None:
     rows = [csv_row(run) for run in customer_service_runs()[:2]]
     rows[1]["reference_data"] = "{bad"
     write_csv(tmp_path / "runs.csv", rows)
-    ok = cli("validate", str(EXAMPLE), cwd=tmp_path)
+    ok = cli("validate", example, cwd=tmp_path)
     assert ok.returncode == 0 and "ok:" in ok.stdout
     bad = cli("validate", "runs.csv", "missing.json", cwd=tmp_path)
     assert bad.returncode == 2
@@ -89,9 +99,9 @@ def test_validate_reports_one_line_per_problem(tmp_path: Path) -> None:
     ]
 
 
-def test_config_file_and_metric_selection(tmp_path: Path) -> None:
+def test_config_file_and_metric_selection(tmp_path: Path, example: str) -> None:
     (tmp_path / "agent-eval.toml").write_text(
-        f'datasets = ["{EXAMPLE.as_posix()}"]\nmetrics = ["tool_usage_accuracy", "cost_usd"]\noutput-dir = "res"\n[prices."gemini-2.5-flash"]\ninput = 0\noutput = 0\n'
+        f'datasets = ["{example}"]\nmetrics = ["tool_usage_accuracy", "cost_usd"]\noutput-dir = "res"\n[prices."gemini-2.5-flash"]\ninput = 0\noutput = 0\n'
     )
     result = cli("evaluate", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -100,13 +110,13 @@ def test_config_file_and_metric_selection(tmp_path: Path) -> None:
     assert summary["cost_usd"]["mean"] == 0.0
 
 
-def test_config_errors_name_the_setting(tmp_path: Path) -> None:
+def test_config_errors_name_the_setting(tmp_path: Path, example: str) -> None:
     (tmp_path / "agent-eval.toml").write_text('metrics = ["tool_usage_acuracy"]\n')
-    result = cli("evaluate", str(EXAMPLE), cwd=tmp_path)
+    result = cli("evaluate", example, cwd=tmp_path)
     assert result.returncode == 2
     assert "agent-eval.toml: metrics: Value error, unknown metric(s) tool_usage_acuracy" in result.stderr
     (tmp_path / "agent-eval.toml").write_text("datasetz = []\n")
-    result = cli("evaluate", str(EXAMPLE), cwd=tmp_path)
+    result = cli("evaluate", example, cwd=tmp_path)
     assert result.returncode == 2 and "agent-eval.toml: datasetz: unknown setting (check the spelling)" in result.stderr
 
 

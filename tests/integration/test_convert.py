@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,17 @@ EXAMPLE = ROOT / "examples" / "customer_service"
 GOLDEN = EXAMPLE / "evaluation" / "datasets" / "customer_service_golden.json"
 
 
-def cli(*args: str, cwd: Path = EXAMPLE) -> subprocess.CompletedProcess[str]:
+# Inputs must lie inside the working directory's repository: tests work in tmp_path, on copies.
+pytestmark = pytest.mark.usefixtures("in_tmp")
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    """A copy of the example project (agent and datasets) to work in."""
+    return Path(shutil.copytree(EXAMPLE, tmp_path / EXAMPLE.name))
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     env.pop("GOOGLE_API_KEY", None)
     return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
@@ -61,15 +72,16 @@ def _scores(results: Path) -> dict[str, dict[str, Any]]:
     return {q["id"]: {k: v["value"] for k, v in q["scores"].items()} for q in data["datasets"][0]["questions"]}
 
 
-def test_agent_runs_round_trip_through_csv_and_jsonl(tmp_path: Path) -> None:
-    direct = cli("evaluate", str(GOLDEN), "--agent", "customer_service", "--output-dir", str(tmp_path / "direct"))
+def test_agent_runs_round_trip_through_csv_and_jsonl(tmp_path: Path, example: Path) -> None:
+    golden = example / GOLDEN.relative_to(EXAMPLE)
+    direct = cli("evaluate", str(golden), "--agent", "customer_service", "--output-dir", str(tmp_path / "direct"), cwd=example)
     assert direct.returncode == 0, direct.stderr
     expected = _scores(tmp_path / "direct" / "results.json")
     for fmt in ("csv", "jsonl"):
-        target = tmp_path / f"runs.{fmt}"
-        made = cli("convert", str(GOLDEN), "--to", fmt, "-o", str(target), "--agent", "customer_service")
+        target = example / f"runs.{fmt}"
+        made = cli("convert", str(golden), "--to", fmt, "-o", str(target), "--agent", "customer_service", cwd=example)
         assert made.returncode == 0, made.stderr
-        again = cli("evaluate", str(target), "--output-dir", str(tmp_path / fmt))
+        again = cli("evaluate", str(target), "--output-dir", str(tmp_path / fmt), cwd=example)
         assert again.returncode == 0, again.stderr
         got = _scores(tmp_path / fmt / "results.json")
         for qid, scores in expected.items():
@@ -157,14 +169,15 @@ def test_history_as_json_string_and_bad_input(tmp_path: Path) -> None:
 
 
 def test_golden_without_agent_cannot_become_runs(tmp_path: Path) -> None:
-    result = cli("convert", str(GOLDEN), "--to", "csv", "-o", str(tmp_path / "r.csv"), cwd=tmp_path)
+    golden = Path(shutil.copy(GOLDEN, tmp_path))
+    result = cli("convert", str(golden), "--to", "csv", "-o", str(tmp_path / "r.csv"), cwd=tmp_path)
     assert result.returncode == 2
     assert "pass --agent module:attr" in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_recorded_rows_rewritten(tmp_path: Path, fmt: str) -> None:
-    source = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
+    source = Path(shutil.copy(ROOT / "examples" / "recorded" / "customer_service_runs.csv", tmp_path))
     result = cli("convert", str(source), "--to", fmt, "-o", str(tmp_path / f"r.{fmt}"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     before = {r.question.id: r.trace for r in records(source)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -120,6 +121,7 @@ def test_no_credentials_means_skipped_with_the_reason() -> None:
     assert score["response_correctness"].value is None and score["response_correctness"].explanation == NO_CREDENTIALS
 
 
+@pytest.mark.usefixtures("in_tmp")  # the definitions file is an input: it must lie inside the working directory
 def test_metric_definitions_of_the_seed_pipeline(tmp_path: Path, gemini: FakeGemini) -> None:
     definitions = tmp_path / "metric_definitions.json"
     definitions.write_text(json.dumps({
@@ -220,7 +222,7 @@ def test_cli_mixes_deterministic_and_judge_metrics(gemini: FakeGemini, tmp_path:
     gemini.reply = lambda prompt: json.dumps({"score": 4 if "Expected response: (none given)" in prompt else 5, "explanation": "fine"})
     env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
     env |= {"AGENT_EVAL_JUDGE_API_KEY": "k", "AGENT_EVAL_JUDGE_BASE_URL": gemini.url}  # the agent itself stays scripted
-    dataset = EXAMPLE / "evaluation" / "datasets" / "customer_service_golden.json"
+    dataset = Path(shutil.copy(EXAMPLE / "evaluation" / "datasets" / "customer_service_golden.json", tmp_path))  # inside the cwd
     done = subprocess.run(
         [sys.executable, "-m", "agent_eval_action", "run", "--datasets", str(dataset), "--agent", "customer_service", "--output-dir", str(tmp_path / "out"), "--no-comment"],
         cwd=tmp_path, env={**env, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(EXAMPLE)])}, capture_output=True, text=True, timeout=300,

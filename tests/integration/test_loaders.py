@@ -12,6 +12,9 @@ from agent_eval_action.errors import DatasetError
 from agent_eval_action.loaders import Record, load_dataset
 from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 
+# The datasets are made in tmp_path: work there, as inputs must lie inside the working directory's repository.
+pytestmark = pytest.mark.usefixtures("in_tmp")
+
 RUNS = {run.qid: run for run in customer_service_runs()}
 
 

@@ -7,10 +7,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_eval_action.errors import DatasetError
+from agent_eval_action.inside import OUTSIDE
 from agent_eval_action.loaders import Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring import Scorer
@@ -33,13 +35,16 @@ question = st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6) | st.
 )
 SCORER = Scorer.for_names([], MetricContext(prices={"gemini": {"input": 1, "output": 1}}))
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Temporary files are made under a temporary working directory: inputs must lie inside it.
+pytestmark = pytest.mark.usefixtures("in_tmp")
 
 
 def drain(path: Path) -> list[Record]:
     """Loads everything; only DatasetError may come out, and every record must score cleanly."""
     try:
         dataset = load_dataset(str(path))
-    except DatasetError:
+    except DatasetError as error:
+        assert OUTSIDE not in error.reason  # the loader must have been reached
         return []
     good = [item for item in dataset.records if not isinstance(item, DatasetError)]
     for record in good:
@@ -53,7 +58,7 @@ def drain(path: Path) -> list[Record]:
 @SETTINGS
 @given(st.one_of(json_values, st.fixed_dictionaries({"golden_questions": st.lists(question, max_size=4)})))
 def test_any_json_as_golden(content: Any) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
         path = Path(tmp) / "x_golden.json"
         path.write_text(json.dumps(content))
         drain(path)
@@ -69,7 +74,7 @@ def test_any_json_as_golden(content: Any) -> None:
     )
 )
 def test_any_test_json(content: Any) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
         path = Path(tmp) / "x.test.json"
         path.write_text(json.dumps(content))
         drain(path)
@@ -92,7 +97,7 @@ def test_any_test_json(content: Any) -> None:
     ).filter(lambda d: "eval_cases" in d or "evalCases" in d)
 )
 def test_any_eval_set(content: Any) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
         path = Path(tmp) / "x.evalset.json"
         path.write_text(json.dumps(content))
         drain(path)
@@ -124,7 +129,7 @@ def test_any_cell_in_a_realistic_csv(data: st.DataObject) -> None:
     for row in rows:
         for column in data.draw(st.lists(st.sampled_from(COLUMNS), max_size=3, unique=True)):
             row[column] = data.draw(cell)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
         drain(write_csv(Path(tmp) / "runs.csv", rows))
         drain(
             write_jsonl(
@@ -144,7 +149,7 @@ def test_any_cell_in_a_realistic_csv(data: st.DataObject) -> None:
 )
 def test_any_spans(spans: list[Any]) -> None:
     row = {"question_id": "q", "session_trace": json.dumps(spans), "reference_data": json.dumps({"reference_trajectory": ["a"]})}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
         drain(write_csv(Path(tmp) / "r.csv", [row]))
 
 
@@ -185,7 +190,7 @@ def test_adk_shaped_spans_with_hostile_attribute_values(spans: list[Any]) -> Non
         "session_trace": json.dumps(spans),
         "reference_data": json.dumps({"reference_trajectory": ["a"], "reference_tool_interactions": [{"tool_name": "t"}]}),
     }
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
         assert len(drain(write_csv(Path(tmp) / "r.csv", [row]))) == 1
 
 
@@ -219,5 +224,5 @@ EVENT_KEYS = ["author", "invocationId", "content", "actions", "usageMetadata", "
 def test_adk_shaped_events_with_hostile_values(events: list[Any]) -> None:
     session = {"id": "s", "appName": "a", "state": {}, "events": events}
     row = {"question_id": "q", "final_session_state": json.dumps(session)}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
         assert len(drain(write_csv(Path(tmp) / "r.csv", [row]))) == 1

@@ -257,6 +257,7 @@ def test_rendered_comment_matches_the_golden_file() -> None:
     assert comment == golden.read_text()
 
 
+@pytest.mark.usefixtures("in_tmp")  # templates_dir must lie inside the working directory
 def test_user_template_extends_the_builtin(tmp_path: Path) -> None:
     (tmp_path / "comment.md.j2").write_text('{% extends "builtin/comment.md.j2" %}{% block footer %}\nCustom footer{% endblock %}')
     comment = render_comment(Renderer(str(tmp_path)), view(sample_results()))

@@ -15,6 +15,9 @@ from agent_eval_action.results_io import dumps
 from agent_eval_action.scoring import Scorer
 from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 
+# The datasets are made in tmp_path: work there, as inputs must lie inside the working directory's repository.
+pytestmark = pytest.mark.usefixtures("in_tmp")
+
 
 def _rows() -> list[dict[str, str]]:
     runs = customer_service_runs()

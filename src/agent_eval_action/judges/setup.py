@@ -10,6 +10,7 @@ from typing import Any
 
 from agent_eval_action.config import Config
 from agent_eval_action.errors import ConfigError
+from agent_eval_action.inside import require_inside
 from agent_eval_action.judges.engine import JudgeMetric
 from agent_eval_action.judges.managed import spec_name
 from agent_eval_action.judges.prompts import RESPONSE_CORRECTNESS
@@ -43,6 +44,7 @@ def judge_metrics(config: Config) -> list[JudgeMetric]:
         if spec.prompt and spec.prompt_file:
             raise ConfigError(f"judges.{name}", "give prompt or prompt_file, not both")
         if spec.prompt_file:
+            require_inside(spec.prompt_file, f"judges.{name}.prompt_file")
             try:
                 template = Path(spec.prompt_file).read_text(encoding="utf-8")
             except OSError as error:
@@ -79,6 +81,7 @@ def _with_reference(template: str) -> str:
 def read_metric_definitions(path: str, config: Config) -> list[JudgeMetric]:
     """The seed pipeline's metric definitions: {name: {metric_type, is_managed, managed_metric_name,
     agents, template, dataset_mapping, score_range}} (or a list of them, or under "metrics")."""
+    require_inside(path, "metric_definitions")
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:

@@ -6,6 +6,7 @@ import json
 import os
 
 from agent_eval_action.errors import DatasetError
+from agent_eval_action.inside import is_inside, outside_reason
 from agent_eval_action.loaders.adk import dataset_stem, load_eval_history, load_eval_set, load_test_json
 from agent_eval_action.loaders.base import LoadedDataset, Record
 from agent_eval_action.loaders.golden import load_golden
@@ -20,8 +21,11 @@ def load_dataset(path: str) -> LoadedDataset:
     """Opens ``path`` with the loader its extension and content call for.
 
     File-level problems raise :class:`DatasetError`; problems with single questions come
-    out of ``records`` in their place.
+    out of ``records`` in their place. A file that resolves outside the repository is refused
+    before it is read (see :mod:`agent_eval_action.inside`).
     """
+    if not is_inside(path):
+        raise DatasetError(path, outside_reason())
     if not os.path.isfile(path):
         raise DatasetError(path, "no such file" if not os.path.exists(path) else "not a file")
     dataset = _open(path)

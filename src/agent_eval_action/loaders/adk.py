@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.errors import DatasetError
+from agent_eval_action.inside import is_inside, outside_reason
 from agent_eval_action.jsonish import get
 from agent_eval_action.loaders.base import LoadedDataset, Record
 from agent_eval_action.loaders.fields import Where, expect_type, tool_calls
@@ -90,6 +91,9 @@ def read_test_config(path: str, warnings: list[str]) -> dict[str, float]:
     """Numeric thresholds from the ``test_config.json`` beside an ADK eval file, if any."""
     config = Path(path).parent / "test_config.json"
     if not config.is_file():
+        return {}
+    if not is_inside(config):
+        warnings.append(f"{config}: {outside_reason()}; its criteria are ignored")
         return {}
     try:
         criteria = json.loads(config.read_text(encoding="utf-8")).get("criteria", {})
