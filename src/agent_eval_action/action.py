@@ -22,7 +22,7 @@ from agent_eval_action.errors import ConfigError, ExitCode, InfrastructureError
 INPUTS = (
     "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
     "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
-    "shard", "merge", "working-directory", "metrics",
+    "shard", "merge", "working-directory", "metrics", "agent-python",
 )  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
@@ -64,6 +64,7 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
         "concurrency": _int("concurrency", inputs["concurrency"]),
         "metrics": [m.strip() for m in inputs["metrics"].replace(",", " ").split()] or None,
         "shard": inputs["shard"] or None,
+        "agent_python": inputs["agent-python"] or None,
     }
     if inputs["comment"]:
         flags["comment"] = _bool("comment", inputs["comment"], True)
@@ -99,12 +100,10 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     if not directory.is_dir():
         raise ConfigError("input working-directory", f"{directory} is not a directory")
     os.chdir(directory)
-    if inputs["install"]:
-        with group("Install the agent's dependencies", out):
-            done = subprocess.run(inputs["install"], shell=True, check=False)
-        if done.returncode != 0:
-            raise InfrastructureError(f"the install command exited with {done.returncode}: {inputs['install']}")
+    agent_python = install_agent_environment(inputs["install"], env, out) if inputs["install"] else None
     config = load_config(inputs["config"] or None).with_overrides(**flags_from_inputs(inputs))
+    if agent_python and not config.agent_python:
+        config = config.with_overrides(agent_python=agent_python)
     if inputs["max-regression"]:
         raw = inputs["max-regression"]
         value: float | str = raw if raw.endswith("%") else _float("max-regression", raw)
@@ -125,6 +124,34 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     with group("Evaluate", out):
         code = check_and_publish(config, base=base, evaluate_all=event not in PR_EVENTS and not base, context=context, out=out, err=err)
     return _lenient(code, inputs, out)
+
+
+def install_agent_environment(command: str, env: Mapping[str, str], out: TextIO) -> str:
+    """The ``install`` input: a venv for the agent outside the workspace (under ``RUNNER_TEMP``),
+    the user's command run with it first on PATH, and that venv's Python returned to run the
+    agent with. The action's own environment is never touched: an agent pinning google-adk 1.x
+    or its own pydantic cannot downgrade what we run on."""
+    import tempfile
+
+    from agent_eval_action.agent_env import agent_environment
+
+    venv = Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / "agent-eval-agent-venv"
+    # The interpreter our own venv was made from: the agent's venv must not see our packages.
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    with group("Install the agent's environment", out):
+        made = subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=False, capture_output=True, text=True)
+        if made.returncode != 0:
+            raise InfrastructureError(f"could not create the agent's venv at {venv}: {(made.stderr or made.stdout).strip()[:300]}")
+        bin_dir = venv / "bin"
+        clean = agent_environment(env)
+        clean.update({"VIRTUAL_ENV": str(venv), "PATH": os.pathsep.join([str(bin_dir), clean.get("PATH", "")])})
+        clean.pop("PYTHONPATH", None)  # ours points into our own installation
+        clean.pop("PYTHONHOME", None)
+        print(f"agent environment: {venv} ({base}); running: {command}", file=out, flush=True)
+        done = subprocess.run(command, shell=True, check=False, env=clean)
+    if done.returncode != 0:
+        raise InfrastructureError(f"the install command exited with {done.returncode}: {command}")
+    return str(bin_dir / "python")
 
 
 def _lenient(code: int, inputs: dict[str, str], out: TextIO) -> int:

@@ -178,3 +178,49 @@ def test_push_without_contents_write_says_so(workspace: Path, tmp_path: Path) ->
     done = action(workspace, {**push, "GITHUB_REF_NAME": "main"})
     assert done.returncode == 3
     assert "contents: write" in done.stderr and TOKEN not in done.stderr
+
+
+def test_install_makes_a_venv_for_the_agent_and_never_touches_ours(workspace: Path, tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "tests" / "apps" / "hostile", workspace / "hostile")
+    (workspace / "hostile_golden.json").write_text(
+        json.dumps(
+            {
+                "golden_questions": [
+                    {
+                        "id": "q1",
+                        "user_inputs": ["call greet"],
+                        "agents_evaluated": ["hostile"],
+                        "reference_data": {"reference_tool_interactions": [{"tool_name": "greet", "input_arguments": {"name": "ada"}}]},
+                    }
+                ]
+            }
+        )
+    )
+    ours = sorted(p.name for p in Path(sys.prefix, "lib").glob("python3*/site-packages/*"))
+    env = base_env(tmp_path, workspace, {}, "workflow_dispatch")
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    record = "python -c \"import sys, os; print(sys.prefix, os.environ['VIRTUAL_ENV'], 'GITHUB_TOKEN' in os.environ)\" > where.txt"
+    env.update(
+        {
+            "RUNNER_TEMP": str(runner_temp),
+            "GITHUB_TOKEN": TOKEN,
+            "INPUT_INSTALL": record,
+            "INPUT_AGENT": "hostile",
+            "INPUT_DATASETS": "hostile_golden.json",
+            "INPUT_COMMENT": "false",
+        }
+    )
+    done = action(workspace, env)
+    venv = runner_temp / "agent-eval-agent-venv"
+    prefix, virtual_env, saw_token = (workspace / "where.txt").read_text().split()
+    assert Path(prefix) == venv and Path(virtual_env) == venv and saw_token == "False"
+    # The agent runs with that venv's Python, which has no google-adk here: bad input naming it.
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"google-adk is not installed for {venv}/bin/python" in done.stderr
+    assert sorted(p.name for p in Path(sys.prefix, "lib").glob("python3*/site-packages/*")) == ours
+    # agent-python names the interpreter explicitly (here: ours, which has ADK).
+    explicit = action(workspace, {**env, "INPUT_AGENT-PYTHON": sys.executable})
+    assert explicit.returncode == 0, explicit.stdout + explicit.stderr
+    (question,) = json.loads((workspace / "agent-eval-results" / "results.json").read_text())["datasets"][0]["questions"]
+    assert question["status"] == "ok"
