@@ -1,7 +1,7 @@
 """Agent runs: our runner against a bare asyncio loop over ``Runner.run_async``, same agent,
 same concurrency, same scripted model latency. One mode per process:
 
-    python -m bench.agent_runs --mode bare|ours --questions 200 --concurrency 32 --latency-ms 50
+    python -m bench.agent_runs --mode bare|ours --questions 200 --concurrency 32 --latency-ms 50 [--workers N]
 """
 
 from __future__ import annotations
@@ -73,26 +73,51 @@ async def adk_evaluator(questions: int) -> None:
     )
 
 
-def ours(questions: int, concurrency: int) -> dict[str, float]:
-    from agent_eval_action.adk_runner import AdkRunner
-    from agent_eval_action.agent_loader import load_agent
+def ours(questions: int, concurrency: int, workers: int) -> dict[str, float]:
+    """Our runner: in this process (``workers`` 0) or over worker processes (the default; -1 takes
+    the default count), agent loading and worker start included in ``with_setup_seconds``."""
     from agent_eval_action.loaders import Record
     from agent_eval_action.metrics import MetricContext
     from agent_eval_action.models import Question
     from agent_eval_action.run_pool import RunSettings, run_records
     from agent_eval_action.scoring import Scorer
 
-    loading = time.perf_counter()
-    runner = AdkRunner(load_agent("customer_service", cwd=EXAMPLE))
     records = [Record(question=Question(id=f"q{i}", user_inputs=TURNS, agents_evaluated=["customer_service"])) for i in range(questions)]
-    t0 = time.perf_counter()
-    done = asyncio.run(run_records(records, runner, RunSettings(concurrency=concurrency)))
-    t1 = time.perf_counter()
+
+    async def go() -> tuple[float, float, list[Record]]:
+        if workers == 0:
+            from agent_eval_action.adk_runner import AdkRunner
+            from agent_eval_action.agent_loader import load_agent
+
+            runner: object = AdkRunner(load_agent("customer_service", cwd=EXAMPLE))
+            pool = None
+        else:
+            from agent_eval_action.agent_env import agent_environment
+            from agent_eval_action.config import Config
+            from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+
+            count = workers if workers > 0 else Config().agent_worker_count()
+            pool = WorkerPool(
+                WorkerSettings(
+                    agent="customer_service", python=sys.executable, cwd=EXAMPLE, env=agent_environment(os.environ), workers=count
+                )
+            )
+            await pool.start()
+            runner = pool
+        t0 = time.perf_counter()
+        done = await run_records(records, runner, RunSettings(concurrency=concurrency))  # type: ignore[arg-type]
+        t1 = time.perf_counter()
+        if pool is not None:
+            await pool.close()
+        return t0, t1, done
+
+    loading = time.perf_counter()
+    t0, t1, done = asyncio.run(go())
     errors = [r.trace.error for r in done if r.trace and r.trace.error]
     assert not errors, errors[:3]
     Scorer.for_names([], MetricContext()).score_dataset(_dataset(), done)
     end = time.perf_counter()
-    # with_setup: as AgentEvaluator's figure is taken, loading the agent module included.
+    # with_setup: as AgentEvaluator's figure is taken, loading the agent (and starting workers) included.
     return {"seconds": t1 - t0, "with_scoring_seconds": end - t0, "with_setup_seconds": end - loading}
 
 
@@ -108,6 +133,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency-ms", type=float, default=50)
+    parser.add_argument("--workers", type=int, default=-1, help="ours: 0 in process, N worker processes, -1 the default count")
     args = parser.parse_args()
     os.environ["EXAMPLE_MODEL_LATENCY_MS"] = str(args.latency_ms)
     sys.path.insert(0, str(EXAMPLE))
@@ -127,7 +153,7 @@ def main() -> None:
         asyncio.run(adk_evaluator(args.questions))
         result = {"seconds": time.perf_counter() - t0}
     else:
-        result = ours(args.questions, args.concurrency)
+        result = ours(args.questions, args.concurrency, args.workers)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
 
