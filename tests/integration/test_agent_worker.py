@@ -219,3 +219,31 @@ def test_the_example_on_google_adk_1_scores_as_on_2(tmp_path: Path) -> None:
         }
     assert scores["adk1"] == scores["adk2"]
     assert len(scores["adk1"]) == 8 and scores["adk1"]["q_cart_01"]["tool_usage_accuracy"] == 1.0
+
+
+def test_a_worker_captures_spans_per_question_and_withholds_secrets_from_its_environment() -> None:
+    import asyncio
+
+    from agent_eval_action.agent_env import agent_environment
+    from agent_eval_action.models import Question
+    from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+
+    env = agent_environment({**os.environ, "GITHUB_TOKEN": "ghs_x_secret_123", "INPUT_FOO": "bar"}, also_withhold=["MY_AUTH"])
+    assert "GITHUB_TOKEN" not in env and "INPUT_FOO" not in env and env.get("PATH") == os.environ.get("PATH")
+
+    async def go() -> list:
+        pool = WorkerPool(WorkerSettings(agent="shop", python=sys.executable, cwd=APPS, env=env, workers=2))
+        await pool.start()
+        try:
+            questions = [Question(id=f"q{i}", user_inputs=["look up my order", "thanks"]) for i in range(6)]
+            return await asyncio.gather(*(pool.run_question(q) for q in questions))
+        finally:
+            await pool.close()
+
+    traces = asyncio.run(go())
+    for trace in traces:
+        names = [s.name for s in trace.spans]
+        assert any(n.startswith("invoke_agent") for n in names) and any(n.startswith("execute_tool") for n in names)
+        assert len({s.trace_id for s in trace.spans}) == 2  # one per turn, none borrowed from another question
+        assert [c.tool_name for c in trace.tool_interactions or []] == ["lookup_order"]
+        assert trace.final_state == {"last_order": "A1", "lookups": 1}
