@@ -28,7 +28,7 @@ AGENT_FLAGS = (
     "progress",
 )
 EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
-RUN_FLAGS = (*EVALUATE_FLAGS, "shard")
+RUN_FLAGS = (*EVALUATE_FLAGS, "shard", "reuse")
 EPILOG = "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure"
 
 
@@ -60,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics", type=_names, help="comma-separated metric names")
     run.add_argument("--no-comment", action="store_true", help="do not post a PR comment")
     run.add_argument("--shard", help="evaluate the i-th of n deterministic slices of the questions, as i/n")
+    run.add_argument(
+        "--no-reuse",
+        dest="reuse",
+        action="store_const",
+        const=False,
+        help="run every selected question, even those unchanged since the baseline",
+    )
     _agent_flags(run)
 
     compare = sub.add_parser("compare", help="compare two results files and apply the gate", epilog=EPILOG)

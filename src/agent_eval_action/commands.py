@@ -270,12 +270,16 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
     the older stem-keyed layout that held it is removed (moved) in the same change."""
     from agent_eval_action.baseline import write_baseline
     from agent_eval_action.config import DEFAULT_DATASETS
-    from agent_eval_action.evaluation import Evaluation
+    from agent_eval_action.evaluation import RECORDED_FORMATS, Evaluation
+    from agent_eval_action.flow import agent_fingerprint
     from agent_eval_action.git_ops import Git
 
     files, problems = dataset_files(datasets or config.datasets, defaults=not datasets and config.datasets == DEFAULT_DATASETS)
-    workspace = Git(Path.cwd()).workspace()
+    git = Git(Path.cwd())
+    workspace = git.workspace()
     baselines_dir = workspace.rel(config.baselines_dir)
+    # Recorded with the baselines: a PR whose agent code hashes the same may reuse their scores.
+    fingerprint = agent_fingerprint(config, git, workspace)
     from agent_eval_action.workflow import redactor_for
 
     redactor = redactor_for([config.agent_auth_env], out, err)
@@ -286,6 +290,8 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
             if result is None:
                 continue
             result.path = workspace.rel(path)
+            if result.format not in RECORDED_FORMATS:
+                result.agent_fingerprint = fingerprint
             written = write_baseline(workspace.root, baselines_dir, result, __version__, redactor)
             shown = Path(os.path.relpath(workspace.file(written.path)))
             print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)

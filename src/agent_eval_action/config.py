@@ -154,6 +154,8 @@ class Config(BaseModel):
     agent_paths: list[str] | None = None
     # In a PR, "changed" evaluates the datasets it changed (all of them when agent code changed).
     select: Literal["changed", "all"] = "changed"
+    # In a PR with no agent change, questions unchanged since the baseline keep its scores (reuse.py).
+    reuse: bool = True
     base: str | None = None
     # "i/n": evaluate the i-th of n deterministic slices of the questions (merge the results after).
     shard: str | None = Field(default=None, pattern=r"^\d+/\d+$")

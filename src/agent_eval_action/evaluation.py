@@ -30,6 +30,7 @@ class Evaluation:
     problems: list[Problem] = field(default_factory=list)
     _runner: QuestionRunner | None = None
     _runner_error: UsageError | None = None
+    _reuse: DatasetResult | None = None
     _pool: Any = None
     _event_loop: asyncio.AbstractEventLoop | None = None
     _judge_setup: tuple[list[Any], Any, Any] | None = None
@@ -86,8 +87,11 @@ class Evaluation:
             return pool
         raise UsageError("this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
 
-    def evaluate_file(self, path: str) -> DatasetResult | None:
-        """The dataset's result, or None when the file could not be evaluated (see :attr:`problems`)."""
+    def evaluate_file(self, path: str, reuse: DatasetResult | None = None) -> DatasetResult | None:
+        """The dataset's result, or None when the file could not be evaluated (see :attr:`problems`).
+
+        ``reuse``: a baseline whose unchanged questions need not run again (``reuse.py`` says when)."""
+        self._reuse = reuse
         scorer = Scorer.for_names(
             self.config.metrics,
             MetricContext(prices=self.config.price_table()),
@@ -132,16 +136,24 @@ class Evaluation:
                 return scorer.score_dataset(dataset)
             finally:
                 progress.close()
-        return scorer.score_dataset(dataset, self.traced(dataset))
+        return scorer.score_dataset(dataset, self.traced(dataset, scorer))
 
-    def traced(self, dataset: LoadedDataset) -> list[Record | DatasetError]:
-        """Every record with a trace: recorded ones as they are, the others run through the agent."""
+    def traced(self, dataset: LoadedDataset, scorer: Scorer | None = None) -> list[Record | DatasetError]:
+        """Every record with a trace: recorded ones as they are, the others run through the agent
+        (but for those whose baseline scores are reused: they go to ``scorer.carried``)."""
         items = list(dataset.records)
         to_run = [item for item in items if isinstance(item, Record) and item.trace is None]
         if not to_run:
             return items
         ready = [item for item in items if not (isinstance(item, Record) and item.trace is None)]
         settings = self.settings()
+        if scorer is not None:
+            from agent_eval_action.reuse import question_hash, split_reusable
+
+            scorer.carried, to_run = split_reusable(to_run, self._reuse, settings.runs)
+            scorer.hashes = {record.question.id: question_hash(record.question) for record in to_run}
+            if not to_run:
+                return ready
         runner = self.runner()
         progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
         ran = self._loop().run_until_complete(run_records(to_run, runner, settings, progress))
@@ -151,7 +163,7 @@ class Evaluation:
     def _score_with_judges(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
         from agent_eval_action.judges.engine import JudgeEngine, JudgeSettings
 
-        items = self.traced(dataset)
+        items = self.traced(dataset, scorer)
         if self._judge_setup is None:
             from agent_eval_action.judges.client import judge_from_env
             from agent_eval_action.judges.managed import managed_from_env

@@ -16,12 +16,12 @@ from agent_eval_action.compare import compare_dataset
 from agent_eval_action.config import DEFAULT_DATASETS, Config
 from agent_eval_action.discovery import dataset_files
 from agent_eval_action.errors import DatasetError, ExitCode
-from agent_eval_action.evaluation import Evaluation
+from agent_eval_action.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.gate import evaluate_gate, unchecked_datasets
-from agent_eval_action.git_ops import Git
-from agent_eval_action.models import DatasetComparison, Problem, Results, Selection
+from agent_eval_action.git_ops import Git, Workspace
+from agent_eval_action.models import DatasetComparison, DatasetResult, Problem, Results, SelectedDataset, Selection
 from agent_eval_action.rules import Rules, rules_at_base
-from agent_eval_action.selection import select, select_all
+from agent_eval_action.selection import PathRoles, select, select_all
 
 
 @dataclass
@@ -57,6 +57,36 @@ def gate_rules(config: Config, git: Git, merge_base: str | None) -> Rules:
     return rules_at_base(config, lambda path: git.show(merge_base, path), git.workspace().prefix, merge_base[:7])
 
 
+def path_roles(config: Config, workspace: Workspace) -> PathRoles:
+    return PathRoles(
+        dataset_globs=[workspace.glob(g) for g in config.datasets],
+        baselines_dir=workspace.rel(config.baselines_dir),
+        agent_paths=[workspace.glob(g) for g in config.agent_paths] if config.agent_paths is not None else None,
+    )
+
+
+def agent_fingerprint(config: Config, git: Git, workspace: Workspace) -> str | None:
+    """The hash of the agent's code at HEAD (None with uncommitted changes to it, without a
+    repository, or for an agent that is not in the repository: --agent-url)."""
+    if not config.agent or (workspace.root == workspace.cwd and git.toplevel() is None):
+        return None
+    return git.fingerprint("HEAD", path_roles(config, workspace).is_agent, working_tree=True)
+
+
+def _reusable_baseline(
+    git: Git, merge_base: str, config: Config, workspace: Workspace, chosen: SelectedDataset, fingerprint: str | None
+) -> DatasetResult | None:
+    """The dataset's baseline at the merge-base when it was made with the same agent code."""
+    paths = [chosen.path, *([chosen.renamed_from] if chosen.renamed_from else [])]
+    try:
+        found = find_baseline(lambda p: git.show(merge_base, p), "", workspace.rel(config.baselines_dir), paths, Path(chosen.path).stem)
+    except DatasetError:
+        return None  # reported when the comparison reads it
+    if found is None or found.dataset.agent_fingerprint != fingerprint:
+        return None
+    return found.dataset
+
+
 def run_check(config: Config, *, git: Git, base: str | None, evaluate_all: bool, err: TextIO) -> Outcome:
     files, problems = dataset_files(config.datasets, defaults=config.datasets == DEFAULT_DATASETS)
     workspace = git.workspace()
@@ -69,21 +99,21 @@ def run_check(config: Config, *, git: Git, base: str | None, evaluate_all: bool,
         reason = "--all" if evaluate_all else "select = all" if config.select == "all" else "no base branch: everything"
         selection = select_all(sorted(rel), reason, changes)
     else:
-        selection = select(
-            sorted(rel),
-            changes,
-            dataset_globs=[workspace.glob(g) for g in config.datasets],
-            baselines_dir=workspace.rel(config.baselines_dir),
-            agent_paths=[workspace.glob(g) for g in config.agent_paths] if config.agent_paths is not None else None,
-        )
+        selection = select(sorted(rel), changes, path_roles(config, workspace))
     selection.base_ref, selection.merge_base = base, merge_base
     results = Results(tool_version=__version__, selection=selection, shard=config.shard)
+    fingerprint = agent_fingerprint(config, git, workspace)
+    # Unchanged questions keep their baseline scores only when no agent path changed.
+    reuse = config.reuse and merge_base is not None and not selection.agent_changes and fingerprint is not None
     evaluation = Evaluation(config, err=err)
     try:
         for chosen in selection.selected:
-            result = evaluation.evaluate_file(rel[chosen.path])
+            before = _reusable_baseline(git, merge_base, config, workspace, chosen, fingerprint) if reuse and merge_base else None
+            result = evaluation.evaluate_file(rel[chosen.path], reuse=before)
             if result is not None:
                 result.path = chosen.path
+                if result.format not in RECORDED_FORMATS:
+                    result.agent_fingerprint = fingerprint
                 results.datasets.append(result)
     finally:
         evaluation.close()

@@ -5,8 +5,10 @@ Functions take a :class:`Git` so tests can point it at a repository made in a te
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +84,24 @@ class Git:
         """A file's text at ``rev``; None when it did not exist there."""
         done = self.run("show", f"{rev}:{path}", check=False)
         return done.stdout if done.returncode == 0 else None
+
+    def fingerprint(self, rev: str, keep: Callable[[str], bool], *, working_tree: bool = False) -> str | None:
+        """A hash of the blobs of the paths ``keep`` accepts at ``rev`` (a git tree hash of the
+        agent's code). With ``working_tree``, None when any such path has uncommitted changes:
+        what runs is then not what ``rev`` holds."""
+        if working_tree:
+            status = self.run("status", "--porcelain", "-z", "--untracked-files=all", check=False).stdout
+            if any(keep(entry[3:]) for entry in status.split("\0") if len(entry) > 3):
+                return None
+        done = self.run("ls-tree", "-r", "-z", rev, check=False)
+        if done.returncode != 0:
+            return None
+        digest = hashlib.sha256()
+        for entry in sorted(done.stdout.split("\0")):
+            meta, _, path = entry.partition("\t")
+            if path and keep(path):
+                digest.update(f"{meta.split()[-1]} {path}\n".encode())
+        return digest.hexdigest()[:20]
 
     def toplevel(self) -> Path | None:
         """The repository's root directory; None outside a repository."""

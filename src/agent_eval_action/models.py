@@ -159,6 +159,11 @@ class QuestionResult(_Model):
     error: str | None = None
     run: int = 0
     scores: dict[str, Score] = Field(default_factory=dict)
+    # Of questions the agent ran: a hash of what was asked and expected (question_hash), so a
+    # later run can tell the question is unchanged; and whether these scores were taken from the
+    # baseline instead of a new run (question-level reuse).
+    content_hash: str | None = None
+    reused: bool = False
 
 
 class MetricSummary(_Model):
@@ -204,6 +209,11 @@ class DatasetResult(_Model):
     questions: list[QuestionResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     judge_usage: JudgeUsage | None = None
+    # A hash of the agent's code (agent paths at the commit) the runs were made with; None when
+    # unknown (a dirty working tree, no repository) or when no agent ran.
+    agent_fingerprint: str | None = None
+    # Question runs whose scores were taken from the baseline (unchanged question, unchanged agent).
+    reused: int = 0
 
 
 class Problem(_Model):

@@ -45,6 +45,10 @@ class Scorer:
     extra: dict[tuple[str, int], dict[str, Score]] = field(default_factory=dict)
     progress: Progress | None = None
     problems: list[Problem] = field(default_factory=list)
+    # Results taken over unchanged (question-level reuse), summarized with the new ones.
+    carried: list[QuestionResult] = field(default_factory=list)
+    # Question id -> content hash, recorded on the results of questions the agent ran.
+    hashes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def for_names(cls, names: Sequence[str], context: MetricContext, **kwargs: object) -> Scorer:
@@ -174,10 +178,14 @@ class Scorer:
                 raise UsageError(
                     "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"
                 )
-            results.append(self.score_record(item))
+            scored = self.score_record(item)
+            scored.content_hash = self.hashes.get(scored.id)
+            results.append(scored)
             if self.progress is not None:
                 self.progress(len(results))
-        return self.summarize(dataset, results)
+        summary = self.summarize(dataset, [*self.carried, *results])
+        summary.reused = len(self.carried)
+        return summary
 
     def summarize(self, dataset: LoadedDataset, questions: list[QuestionResult]) -> DatasetResult:
         """Aggregates per-question scores into the dataset's summary; questions in (id, run) order."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from agent_eval_action.git_ops import Change
 from agent_eval_action.globs import matches
 from agent_eval_action.models import SelectedDataset, Selection
@@ -9,38 +11,50 @@ from agent_eval_action.models import SelectedDataset, Selection
 MAX_LISTED = 5
 
 
-def select(
-    all_datasets: list[str],
-    changes: list[Change],
-    *,
-    dataset_globs: list[str],
-    baselines_dir: str,
-    agent_paths: list[str] | None,
-) -> Selection:
+@dataclass(frozen=True)
+class PathRoles:
+    """What a repository path is to the check: a dataset, a baseline, agent code, or none of them.
+    Globs and paths are repository-relative."""
+
+    dataset_globs: list[str]
+    baselines_dir: str
+    agent_paths: list[str] | None
+    datasets: frozenset[str] = frozenset()
+
+    def is_dataset(self, path: str) -> bool:
+        return path in self.datasets or matches(path, self.dataset_globs)
+
+    def is_baseline(self, path: str) -> bool:
+        return matches(path, [self.baselines_dir.rstrip("/") + "/**"])
+
+    def is_agent(self, path: str) -> bool:
+        """Agent code: ``agent_paths``, else every path that is neither a dataset nor a baseline."""
+        if self.is_dataset(path) or self.is_baseline(path):
+            return False
+        return self.agent_paths is None or matches(path, self.agent_paths)
+
+
+def select(all_datasets: list[str], changes: list[Change], roles: PathRoles) -> Selection:
     """``all_datasets`` and change paths are repository-relative POSIX paths."""
     selection = Selection(mode="changed")
-    baseline_glob = [baselines_dir.rstrip("/") + "/**"]
-
-    def is_dataset(path: str) -> bool:
-        return matches(path, dataset_globs) or path in all_datasets
-
+    roles = PathRoles(roles.dataset_globs, roles.baselines_dir, roles.agent_paths, frozenset(all_datasets))
     agent: list[str] = []
     changed: dict[str, str] = {}
     for change in changes:
         paths = [change.path] + ([change.old_path] if change.old_path else [])
-        if change.status == "D" and is_dataset(change.path):
+        if change.status == "D" and roles.is_dataset(change.path):
             selection.deleted.append(change.path)
             continue
-        if is_dataset(change.path):
+        if roles.is_dataset(change.path):
             changed[change.path] = (
                 f"renamed from {change.old_path} in this PR"
                 if change.status == "R"
                 else ("added in this PR" if change.status == "A" else "changed in this PR")
             )
             continue
-        if any(matches(p, baseline_glob) for p in paths):
+        if any(roles.is_baseline(p) for p in paths):
             continue
-        if agent_paths is None or any(matches(p, agent_paths) for p in paths):
+        if any(roles.is_agent(p) for p in paths):
             agent.append(change.path)
     selection.agent_changes = agent
     moved = renames(changes)

@@ -1,0 +1,39 @@
+"""An ADK app whose scripted model writes one line per call to $CALLS_FILE (across worker
+processes), to count what a run cost: "price of X" -> lookup(item=X) -> the tool's answer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator
+
+from google.adk.agents import LlmAgent
+from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.genai import types
+
+PRICES = {"apple": 1, "pear": 2, "plum": 3}
+
+
+def lookup(item: str) -> dict:
+    """Looks up the price of an item."""
+    return {"item": item, "price": PRICES.get(item, 9)}
+
+
+class CountingModel(BaseLlm):
+    model: str = "scripted-counting"
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        with open(os.environ["CALLS_FILE"], "a", encoding="utf-8") as calls:
+            calls.write("call\n")
+        last = llm_request.contents[-1]
+        answer = next((p.function_response.response for p in last.parts or [] if p.function_response), None)
+        said = "".join(p.text or "" for p in last.parts or [])
+        if answer is None:
+            item = said.split()[-1] if said else "nothing"
+            part = types.Part(function_call=types.FunctionCall(name="lookup", args={"item": item}))
+        else:
+            part = types.Part(text=f"{answer.get('item')} costs {answer.get('price')}")
+        usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=20, candidates_token_count=5)
+        yield LlmResponse(content=types.Content(role="model", parts=[part]), usage_metadata=usage)
+
+
+root_agent = LlmAgent(name="counting", model=CountingModel(), instruction="Answer prices.", tools=[lookup])
