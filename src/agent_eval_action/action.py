@@ -22,7 +22,7 @@ from agent_eval_action.errors import ConfigError, ExitCode, InfrastructureError
 INPUTS = (
     "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
     "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
-    "shard", "merge", "working-directory", "metrics", "agent-python",
+    "shard", "merge", "working-directory", "metrics", "agent-python", "model-cache",
 )  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
@@ -65,6 +65,7 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
         "metrics": [m.strip() for m in inputs["metrics"].replace(",", " ").split()] or None,
         "shard": inputs["shard"] or None,
         "agent_python": inputs["agent-python"] or None,
+        "model_cache": inputs["model-cache"] or None,
     }
     if inputs["comment"]:
         flags["comment"] = _bool("comment", inputs["comment"], True)

@@ -14,13 +14,14 @@ from agent_eval_action.spans import RawSpan
 class AdkRunner:
     """Implements ``run_pool.QuestionRunner`` for an agent loaded in this process."""
 
-    def __init__(self, agent: LoadedAgent, *, capture_spans: bool = True):
-        self.sessions = AgentSessions(agent, capture_spans=capture_spans)
+    def __init__(self, agent: LoadedAgent, *, capture_spans: bool = True, model_cache: str | None = None):
+        self.sessions = AgentSessions(agent, capture_spans=capture_spans, model_cache=model_cache)
+        self.model_cache = model_cache
         self.app_name = agent.app_name
 
     async def run_question(self, question: Question) -> Trace:
         result = await self.sessions.run({"id": question.id, "user_inputs": question.user_inputs, "initial_state": question.initial_state})
-        return trace_from_run(
+        trace = trace_from_run(
             question,
             result["events"],
             final_state=result["final_state"],
@@ -29,3 +30,5 @@ class AdkRunner:
             models=self.sessions.models,
             spans=[RawSpan(**span) for span in result["spans"]],
         )
+        trace.replayed_model_calls = result["replayed_model_calls"] if self.model_cache else None
+        return trace

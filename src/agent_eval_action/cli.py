@@ -21,6 +21,7 @@ AGENT_FLAGS = (
     "agent_python",
     "in_process",
     "workers",
+    "model_cache",
     "concurrency",
     "runs",
     "timeout",
@@ -116,6 +117,7 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     agent.add_argument(
         "--in-process", action="store_const", const=True, help="run the agent in this process instead of worker processes (debugging)"
     )
+    agent.add_argument("--model-cache", metavar="DIR", help="record the agent's model calls in DIR and replay them when asked again")
     agent.add_argument("--workers", type=int, help="agent worker processes the questions are spread over (default: CPUs, at most 4)")
     agent.add_argument("--agent-url", help="a deployed ADK API server (adk api_server, Cloud Run) to run the questions against")
     agent.add_argument("--app-name", help="app name on the API server (default: each question's first agents_evaluated entry)")

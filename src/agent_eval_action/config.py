@@ -137,6 +137,8 @@ class Config(BaseModel):
     agent_python: str | None = None
     in_process: bool = False
     agent_env: AgentEnv = Field(default_factory=AgentEnv)
+    # A directory where the agent's model calls are recorded and replayed (agent_worker/model_cache.py).
+    model_cache: str | None = None
     agent_url: str | None = None
     # App name on the API server (default: each question's first agents_evaluated entry).
     app_name: str | None = None

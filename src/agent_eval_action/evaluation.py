@@ -15,7 +15,7 @@ from agent_eval_action.config import Config
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import DatasetResult, Problem
+from agent_eval_action.models import DatasetResult, ModelCalls, Problem
 from agent_eval_action.progress import Progress
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 from agent_eval_action.scoring import Scorer
@@ -31,6 +31,7 @@ class Evaluation:
     _runner: QuestionRunner | None = None
     _runner_error: UsageError | None = None
     _reuse: DatasetResult | None = None
+    _model_calls: ModelCalls | None = None
     _pool: Any = None
     _event_loop: asyncio.AbstractEventLoop | None = None
     _judge_setup: tuple[list[Any], Any, Any] | None = None
@@ -62,7 +63,7 @@ class Evaluation:
             from agent_eval_action.adk_runner import AdkRunner
             from agent_eval_action.agent_loader import load_agent
 
-            return AdkRunner(load_agent(c.agent), capture_spans=c.capture_spans)
+            return AdkRunner(load_agent(c.agent), capture_spans=c.capture_spans, model_cache=self._model_cache())
         if c.agent:
             import os
 
@@ -80,12 +81,16 @@ class Evaluation:
                     env=env,
                     capture_spans=c.capture_spans,
                     workers=c.agent_worker_count(),
+                    model_cache=self._model_cache(),
                 )
             )
             self._loop().run_until_complete(pool.start())
             self._pool = pool
             return pool
         raise UsageError("this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
+
+    def _model_cache(self) -> str | None:
+        return str(Path(self.config.model_cache).resolve()) if self.config.model_cache else None
 
     def evaluate_file(self, path: str, reuse: DatasetResult | None = None) -> DatasetResult | None:
         """The dataset's result, or None when the file could not be evaluated (see :attr:`problems`).
@@ -103,7 +108,9 @@ class Evaluation:
             dataset = load_dataset(path)
             if self.config.shard:
                 self._keep_shard(dataset)
+            self._model_calls = None
             result = self._score(dataset, scorer)
+            result.model_calls = self._model_calls
         except (DatasetError, UsageError) as error:
             self.problems.append(Problem(path=path, message=error.message() if isinstance(error, DatasetError) else f"{path}: {error}"))
             return None
@@ -158,6 +165,7 @@ class Evaluation:
         progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
         ran = self._loop().run_until_complete(run_records(to_run, runner, settings, progress))
         progress.close()
+        self._model_calls = _model_calls(ran)
         return [*ready, *ran]
 
     def _score_with_judges(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
@@ -202,3 +210,13 @@ class Evaluation:
         if self._event_loop is not None:
             self._event_loop.close()
             self._event_loop = None
+
+
+def _model_calls(records: list[Record]) -> ModelCalls | None:
+    """Live and replayed model calls of the runs, when the model-call cache was on."""
+    traces = [r.trace for r in records if r.trace is not None and r.trace.replayed_model_calls is not None]
+    if not traces:
+        return None
+    replayed = sum(t.replayed_model_calls or 0 for t in traces)
+    total = sum(len(t.llm_calls or []) for t in traces)
+    return ModelCalls(live=max(total - replayed, 0), replayed=replayed)

@@ -135,6 +135,8 @@ class Trace(_Model):
     # Producer-computed figures (``metric.*`` columns), used when nothing better is recorded.
     recorded_metrics: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
+    # Model calls answered from the model-call cache instead of the model (None: no cache).
+    replayed_model_calls: int | None = None
 
 
 class Score(_Model):
@@ -201,6 +203,11 @@ class JudgeUsage(_Model):
     cost_usd: float = 0.0
 
 
+class ModelCalls(_Model):
+    live: int = 0
+    replayed: int = 0
+
+
 class DatasetResult(_Model):
     path: str
     name: str
@@ -214,6 +221,8 @@ class DatasetResult(_Model):
     agent_fingerprint: str | None = None
     # Question runs whose scores were taken from the baseline (unchanged question, unchanged agent).
     reused: int = 0
+    # With the model-call cache: the agent's model calls that went to the model, and those replayed.
+    model_calls: ModelCalls | None = None
 
 
 class Problem(_Model):

@@ -62,6 +62,8 @@ class WorkerSettings:
     env: dict[str, str]
     capture_spans: bool = True
     workers: int = 1
+    # The model-call cache's directory (absolute), or None.
+    model_cache: str | None = None
     startup_timeout_s: float = 180.0
 
 
@@ -137,6 +139,9 @@ class WorkerPool:
         env["PYTHONPATH"] = os.pathsep.join([str(self._files), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
         env["AGENT_EVAL_WORKER_AGENT"] = self.settings.agent
         env["AGENT_EVAL_WORKER_SPANS"] = "1" if self.settings.capture_spans else "0"
+        env.pop("AGENT_EVAL_WORKER_MODEL_CACHE", None)
+        if self.settings.model_cache:
+            env["AGENT_EVAL_WORKER_MODEL_CACHE"] = self.settings.model_cache
         env.setdefault("PYTHONUNBUFFERED", "1")
         try:
             process = await asyncio.create_subprocess_exec(
@@ -300,12 +305,20 @@ class WorkerPool:
             error = answer["error"]
             raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
         result = answer["result"]
-        return trace_from_run(
-            question,
-            result["events"],
-            final_state=result.get("final_state"),
-            turn_times=[(float(a), float(b)) for a, b in result.get("turn_times", [])],
-            app_name=self.info.get("app_name"),
-            models=dict(self.info.get("models") or {}),
-            spans=[RawSpan(**span) for span in result.get("spans", [])],
+        return _with_cache_count(
+            trace_from_run(
+                question,
+                result["events"],
+                final_state=result.get("final_state"),
+                turn_times=[(float(a), float(b)) for a, b in result.get("turn_times", [])],
+                app_name=self.info.get("app_name"),
+                models=dict(self.info.get("models") or {}),
+                spans=[RawSpan(**span) for span in result.get("spans", [])],
+            ),
+            result.get("replayed_model_calls") if self.settings.model_cache else None,
         )
+
+
+def _with_cache_count(trace: Trace, replayed: int | None) -> Trace:
+    trace.replayed_model_calls = replayed
+    return trace

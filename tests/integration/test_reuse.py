@@ -19,7 +19,8 @@ def golden(path: Path, count: int, *, edited: set[int] | None = None) -> None:
     questions = []
     for i in range(count):
         item = ITEMS[i % len(ITEMS)]
-        text = f"what is the price of {item}" if i not in (edited or set()) else f"please, the price of {item}"
+        # Distinct texts: identical requests would be one cache entry.
+        text = f"{i}: what is the price of {item}" if i not in (edited or set()) else f"{i}: please, the price of {item}"
         questions.append(
             {
                 "id": f"q{i:02d}",
@@ -105,3 +106,36 @@ def test_a_stale_baseline_is_not_reused(repo: Path) -> None:
     golden(repo / "evaluation" / "datasets" / "prices.json", 40, edited={7})
     git(repo, "commit", "-qam", "reword q07")
     assert calls(repo, "run", "--base", "main") == 80
+
+
+def scores_of(path: Path) -> dict[str, dict[str, float | None]]:
+    (result,) = json.loads(path.read_text())["datasets"]
+    return {q["id"]: {m: s["value"] for m, s in q["scores"].items() if m not in ("latency", "turn_latency")} for q in result["questions"]}
+
+
+def test_the_model_call_cache_replays_unchanged_calls_and_recalls_only_diverged_conversations(repo: Path) -> None:
+    golden(repo / "evaluation" / "datasets" / "small.json", 12)
+    args = ("evaluate", "evaluation/datasets/small.json", "--model-cache", ".cache/models", "--output-dir")
+    assert calls(repo, *args, "first") == 24
+    first = dataset_at(repo / "first")
+    assert first["model_calls"] == {"live": 24, "replayed": 0}
+    assert calls(repo, *args, "second") == 0  # unchanged code: no model call at all
+    assert dataset_at(repo / "second")["model_calls"] == {"live": 0, "replayed": 24}
+    assert scores_of(repo / "second" / "results.json") == scores_of(repo / "first" / "results.json")
+    # A tool whose answer changed for plums: the three plum conversations diverge at their second
+    # model call (the tool's answer is in the request); every other call is replayed.
+    agent = repo / "counting" / "agent.py"
+    agent.write_text(agent.read_text().replace('"plum": 3', '"plum": 4'))
+    assert calls(repo, *args, "third") == 3
+    assert dataset_at(repo / "third")["model_calls"] == {"live": 3, "replayed": 21}
+    # A corrupt entry is a miss, never a crash.
+    entries = sorted((repo / ".cache" / "models").rglob("*.json"))
+    assert entries and all(json.loads(e.read_text())["version"] == 1 for e in entries)
+    for entry in entries:
+        entry.write_text("{ not json")
+    assert calls(repo, *args, "fourth") == 24
+
+
+def dataset_at(out: Path) -> dict:
+    (result,) = json.loads((out / "results.json").read_text())["datasets"]
+    return result

@@ -118,9 +118,10 @@ def main() -> int:
     out = _protocol_stream()
     spec = os.environ.get("AGENT_EVAL_WORKER_AGENT", "")
     capture = os.environ.get("AGENT_EVAL_WORKER_SPANS", "1") == "1"
+    cache = os.environ.get("AGENT_EVAL_WORKER_MODEL_CACHE") or None
     try:
         agent = load_agent(spec)
-        sessions = AgentSessions(agent, capture_spans=capture)
+        sessions = AgentSessions(agent, capture_spans=capture, model_cache=cache)
     except AgentLoadError as error:
         out.write(json.dumps({"fatal": str(error)}) + "\n")
         out.flush()

@@ -34,13 +34,17 @@ class AgentSessions:
     """A Runner with an in-memory session service for one loaded agent; many questions may run
     on it at once in one event loop."""
 
-    def __init__(self, agent: LoadedAgent, *, capture_spans: bool = True, spans: SpanCapture | None = None):
+    def __init__(self, agent: LoadedAgent, *, capture_spans: bool = True, spans: SpanCapture | None = None, model_cache: str | None = None):
         from google.adk.runners import Runner
         from google.adk.sessions import InMemorySessionService
         from google.genai import types
 
         logging.getLogger("google_adk").setLevel(logging.ERROR)
         self._types = types
+        if model_cache:
+            from .model_cache import install
+
+            install(agent.root_agent, model_cache)
         self.app_name = agent.app_name
         self.sessions = InMemorySessionService()
         if agent.is_app:
@@ -75,7 +79,10 @@ class AgentSessions:
             final = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
         finally:
             await self.sessions.delete_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
+        from .model_cache import replayed_calls
+
         return {
+            "replayed_model_calls": replayed_calls(events),
             "events": events,
             "final_state": dict(final.state) if final is not None else None,
             "turn_times": times,
