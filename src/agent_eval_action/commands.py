@@ -323,7 +323,7 @@ def merge_and_finish(paths: list[str], config: Config, context: GitHubContext, *
     files, empty = expand_paths(paths)
     if empty or not files:
         raise DatasetError(", ".join(empty or paths), "matched no results files")
-    scorer = merge_scorer(config.metrics, config.price_table(), config.seed, config.pass_thresholds())
+    scorer = merge_scorer(config)
     merged = merge_results([(f, read_results(f)) for f in files], scorer)
     print(f"merged {len(files)} shard(s): {sum(len(d.questions) for d in merged.datasets)} question runs", file=out)
     return finish(conclude(merged, config, Git(Path.cwd())), config, context, out=out, err=err)

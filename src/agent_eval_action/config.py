@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agent_eval_action.errors import ConfigError
 from agent_eval_action.inside import require_inside
@@ -85,6 +85,18 @@ class AgentEnv(BaseModel):
     allow: list[str] = Field(default_factory=list)
     # Also withheld from the agent.
     withhold: list[str] = Field(default_factory=list)
+
+
+class CustomMetricConfig(BaseModel):
+    """A metric of the user's: ``function(question, trace) -> float | None | Score``."""
+
+    model_config = ConfigDict(extra="forbid")
+    function: str = Field(pattern=r"^[\w.]+:\w+$")
+    direction: Literal["higher", "lower", "neutral"] = "higher"
+    # "reference": compares with reference data (gated with the default max-regression);
+    # "trace": measured from what the agent did (gated only by rules of its own).
+    kind: Literal["reference", "trace"] = "trace"
+    description: str | None = None
 
 
 class JudgeMetricConfig(BaseModel):
@@ -168,6 +180,8 @@ class Config(BaseModel):
     # A directory whose comment.md.j2 / summary.md.j2 override the built-in templates.
     templates_dir: str | None = None
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    # Metrics of the user's own, by name: `[custom-metrics.NAME] function = "module:function"`.
+    custom_metrics: dict[str, CustomMetricConfig] = Field(default_factory=dict)
     # LLM-judged metrics by name; `[judges.response_correctness]` (empty) uses the built-in prompt.
     judges: dict[str, JudgeMetricConfig] = Field(default_factory=dict)
     # Vertex AI managed metrics by name (general_quality, text_quality, instruction_following,
@@ -185,15 +199,18 @@ class Config(BaseModel):
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
-    @field_validator("metrics")
-    @classmethod
-    def _known_metrics(cls, names: list[str]) -> list[str]:
+    @model_validator(mode="after")
+    def _known_metrics(self) -> Config:
         from agent_eval_action.metrics import REGISTRY
 
-        unknown = [name for name in names if name not in REGISTRY]
+        clash = [name for name in self.custom_metrics if name in REGISTRY]
+        if clash:
+            raise ValueError(f"custom metric(s) {', '.join(clash)} would replace built-in ones: choose other names")
+        known = {*REGISTRY, *self.custom_metrics}
+        unknown = [name for name in self.metrics if name not in known]
         if unknown:
-            raise ValueError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(sorted(REGISTRY))}")
-        return names
+            raise ValueError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return self
 
     def price_table(self) -> dict[str, dict[str, float]]:
         table = {name: dict(entry) for name, entry in default_prices().items()}
@@ -252,6 +269,8 @@ def _normalize(data: dict[str, Any]) -> dict[str, Any]:
     for table in ("judge", "agent_env"):
         if isinstance(out.get(table), dict):
             out[table] = _keys(out[table])
+    if isinstance(out.get("custom_metrics"), dict):
+        out["custom_metrics"] = {name: _keys(spec) if isinstance(spec, dict) else spec for name, spec in out["custom_metrics"].items()}
     if isinstance(out.get("judges"), dict):
         out["judges"] = {name: _keys(spec) if isinstance(spec, dict) else spec for name, spec in out["judges"].items()}
     return out
@@ -300,6 +319,10 @@ def load_config(path: str | None = None, cwd: str | Path = ".") -> Config:
             raise ConfigError(name, f"not valid TOML: {error}") from None
         config = config_from_text(text, name, table)
         if config is not None:
+            if config.custom_metrics:
+                from agent_eval_action.custom_metrics import custom_metrics
+
+                custom_metrics(config)  # an import error is bad input naming the setting, before anything runs
             return config
     return Config()
 

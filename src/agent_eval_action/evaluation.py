@@ -89,6 +89,13 @@ class Evaluation:
             return pool
         raise UsageError("this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
 
+    def _custom_metrics(self) -> list[Any]:
+        if not self.config.custom_metrics:
+            return []
+        from agent_eval_action.custom_metrics import custom_metrics
+
+        return custom_metrics(self.config)
+
     def _model_cache(self) -> str | None:
         return str(Path(self.config.model_cache).resolve()) if self.config.model_cache else None
 
@@ -100,6 +107,7 @@ class Evaluation:
         scorer = Scorer.for_names(
             self.config.metrics,
             MetricContext(prices=self.config.price_table()),
+            custom=self._custom_metrics(),
             seed=self.config.seed,
             workers=self.config.worker_count(),
             pass_thresholds=self.config.pass_thresholds(),

@@ -44,6 +44,8 @@ def metric_kinds(config: Config | None = None) -> dict[str, str]:
 
     kinds: dict[str, str] = {name: metric.kind for name, metric in REGISTRY.items()}
     if config is not None:
+        kinds.update({name: spec.kind for name, spec in config.custom_metrics.items()})
+    if config is not None:
         from agent_eval_action.judges.setup import judge_names
 
         kinds.update(dict.fromkeys(judge_names(config), "judge"))

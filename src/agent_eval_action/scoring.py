@@ -51,8 +51,10 @@ class Scorer:
     hashes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def for_names(cls, names: Sequence[str], context: MetricContext, **kwargs: object) -> Scorer:
-        chosen = [REGISTRY[name] for name in names] if names else list(REGISTRY.values())
+    def for_names(cls, names: Sequence[str], context: MetricContext, *, custom: Sequence[Metric] = (), **kwargs: object) -> Scorer:
+        """The named metrics (built-in or ``custom``); no names: every built-in and custom one."""
+        available = {**REGISTRY, **{m.name: m for m in custom}}
+        chosen = [available[name] for name in names] if names else list(available.values())
         return cls(metrics=chosen, context=context, **kwargs)  # type: ignore[arg-type]
 
     def score_record(self, record: Record) -> QuestionResult:
@@ -116,7 +118,7 @@ class Scorer:
         from concurrent.futures import Future, ProcessPoolExecutor
 
         assert dataset.batches is not None
-        spec = ([m.name for m in self.metrics], dict(self.context.prices), self.seed)
+        spec = ([m.name for m in self.metrics], dict(self.context.prices), self.seed, [m for m in self.metrics if m.name not in REGISTRY])
         parts: list[list[ShardItem]] = []
         pending: list[Future[tuple[list[PackedItem], list[str]]]] = []
 
@@ -234,10 +236,10 @@ class Scorer:
 
 
 def _score_batch(
-    fmt: str, path: str, batch: RawBatch, names: list[str], prices: dict[str, Any], seed: int
+    fmt: str, path: str, batch: RawBatch, names: list[str], prices: dict[str, Any], seed: int, custom: list[Metric]
 ) -> tuple[list[PackedItem], list[str]]:
     """A worker process's share: convert and score one batch of raw rows."""
-    scorer = Scorer.for_names(names, MetricContext(prices=prices), seed=seed)
+    scorer = Scorer.for_names(names, MetricContext(prices=prices), seed=seed, custom=custom)
     with scorer._few_collections():
         rows, warnings = convert_batch(fmt, path, batch)
         items = scorer._score_rows(rows, path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+from agent_eval_action.config import Config
 from agent_eval_action.errors import ConfigError, DatasetError
 from agent_eval_action.loaders import LoadedDataset
 from agent_eval_action.metrics import MetricContext
@@ -78,5 +79,14 @@ def merge_results(parts: list[tuple[str, Results]], scorer: Scorer) -> Results:
     return merged
 
 
-def merge_scorer(config_metrics: list[str], prices: dict[str, dict[str, float]], seed: int, thresholds: dict[str, float]) -> Scorer:
-    return Scorer.for_names(config_metrics, MetricContext(prices=prices), seed=seed, pass_thresholds=thresholds)
+def merge_scorer(config: Config) -> Scorer:
+    """Summarizes merged shards as one run would: the same metrics (custom ones too), prices, seed, thresholds."""
+    from agent_eval_action.custom_metrics import custom_metrics
+
+    return Scorer.for_names(
+        config.metrics,
+        MetricContext(prices=config.price_table()),
+        seed=config.seed,
+        pass_thresholds=config.pass_thresholds(),
+        custom=custom_metrics(config),
+    )

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agent_eval_action.config import Config
 from agent_eval_action.errors import ConfigError, DatasetError
 from agent_eval_action.models import Results
 from agent_eval_action.results_io import read_results
@@ -80,7 +81,7 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
 
 
 def test_merge_refuses_runs_that_do_not_belong_together(tmp_path: Path) -> None:
-    scorer = merge_scorer([], {}, 0, {})
+    scorer = merge_scorer(Config())
 
     def shard(s: str | None, version: str = "0.1.0") -> Results:
         return Results(tool_version=version, shard=s)

@@ -1,0 +1,87 @@
+"""Metrics of the user's own: scored, summarized, compared, gated and shown like built-in ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.integration.test_pr_flow import cli, git, runs, write_dataset
+
+METRICS = """
+from agent_eval_action.models import Score
+
+
+def words(question, trace):
+    return float(len((trace.final_response or "").split()))
+
+
+def cart_first(question, trace):
+    if not trace.tool_interactions:
+        return None
+    first = trace.tool_interactions[0]
+    return Score(value=1.0 if first.tool_name == "access_cart_information" else 0.0, explanation=f"first tool {first.tool_name}")
+
+
+def broken(question, trace):
+    return "many"
+"""
+
+CONFIG = """datasets = ["evaluation/datasets/*.csv"]
+metrics = ["tool_usage_accuracy", "words", "cart_first", "broken"]
+
+[custom-metrics.words]
+function = "my_metrics:words"
+direction = "lower"
+
+[custom-metrics.cart_first]
+function = "my_metrics:cart_first"
+kind = "reference"
+
+[custom-metrics.broken]
+function = "my_metrics:broken"
+
+[gate.metrics.words]
+max = 1
+"""
+
+
+def test_custom_metrics_are_scored_compared_and_gated(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+    (repo / "my_metrics.py").write_text(METRICS)
+    (repo / "agent-eval.toml").write_text(CONFIG)
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "datasets")
+    assert cli(repo, "baseline", "update").returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12, broken=set(range(12))))
+    git(repo, "commit", "-qam", "break")
+    done = cli(repo, "run", "--base", "main")
+    data = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    (dataset,) = data["datasets"]
+    assert set(dataset["summary"]) >= {"tool_usage_accuracy", "words", "cart_first", "broken"}
+    assert dataset["summary"]["words"]["direction"] == "lower" and dataset["summary"]["words"]["mean"] > 0
+    reasons = dataset["summary"]["broken"]["unscored_reasons"]
+    assert list(reasons) == ["my_metrics:broken returned str 'many', not a finite number, None or a Score"]
+    metrics = {m["metric"]: m for m in data["comparison"][0]["metrics"]}
+    assert metrics["words"]["direction"] == "lower" and metrics["cart_first"]["baseline"] is not None
+    (too_long,) = [f for f in data["gate"]["failures"] if f["metric"] == "words"]
+    assert too_long["rule"] == "max" and too_long["current"] == dataset["summary"]["words"]["mean"] > 1
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "words" in done.stdout
+
+
+def test_a_custom_metric_that_cannot_be_imported_is_bad_input_naming_the_setting(tmp_path: Path) -> None:
+    (tmp_path / "agent-eval.toml").write_text('[custom-metrics.words]\nfunction = "nowhere:words"\n')
+    done = cli(tmp_path, "evaluate")
+    assert done.returncode == 2
+    assert "custom-metrics.words.function: importing 'nowhere' raised ModuleNotFoundError" in done.stderr
+    (tmp_path / "agent-eval.toml").write_text('[custom-metrics.tool_calls]\nfunction = "m:f"\n')
+    clash = cli(tmp_path, "evaluate")
+    assert clash.returncode == 2 and "would replace built-in ones" in clash.stderr
