@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from agent_eval_action.errors import ConfigError
 from agent_eval_action.inside import require_inside
@@ -136,6 +136,8 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     datasets: list[str] = Field(default_factory=lambda: list(DEFAULT_DATASETS))
+    # Metrics of the user's own, by name: `[custom-metrics.NAME] function = "module:function"`.
+    custom_metrics: dict[str, CustomMetricConfig] = Field(default_factory=dict)
     # Metric names to compute; empty means every registered deterministic metric.
     metrics: list[str] = Field(default_factory=list)
     output_dir: str = "agent-eval-results"
@@ -180,8 +182,6 @@ class Config(BaseModel):
     # A directory whose comment.md.j2 / summary.md.j2 override the built-in templates.
     templates_dir: str | None = None
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
-    # Metrics of the user's own, by name: `[custom-metrics.NAME] function = "module:function"`.
-    custom_metrics: dict[str, CustomMetricConfig] = Field(default_factory=dict)
     # LLM-judged metrics by name; `[judges.response_correctness]` (empty) uses the built-in prompt.
     judges: dict[str, JudgeMetricConfig] = Field(default_factory=dict)
     # Vertex AI managed metrics by name (general_quality, text_quality, instruction_following,
@@ -199,18 +199,26 @@ class Config(BaseModel):
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
-    @model_validator(mode="after")
-    def _known_metrics(self) -> Config:
+    @field_validator("custom_metrics")
+    @classmethod
+    def _no_clash(cls, custom: dict[str, CustomMetricConfig]) -> dict[str, CustomMetricConfig]:
         from agent_eval_action.metrics import REGISTRY
 
-        clash = [name for name in self.custom_metrics if name in REGISTRY]
+        clash = [name for name in custom if name in REGISTRY]
         if clash:
             raise ValueError(f"custom metric(s) {', '.join(clash)} would replace built-in ones: choose other names")
-        known = {*REGISTRY, *self.custom_metrics}
-        unknown = [name for name in self.metrics if name not in known]
+        return custom
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, names: list[str], info: ValidationInfo) -> list[str]:
+        from agent_eval_action.metrics import REGISTRY
+
+        known = {*REGISTRY, *(info.data.get("custom_metrics") or {})}
+        unknown = [name for name in names if name not in known]
         if unknown:
             raise ValueError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        return self
+        return names
 
     def price_table(self) -> dict[str, dict[str, float]]:
         table = {name: dict(entry) for name, entry in default_prices().items()}
