@@ -154,6 +154,11 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args = build_parser().parse_args(argv)
     from agent_eval_action.errors import AgentEvalError, ExitCode
 
+    if args.command not in ("validate",):
+        from agent_eval_action import scoring
+
+        scoring.FREEZE_LARGE_RESULTS = True  # our own process: large results are kept out of gc scans
+
     try:
         if args.command == "validate":
             from agent_eval_action.commands import validate

@@ -22,8 +22,11 @@ RECORDED_PREFIX = "score."
 NO_DEFAULT_PASS = {"response_match"}
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
-# Scoring that left more new objects than this freezes them out of the cyclic collector's scans.
+# Scoring that left more new objects than this freezes them out of the cyclic collector's scans,
+# when the process is ours (the command line sets FREEZE_LARGE_RESULTS; a library call leaves
+# the caller's collector as it found it).
 FREEZE_ABOVE_OBJECTS = 200_000
+FREEZE_LARGE_RESULTS = False
 Progress = Callable[[int], None]
 ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
 # A question result as plain tuples: it crosses the process boundary several times faster
@@ -88,7 +91,7 @@ class Scorer:
             yield
         finally:
             if enabled:
-                if gc.get_count()[0] > FREEZE_ABOVE_OBJECTS:
+                if FREEZE_LARGE_RESULTS and gc.get_count()[0] > FREEZE_ABOVE_OBJECTS:
                     gc.freeze()
                 gc.enable()
 

@@ -66,6 +66,7 @@ def test_collector_resumes_after_scoring(tmp_path: Path, monkeypatch: pytest.Mon
 
     path = tmp_path / "runs.csv"
     write_csv(path, _rows())
+    monkeypatch.setattr(scoring, "FREEZE_LARGE_RESULTS", True)  # as the command line sets it for its own process
     for freeze_above in (10**9, 0):  # too few new objects to freeze; then freeze whatever was made
         monkeypatch.setattr(scoring, "FREEZE_ABOVE_OBJECTS", freeze_above)
         frozen = gc.get_freeze_count()
@@ -73,3 +74,14 @@ def test_collector_resumes_after_scoring(tmp_path: Path, monkeypatch: pytest.Mon
         assert gc.isenabled()
         assert (gc.get_freeze_count() > frozen) == (freeze_above == 0)
     gc.unfreeze()
+
+
+def test_a_library_call_never_freezes_the_callers_collector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    path = tmp_path / "runs.csv"
+    write_csv(path, _rows())
+    monkeypatch.setattr(scoring, "FREEZE_ABOVE_OBJECTS", 0)
+    frozen = gc.get_freeze_count()
+    _score(path, workers=1)
+    assert gc.isenabled() and gc.get_freeze_count() == frozen

@@ -1,0 +1,81 @@
+"""The Python API: the README's example runs as written, and a pytest test fails readably."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_pr_flow import git, runs, write_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def readme_example() -> str:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- api-example[^>]*-->\n```python\n(.*?)```\n<!-- /api-example -->", text, re.S)
+    assert block, "the README's Python API example is missing"
+    return block.group(1)
+
+
+def test_the_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+
+    monkeypatch.chdir(ROOT / "examples" / "customer_service")
+    path_before, frozen = list(sys.path), gc.get_freeze_count()
+    exec(compile(readme_example(), "README.md", "exec"), {})
+    out = capsys.readouterr()
+    assert out.out == "customer_service_golden: state fidelity 100% over 5 questions\n"
+    assert out.err == ""  # the API prints nothing of its own
+    assert sys.path == path_before and gc.get_freeze_count() == frozen and gc.isenabled()
+
+
+def test_load_and_problems_come_back_as_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agent_eval_action as aea
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad_golden.json").write_text('{"golden_questions": [{"id": "q1"}]}')
+    dataset = aea.load("bad_golden.json")
+    assert dataset.questions == [] and "question 'q1'" in dataset.problems[0].message
+    results = aea.evaluate("missing/*.json")
+    assert results.datasets == [] and "missing/*.json: matched no dataset files" in results.problems[0].message
+    with pytest.raises(aea.GateFailed, match="did not complete"):
+        aea.assert_passed(results)
+    with pytest.raises(aea.ConfigError, match="unknown metric"):
+        aea.evaluate("x.json", metrics=["no_such_metric"])
+
+
+def test_a_pytest_test_fails_with_the_gates_reasons(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "datasets")
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    update = subprocess.run([sys.executable, "-m", "agent_eval_action", "baseline", "update"], cwd=repo, env=env, capture_output=True)
+    assert update.returncode == 0, update.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12, broken={0, 2, 4}))
+    git(repo, "commit", "-qam", "break")
+    (repo / "test_agent_eval.py").write_text(
+        "import agent_eval_action as aea\n\n\ndef test_the_agent_keeps_its_baseline():\n    aea.assert_passed(aea.check(base='main'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_agent_eval.py"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "GateFailed: agent evaluation failed:" in done.stdout
+    assert "cs_runs: question q_cart_01_00 tool_usage_accuracy fell 1 -> 0" in done.stdout
