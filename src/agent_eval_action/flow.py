@@ -44,10 +44,9 @@ def metric_kinds(config: Config | None = None) -> dict[str, str]:
 
     kinds: dict[str, str] = {name: metric.kind for name, metric in REGISTRY.items()}
     if config is not None:
-        kinds.update({name: spec.kind for name, spec in config.custom_metrics.items()})
-    if config is not None:
         from agent_eval_action.judges.setup import judge_names
 
+        kinds.update({name: spec.kind for name, spec in config.custom_metrics.items()})
         kinds.update(dict.fromkeys(judge_names(config), "judge"))
     return kinds
 
@@ -70,7 +69,7 @@ def path_roles(config: Config, workspace: Workspace) -> PathRoles:
 def agent_fingerprint(config: Config, git: Git, workspace: Workspace) -> str | None:
     """The hash of the agent's code at HEAD (None with uncommitted changes to it, without a
     repository, or for an agent that is not in the repository: --agent-url)."""
-    if not config.agent or (workspace.root == workspace.cwd and git.toplevel() is None):
+    if not config.agent:
         return None
     return git.fingerprint("HEAD", path_roles(config, workspace).is_agent, working_tree=True)
 
