@@ -16,7 +16,7 @@ from agent_eval_action.loaders import LoadedDataset, Record
 from agent_eval_action.loaders.base import RawBatch, Row, RunResolver
 from agent_eval_action.loaders.tabular import convert_batch
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
-from agent_eval_action.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score
+from agent_eval_action.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
 
 RECORDED_PREFIX = "score."
 NO_DEFAULT_PASS = {"response_match"}
@@ -28,7 +28,7 @@ Progress = Callable[[int], None]
 ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
-Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]]]
+Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]], Transcript | None]
 PackedItem = tuple[int, str, str | None, str, Packed | str]
 
 
@@ -55,8 +55,9 @@ class Scorer:
         trace = record.trace
         if trace is None:
             raise UsageError("no trace to score")
+        transcript = Transcript.of(record.question, trace)
         if trace.error:
-            return QuestionResult(id=record.question.id, run=record.run, status="error", error=trace.error)
+            return QuestionResult(id=record.question.id, run=record.run, status="error", error=trace.error, transcript=transcript)
         scores: dict[str, Score] = {}
         for metric in self.metrics:
             try:
@@ -67,7 +68,7 @@ class Scorer:
         for key, value in sorted(trace.recorded_metrics.items()):
             if key.startswith(RECORDED_PREFIX):
                 scores[key] = Score(value=value, explanation="recorded by the producer", details={"source": key})
-        return QuestionResult(id=record.question.id, run=record.run, scores=scores)
+        return QuestionResult(id=record.question.id, run=record.run, scores=scores, transcript=transcript)
 
     @staticmethod
     @contextmanager
@@ -240,19 +241,20 @@ def _pack(payload: QuestionResult | str) -> Packed | str:
     if isinstance(payload, str):
         return payload
     scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
-    return (payload.id, payload.status, payload.error, scores)
+    return (payload.id, payload.status, payload.error, scores, payload.transcript)
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
     if isinstance(payload, str):
         return payload
-    question_id, status, error, scores = payload
+    question_id, status, error, scores, transcript = payload
     return QuestionResult.model_construct(
         id=question_id,
         status=status,
         error=error,
         run=0,
         scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
+        transcript=transcript,
     )
 
 
