@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.github import GitHubClient, GitHubError
+from agent_eval_action.history import Background
 from agent_eval_action.junit import write_junit
 from agent_eval_action.models import Results
 from agent_eval_action.render import COMMENT_LIMIT, Renderer, render_comment, render_summary, view
@@ -87,9 +88,14 @@ def publish(
     *,
     client_factory: Callable[[str, str], GitHubClient] = lambda api, token: GitHubClient(api, token),
     out: TextIO = sys.stdout,
+    background: Background | None = None,
 ) -> Published:
+    """``background``: what the base branch knows (base runs, metric history, gate rules) for
+    the comment's side-by-side rows and trends, and for report.html."""
     renderer = Renderer(settings.templates_dir)
-    page = view(results, key=settings.comment_key, thresholds=settings.thresholds, sha=context.sha, run_url=context.run_url)
+    page = view(
+        results, key=settings.comment_key, thresholds=settings.thresholds, sha=context.sha, run_url=context.run_url, background=background
+    )
     comment = render_comment(renderer, page)
     summary = render_summary(renderer, page)
     output_dir.mkdir(parents=True, exist_ok=True)
