@@ -109,7 +109,9 @@ class Page:
             self.call(f"{domain}.enable")
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
         self.events.clear()
-        self.call("Page.navigate", url=url)
+        if "loaderId" not in self.call("Page.navigate", url=url):
+            # Only the fragment changed: the page stays, so load it afresh as a reader would.
+            self.call("Page.reload", ignoreCache=True)
         self.wait_for("Page.loadEventFired")
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 

@@ -15,6 +15,7 @@ from agent_eval_action.history import Background
 from agent_eval_action.junit import write_junit
 from agent_eval_action.models import Results
 from agent_eval_action.render import COMMENT_LIMIT, Renderer, render_comment, render_summary, view
+from agent_eval_action.report import write_report
 from agent_eval_action.workflow import annotation, append_summary, set_outputs
 
 MAX_ANNOTATIONS = 10
@@ -104,6 +105,17 @@ def publish(
     (output_dir / "summary.md").write_text(summary, encoding="utf-8")
     write_junit(results, output_dir / "junit.xml", settings.thresholds)
     published = Published(comment_file=str(comment_file))
+    try:
+        write_report(
+            results,
+            output_dir / "report.html",
+            thresholds=settings.thresholds,
+            background=background,
+            sha=context.sha,
+            run_url=context.run_url,
+        )
+    except OSError as error:
+        published.warnings.append(f"could not write report.html: {error}")
     try:
         append_summary(context.summary_path, summary)
     except OSError as error:
