@@ -116,7 +116,8 @@ def metric_history(git: Git, rev: str, folder: str, paths: list[str], name: str,
     file name adds no point."""
     new = [baseline_path(folder, path) for path in paths]
     legacy = [legacy_baseline_path(folder, path) for path in paths]
-    files = sorted(set(new + legacy))
+    # ":(top)": the paths are named from the repository root, wherever the run started.
+    files = [f":(top){file}" for file in sorted(set(new + legacy))]
     try:
         log = git.run(
             "-c", "core.quotePath=false", "log", f"-n{depth}", "--format=%x1e%H%x1f%cs%x1f%s", "--name-only", rev, "--", *files, check=False

@@ -93,6 +93,14 @@ def test_history_follows_the_older_layout_and_stops_at_the_merge_base(repo: tupl
     ] == [0.7, 0.8]  # the last three commits touching the files include the other dataset's, which adds nothing
 
 
+def test_history_from_a_subdirectory_names_files_from_the_root(repo: tuple[Path, dict[str, str]]) -> None:
+    """A monorepo's check runs from its folder; the baseline files are still named from the root."""
+    path, shas = repo
+    (path / "agents").mkdir()
+    history = metric_history(Git(path / "agents"), shas["current 1"], "evaluation/baselines", [DATASET], "cs")
+    assert [p.value for p in history["tool_usage_accuracy"]] == [0.5, 0.6, 0.7, 0.8]
+
+
 def test_background_reads_the_base_run_and_history_at_the_merge_base(repo: tuple[Path, dict[str, str]]) -> None:
     path, shas = repo
     results = Results(
