@@ -108,10 +108,12 @@ class Page:
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+        # A URL differing only in its fragment would not load the page again: leave it first.
         self.events.clear()
-        if "loaderId" not in self.call("Page.navigate", url=url):
-            # Only the fragment changed: the page stays, so load it afresh as a reader would.
-            self.call("Page.reload", ignoreCache=True)
+        self.call("Page.navigate", url="about:blank")
+        self.wait_for("Page.loadEventFired")
+        self.events.clear()
+        self.call("Page.navigate", url=url)
         self.wait_for("Page.loadEventFired")
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 

@@ -75,6 +75,7 @@ class Chart:
     """An SVG line chart of one metric's baseline history and this run's value."""
 
     metric: str
+    commits: int  # baseline commits in the history
     width: int
     height: int
     line: str  # polyline points of the history
@@ -94,6 +95,11 @@ class DatasetPanel:
     omitted: int
     charts: list[Chart] = field(default_factory=list)
     sparks: dict[str, Chart] = field(default_factory=dict)
+
+    @property
+    def history_label(self) -> str:
+        commits = max((c.commits for c in self.charts), default=0)
+        return "the last baseline commit" if commits == 1 else f"the last {commits} baseline commits"
 
 
 def _state_rows(transcript: Transcript | None) -> list[StateRow]:
@@ -207,6 +213,7 @@ def _chart(row: MetricRow, width: int, height: int, pad: int) -> Chart | None:
     line = " ".join(f"{x},{y}" for x, y, _ in dots) + (f" {current[0]},{current[1]}" if current else "")
     return Chart(
         metric=row.metric,
+        commits=len(points),
         width=width,
         height=height,
         line=line.strip(),
