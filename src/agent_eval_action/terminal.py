@@ -108,12 +108,12 @@ def moved_lines(d: DatasetView, label: str | None) -> list[str]:
     lines.extend(f"  x {line}" for line in d.lines)
     if d.moved:
         width = max(len(r.metric) for r in d.moved)
-        trends = any(r.trend for r in d.moved)
+        trends = max((len(r.trend) for r in d.moved), default=0)
         head = f"    {'what moved':<{width}}  {'base':>9}  {'this run':>9}  {'change':>10}  {'95% CI of change':>22}"
-        lines.append(head + ("  trend" if trends else ""))
+        lines.append(head + (f"  {'trend':<{trends}}" if trends else ""))
         for r in d.moved:
             interval = ci(r.ci95, r.metric)
-            trend = f"  {r.trend:<{HISTORY_WIDTH}}" if trends else ""
+            trend = f"  {r.trend:<{max(trends, 5)}}" if trends else ""
             lines.append(
                 f"  {MARK[r.mark]} {r.metric:<{width}}  {fmt(r.baseline, r.metric):>9}  {fmt(r.current, r.metric):>9}  "
                 f"{signed(r.delta, r.metric):>10}  {interval:>22}{trend}  {r.words}"
@@ -122,9 +122,6 @@ def moved_lines(d: DatasetView, label: str | None) -> list[str]:
         lines.append("  nothing moved")
     lines.extend(_wrapped(f"  unchanged ({len(d.unchanged)}): ", [f"{r.metric} {fmt(r.current, r.metric)}" for r in d.unchanged]))
     return lines
-
-
-HISTORY_WIDTH = 22
 
 
 def why_lines(d: DatasetView) -> list[str]:

@@ -71,9 +71,22 @@ def signed(value: float | None, metric: str = "") -> str:
     if abs(value) < 1e-9:
         return "±0"
     text = fmt(abs(value), metric)
+    if not any(digit in text for digit in "123456789"):
+        text = _small(abs(value), metric)  # "−0.00 s" would read as no change
     if is_share(metric):
         text = text.replace("%", f"{NBSP}pts")
     return ("+" if value > 0 else "−") + text
+
+
+def _small(value: float, metric: str) -> str:
+    """A change too small for the metric's usual precision, with two significant digits."""
+    if metric in SECONDS:
+        return f"{value:.2g}{NBSP}s"
+    if metric == "cost_usd":
+        return f"${value:.2g}"
+    if metric in COUNTS:
+        return f"{value:.2g}"
+    return f"{value * 100:.2g}%"
 
 
 def ci(interval: tuple[float, float] | list[float] | None, metric: str = "") -> str:
