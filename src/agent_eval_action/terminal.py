@@ -109,7 +109,8 @@ def moved_lines(d: DatasetView, label: str | None) -> list[str]:
     if d.moved:
         width = max(len(r.metric) for r in d.moved)
         trends = max((len(r.trend) for r in d.moved), default=0)
-        head = f"    {'what moved':<{width}}  {'base':>9}  {'this run':>9}  {'change':>10}  {'95% CI of change':>22}"
+        title = "what moved" if d.comparison is not None and d.comparison.status == "compared" else "metric"
+        head = f"    {title:<{width}}  {'base':>9}  {'this run':>9}  {'change':>10}  {'95% CI of change':>22}"
         lines.append(head + (f"  {'trend':<{trends}}" if trends else ""))
         for r in d.moved:
             interval = ci(r.ci95, r.metric)

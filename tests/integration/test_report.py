@@ -89,8 +89,8 @@ def test_regressed_questions_first_with_the_base_run_beside_them(tab: Page, tmp_
         "This run",
     ]
     base_calls, head_calls = (rows(tab, f"{q02} .side-by-side .run:nth-child({i}) table.calls tbody tr") for i in (1, 2))
-    assert base_calls == [["1", "", "lookup", '{"q": "ok"}', '{"found": true}']]
-    assert head_calls == [["1", "", "lookup", '{"q": "wrong"}', '{"found": false}']]
+    assert base_calls == [["1", "lookup", '{"q": "ok"}', '{"found": true}']]
+    assert head_calls == [["1", "lookup", '{"q": "wrong"}', '{"found": false}']]
     assert tab.evaluate(
         f"Array.from(document.querySelectorAll('{q02} .side-by-side .run:nth-child(2) .turns p')).map(p => p.textContent)"
     ) == [
