@@ -130,18 +130,17 @@ def why_lines(d: DatasetView) -> list[str]:
     lines: list[str] = []
     if d.regressed:
         lines.append(f"  why: {len(d.regressed)} question{'s' if len(d.regressed) != 1 else ''} got worse than on the base")
-        for q in d.regressed[:REGRESSED_SHOWN]:
-            run = f" (run {q.run})" if q.run else ""
-            lines.append(f"    {q.id}{run}: {', '.join(q.fell)}")
-            rows = [r for r in q.rows if r.kind != "score"]
+        for group in d.groups[:REGRESSED_SHOWN]:
+            lines.append(f"    {group.label}: {', '.join(group.questions[0].fell)}")
+            rows = [r for r in group.rows if r.kind != "score"]
             width = max((len(r.label) for r in rows[:DIFF_ROWS_SHOWN]), default=0)
             for r in rows[:DIFF_ROWS_SHOWN]:
                 lines.append(f"      {r.label:<{width}}  base: {r.base}")
                 lines.append(f"      {'':<{width}}  now:  {r.head}")
             if len(rows) > DIFF_ROWS_SHOWN:
                 lines.append(f"      ... and {len(rows) - DIFF_ROWS_SHOWN} more differences (report.html)")
-        if len(d.regressed) > REGRESSED_SHOWN:
-            lines.append(f"    ... and {len(d.regressed) - REGRESSED_SHOWN} more (report.html)")
+        if len(d.groups) > REGRESSED_SHOWN:
+            lines.append(f"    ... and {sum(g.count for g in d.groups[REGRESSED_SHOWN:])} more (report.html)")
     if d.questions:
         also = " (no worse than on the base)" if d.base is not None else ""
         named = [

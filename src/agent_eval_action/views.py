@@ -72,7 +72,7 @@ def signed(value: float | None, metric: str = "") -> str:
         return "±0"
     text = fmt(abs(value), metric)
     if not any(digit in text for digit in "123456789"):
-        text = _small(abs(value), metric)  # "−0.00 s" would read as no change
+        text = _small(abs(value), metric)  # a rounded "-0.00 s" would read as no change
     if is_share(metric):
         text = text.replace("%", f"{NBSP}pts")
     return ("+" if value > 0 else "−") + text
@@ -746,7 +746,8 @@ def dataset_view(
         for m in metrics
     ]
     rows.sort(key=lambda r: (order.get(r.metric, len(order)), r.metric))
-    moved = sorted((r for r in rows if r.moved), key=lambda r: MARK_ORDER[r.mark])
+    # Without a baseline nothing is unchanged: every figure is new and shown.
+    moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids = regressions(dataset, base, comparison)
     dropped = {d.id for m in (comparison.metrics if comparison else []) for d in m.drops}
@@ -760,7 +761,7 @@ def dataset_view(
         comparison=comparison,
         rows=rows,
         moved=moved,
-        unchanged=[r for r in rows if not r.moved],
+        unchanged=[r for r in rows if r not in moved],
         errors=sum(1 for q in dataset.questions if q.status == "error"),
         unscored={name: s.unscored for name, s in dataset.summary.items() if s.unscored},
         regressed=diffs,

@@ -39,7 +39,7 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     )
     why = lines.index("  why: 2 questions got worse than on the base")
     assert lines[why + 1 : why + 5] == [
-        "    q_discount_01: state_management_fidelity 100% → 0%",
+        "    q_discount_01, q_discount_02: state_management_fidelity 100% → 0%",
         '      generate_qr_code result  base: {"qr_code": "QR-123-percentage-10"}',
         "                               now:  error: discounts above 5% need approval",
         "      state discount_value     base: 10.0",

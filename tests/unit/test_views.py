@@ -150,7 +150,7 @@ def test_figures_keep_their_unit_on_one_line() -> None:
         "$0.0123",
     ]
     assert [signed(-0.4, STATE), signed(0.0, STATE), signed(0.5, "latency")] == ["−40\u00a0pts", "±0", "+0.50\u00a0s"]
-    assert [signed(-0.004, "latency"), signed(0.0004, STATE)] == ["−0.004\u00a0s", "+0.04\u00a0pts"]  # never "−0.00 s"
+    assert [signed(-0.004, "latency"), signed(0.0004, STATE)] == ["−0.004\u00a0s", "+0.04\u00a0pts"]  # never a rounded "-0.00 s"
 
 
 def test_escaping_for_markdown_and_for_html_inside_tags() -> None:
