@@ -28,7 +28,7 @@ example: install
 	exit $$rc
 
 ## The README's screenshots of the comment and report.html, from make example's output
-## (needs chromium, cmark-gfm and fonts-noto-color-emoji).
+## (needs chromium, cmark-gfm and fonts-noto-color-emoji; pngquant, if installed, shrinks the PNGs).
 screenshots: example
 	PYTHONPATH=src:. $(BIN)/python scripts/screenshots.py --results agent-eval-results --out docs/screenshots
 
