@@ -28,7 +28,8 @@ Progress = Callable[[int], None]
 ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
-Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]], Transcript | None]
+# The transcript crosses as its JSON text: half the cost of pickling the models.
+Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None]
 PackedItem = tuple[int, str, str | None, str, Packed | str]
 
 
@@ -241,7 +242,8 @@ def _pack(payload: QuestionResult | str) -> Packed | str:
     if isinstance(payload, str):
         return payload
     scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
-    return (payload.id, payload.status, payload.error, scores, payload.transcript)
+    transcript = payload.transcript.model_dump_json() if payload.transcript is not None else None
+    return (payload.id, payload.status, payload.error, scores, transcript)
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
@@ -254,7 +256,7 @@ def _unpack(payload: Packed | str) -> QuestionResult | str:
         error=error,
         run=0,
         scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
-        transcript=transcript,
+        transcript=Transcript.model_validate_json(transcript) if transcript is not None else None,
     )
 
 
