@@ -23,7 +23,7 @@ from agent_eval_action.loaders import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models import DatasetResult, Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace, Turn
 from agent_eval_action.publish import GitHubContext, PublishSettings, publish
-from agent_eval_action.render import Renderer, render_comment, view
+from agent_eval_action.render import Renderer, render_comment, render_summary, view
 from agent_eval_action.results_io import write_results
 from agent_eval_action.scoring import Scorer, default_pass_thresholds
 from tests.browser import cmark_gfm, markdown_to_html, require
@@ -308,6 +308,9 @@ def test_hostile_agent_text_cannot_break_the_comment() -> None:
     assert "<script>alert(1)</script>" in visible  # shown as text, exactly
     assert "@octocat" not in visible and "#123" not in visible  # no pings, no issue links
     assert "@\u200boctocat" in visible and "#\u200b123" in visible
+    summary = rendered(render_summary(Renderer(), sample_view(HOSTILE)))  # the comment plus every metric of every dataset
+    assert len(summary.tables) == 4 and all(len(set(rows)) == 1 for rows in summary.tables)
+    assert summary.tags <= ALLOWED_TAGS and not ARTEFACT.search("".join(summary.text))
 
 
 def test_comment_shows_no_escape_artefacts_where_github_renders_html() -> None:
