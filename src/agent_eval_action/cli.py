@@ -89,6 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--output-dir", help="where the merged results.json goes")
     merge.add_argument("--no-comment", action="store_true", help="do not post a PR comment")
 
+    report = sub.add_parser(
+        "report",
+        help="write report.html from a results.json (and the base's results to show beside it)",
+        description="A self-contained page: the verdict, every metric with its change and trend, every question run with its "
+        "conversation, tool calls, trajectory, final state and scores, the base run beside the ones that got worse.",
+        epilog=EPILOG,
+    )
+    report.add_argument("results", metavar="RESULTS", help="results.json of a run")
+    report.add_argument(
+        "--baseline", metavar="B", help="results.json or baseline file of the base (default: the baselines in this repository)"
+    )
+    report.add_argument("--output", "-o", help="the page to write (default: report.html beside RESULTS)")
+    report.add_argument("--config", help="config file (gate rules and pass thresholds)")
+
     sub.add_parser("action", help="the GitHub Action's entrypoint: reads INPUT_* and GITHUB_* variables", epilog=EPILOG)
 
     convert = sub.add_parser(
@@ -208,6 +222,10 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 
             flags = {name: getattr(args, name) for name in AGENT_FLAGS}
             return baseline_update(args.datasets, config_path=args.config, out=out, err=err, **flags)
+        if args.command == "report":
+            from agent_eval_action.report import report_files
+
+            return report_files(args.results, args.baseline, output=args.output, config_path=args.config)
         if args.command == "convert":
             from agent_eval_action.commands import convert
 

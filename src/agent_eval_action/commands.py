@@ -186,7 +186,9 @@ def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, c
 
 def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
     """Writes results.json, prints the summary, publishes, and returns the exit code."""
+    from agent_eval_action.flow import metric_kinds
     from agent_eval_action.git_ops import Git
+    from agent_eval_action.history import repository_background
     from agent_eval_action.publish import PublishSettings, publish
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
@@ -194,8 +196,11 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
 
     redactor = redactor_for([config.agent_auth_env], out, err)
     target = write_results(outcome.results, Path(config.output_dir) / "results.json", redactor)
-    thresholds = (outcome.config or config).pass_thresholds()
-    print(render(outcome.results, thresholds), file=out)
+    rules = outcome.config or config
+    thresholds = rules.pass_thresholds()
+    # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
+    background = repository_background(outcome.results, Path.cwd(), rules.gate, metric_kinds(rules))
+    print(render(outcome.results, thresholds, background), file=out)
     for message in outcome.messages:
         print(message, file=out)
     _report_problems(outcome.results.problems, err)
@@ -206,7 +211,7 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
         thresholds=thresholds,
         root=Git(Path.cwd()).workspace().root,
     )
-    published = publish(outcome.results, Path(config.output_dir), settings, context, out=out, redactor=redactor)
+    published = publish(outcome.results, Path(config.output_dir), settings, context, out=out, redactor=redactor, background=background)
     print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
     return outcome.exit_code
 

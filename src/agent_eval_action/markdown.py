@@ -6,11 +6,16 @@ issue (``#123``), or open a code span or a link.
 
 from __future__ import annotations
 
+import html
 import re
 
 ZERO_WIDTH = "\u200b"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _REFERENCE = re.compile(r"#(?=\d)")
+# Runs of whitespace, line breaks among them, but not the no-break space our figures keep.
+_SPACES = re.compile(r"[^\S\u00a0]+")
+# What GitHub would turn into a link by itself: agent text must not become a clickable link.
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=\bwww)(?=\.)")
 _SPECIAL = str.maketrans(
     {
         "|": "\\|",
@@ -31,10 +36,10 @@ _SPECIAL = str.maketrans(
 def escape_md(value: object, limit: int | None = None) -> str:
     """Inline-safe text for a table cell or a sentence: one line, no markup, no pings."""
     text = "" if value is None else str(value)
-    text = " ".join(text.split())  # newlines and runs of spaces end a table row; keep one line
+    text = _SPACES.sub(" ", text).strip()  # newlines end a table row: keep one line
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
-    text = text.translate(_SPECIAL)
+    text = _AUTOLINK.sub(ZERO_WIDTH, text.translate(_SPECIAL))
     text = _MENTION.sub("@" + ZERO_WIDTH, text)
     return _REFERENCE.sub("#" + ZERO_WIDTH, text)
 
@@ -48,3 +53,15 @@ def code_block(value: object, limit: int = 2000) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{text}\n{fence}"
+
+
+def escape_html(value: object, limit: int | None = None) -> str:
+    """Text inside an HTML tag of a comment (``<summary>``): GitHub does not apply markdown
+    escapes there, so a backslash would show; HTML escaping, one line, no pings."""
+    text = "" if value is None else str(value)
+    text = _SPACES.sub(" ", text).strip()
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    text = _AUTOLINK.sub(ZERO_WIDTH, html.escape(text, quote=True))
+    text = _MENTION.sub("@" + ZERO_WIDTH, text)
+    return _REFERENCE.sub("#" + ZERO_WIDTH, text)

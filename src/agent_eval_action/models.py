@@ -7,6 +7,7 @@ for recorded runs, :class:`Trace` (what the agent did). Metrics map both to a
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -155,6 +156,76 @@ class Score(_Model):
         super().__init__(**data)
 
 
+# A transcript keeps each text and each tool result or state value to this many characters:
+# the report needs to show what happened, and results files must not grow with a tool's payloads.
+TRANSCRIPT_TEXT_LIMIT = 4000
+
+
+def _cut_text(text: str | None) -> str | None:
+    if text is None or len(text) <= TRANSCRIPT_TEXT_LIMIT:
+        return text
+    return f"{text[:TRANSCRIPT_TEXT_LIMIT]}… ({len(text) - TRANSCRIPT_TEXT_LIMIT:,} more characters)"
+
+
+def _cut_value(value: Any) -> Any:
+    """A JSON value as recorded, or its JSON text cut to size when that is too long."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return _cut_text(value)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return value if len(text) <= TRANSCRIPT_TEXT_LIMIT else _cut_text(text)
+
+
+class TranscriptTurn(_Model):
+    user: str | None = None
+    response: str | None = None
+
+
+class Transcript(_Model):
+    """What the agent did in one question run, as the report shows it beside the reference:
+    the conversation, the tool calls with their results and errors, the steps, the final state.
+    Long texts and values are cut (``TRANSCRIPT_TEXT_LIMIT``); run-specific ids are dropped."""
+
+    turns: list[TranscriptTurn] = Field(default_factory=list)
+    tool_calls: list[ToolInteraction] | None = None
+    trajectory: list[TrajectoryStep] | None = None
+    final_response: str | None = None
+    final_state: dict[str, Any] | None = None
+    error: str | None = None
+    reference: ReferenceData = Field(default_factory=ReferenceData)
+
+    @classmethod
+    def of(cls, question: Question, trace: Trace) -> Transcript:
+        # model_construct: the parts were validated when the trace was made, and this runs per question.
+        turns = [TranscriptTurn.model_construct(user=_cut_text(t.user_input), response=_cut_text(t.response)) for t in trace.turns]
+        if not turns and question.user_inputs:
+            turns = [TranscriptTurn.model_construct(user=_cut_text(text), response=None) for text in question.user_inputs]
+        calls = None
+        if trace.tool_interactions is not None:
+            calls = [
+                ToolInteraction.model_construct(
+                    tool_name=c.tool_name,
+                    input_arguments={k: _cut_value(v) for k, v in c.input_arguments.items()},
+                    output_result=_cut_value(c.output_result),
+                    agent=c.agent,
+                    error=_cut_text(c.error),
+                    call_id=None,
+                )
+                for c in trace.tool_interactions
+            ]
+        state = None if trace.final_state is None else {k: _cut_value(v) for k, v in trace.final_state.items()}
+        return cls.model_construct(
+            turns=turns,
+            tool_calls=calls,
+            trajectory=list(trace.trajectory) if trace.trajectory is not None else None,
+            final_response=_cut_text(trace.final_response),
+            final_state=state,
+            error=_cut_text(trace.error),
+            reference=question.reference_data.model_copy(update={"custom": {}}),
+        )
+
+
 class QuestionResult(_Model):
     id: str
     status: Literal["ok", "error"] = "ok"
@@ -166,6 +237,9 @@ class QuestionResult(_Model):
     # baseline instead of a new run (question-level reuse).
     content_hash: str | None = None
     reused: bool = False
+    # What the run did (for the report, and as the base run a later PR is shown beside); absent
+    # in files written before it was recorded.
+    transcript: Transcript | None = None
 
 
 class MetricSummary(_Model):

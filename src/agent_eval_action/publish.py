@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.github import GitHubClient, GitHubError
+from agent_eval_action.history import Background
 from agent_eval_action.junit import write_junit
 from agent_eval_action.models import Results
 from agent_eval_action.redaction import Redactor
 from agent_eval_action.render import COMMENT_LIMIT, Renderer, render_comment, render_summary, view
+from agent_eval_action.report import write_report
 from agent_eval_action.results_io import redacted
 from agent_eval_action.workflow import annotation, append_summary, command, set_outputs
 
@@ -91,13 +93,18 @@ def publish(
     client_factory: Callable[[str, str], GitHubClient] = lambda api, token: GitHubClient(api, token),
     out: TextIO = sys.stdout,
     redactor: Redactor | None = None,
+    background: Background | None = None,
 ) -> Published:
     """Every file, comment, summary, output and annotation is made from a redacted copy of the
-    results (``redactor`` defaults to this process's environment), and redacted once more as text."""
+    results (``redactor`` defaults to this process's environment), and redacted once more as text.
+    ``background``: what the base branch knows (base runs, metric history, gate rules) for the
+    comment's side-by-side rows and trends, and for report.html."""
     redactor = redactor if redactor is not None else Redactor.from_env(os.environ)
     results = redacted(results, redactor)
     renderer = Renderer(settings.templates_dir)
-    page = view(results, key=settings.comment_key, thresholds=settings.thresholds, sha=context.sha, run_url=context.run_url)
+    page = view(
+        results, key=settings.comment_key, thresholds=settings.thresholds, sha=context.sha, run_url=context.run_url, background=background
+    )
     comment = redactor.text(render_comment(renderer, page))
     summary = redactor.text(render_summary(renderer, page))
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -106,6 +113,17 @@ def publish(
     (output_dir / "summary.md").write_text(summary, encoding="utf-8")
     write_junit(results, output_dir / "junit.xml", settings.thresholds)
     published = Published(comment_file=str(comment_file))
+    try:
+        write_report(
+            results,
+            output_dir / "report.html",
+            thresholds=settings.thresholds,
+            background=background,
+            sha=context.sha,
+            run_url=context.run_url,
+        )
+    except OSError as error:
+        published.warnings.append(f"could not write report.html: {error}")
     try:
         append_summary(context.summary_path, summary, redactor)
     except OSError as error:

@@ -6,140 +6,26 @@ the built-in one with ``{% extends "builtin/comment.md.j2" %}`` and their own bl
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any
 
-from agent_eval_action.aggregate import passes
 from agent_eval_action.errors import ConfigError
-from agent_eval_action.markdown import code_block, escape_md
-from agent_eval_action.models import DatasetComparison, DatasetResult, MetricComparison, MetricSummary, QuestionResult, Results
+from agent_eval_action.history import Background
+from agent_eval_action.markdown import code_block, escape_html, escape_md
+from agent_eval_action.models import Results
+from agent_eval_action.views import MARKS, QuestionView, ci, failed_metrics, fmt, page, signed
+
+__all__ = ["COMMENT_LIMIT", "QuestionView", "Renderer", "ci", "failed_metrics", "fmt", "marker", "render_comment", "signed", "view"]
 
 COMMENT_LIMIT = 65_000
 SUMMARY_LIMIT = 1_000_000  # GitHub refuses step summaries over 1 MiB
 DETAIL_QUESTIONS = 30
+# Rows of one regressed question's side-by-side table in the comment (report.html has all).
+DIFF_ROWS = 12
 VERDICT_EMOJI = {"improved": "🟢", "regressed": "🔴", "unchanged": "⚪", "new": "🆕", "removed": "➖"}
-SECONDS = {"latency", "turn_latency"}
-COUNTS = {"llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens"}
 
 
 def marker(key: str) -> str:
     return f"<!-- agent-eval-action:{key} -->"
-
-
-def fmt(value: float | None, metric: str = "") -> str:
-    """A figure in the metric's unit: seconds, counts, dollars, else a percentage of 0..1."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if metric in SECONDS:
-        return f"{value:.2f} s"
-    if metric in COUNTS:
-        return f"{value:,.1f}" if value != int(value) else f"{value:,.0f}"
-    if metric == "cost_usd":
-        return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
-    return f"{value * 100:.1f}%"
-
-
-def signed(value: float | None, metric: str = "") -> str:
-    if value is None:
-        return "–"
-    if abs(value) < 1e-9:
-        return "±0"
-    text = fmt(abs(value), metric)
-    if metric not in SECONDS | COUNTS and metric != "cost_usd":
-        text = text.replace("%", " pts")
-    return ("+" if value > 0 else "−") + text
-
-
-def ci(interval: tuple[float, float] | list[float] | None, metric: str = "") -> str:
-    if not interval:
-        return "–"
-    return f"[{signed(interval[0], metric)}, {signed(interval[1], metric)}]"
-
-
-@dataclass
-class QuestionView:
-    id: str
-    run: int
-    status: str
-    error: str | None
-    failed: list[str]
-    tools: dict[str, Any] | None
-    state: list[str]
-    trajectory: dict[str, Any] | None
-
-
-def failed_metrics(question: QuestionResult, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> list[str]:
-    """The metrics whose pass threshold this run missed, judged as the dataset's pass rate is
-    (``summary`` gives each metric's direction)."""
-    failed = []
-    for name, score in question.scores.items():
-        threshold = thresholds.get(name)
-        if threshold is None or score.value is None:
-            continue
-        direction = summary[name].direction if name in summary else "higher"
-        if not passes(score.value, threshold, direction):
-            failed.append(name)
-    return failed
-
-
-def _question_view(question: QuestionResult, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> QuestionView:
-    failed = failed_metrics(question, thresholds, summary)
-    tools = question.scores.get("tool_usage_accuracy")
-    state = question.scores.get("state_management_fidelity")
-    trajectory = question.scores.get("trajectory_accuracy")
-    return QuestionView(
-        id=question.id,
-        run=question.run,
-        status=question.status,
-        error=question.error,
-        failed=failed,
-        tools=tools.details if tools and tools.value is not None and tools.value < 1 else None,
-        state=list(state.details.get("mismatches", [])) if state and state.value is not None and state.value < 1 else [],
-        trajectory=trajectory.details if trajectory and trajectory.value is not None and trajectory.value < 1 else None,
-    )
-
-
-@dataclass
-class DatasetView:
-    result: DatasetResult
-    comparison: DatasetComparison | None
-    rows: list[MetricComparison]
-    errors: int
-    unscored: dict[str, int]
-    questions: list[QuestionView]
-    failing: int
-
-
-def _dataset_view(dataset: DatasetResult, comparison: DatasetComparison | None, thresholds: dict[str, float]) -> DatasetView:
-    if comparison is not None:
-        rows = [m for m in comparison.metrics if m.current is not None or m.baseline is not None]
-    else:
-        rows = [
-            MetricComparison(metric=name, direction=s.direction, baseline=None, current=s.mean, delta=None, verdict="new")
-            for name, s in dataset.summary.items()
-            if s.mean is not None
-        ]
-    order = {name: i for i, name in enumerate(_registry_order())}
-    rows.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
-    views = [_question_view(q, thresholds, dataset.summary) for q in dataset.questions]
-    failing = [v for v in views if v.status == "error" or v.failed]
-    failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
-    return DatasetView(
-        result=dataset,
-        comparison=comparison,
-        rows=rows,
-        errors=sum(1 for q in dataset.questions if q.status == "error"),
-        unscored={name: s.unscored for name, s in dataset.summary.items() if s.unscored},
-        questions=failing,
-        failing=len(failing),
-    )
-
-
-def _registry_order() -> list[str]:
-    from agent_eval_action.metrics import REGISTRY
-
-    return list(REGISTRY)
 
 
 def view(
@@ -149,22 +35,17 @@ def view(
     thresholds: dict[str, float] | None = None,
     sha: str | None = None,
     run_url: str | None = None,
+    background: Background | None = None,
 ) -> dict[str, Any]:
-    """The template context: plain data shaped for the page, built from results.json's model."""
-    comparisons = {c.path: c for c in results.comparison or []}
-    datasets = [_dataset_view(d, comparisons.get(d.path), thresholds or {}) for d in results.datasets]
-    removed = [c for c in results.comparison or [] if c.status == "removed"]
+    """The template context: plain data shaped for the page, built from results.json's model
+    and what the base branch knows (``background``: base runs, metric history, gate rules)."""
     return {
+        **page(results, thresholds=thresholds, background=background),
         "marker": marker(key),
-        "gate": results.gate,
-        "selection": results.selection,
-        "datasets": datasets,
-        "removed": removed,
-        "problems": results.problems,
         "sha": sha,
         "run_url": run_url,
-        "version": results.tool_version,
         "detail_limit": DETAIL_QUESTIONS,
+        "diff_rows": DIFF_ROWS,
         "show_details": True,
     }
 
@@ -186,6 +67,8 @@ class Renderer:
         )
         self.env.filters.update(
             escape_md=escape_md,
+            escape_html=escape_html,
+            mark=lambda m: MARKS.get(m, ""),
             fmt=fmt,
             signed=signed,
             ci=ci,

@@ -16,7 +16,7 @@ from agent_eval_action.loaders import LoadedDataset, Record
 from agent_eval_action.loaders.base import RawBatch, Row, RunResolver
 from agent_eval_action.loaders.tabular import convert_batch
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
-from agent_eval_action.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score
+from agent_eval_action.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
 
 RECORDED_PREFIX = "score."
 NO_DEFAULT_PASS = {"response_match"}
@@ -31,7 +31,8 @@ Progress = Callable[[int], None]
 ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
-Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]]]
+# The transcript crosses as its JSON text: half the cost of pickling the models.
+Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None]
 PackedItem = tuple[int, str, str | None, str, Packed | str]
 
 
@@ -64,8 +65,9 @@ class Scorer:
         trace = record.trace
         if trace is None:
             raise UsageError("no trace to score")
+        transcript = Transcript.of(record.question, trace)
         if trace.error:
-            return QuestionResult(id=record.question.id, run=record.run, status="error", error=trace.error)
+            return QuestionResult(id=record.question.id, run=record.run, status="error", error=trace.error, transcript=transcript)
         scores: dict[str, Score] = {}
         for metric in self.metrics:
             try:
@@ -76,7 +78,7 @@ class Scorer:
         for key, value in sorted(trace.recorded_metrics.items()):
             if key.startswith(RECORDED_PREFIX):
                 scores[key] = Score(value=value, explanation="recorded by the producer", details={"source": key})
-        return QuestionResult(id=record.question.id, run=record.run, scores=scores)
+        return QuestionResult(id=record.question.id, run=record.run, scores=scores, transcript=transcript)
 
     @staticmethod
     @contextmanager
@@ -253,19 +255,21 @@ def _pack(payload: QuestionResult | str) -> Packed | str:
     if isinstance(payload, str):
         return payload
     scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
-    return (payload.id, payload.status, payload.error, scores)
+    transcript = payload.transcript.model_dump_json() if payload.transcript is not None else None
+    return (payload.id, payload.status, payload.error, scores, transcript)
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
     if isinstance(payload, str):
         return payload
-    question_id, status, error, scores = payload
+    question_id, status, error, scores, transcript = payload
     return QuestionResult.model_construct(
         id=question_id,
         status=status,
         error=error,
         run=0,
         scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
+        transcript=Transcript.model_validate_json(transcript) if transcript is not None else None,
     )
 
 

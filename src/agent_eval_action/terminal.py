@@ -1,8 +1,12 @@
-"""A short plain-text view of results for the terminal."""
+"""The plain-text view of results for the terminal, in the comment's order: verdict, what moved, why."""
 
 from __future__ import annotations
 
-from agent_eval_action.models import DatasetComparison, DatasetResult, GateResult, MetricSummary, Results
+from typing import Any
+
+from agent_eval_action.history import Background
+from agent_eval_action.models import DatasetResult, MetricSummary, Results
+from agent_eval_action.views import DatasetView, Reason, ci, fmt, page, signed
 
 
 def _num(value: float | None) -> str:
@@ -44,7 +48,7 @@ def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = 
         if question.status == "error":
             lines.append(f"  error in {question.id}: {question.error}")
     if thresholds:
-        from agent_eval_action.render import failed_metrics
+        from agent_eval_action.views import failed_metrics
 
         failing = [
             (q, failed) for q in dataset.questions if q.status == "ok" and (failed := failed_metrics(q, thresholds, dataset.summary))
@@ -57,61 +61,129 @@ def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = 
     return lines
 
 
-VERDICT_MARK = {"improved": "+", "regressed": "!", "unchanged": " ", "new": "*", "removed": "-"}
-
-
-def _delta(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.3f}" if abs(value) < 1000 else f"{value:+,.0f}"
-
-
-def comparison_table(comparison: DatasetComparison) -> list[str]:
-    if comparison.status == "removed":
-        return [f"{comparison.dataset}: dataset deleted in this change ({comparison.path})"]
-    head = f"{comparison.dataset} vs baseline" if comparison.status == "compared" else f"{comparison.dataset}: no baseline yet (new)"
-    lines = [head]
-    if comparison.added_questions or comparison.removed_questions:
-        lines.append(f"  questions added: {len(comparison.added_questions)}, removed: {len(comparison.removed_questions)}")
-    shown = [m for m in comparison.metrics if m.current is not None or m.baseline is not None]
-    if comparison.status == "compared" and shown:
-        width = max(len(m.metric) for m in shown)
-        lines.append(f"    {'metric':<{width}}  {'baseline':>9}  {'current':>9}  {'delta':>9}  {'95% CI of delta':>20}  verdict")
-        for m in shown:
-            ci = f"[{_delta(m.ci95[0])}, {_delta(m.ci95[1])}]" if m.ci95 else "-"
-            lines.append(
-                f"  {VERDICT_MARK[m.verdict]} {m.metric:<{width}}  {_num(m.baseline):>9}  {_num(m.current):>9}  {_delta(m.delta):>9}  {ci:>20}  {m.verdict}"
-            )
-    return lines
-
-
+MARK = {"fail": "x", "worse": "!", "better": "+", "same": " ", "new": "*"}
 GATE_HEADLINE = {"passed": "gate: passed", "failed": "gate: FAILED", "unchecked": "gate: COULD NOT BE CHECKED"}
+# Regressed questions shown under a dataset, and rows of each one's base-vs-this-run comparison.
+REGRESSED_SHOWN = 10
+DIFF_ROWS_SHOWN = 8
 
 
-def gate_lines(gate: GateResult) -> list[str]:
-    lines = [GATE_HEADLINE[gate.outcome]]
+def verdict_lines(results: Results, shown: dict[str, Any]) -> list[str]:
+    """The verdict and its reasons in words, the unchecked parts, and what the PR changes in the gate."""
+    gate = results.gate
+    if gate is None:
+        return []
+    headline = shown["headline"].split(": ", 1)
+    lines = [GATE_HEADLINE[gate.outcome] + (f" - {headline[1]}" if len(headline) > 1 else "")]
     lines.extend(f"  ? {reason}" for reason in gate.unchecked)
-    lines.extend(f"  x {failure.message}" for failure in gate.failures)
-    lines.extend(f"  - {note}" for note in gate.notes)
+    found: list[Reason] = shown["reasons"]
+    if len(found) == 1 and gate.outcome == "failed":
+        lines.append(f"  {found[0].detail}" if found[0].detail else "")
+    else:
+        lines.extend(f"  x {r.short}" + (f": {r.detail}" if r.detail else "") for r in found)
     if gate.config_changes:
         lines.append(f"  this PR changes the gate (applies after merge; rules from {gate.rules_from}):")
         lines.extend(f"    {change}" for change in gate.config_changes)
+    return [line for line in lines if line]
+
+
+def _wrapped(prefix: str, items: list[str], width: int = 110) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(", ".join(items), width=width, initial_indent=prefix, subsequent_indent=" " * len(prefix)) if items else []
+
+
+def moved_lines(d: DatasetView, label: str | None) -> list[str]:
+    """What moved (marked), then the unchanged metrics in one wrapped line."""
+    lines = []
+    where = ""
+    if d.comparison is not None and d.comparison.status == "compared":
+        where = f"compared with {label}" if label else "compared with its baseline"
+        if d.comparison.baseline_path:
+            where += f" ({d.comparison.baseline_path})"
+    elif d.comparison is not None and d.comparison.status == "new":
+        where = "no baseline yet: run `baseline update` on the default branch"
+    if where:
+        lines.append(f"  {where}")
+    lines.extend(f"  x {line}" for line in d.lines)
+    if d.moved:
+        width = max(len(r.metric) for r in d.moved)
+        trends = max((len(r.trend) for r in d.moved), default=0)
+        title = "what moved" if d.comparison is not None and d.comparison.status == "compared" else "metric"
+        head = f"    {title:<{width}}  {'base':>9}  {'this run':>9}  {'change':>10}  {'95% CI of change':>22}"
+        lines.append(head + (f"  {'trend':<{trends}}" if trends else ""))
+        for r in d.moved:
+            interval = ci(r.ci95, r.metric)
+            trend = f"  {r.trend:<{max(trends, 5)}}" if trends else ""
+            lines.append(
+                f"  {MARK[r.mark]} {r.metric:<{width}}  {fmt(r.baseline, r.metric):>9}  {fmt(r.current, r.metric):>9}  "
+                f"{signed(r.delta, r.metric):>10}  {interval:>22}{trend}  {r.words}"
+            )
+    else:
+        lines.append("  nothing moved")
+    lines.extend(_wrapped(f"  unchanged ({len(d.unchanged)}): ", [f"{r.metric} {fmt(r.current, r.metric)}" for r in d.unchanged]))
     return lines
 
 
-def render(results: Results, thresholds: dict[str, float] | None = None) -> str:
-    """The terminal view; with pass thresholds (``Config.pass_thresholds()``) failing runs are named."""
+def why_lines(d: DatasetView) -> list[str]:
+    """The questions that got worse, each with what its run did differently from the base run."""
     lines: list[str] = []
+    if d.regressed:
+        lines.append(f"  why: {len(d.regressed)} question{'s' if len(d.regressed) != 1 else ''} got worse than on the base")
+        for group in d.groups[:REGRESSED_SHOWN]:
+            lines.append(f"    {group.label}: {', '.join(group.questions[0].fell)}")
+            rows = [r for r in group.rows if r.kind != "score"]
+            width = max((len(r.label) for r in rows[:DIFF_ROWS_SHOWN]), default=0)
+            for r in rows[:DIFF_ROWS_SHOWN]:
+                lines.append(f"      {r.label:<{width}}  base: {r.base}")
+                lines.append(f"      {'':<{width}}  now:  {r.head}")
+            if len(rows) > DIFF_ROWS_SHOWN:
+                lines.append(f"      ... and {len(rows) - DIFF_ROWS_SHOWN} more differences (report.html)")
+        if len(d.groups) > REGRESSED_SHOWN:
+            lines.append(f"    ... and {sum(g.count for g in d.groups[REGRESSED_SHOWN:])} more (report.html)")
+    if d.questions:
+        also = " (no worse than on the base)" if d.base is not None else ""
+        named = [
+            f"{q.id}{f' run {q.run}' if q.run else ''} ({'error' if q.status == 'error' else ', '.join(q.failed)})" for q in d.questions
+        ]
+        lines.extend(
+            _wrapped(
+                f"  failing{also}: ",
+                named[:FAILING_SHOWN] + ([f"... and {len(named) - FAILING_SHOWN} more"] if len(named) > FAILING_SHOWN else []),
+            )
+        )
+    return lines
+
+
+def render(results: Results, thresholds: dict[str, float] | None = None, background: Background | None = None) -> str:
+    """The terminal view, in the comment's order: the verdict and why in words, then per dataset
+    what moved and the questions that got worse. Datasets without a comparison (``evaluate``)
+    get their full metric table; with pass thresholds (``Config.pass_thresholds()``) failing runs are named."""
+    shown = page(results, thresholds=thresholds, background=background)
+    lines = verdict_lines(results, shown)
+    if lines:
+        lines.append("")
     if results.selection is not None and results.selection.mode == "changed":
         sel = results.selection
         lines.append(f"selected {len(sel.selected)} dataset(s) against {sel.base_ref} (merge-base {str(sel.merge_base)[:12]})")
         lines.extend(f"  {s.path}: {s.reason}" for s in sel.selected)
         lines.extend(f"  {d}: deleted" for d in sel.deleted)
         lines.append("")
-    for dataset in results.datasets:
-        lines.extend(dataset_table(dataset, thresholds))
+    views: list[DatasetView] = shown["datasets"]
+    for dataset, d in zip(results.datasets, views, strict=True):
+        if d.comparison is None:
+            lines.extend(dataset_table(dataset, thresholds))
+        else:
+            lines.append(
+                f"{dataset.name} ({dataset.format}, {d.question_count} questions, {len(dataset.questions)} runs, {d.errors} errors) - {dataset.path}"
+            )
+            lines.extend(moved_lines(d, shown["base_label"]))
+            lines.extend(why_lines(d))
         lines.append("")
-    for comparison in results.comparison or []:
-        lines.extend(comparison_table(comparison))
+    for comparison in shown["removed"]:
+        lines.append(f"{comparison.dataset}: dataset deleted in this change ({comparison.path})")
         lines.append("")
-    if results.gate is not None:
-        lines.extend(gate_lines(results.gate))
-    return "\n".join(lines)
+    if results.gate is not None and results.gate.notes:
+        lines.append("notes:")
+        lines.extend(f"  - {note}" for note in results.gate.notes)
+    return "\n".join(lines).rstrip("\n")

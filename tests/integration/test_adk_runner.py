@@ -210,5 +210,7 @@ def test_cli_evaluates_the_example_agent(tmp_path: Path) -> None:
     assert questions["q_address_01"]["tool_usage_accuracy"]["value"] == 0.0  # the example agent lower-cases addresses
     assert all(s["tool_usage_accuracy"]["value"] == 1.0 for qid, s in questions.items() if qid != "q_address_01")
     assert all(s["trajectory_exact_match"]["value"] == 1.0 for s in questions.values())
-    assert questions["q_discount_01"]["state_management_fidelity"]["value"] == 1.0
+    assert questions["q_cart_01"]["state_management_fidelity"]["value"] == 1.0  # state a tool wrote, scored from a live run
+    # The example ships a regression for `make example`: its QR tool caps discounts below what the agent offers.
+    assert questions["q_discount_01"]["state_management_fidelity"]["value"] == 0.0
     assert questions["q_appointment_01"]["turn_latency"]["details"]["source"] == "measured"

@@ -8,23 +8,25 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from markdown_it import MarkdownIt
 
 from agent_eval_action.compare import compare_dataset
 from agent_eval_action.config import GateConfig
 from agent_eval_action.flow import metric_kinds
 from agent_eval_action.gate import evaluate_gate
 from agent_eval_action.github import GitHubClient
+from agent_eval_action.history import Background, Point, rules_of
 from agent_eval_action.loaders import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace
+from agent_eval_action.models import DatasetResult, Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace, Turn
 from agent_eval_action.publish import GitHubContext, PublishSettings, publish
-from agent_eval_action.render import Renderer, render_comment, view
+from agent_eval_action.render import Renderer, render_comment, render_summary, view
 from agent_eval_action.results_io import write_results
 from agent_eval_action.scoring import Scorer, default_pass_thresholds
+from tests.browser import cmark_gfm, markdown_to_html, require
 from tests.fakes.github_server import Failure, FakeGitHub
 
 HOSTILE = "| bad | `tick` <script>alert(1)</script> @octocat fixes #123\nnew line ]](http://evil) **x**"
@@ -32,7 +34,7 @@ TOKEN = "ghs_test_token"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 
-def _records(n: int, broken: set[int], text: str = "ok") -> list[Record]:
+def _records(n: int, broken: set[int], text: str = "ok", distinct: bool = False) -> list[Record]:
     out = []
     for i in range(n):
         question = Question(
@@ -45,8 +47,11 @@ def _records(n: int, broken: set[int], text: str = "ok") -> list[Record]:
             ),
         )
         arg = "wrong" if i in broken else text
+        answer = (f"Question {i}: " if distinct else "") + (f"Sorry, no {text}" if i in broken else f"Found {text}")
         trace = Trace(
-            tool_interactions=[ToolInteraction(tool_name="lookup", input_arguments={"q": arg})],
+            turns=[Turn(user_input="hi", response=answer)],
+            final_response=answer,
+            tool_interactions=[ToolInteraction(tool_name="lookup", input_arguments={"q": arg}, output_result={"found": i not in broken})],
             final_state={"note": arg},
             latency_s=1.0 + i / 10,
             latency_source="measured",
@@ -56,16 +61,50 @@ def _records(n: int, broken: set[int], text: str = "ok") -> list[Record]:
     return out
 
 
-def sample_results(text: str = "ok", n: int = 12) -> Results:
+DATASET = "evaluation/datasets/cs_golden.json"
+
+
+def sample(text: str = "ok", n: int = 12, distinct: bool = False) -> tuple[Results, DatasetResult]:
+    """A failing run (every other question calls its tool with the wrong argument, one more
+    crashes) and the base run it was compared with; ``distinct``: every answer differs."""
     scorer = Scorer.for_names(
         ["tool_usage_accuracy", "state_management_fidelity", "latency"], MetricContext(), pass_thresholds=default_pass_thresholds({})
     )
-    dataset = LoadedDataset(path="evaluation/datasets/cs_golden.json", name="cs_golden", format="golden", records=iter(()))
-    before = scorer.score_dataset(dataset, _records(n, set(), text)[:-1])
-    after = scorer.score_dataset(dataset, _records(n, set(range(0, n, 2)), text))
+    dataset = LoadedDataset(path=DATASET, name="cs_golden", format="golden", records=iter(()))
+    before = scorer.score_dataset(dataset, _records(n, set(), text, distinct)[:-1])
+    after = scorer.score_dataset(dataset, _records(n, set(range(0, n, 2)), text, distinct))
     comparison = compare_dataset(after, before, baseline_path="evaluation/baselines/cs_golden.json")
     gate = evaluate_gate([after], [comparison], GateConfig(), metric_kinds())
-    return Results(tool_version="0.1.0", datasets=[after], comparison=[comparison], gate=gate)
+    return Results(tool_version="0.1.0", datasets=[after], comparison=[comparison], gate=gate), before
+
+
+def sample_results(text: str = "ok", n: int = 12) -> Results:
+    return sample(text, n)[0]
+
+
+def sample_background(results: Results, before: DatasetResult) -> Background:
+    """The base run, and a history of three baseline commits for the two gated metrics."""
+    history = {
+        metric: [Point(commit=f"{i}" * 40, date=f"2026-11-0{i}", subject=f"baseline {i}", value=value) for i, value in enumerate(values, 1)]
+        for metric, values in {"tool_usage_accuracy": [0.9, 1.0, 1.0], "state_management_fidelity": [1.0, None, 1.0]}.items()
+    }
+    return Background(
+        base_label="merge-base 1a2b3c4",
+        base_runs={DATASET: before},
+        history={DATASET: history},
+        rules=rules_of(results, GateConfig(), metric_kinds()),
+    )
+
+
+def sample_view(text: str = "ok", n: int = 12, distinct: bool = False) -> dict[str, object]:
+    results, before = sample(text, n, distinct)
+    return view(
+        results,
+        thresholds=default_pass_thresholds({}),
+        sha="0123456789abcdef",
+        run_url="https://github.com/o/r/actions/runs/42",
+        background=sample_background(results, before),
+    )
 
 
 @pytest.fixture
@@ -201,56 +240,124 @@ def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Pat
     assert suites.findall("testsuite")[-1].get("name") == "gate"
 
 
-def _table_rows(tokens: list) -> list[int]:  # type: ignore[type-arg]
-    counts, cells = [], 0
-    for token in tokens:
-        if token.type == "tr_open":
-            cells = 0
-        elif token.type in ("td_open", "th_open"):
-            cells += 1
-        elif token.type == "tr_close":
-            counts.append(cells)
-    return counts
+class RenderedComment(HTMLParser):
+    """What GitHub shows of a comment: cmark-gfm's HTML read back into tables, visible text and tags."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[int]] = []
+        self.tags: set[str] = set()
+        self.links: list[str] = []
+        self.text: list[str] = []
+        self.summaries: list[str] = []
+        self.headings: list[str] = []
+        self._in: list[str] = []
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self._in.append(tag)
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append(0)
+        elif tag in ("td", "th"):
+            self.tables[-1][-1] += 1
+        elif tag == "a":
+            self.links.append(dict(attrs).get("href") or "")
+        elif tag == "summary":
+            self.summaries.append("")
+        elif tag in ("h2", "h3"):
+            self.headings.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._in and self._in.pop() != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if "summary" in self._in:
+            self.summaries[-1] += data
+        if "h2" in self._in or "h3" in self._in:
+            self.headings[-1] += data
 
 
-def test_hostile_agent_text_cannot_break_the_page(github: FakeGitHub, tmp_path: Path) -> None:
-    results = sample_results(HOSTILE)
-    comment = render_comment(Renderer(), view(results, thresholds=default_pass_thresholds({})))
-    parser = MarkdownIt("commonmark").enable("table")
-    tokens = parser.parse(comment)
-    rows = _table_rows(tokens)
-    assert rows and len(set(rows)) == 1  # every row of every table has the same cells
-    html = [t.content for t in tokens if t.type in ("html_block", "html_inline")]
-    html += [c.content for t in tokens for c in t.children or [] if c.type == "html_inline"]
-    assert not any("script" in h for h in html)
-    inline = " ".join(c.content for t in tokens for c in t.children or [] if c.type == "text")
-    assert "@octocat" not in inline and "#123" not in inline
-    assert not any(c.type == "link_open" and "evil" in str(c.attrs) for t in tokens for c in t.children or [])
-    assert not any(c.type == "code_inline" for t in tokens for c in t.children or [])
+def rendered(comment: str) -> RenderedComment:
+    binary = require("cmark-gfm", cmark_gfm(), "rendering the comment as GitHub does")
+    return RenderedComment(markdown_to_html(comment, binary))
+
+
+# A backslash before ASCII punctuation, or an HTML entity, left in the visible text: an escape
+# that did not apply (markdown escapes inside an HTML tag, an entity escaped twice).
+ARTEFACT = re.compile(r"\\[!-/:-@\[-`{-~]|&(?:[a-z]+|#\d+|#x[0-9a-f]+);", re.I)
+ALLOWED_TAGS = {"h2", "h3", "p", "ul", "li", "strong", "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "sub", "a"}
+
+
+def test_hostile_agent_text_cannot_break_the_comment() -> None:
+    """Agent text with pipes, HTML, pings, links and newlines, rendered by GitHub's renderer."""
+    comment = render_comment(Renderer(), sample_view(HOSTILE))
+    page = rendered(comment)
+    assert len(page.tables) == 3  # what moved, unchanged metrics, one side-by-side table (the six questions differ alike)
+    for rows in page.tables:
+        assert len(set(rows)) == 1, rows  # every row of a table has as many cells as its header
+    assert page.tags <= ALLOWED_TAGS, page.tags - ALLOWED_TAGS  # no <script>, no <img>, no agent markup
+    assert page.links == ["https://github.com/o/r/actions/runs/42#artifacts", "https://github.com/o/r/actions/runs/42"]  # ours only
+    visible = "".join(page.text)
+    assert not ARTEFACT.search(visible), ARTEFACT.search(visible)
+    assert "<script>alert(1)</script>" in visible  # shown as text, exactly
+    assert "@octocat" not in visible and "#123" not in visible  # no pings, no issue links
+    assert "@\u200boctocat" in visible and "#\u200b123" in visible
+    summary = rendered(render_summary(Renderer(), sample_view(HOSTILE)))  # the comment plus every metric of every dataset
+    assert len(summary.tables) == 4 and all(len(set(rows)) == 1 for rows in summary.tables)
+    assert summary.tags <= ALLOWED_TAGS and not ARTEFACT.search("".join(summary.text))
+
+
+def test_comment_shows_no_escape_artefacts_where_github_renders_html() -> None:
+    """Inside <summary> markdown escapes do not apply: names with underscores must read as written."""
+    comment = render_comment(Renderer(), sample_view())
+    page = rendered(comment)
+    visible = "".join(page.text)
+    assert not ARTEFACT.search(visible), ARTEFACT.search(visible)
+    assert page.summaries == [
+        "1 metric unchanged",
+        "6 questions in cs_golden got worse than on the base branch",
+        "1 question run needs a look in cs_golden (no worse than on the base branch)",
+    ]
+    assert page.headings == [
+        "❌ Agent evaluation failed: 1 question ended in an error (and 3 more reasons)",
+        "cs_golden",
+    ]
+    for rows in page.tables:
+        assert len(set(rows)) == 1, rows
+
+
+def test_what_moved_marks_and_words() -> None:
+    """🔴 for a row that fails the gate, with the rule in words; the trend ends at this PR's value."""
+    comment = render_comment(Renderer(), sample_view())
+    assert (
+        "| 🔴 | tool\\_usage\\_accuracy | 100% | 50% | −50\u00a0pts | [−75\u00a0pts, −25\u00a0pts] | ▇██→▅ | fails the gate: 6 questions "
+        "dropped (100% → 0%); regressed −50\u00a0pts, more than the 5\u00a0pts allowed (max\\_regression 0.05) |"
+    ) in comment
+    assert "| 🔴 | state\\_management\\_fidelity | 100% | 50% |" in comment and "| █·█→▅ |" in comment
+    assert "| latency | 1.55\u00a0s | 1.55\u00a0s |  | 0 |" in comment  # unchanged, no rule: no trend
 
 
 def test_size_limits(tmp_path: Path) -> None:
-    results = sample_results("x" * 400, n=400)
+    page = sample_view("x" * 400, n=400, distinct=True)
     renderer = Renderer()
-    page = view(results, thresholds=default_pass_thresholds({}))
+    full = render_comment(renderer, page, limit=10_000_000)
+    assert len(full) > 20_000 and "got worse than on the base branch" in full
     comment = render_comment(renderer, page, limit=20_000)
     assert len(comment) <= 20_000 and "<!-- agent-eval-action:default -->" in comment
-    folded = render_comment(renderer, page, limit=3_000)
-    assert len(folded) <= 3_000 and "need a look" not in folded and "was cut" not in folded
+    assert "got worse than on the base branch</summary>" not in comment and "details folded away to fit" in comment
+    assert "was cut" not in comment
     cut = render_comment(renderer, page, limit=1_000)
     assert len(cut) <= 1_000 and "was cut at 1,000 characters" in cut and cut.startswith("<!-- agent-eval-action:default -->")
 
 
 def test_rendered_comment_matches_the_golden_file() -> None:
-    comment = render_comment(
-        Renderer(),
-        view(
-            sample_results(),
-            thresholds=default_pass_thresholds({}),
-            sha="0123456789abcdef",
-            run_url="https://github.com/o/r/actions/runs/42",
-        ),
-    )
+    comment = render_comment(Renderer(), sample_view())
     golden = GOLDEN / "comment.md"
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_text(comment)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from google.adk.tools import ToolContext
 
 CARTS = {"123": {"items": [{"sku": "soil-01", "name": "Potting soil", "qty": 2}], "subtotal": 25.98}}
-MAX_DISCOUNT = 10
+# Lowered from 10 after the committed baseline was recorded, and nobody told the agent: its
+# instructions and the scripted model still offer 10%. This is the change `make example` checks
+# (the README walks through it); set it back to 10 and the check passes.
+MAX_DISCOUNT = 5
 
 
 def access_cart_information(customer_id: str, tool_context: ToolContext) -> dict:
@@ -16,7 +19,7 @@ def access_cart_information(customer_id: str, tool_context: ToolContext) -> dict
 
 
 def generate_qr_code(customer_id: str, discount_value: float, discount_type: str, tool_context: ToolContext) -> dict:
-    """Creates a discount QR code. Discounts above 10% need a manager."""
+    """Creates a discount QR code. Discounts above MAX_DISCOUNT percent need a manager."""
     if discount_value > MAX_DISCOUNT:
         return {"error": f"discounts above {MAX_DISCOUNT}% need approval"}
     tool_context.state["discount_value"] = discount_value

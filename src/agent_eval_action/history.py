@@ -1,0 +1,232 @@
+"""What the base branch knows about this run, read with git: each dataset's base run (the
+baseline file the comparison used, for the side-by-side views) and each metric's history.
+
+Baselines are committed on the default branch, so the git log of a baseline file is a metric
+history that costs nothing to keep: the last ``depth`` commits that touched the file (in its
+current layout, its older stem-keyed one, or under the dataset's path before a rename), read
+at the merge-base. No extra branch, no extra commits.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_eval_action.baseline import Reader, baseline_path, find_baseline, legacy_baseline_path, working_tree_reader
+from agent_eval_action.errors import DatasetError, InfrastructureError
+from agent_eval_action.git_ops import Git
+from agent_eval_action.models import DatasetComparison, DatasetResult, Results
+
+if TYPE_CHECKING:
+    from agent_eval_action.config import GateConfig
+
+HISTORY_DEPTH = 20
+
+
+@dataclass(frozen=True)
+class Point:
+    """One baseline commit's value of a metric (None: the metric was unscored or absent then)."""
+
+    commit: str
+    date: str  # the commit's date, YYYY-MM-DD
+    subject: str
+    value: float | None
+
+
+@dataclass(frozen=True)
+class RuleView:
+    """The gate's rule for a metric, as the views state it."""
+
+    min: float | None = None
+    max: float | None = None
+    max_regression: float | str | None = None
+
+    @property
+    def gated(self) -> bool:
+        return self.min is not None or self.max is not None or self.max_regression is not None
+
+
+@dataclass
+class Background:
+    """What the views show beside this run. Every part may be empty: a run without a base, a
+    baseline written before transcripts were recorded, a checkout without history."""
+
+    # Where the base runs were read: "merge-base 1a2b3c4", "the working tree", a file name.
+    base_label: str | None = None
+    # Dataset path -> the base's run of it.
+    base_runs: dict[str, DatasetResult] = field(default_factory=dict)
+    # Dataset path -> metric -> the last baseline commits' values, oldest first.
+    history: dict[str, dict[str, list[Point]]] = field(default_factory=dict)
+    # Metric -> its gate rule (metrics without one are absent).
+    rules: dict[str, RuleView] = field(default_factory=dict)
+
+
+def _baselines_dir(comparison: DatasetComparison, paths: list[str]) -> str | None:
+    """The baselines folder the comparison's file lives in, from its path and the dataset's."""
+    found = comparison.baseline_path
+    if not found:
+        return None
+    for path in paths:
+        suffix = "/" + path + ".json"
+        if found.endswith(suffix):
+            return found[: -len(suffix)]
+    return posixpath.dirname(found)
+
+
+def _paths(comparison: DatasetComparison) -> list[str]:
+    return [comparison.path, *([comparison.renamed_from] if comparison.renamed_from else [])]
+
+
+def read_background(results: Results, git: Git, rules: dict[str, RuleView] | None = None, *, depth: int = HISTORY_DEPTH) -> Background:
+    """The base runs and metric histories of ``results``' compared datasets, read at the
+    selection's merge-base (without one: the working tree, and the history of HEAD)."""
+    merge_base = results.selection.merge_base if results.selection else None
+    workspace = git.workspace()
+    in_repo = git.is_repository()
+    read: Reader = (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+    background = Background(
+        base_label=f"merge-base {merge_base[:7]}" if merge_base else "the working tree's baselines", rules=dict(rules or {})
+    )
+    for comparison in results.comparison or []:
+        if comparison.status != "compared" or not comparison.baseline_path:
+            continue
+        paths = _paths(comparison)
+        folder = _baselines_dir(comparison, paths)
+        if folder is None:
+            continue
+        try:
+            found = find_baseline(read, "", folder, paths, comparison.dataset)
+        except DatasetError:
+            found = None  # the comparison reported it already
+        if found is not None:
+            background.base_runs[comparison.path] = found.dataset
+        if in_repo:
+            background.history[comparison.path] = metric_history(git, merge_base or "HEAD", folder, paths, comparison.dataset, depth)
+    return background
+
+
+def metric_history(git: Git, rev: str, folder: str, paths: list[str], name: str, depth: int = HISTORY_DEPTH) -> dict[str, list[Point]]:
+    """Metric -> the values of the last ``depth`` commits (at ``rev``) that wrote this dataset's
+    baseline, oldest first. Each commit is read in the files it touched: a stem-keyed file of
+    the older layout counts only where it recorded this dataset, so another dataset of the same
+    file name adds no point."""
+    new = [baseline_path(folder, path) for path in paths]
+    legacy = [legacy_baseline_path(folder, path) for path in paths]
+    # ":(top)": the paths are named from the repository root, wherever the run started.
+    files = [f":(top){file}" for file in sorted(set(new + legacy))]
+    try:
+        log = git.run(
+            "-c", "core.quotePath=false", "log", f"-n{depth}", "--format=%x1e%H%x1f%cs%x1f%s", "--name-only", rev, "--", *files, check=False
+        )
+    except InfrastructureError:
+        return {}
+    if log.returncode != 0:
+        return {}
+    found: list[tuple[str, str, str, dict[str, Any]]] = []
+    for record in log.stdout.split("\x1e")[1:]:
+        head, _, names = record.partition("\n")
+        commit, date, subject = [*head.split("\x1f", 2), "", ""][:3]
+        touched = {line.strip() for line in names.splitlines() if line.strip()}
+        summary = _summary_at(_reader_at(git, commit), folder, paths, name, touched)
+        if summary is not None:
+            found.append((commit, date, subject, summary))
+    found.reverse()
+    metrics = list(dict.fromkeys(metric for *_, summary in found for metric in summary))
+    out: dict[str, list[Point]] = {}
+    for metric in metrics:
+        points = []
+        for commit, date, subject, summary in found:
+            figures = summary.get(metric)
+            value = figures.get("mean") if isinstance(figures, dict) else None
+            points.append(Point(commit=commit, date=date, subject=subject, value=float(value) if isinstance(value, int | float) else None))
+        out[metric] = points
+    return out
+
+
+def _reader_at(git: Git, rev: str) -> Reader:
+    return lambda path: git.show(rev, path)
+
+
+def _summary_at(read: Callable[[str], str | None], folder: str, paths: list[str], name: str, touched: set[str]) -> dict[str, Any] | None:
+    """The dataset's summary in the baseline files one commit ``touched``, without validating
+    the whole file (its questions are most of it, and only the means are wanted)."""
+    for legacy in (False, True):
+        for path in paths:
+            file = (legacy_baseline_path if legacy else baseline_path)(folder, path)
+            if file not in touched:
+                continue
+            text = read(file)
+            if text is None:
+                continue
+            try:
+                data = json.loads(text)
+            except ValueError:
+                continue
+            datasets = [d for d in data.get("datasets", []) if isinstance(d, dict)] if isinstance(data, dict) else []
+            picked = _pick(datasets, path, name, legacy)
+            if picked is not None and isinstance(picked.get("summary"), dict):
+                return dict(picked["summary"])
+    return None
+
+
+def _clean(path: object) -> str:
+    return posixpath.normpath(str(path).replace("\\", "/")).removeprefix("./").rstrip("/")
+
+
+def _pick(datasets: list[dict[str, Any]], path: str, name: str, legacy: bool) -> dict[str, Any] | None:
+    """As ``baseline.find_baseline`` picks: by path; a stem-keyed file only for the dataset it
+    recorded; else by name, or the only one."""
+    for dataset in datasets:
+        if _clean(dataset.get("path", "")) == _clean(path):
+            return dataset
+    if legacy:
+        return next((d for d in datasets if _clean(path).endswith("/" + _clean(d.get("path", "")))), None)
+    named = [d for d in datasets if d.get("name") == name]
+    return named[0] if named else datasets[0] if len(datasets) == 1 else None
+
+
+def background_from_files(
+    results: Results, baseline: Results | None, label: str | None, rules: dict[str, RuleView] | None = None
+) -> Background:
+    """For ``report RESULTS [--baseline B]``: the base runs from a results or baseline file,
+    matched by dataset path, else by name; no history (that needs the repository)."""
+    background = Background(base_label=label, rules=dict(rules or {}))
+    if baseline is None:
+        return background
+    by_path = {d.path: d for d in baseline.datasets}
+    by_name = {d.name: d for d in baseline.datasets}
+    for dataset in results.datasets:
+        found = by_path.get(dataset.path) or by_name.get(dataset.name)
+        if found is None and len(baseline.datasets) == 1 and len(results.datasets) == 1:
+            found = baseline.datasets[0]
+        if found is not None:
+            background.base_runs[dataset.path] = found
+    return background
+
+
+def rules_of(results: Results, gate: GateConfig, kinds: Mapping[str, str]) -> dict[str, RuleView]:
+    """Metric -> its rule under the gate config ``gate`` (a ``GateConfig``), for the metrics in ``results``."""
+    from agent_eval_action.gate import rule_for
+
+    out: dict[str, RuleView] = {}
+    for dataset in results.datasets:
+        for metric, summary in dataset.summary.items():
+            rule = rule_for(metric, kinds.get(metric, "trace"), summary.direction, gate)
+            view = RuleView(min=rule.min, max=rule.max, max_regression=rule.max_regression)
+            if view.gated:
+                out[metric] = view
+    return out
+
+
+def repository_background(results: Results, cwd: Path, gate: GateConfig, kinds: Mapping[str, str]) -> Background:
+    """The background of a run made in the repository at ``cwd``, with the gate config's rules.
+    Git failing here costs the views their history, never the run its results."""
+    rules = rules_of(results, gate, kinds)
+    try:
+        return read_background(results, Git(cwd), rules)
+    except InfrastructureError:
+        return Background(rules=rules)

@@ -1,0 +1,101 @@
+"""`make example`: the PR check of the bundled agent against its committed baseline, offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml  # type: ignore[import-untyped]
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "customer_service"
+BASELINE = "evaluation/baselines/examples/customer_service/evaluation/datasets/customer_service_golden.json.json"
+TIMING = {"latency", "turn_latency"}
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_", "INPUT_"))}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path) -> None:
+    """The command `make example` runs, from the example's folder (Makefile: example)."""
+    done = run(EXAMPLE, "run", "--no-comment", "--output-dir", str(tmp_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [
+        "gate: FAILED - 2 of 8 questions lost their state writes",
+        "  state_management_fidelity 100% → 0% on q_discount_01, q_discount_02",
+    ]
+    state = next(line for line in lines if line.startswith("  x state_management_fidelity"))
+    assert state.split()[2:4] == ["100%", "60%"]
+    assert state.endswith(
+        "fails the gate: 2 questions dropped (100% → 0%); −40\u00a0pts is more than the 5\u00a0pts allowed (max_regression 0.05), but within noise"
+    )
+    why = lines.index("  why: 2 questions got worse than on the base")
+    assert lines[why + 1 : why + 5] == [
+        "    q_discount_01, q_discount_02: state_management_fidelity 100% → 0%",
+        '      generate_qr_code result  base: {"qr_code": "QR-123-percentage-10"}',
+        "                               now:  error: discounts above 5% need approval",
+        "      state discount_value     base: 10.0",
+    ]
+    assert lines.index("  why: 2 questions got worse than on the base") > lines.index(state) > 1  # verdict, what moved, why
+    assert {p.name for p in tmp_path.iterdir()} >= {"results.json", "comment.md", "summary.md", "report.html", "junit.xml"}
+    comment = (tmp_path / "comment.md").read_text().splitlines()
+    assert comment[1] == "## ❌ Agent evaluation failed: 2 of 8 questions lost their state writes"
+    assert comment[3] == "state\\_management\\_fidelity 100% → 0% on q\\_discount\\_01, q\\_discount\\_02"
+    assert '| generate\\_qr\\_code result | {"qr\\_code": "QR-123-percentage-10"} | error: discounts above 5% need approval |' in comment
+    gate = json.loads((tmp_path / "results.json").read_text())["gate"]
+    assert [(f["rule"], f["question"]) for f in gate["failures"]] == [
+        ("question_drop", "q_discount_01"),
+        ("question_drop", "q_discount_02"),
+    ]
+
+
+def test_the_shipped_baseline_is_the_agent_before_the_change(tmp_path: Path) -> None:
+    """Honest: with the cap back at 10% the check passes, and `baseline update` writes the shipped
+    baseline again (timings aside, which no two runs share)."""
+    repo = tmp_path / "repo"
+    copy = repo / "examples" / "customer_service"  # the same repository paths as here
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    tools = copy / "customer_service" / "tools.py"
+    assert "\nMAX_DISCOUNT = 5\n" in tools.read_text()
+    tools.write_text(tools.read_text().replace("\nMAX_DISCOUNT = 5\n", "\nMAX_DISCOUNT = 10\n"))
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    passed = run(copy, "run", "--no-comment", "--output-dir", str(tmp_path / "out"))
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert passed.stdout.startswith("gate: passed - ")
+    shipped = json.loads((copy / BASELINE).read_text())
+    update = run(copy, "baseline", "update")
+    assert update.returncode == 0, update.stderr
+    fresh = json.loads((copy / BASELINE).read_text())
+
+    def stable(data: dict[str, object]) -> object:
+        (dataset,) = data["datasets"]  # type: ignore[index]
+        questions = [
+            {**q, "scores": {name: score for name, score in q["scores"].items() if name not in TIMING}} for q in dataset["questions"]
+        ]
+        summary = {name: figures for name, figures in dataset["summary"].items() if name not in TIMING}
+        return {**dataset, "questions": questions, "summary": summary}
+
+    assert stable(fresh) == stable(shipped)
+
+
+def test_example_workflows_upload_the_output_directory() -> None:
+    """The comment links to the run's artifacts: every PR workflow must upload report.html there."""
+    for workflow in sorted((ROOT / "examples" / "workflows").glob("*.yml")):
+        spec = yaml.safe_load(workflow.read_text())
+        triggers = spec.get(True, spec.get("on"))  # YAML reads a bare `on` as true
+        if "pull_request" not in triggers:
+            continue
+        steps = [step for job in spec["jobs"].values() for step in job["steps"]]
+        uploads = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+        assert any(
+            s["with"].get("name") == "agent-eval-results" and s["with"]["path"] == "agent-eval-results/" and s.get("if") == "always()"
+            for s in uploads
+        ), workflow.name

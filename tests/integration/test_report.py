@@ -1,0 +1,174 @@
+"""report.html opened from file:// in a real headless Chromium: what a reader sees and clicks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_eval_action.report import write_report
+from agent_eval_action.results_io import write_results
+from agent_eval_action.scoring import default_pass_thresholds
+from tests.browser import Page, browser, chromium, require
+from tests.integration.test_publish import DATASET, sample, sample_background
+
+ROOT = Path(__file__).resolve().parents[2]
+PWN = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
+REGRESSED = ["q00ok", "q02", "q04", "q06", "q08", "q10"]
+
+ROWS = """(selector) => Array.from(document.querySelectorAll(selector)).map(
+  tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim()))"""
+
+
+@pytest.fixture(scope="module")
+def tab() -> Iterator[Page]:
+    binary = require("chromium", chromium(), "opening report.html in a real browser")
+    with browser(binary) as page:
+        yield page
+
+
+def written(tmp_path: Path, text: str = "ok") -> Path:
+    results, before = sample(text)
+    return write_report(
+        results,
+        tmp_path / "report.html",
+        thresholds=default_pass_thresholds({}),
+        background=sample_background(results, before),
+        sha="0123456789",
+    )
+
+
+def rows(tab: Page, selector: str) -> list[list[str]]:
+    return list(tab.evaluate(f"({ROWS})({json.dumps(selector)})"))
+
+
+def visible_ids(tab: Page) -> list[str]:
+    return list(tab.evaluate("Array.from(document.querySelectorAll('details.question:not([hidden]) .qid')).map(e => e.textContent)"))
+
+
+def test_regressed_questions_first_with_the_base_run_beside_them(tab: Page, tmp_path: Path) -> None:
+    report = written(tmp_path)
+    tab.open(report.as_uri())
+    assert tab.problems() == []  # no console errors, no refused script or resource
+    assert tab.requests() == [report.as_uri()]  # nothing fetched but the page itself
+    assert tab.evaluate("document.body.dataset.filter") == "regressed"
+    assert visible_ids(tab) == REGRESSED
+    assert tab.evaluate("document.querySelector('h1').textContent") == (
+        "❌ Agent evaluation failed: 1 question ended in an error (and 3 more reasons)"
+    )
+    metrics = rows(tab, "table.metrics tbody tr")
+    assert [r[:6] for r in metrics] == [
+        ["🔴", "state_management_fidelity", "100%", "50%", "−50\u00a0pts", "[−75\u00a0pts, −25\u00a0pts]"],
+        ["🔴", "tool_usage_accuracy", "100%", "50%", "−50\u00a0pts", "[−75\u00a0pts, −25\u00a0pts]"],
+        ["", "latency", "1.55\u00a0s", "1.55\u00a0s", "±0", "[±0, ±0]"],
+    ]
+    # Trends: the baseline commits with a value, then this run's point, each with its tooltip.
+    assert tab.evaluate(
+        "Array.from(document.querySelectorAll('table.metrics svg.spark')).map(s => s.querySelectorAll('circle').length)"
+    ) == [3, 4]
+    assert tab.evaluate("document.querySelector('table.metrics svg.spark circle.now title').textContent") == "this run: 50%"
+    assert tab.evaluate("document.querySelectorAll('figure.chart').length") == 2
+
+    q02 = "details.question:not([hidden]):nth-of-type(2)"
+    assert tab.evaluate(f"document.querySelector('{q02} .qid').textContent") == "q02"
+    assert rows(tab, f"{q02} table.diff tbody tr") == [
+        ["state_management_fidelity", "100%", "0%"],
+        ["tool_usage_accuracy", "100%", "0%"],
+        ["lookup arguments", "q: ok", "q: wrong"],
+        ["lookup result", '{"found": true}', '{"found": false}'],
+        ["state note", "ok", "wrong"],
+        ["answer", "Found ok", "Sorry, no ok"],
+    ]
+    assert tab.evaluate(f"Array.from(document.querySelectorAll('{q02} .side-by-side .run h5')).map(h => h.textContent)") == [
+        "Base run",
+        "This run",
+    ]
+    base_calls, head_calls = (rows(tab, f"{q02} .side-by-side .run:nth-child({i}) table.calls tbody tr") for i in (1, 2))
+    assert base_calls == [["1", "lookup", '{"q": "ok"}', '{"found": true}']]
+    assert head_calls == [["1", "lookup", '{"q": "wrong"}', '{"found": false}']]
+    assert tab.evaluate(
+        f"Array.from(document.querySelectorAll('{q02} .side-by-side .run:nth-child(2) .turns p')).map(p => p.textContent)"
+    ) == [
+        "hi",
+        "Sorry, no ok",
+    ]
+    assert rows(tab, f"{q02} .side-by-side .run:nth-child(2) table.state tbody tr") == [["note", "ok", "wrong", "✗"]]
+
+
+def test_filters_show_failing_regressed_or_all(tab: Page, tmp_path: Path) -> None:
+    tab.open(written(tmp_path).as_uri())
+    counts = tab.evaluate("Array.from(document.querySelectorAll('.filters button[data-filter]')).map(b => b.textContent)")
+    assert counts == ["Got worse 6", "Failing 7", "All 13"]
+    tab.evaluate("document.querySelector('button[data-filter=all]').click()")
+    assert len(visible_ids(tab)) == 13 and tab.evaluate("location.hash") == "#filter=all"
+    tab.evaluate("document.querySelector('button[data-filter=failing]').click()")
+    assert visible_ids(tab) == [*REGRESSED, "crash ok"]
+    pressed = tab.evaluate("Array.from(document.querySelectorAll('.filters button[data-filter]')).map(b => b.getAttribute('aria-pressed'))")
+    assert pressed == ["false", "true", "false"]
+    crash = tab.evaluate(
+        "Array.from(document.querySelectorAll('details.question:not([hidden])')).pop().querySelector('.run .error-line').textContent"
+    )
+    assert crash == "Error: RuntimeError: ok"
+    tab.open(written(tmp_path).as_uri() + "#filter=all")  # a link to one view of the page
+    assert len(visible_ids(tab)) == 13
+    assert tab.problems() == []
+
+
+def test_hostile_agent_and_dataset_text_stays_text(tab: Page, tmp_path: Path) -> None:
+    tab.open(written(tmp_path, PWN).as_uri() + "#filter=all")
+    assert tab.problems() == []
+    assert tab.evaluate("document.querySelectorAll('img').length") == 0
+    assert tab.evaluate("document.querySelectorAll('script').length") == 1  # the page's own
+    assert tab.evaluate("typeof window.__pwned") == "undefined"
+    assert tab.evaluate("document.querySelectorAll('[onerror]').length") == 0
+    ids = visible_ids(tab)
+    assert f"q00{PWN}" in ids and f"crash {PWN}" in ids  # the id reads exactly as written
+    answers = tab.evaluate("Array.from(document.querySelectorAll('.run .answer')).map(p => p.textContent)")
+    assert f"Sorry, no {PWN}" in answers
+    assert tab.requests() == [(tmp_path / "report.html").as_uri()]
+
+
+def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) -> None:
+    results, before = sample()
+    from agent_eval_action.models import Results
+
+    write_results(results, tmp_path / "run" / "results.json")
+    write_results(Results(tool_version="0.1.0", datasets=[before]), tmp_path / "base.json")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_eval_action",
+            "report",
+            str(tmp_path / "run" / "results.json"),
+            "--baseline",
+            str(tmp_path / "base.json"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    target = tmp_path / "run" / "report.html"
+    assert done.stdout == f"wrote {target} (13 question runs, 6 got worse, 7 failing; base runs from {tmp_path / 'base.json'})\n"
+    tab.open(target.as_uri())
+    assert visible_ids(tab) == REGRESSED and tab.problems() == []
+    assert rows(tab, "details.question:first-of-type table.diff tbody tr")[2] == ["lookup arguments", "q: ok", "q: wrong"]
+    assert DATASET in tab.evaluate("document.querySelector('section.dataset h2').textContent")
+    missing = subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", "report", "nope.json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and missing.stderr.startswith("error: nope.json: cannot read results")

@@ -1,0 +1,170 @@
+"""The page every view shows: marks and words of what moved, base-vs-head rows, the headline."""
+
+from __future__ import annotations
+
+from agent_eval_action.history import Background, RuleView
+from agent_eval_action.markdown import escape_html, escape_md
+from agent_eval_action.models import (
+    DatasetComparison,
+    DatasetResult,
+    GateFailure,
+    GateResult,
+    MetricComparison,
+    MetricSummary,
+    QuestionDrop,
+    QuestionResult,
+    Results,
+    Score,
+    ToolInteraction,
+)
+from agent_eval_action.terminal import render
+from agent_eval_action.views import DiffRow, call_rows, dataset_view, fmt, headline, page, reasons, signed, spark, state_rows
+
+PATH = "evaluation/datasets/cs.json"
+STATE = "state_management_fidelity"
+RULES = {STATE: RuleView(max_regression=0.05)}
+
+
+def dataset(values: dict[str, float], mismatch: str = "discount_value: missing from the final state") -> DatasetResult:
+    questions = [
+        QuestionResult(id=qid, scores={STATE: Score(value=v, details={"mismatches": [] if v == 1 else [mismatch]})})
+        for qid, v in values.items()
+    ]
+    mean = sum(values.values()) / len(values)
+    return DatasetResult(
+        path=PATH, name="cs", format="golden", summary={STATE: MetricSummary(mean=mean, n=len(values), unscored=0)}, questions=questions
+    )
+
+
+def comparison(delta: float, ci: tuple[float, float], verdict: str, drops: list[QuestionDrop] | None = None) -> DatasetComparison:
+    metric = MetricComparison(
+        metric=STATE,
+        direction="higher",
+        baseline=1.0,
+        current=1.0 + delta,
+        delta=delta,
+        ci95=ci,
+        verdict=verdict,
+        drops=drops or [],  # type: ignore[arg-type]
+    )
+    return DatasetComparison(dataset="cs", path=PATH, status="compared", metrics=[metric])
+
+
+def test_a_worse_mean_within_noise_is_marked_and_never_called_unchanged() -> None:
+    current = dataset({"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0, "e": 0.0})
+    compared = comparison(-0.4, (-0.8, 0.0), "unchanged")
+    view = dataset_view(current, compared, GateResult(passed=True), {}, Background(rules=RULES))
+    (row,) = view.moved
+    assert (row.mark, row.emoji) == ("worse", "⚠️")
+    assert row.words == "worse by more than the 5\u00a0pts allowed (max_regression 0.05), but within noise"
+    results = Results(datasets=[current], comparison=[compared], gate=GateResult(passed=True))
+    (line,) = [line for line in render(results, {}, Background(rules=RULES)).splitlines() if STATE in line and "%" in line]
+    assert line.startswith("  ! state_management_fidelity") and "unchanged" not in line
+    assert " 100% " in line and " 60% " in line and " −40\u00a0pts " in line and " [−80\u00a0pts, ±0] " in line
+    assert line.endswith("  worse by more than the 5\u00a0pts allowed (max_regression 0.05), but within noise")
+
+
+def test_rows_that_fail_improve_or_hold() -> None:
+    drop = QuestionDrop(id="b", metric=STATE, baseline=1.0, current=0.0)
+    failure = GateFailure(dataset=PATH, metric=STATE, question="b", rule="question_drop", baseline=1.0, current=0.0, message="cs: q")
+    view = dataset_view(
+        dataset({"a": 1.0, "b": 0.0}),
+        comparison(-0.5, (-1.0, 0.0), "unchanged", [drop]),
+        GateResult(passed=False, outcome="failed", failures=[failure]),
+        {},
+        Background(rules=RULES),
+    )
+    assert (view.moved[0].emoji, view.moved[0].words) == (
+        "🔴",
+        "fails the gate: 1 question dropped (100% → 0%); −50\u00a0pts is more than the 5\u00a0pts allowed (max_regression 0.05), but within noise",
+    )
+    better = dataset_view(dataset({"a": 1.0}), comparison(0.2, (0.1, 0.3), "improved"), None, {}, Background(rules=RULES)).moved[0]
+    assert (better.emoji, better.words) == ("🟢", "better")
+    same = dataset_view(dataset({"a": 1.0}), comparison(0.0, (0.0, 0.0), "unchanged"), None, {}, Background(rules=RULES))
+    assert same.moved == [] and [(r.metric, r.words) for r in same.unchanged] == [(STATE, "unchanged")]
+    slower = MetricComparison(
+        metric="latency", direction="lower", baseline=1.0, current=1.5, delta=0.5, ci95=(0.3, 0.7), verdict="regressed"
+    )
+    row = dataset_view(
+        DatasetResult(path=PATH, name="cs", format="golden"),
+        DatasetComparison(dataset="cs", path=PATH, status="compared", metrics=[slower]),
+        None,
+        {},
+        Background(),
+    ).moved[0]
+    assert (row.emoji, row.words) == ("⚠️", "worse, beyond noise; no rule gates it")
+
+
+def test_headline_says_the_verdict_and_its_reason_in_words() -> None:
+    current = dataset({"q1": 1.0, "q2": 0.0, "q3": 0.0, "q4": 1.0})
+    failures = [
+        GateFailure(dataset=PATH, metric=STATE, question=q, rule="question_drop", baseline=1.0, current=0.0, message=f"cs: {q}")
+        for q in ("q2", "q3")
+    ]
+    results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
+    found = reasons(results, RULES)
+    assert [(r.short, r.detail) for r in found] == [("2 of 4 questions lost their state writes", f"{STATE} 100% → 0% on q2, q3")]
+    assert headline(results, [], found) == "Agent evaluation failed: 2 of 4 questions lost their state writes"
+    one = Results(
+        datasets=[dataset({"q1": 1.0, "q2": 0.0}, mismatch="x: expected 1, got 2")],
+        gate=GateResult(passed=False, outcome="failed", failures=failures[:1]),
+    )
+    assert reasons(one, RULES)[0].short == "1 of 2 questions ends in a different state"
+    passed = Results(datasets=[current], comparison=[comparison(0.0, (0.0, 0.0), "unchanged")], gate=GateResult(passed=True))
+    assert page(passed, background=Background(rules=RULES))["headline"] == "Agent evaluation passed: 1 gated metric held on 4 questions"
+
+
+def test_tool_calls_that_differ_by_arguments_by_result_or_by_being_made() -> None:
+    base = [
+        ToolInteraction(tool_name="lookup", input_arguments={"q": "soil", "limit": 5}, output_result={"n": 2}),
+        ToolInteraction(tool_name="refund", input_arguments={"order": "A1"}, output_result="ok"),
+        ToolInteraction(tool_name="qr", input_arguments={"value": 10}, output_result={"code": "QR-10"}),
+    ]
+    head = [
+        ToolInteraction(tool_name="lookup", input_arguments={"q": "Soil", "limit": 5}, output_result={"n": 2}),
+        ToolInteraction(tool_name="qr", input_arguments={"value": 10}, error="discounts above 5% need approval"),
+        ToolInteraction(tool_name="qr", input_arguments={"value": 5}, output_result={"code": "QR-5"}),
+    ]
+    assert call_rows(base, head) == [
+        DiffRow(label="lookup arguments", base="q: soil", head="q: Soil", kind="call"),
+        DiffRow(label="refund call", base="order: A1", head="not called", kind="call"),
+        DiffRow(label="qr #1 result", base='{"code": "QR-10"}', head="error: discounts above 5% need approval", kind="result"),
+        DiffRow(label="qr #2 call", base="not called", head="value: 5", kind="call"),
+    ]
+    assert call_rows(base, base) == []
+
+
+def test_state_variables_that_differ() -> None:
+    assert state_rows({"cart": {"n": 1}, "discount": 10, "same": True}, {"cart": {"n": 1}, "qr": True, "same": True}) == [
+        DiffRow(label="state discount", base="10", head="(not set)", kind="state"),
+        DiffRow(label="state qr", base="(not set)", head="true", kind="state"),
+    ]
+
+
+def test_figures_keep_their_unit_on_one_line() -> None:
+    assert [fmt(1.0, STATE), fmt(0.875, STATE), fmt(0.2049, "latency"), fmt(812.5, "input_tokens"), fmt(0.0123, "cost_usd")] == [
+        "100%",
+        "87.5%",
+        "0.20\u00a0s",
+        "812.5",
+        "$0.0123",
+    ]
+    assert [signed(-0.4, STATE), signed(0.0, STATE), signed(0.5, "latency")] == ["−40\u00a0pts", "±0", "+0.50\u00a0s"]
+    assert [signed(-0.004, "latency"), signed(0.0004, STATE)] == ["−0.004\u00a0s", "+0.04\u00a0pts"]  # never a rounded "-0.00 s"
+
+
+def test_escaping_for_markdown_and_for_html_inside_tags() -> None:
+    hostile = "<img src=x onerror=alert(1)> cs_golden | @octocat #12 http://evil.example\nnext"
+    assert escape_html(hostile) == (
+        "&lt;img src=x onerror=alert(1)&gt; cs_golden | @\u200boctocat #\u200b12 http\u200b://evil.example next"
+    )
+    assert escape_md(hostile) == (
+        "&lt;img src=x onerror=alert(1)&gt; cs\\_golden \\| @\u200boctocat #\u200b12 http\u200b://evil.example next"
+    )
+
+
+def test_sparkline_scales_shares_from_zero_to_one_and_marks_gaps() -> None:
+    assert spark([0.0, 0.5, 1.0, None, 0.6], STATE) == "▁▅█·▅"
+    assert spark([0.98, 0.99, 1.0], STATE) == "███"  # noise stays flat on the 0..100% scale
+    assert spark([2.0, 4.0, 1.0], "latency") == "▅█▃"  # seconds from 0 to their maximum
+    assert spark([None], "latency") == ""
