@@ -104,7 +104,7 @@ def compare(
 ) -> Results:
     """``current`` with its comparison to ``baseline`` (datasets matched by path, else name) and
     the gate's verdict filled in. Results files may be given by path."""
-    from agent_eval_action.compare import compare_dataset
+    from agent_eval_action.comparison import compare_dataset
     from agent_eval_action.flow import decide
     from agent_eval_action.results_io import read_results
     from agent_eval_action.rules import Rules

@@ -226,7 +226,7 @@ def compare_files(
     err: TextIO = sys.stderr,
 ) -> int:
     """Compares two results files (datasets matched by path, else by name) and applies the gate."""
-    from agent_eval_action.compare import compare_dataset
+    from agent_eval_action.comparison import compare_dataset
     from agent_eval_action.config import load_config
     from agent_eval_action.flow import decide
     from agent_eval_action.results_io import read_results, write_results

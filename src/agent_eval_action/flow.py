@@ -12,7 +12,7 @@ from typing import TextIO
 
 from agent_eval_action import __version__
 from agent_eval_action.baseline import find_baseline, working_tree_reader
-from agent_eval_action.compare import compare_dataset
+from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import DEFAULT_DATASETS, Config
 from agent_eval_action.discovery import dataset_files
 from agent_eval_action.errors import DatasetError, ExitCode

@@ -3,7 +3,7 @@ and no pass for a dataset of which nothing could be checked."""
 
 from __future__ import annotations
 
-from agent_eval_action.compare import ci_on_worse_side, worse_amount
+from agent_eval_action.comparison import ci_on_worse_side, worse_amount
 from agent_eval_action.config import GateConfig, MetricRule, parse_regression
 from agent_eval_action.models import DatasetComparison, DatasetResult, GateFailure, GateResult
 

@@ -337,7 +337,7 @@ def report_files(
     with the baselines' history. Writes next to RESULTS.json unless ``output`` says where."""
     import sys
 
-    from agent_eval_action.compare import compare_dataset
+    from agent_eval_action.comparison import compare_dataset
     from agent_eval_action.config import load_config
     from agent_eval_action.history import background_from_files, repository_background, rules_of
     from agent_eval_action.metrics import REGISTRY

@@ -179,6 +179,11 @@ def render(results: Results, thresholds: dict[str, float] | None = None, backgro
             )
             lines.extend(moved_lines(d, shown["base_label"]))
             lines.extend(why_lines(d))
+            # What an errored run said: the reason a reviewer needs first (results.json has them all).
+            errored = [q for q in dataset.questions if q.status == "error"]
+            lines.extend(f"  error in {q.id}{f' (run {q.run})' if q.run else ''}: {q.error}" for q in errored[:FAILING_SHOWN])
+            if len(errored) > FAILING_SHOWN:
+                lines.append(f"  ... and {len(errored) - FAILING_SHOWN} more errors (see results.json)")
         lines.append("")
     for comparison in shown["removed"]:
         lines.append(f"{comparison.dataset}: dataset deleted in this change ({comparison.path})")

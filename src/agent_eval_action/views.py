@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent_eval_action.aggregate import passes
-from agent_eval_action.compare import EPSILON, ci_on_worse_side, per_question, worse_amount
+from agent_eval_action.comparison import EPSILON, ci_on_worse_side, per_question, worse_amount
 from agent_eval_action.history import Background, Point, RuleView
 from agent_eval_action.models import (
     DatasetComparison,

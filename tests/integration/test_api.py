@@ -28,7 +28,8 @@ def test_the_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch, cap
     path_before, frozen = list(sys.path), gc.get_freeze_count()
     exec(compile(readme_example(), "README.md", "exec"), {})
     out = capsys.readouterr()
-    assert out.out == "customer_service_golden: state fidelity 100% over 5 questions\n"
+    # The example ships a regression (the discount cap lowered under the scripted model's offer).
+    assert out.out == "customer_service_golden: state fidelity 60% over 5 questions\n"
     assert out.err == ""  # the API prints nothing of its own
     assert sys.path == path_before and gc.get_freeze_count() == frozen and gc.isenabled()
 

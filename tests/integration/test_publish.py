@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.compare import compare_dataset
+from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import GateConfig
 from agent_eval_action.flow import metric_kinds
 from agent_eval_action.gate import evaluate_gate

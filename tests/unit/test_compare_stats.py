@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from agent_eval_action.compare import compare_dataset
+from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import GateConfig, MetricRule
 from agent_eval_action.gate import evaluate_gate
 from agent_eval_action.loaders import LoadedDataset
