@@ -128,8 +128,10 @@ class TestSimulationCsv:
         assert trace is not None
         assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "access_cart_information", "generate_qr_code"]
         assert trace.tool_interactions[2].input_arguments["discount_value"] == 10.0  # type: ignore[index]
+        # The trace keeps the transfer as recorded; metrics count it as an agent step (calls.py).
         assert [(s.kind, s.name) for s in trace.trajectory or []] == [
             ("agent", "customer_service"),
+            ("tool", "transfer_to_agent"),
             ("agent", "promotions_agent"),
             ("tool", "access_cart_information"),
             ("tool", "generate_qr_code"),
@@ -172,6 +174,7 @@ class TestSimulationCsv:
         assert trace.tool_interactions is None and trace.final_state is None
         assert [(s.kind, s.name) for s in trace.trajectory or []] == [
             ("agent", "customer_service"),
+            ("tool", "transfer_to_agent"),
             ("agent", "promotions_agent"),
             ("tool", "access_cart_information"),
             ("tool", "generate_qr_code"),
@@ -181,6 +184,7 @@ class TestSimulationCsv:
     def test_bare_state_dict_and_agent_name_list_summary(self, tmp_path: Path) -> None:
         row = {
             "question_id": "q1",
+            "user_inputs": "where do I live?",
             "final_session_state": json.dumps({"state": "CA", "zip": 94000}),
             "trace_summary": json.dumps(["root", "billing"]),
         }
@@ -192,10 +196,11 @@ class TestSimulationCsv:
         rows = [
             {
                 "question_id": "q1",
+                "user_inputs": json.dumps(["hi"]),
                 "session_state": json.dumps({"id": "s", "app_name": "a", "state": {"k": 1}, "events": []}),
                 "status": "success",
             },
-            {"question_id": "q2", "status": "error", "error": "429 RESOURCE_EXHAUSTED"},
+            {"question_id": "q2", "user_inputs": "hi", "status": "error", "error": "429 RESOURCE_EXHAUSTED"},
         ]
         loaded = by_id(write_csv(tmp_path / "r.csv", rows))
         assert loaded["q1"].trace.final_state == {"k": 1}  # type: ignore[union-attr]
@@ -204,19 +209,30 @@ class TestSimulationCsv:
     def test_bad_cell_names_row_and_column_and_others_load(self, tmp_path: Path) -> None:
         rows = [csv_row(run) for run in list(RUNS.values())[:3]]
         rows[1]["extracted_data"] = '{"tool_interactions": [oops'
-        rows[2]["metric.duration_sec"] = "fast"
-        good, bad, _ = records(write_csv(tmp_path / "runs.csv", rows))
-        assert [r.question.id for r in good] == ["q_cart_01"]
+        rows[2]["metric.duration_sec"] = "fast"  # no metric needs it: the row stays, the cell is left out
+        rows.append(csv_row(RUNS["q_care_01"]))
+        rows[3]["user_inputs"] = ""
+        path = write_csv(tmp_path / "runs.csv", rows)
+        good, bad, warnings = records(path)
+        assert [r.question.id for r in good] == ["q_cart_01", "q_discount_02"]
         assert "row 2, column extracted_data: not valid JSON" in bad[0].message()
         assert "question 'q_discount_01'" in bad[0].message()
-        assert "row 3, column metric.duration_sec: expected a number, got 'fast'" in bad[1].message()
+        # A question without user input is an error, never a question (and without a session to
+        # read the user's messages from, there is none).
+        assert bad[1].message() == f"{path}, question 'q_care_01', at row 4, column user_inputs: no user input: " + (
+            "the cell is empty or missing and no session event holds a user message"
+        )
+        assert len(bad) == 2
+        assert warnings == [f"{path}: column 'metric.duration_sec' holds values that are not numbers: they are left out"]
+        discount = good[1].trace
+        assert discount is not None and "duration_sec" not in discount.recorded_metrics and discount.latency_source == "session_trace spans"
 
     def test_ids_runs_and_duplicates(self, tmp_path: Path) -> None:
         rows = [
-            {"question_id": "q1", "session_id": "a"},
-            {"question_id": "q1", "session_id": "b"},
-            {"question_id": "q1", "session_id": "b"},
-            {"eval_id": "e9"},
+            {"question_id": "q1", "session_id": "a", "user_inputs": "hi"},
+            {"question_id": "q1", "session_id": "b", "user_inputs": "hi"},
+            {"question_id": "q1", "session_id": "b", "user_inputs": "hi"},
+            {"eval_id": "e9", "user_inputs": "hi"},
             {"final_response": "no id"},
         ]
         good, bad, _ = records(write_csv(tmp_path / "r.csv", rows))
