@@ -341,10 +341,132 @@ class TestAdk:
         assert question.reference_data.reference_state_variables == {"cart_checked": True}
         assert question.reference_data.reference_response == "Two bags of soil."
         assert question.reference_data.reference_tool_interactions[0].tool_name == "access_cart_information"  # type: ignore[index]
-        assert isinstance(good[1], DatasetError) and "simulated-user scenarios are not supported" in good[1].message()
+        assert [[c.tool_name for c in turn] for turn in question.reference_data.turn_tool_calls or []] == [["access_cart_information"]]
+        simulated = good[1].question  # type: ignore[union-attr]
+        assert simulated.user_inputs == ["hi"] and simulated.conversation_scenario == {"starting_prompt": "hi", "conversation_plan": "x"}
+
+    def test_what_adks_eval_case_schema_refuses_is_refused(self, tmp_path: Path) -> None:
+        both = {"eval_id": "both", "conversation": [], "conversation_scenario": {"starting_prompt": "hi", "conversation_plan": "x"}}
+        no_plan = {"eval_id": "no_plan", "conversation_scenario": {"starting_prompt": "hi"}}
+        persona = {
+            "eval_id": "persona",
+            "conversation_scenario": {"starting_prompt": "hi", "conversation_plan": "x", "user_persona": "nobody"},
+        }
+        typo = {"eval_id": "typo", "conversation": [{"user_content": {"parts": [{"text": "hi"}]}, "final_respnse": {}}]}
+        path = tmp_path / "bad.evalset.json"
+        path.write_text(json.dumps({"eval_set_id": "bad", "eval_cases": [both, no_plan, persona, typo]}))
+        _, bad, _ = records(path)
+        refused = "(an eval case: ADK's schema refuses it)"
+        assert [e.message() for e in bad] == [
+            f"{path}, question 'both', at $.eval_cases[0]: value error, Exactly one of conversation and conversation_scenario must be "
+            f"provided in an EvalCase. {refused}",
+            f"{path}, question 'no_plan', at $.eval_cases[1].conversation_scenario.conversation_plan: required field is missing {refused}",
+            f"{path}, question 'persona', at $.eval_cases[2]: nobody not found in registry. (an eval case: ADK refuses it)",
+            f"{path}, question 'typo', at $.eval_cases[3].conversation[0].final_respnse: not a field of ADK's schema {refused}",
+        ]
+
+    def test_per_turn_tool_calls_of_the_old_format(self, tmp_path: Path) -> None:
+        path = tmp_path / "two.test.json"
+        path.write_text(json.dumps([{"query": "a", "expected_tool_use": [{"tool_name": "x", "tool_input": {}}]}, {"query": "b"}]))
+        ((record,), _, _) = records(path)
+        assert [[c.tool_name for c in turn] for turn in record.question.reference_data.turn_tool_calls or []] == [["x"], []]
 
     def test_test_config_is_not_a_dataset(self, tmp_path: Path) -> None:
         path = tmp_path / "test_config.json"
         path.write_text("{}")
         with pytest.raises(DatasetError, match="ADK's eval config"):
             load_dataset(str(path))
+
+
+class TestWorkshopFiles:
+    """Files of our own making shaped like the workshop repository's (tests/workshop.py says how)."""
+
+    def test_simulation_rows_keep_list_and_text_metric_cells(self, tmp_path: Path) -> None:
+        from tests.workshop import simulation_csv
+
+        path = simulation_csv(tmp_path / "run_20260112_014831.csv")
+        good, bad, warnings = records(path)
+        assert not bad and [r.question.id for r in good] == ["22e1e449", "68e57b06", "6446f647", "c8fa2069", "68b39c35"]
+        # One warning for the column, however many rows hold lists; a list counts its items.
+        assert warnings == [
+            f"{path}: column 'metric.unique_tools' holds values that are not numbers: a list counts as its number of items, "
+            "other values are left out"
+        ]
+        assert [r.trace.recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]  # type: ignore[union-attr]
+        first = good[0].trace
+        assert first is not None and "score.safety_v1" not in first.recorded_metrics  # an empty cell is no score
+        assert first.recorded_metrics["score.hallucinations_v1"] == 0.9375
+        # The session's events, not the producer's spans, give the steps and the model calls.
+        assert [(s.kind, s.name) for s in first.trajectory or []] == [
+            ("agent", "customer_service_agent"),
+            ("tool", "sync_ask_for_approval"),
+        ]
+        assert [(c.tool_name, c.turn) for c in first.tool_interactions or []] == [("sync_ask_for_approval", 1)]
+        assert first.llm_calls is not None and len(first.llm_calls) == 5
+        assert sum(c.input_tokens + c.output_tokens + c.thoughts_tokens for c in first.llm_calls) == first.recorded_metrics["total_tokens"]
+        # Spans that all last exactly 1 s are no timing: the producer's duration is used, and says so.
+        assert first.latency_s is None and first.missing == {
+            "timing": "the session_trace spans are not timings: all 10 model and tool spans last exactly 1 s"
+        }
+        assert [t.response for t in first.turns][-1] == "I can generate a QR code for 15% off your next purchase."
+
+    def test_the_same_rows_as_jsonl_with_native_lists(self, tmp_path: Path) -> None:
+        from tests.workshop import conversations, row
+
+        path = write_jsonl(tmp_path / "runs.jsonl", [row(c) for c in conversations()])
+        good, bad, warnings = records(path)
+        assert not bad and len(good) == 5 and len(warnings) == 1
+        assert [r.trace.recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]  # type: ignore[union-attr]
+
+    def test_scenario_eval_set_with_its_configs(self, tmp_path: Path) -> None:
+        from tests.workshop import scenario_case
+
+        (tmp_path / "eval_config.json").write_text(json.dumps({"criteria": {"hallucinations_v1": {"threshold": 0.5}}}))
+        (tmp_path / "test_config.json").write_text(
+            json.dumps(
+                {
+                    "criteria": {
+                        "safety_v1": {"threshold": 0.8},
+                        "tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "IN_ORDER"},
+                    },
+                    "user_simulator_config": {"model": "gemini-2.5-flash", "max_allowed_invocations": 20},
+                }
+            )
+        )
+        path = tmp_path / "eval_set_with_scenarios.evalset.json"
+        cases = [
+            scenario_case("2c79e2d0", "I'm thinking about planting some Petunias.", "Ask for soil; add it to the cart."),
+            scenario_case("b961b0eb", "I found a coupon for 15% off.", "Insist on matching the coupon.", user_persona="NOVICE"),
+        ]
+        path.write_text(json.dumps({"eval_set_id": "eval_set_with_scenarios", "name": "eval_set_with_scenarios", "eval_cases": cases}))
+        dataset = load_dataset(str(path))
+        good = [r for r in dataset.records if isinstance(r, Record)]
+        assert [r.question.user_inputs for r in good] == [["I'm thinking about planting some Petunias."], ["I found a coupon for 15% off."]]
+        assert good[0].question.conversation_scenario == {
+            "starting_prompt": "I'm thinking about planting some Petunias.",
+            "conversation_plan": "Ask for soil; add it to the cart.",
+        }
+        assert good[1].question.conversation_scenario["user_persona"] == "NOVICE"  # type: ignore[index]
+        assert good[0].question.user_simulator == {"model": "gemini-2.5-flash", "max_allowed_invocations": 20}
+        assert good[0].question.agents_evaluated == ["customer_service"]
+        assert dataset.criteria == {"tool_trajectory_avg_score": 0.9}
+        assert dataset.criterion_options == {"tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "IN_ORDER"}}
+        config = tmp_path / "test_config.json"
+        assert dataset.warnings == [
+            f"{config}: criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (README: ADK's metrics)"
+        ]
+        with pytest.raises(DatasetError, match="ADK's eval config, not a dataset"):
+            load_dataset(str(tmp_path / "eval_config.json"))
+
+    def test_bad_criteria_name_the_config_and_key(self, tmp_path: Path) -> None:
+        (tmp_path / "test_config.json").write_text(
+            json.dumps({"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "LOOSE"}}})
+        )
+        path = tmp_path / "a.test.json"
+        path.write_text(json.dumps([{"query": "hi"}]))
+        with pytest.raises(DatasetError) as raised:
+            load_dataset(str(path))
+        assert raised.value.message() == (
+            f"{tmp_path / 'test_config.json'}, at $.criteria.tool_trajectory_avg_score.match_type: "
+            "match_type 'LOOSE' is not one of EXACT, IN_ORDER, ANY_ORDER"
+        )
