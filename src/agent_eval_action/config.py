@@ -187,6 +187,10 @@ class Config(BaseModel):
 
         return default_pass_thresholds({m: r.pass_threshold for m, r in self.gate.metrics.items() if r.pass_threshold is not None})
 
+    def configured_thresholds(self) -> frozenset[str]:
+        """The metrics whose pass threshold this config sets (a dataset's ADK criteria don't replace those)."""
+        return frozenset(m for m, r in self.gate.metrics.items() if r.pass_threshold is not None)
+
     def worker_count(self) -> int:
         cpus = os.cpu_count() or 1
         return self.workers or (1 if cpus < 2 else min(cpus, 4) + 1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -62,9 +62,12 @@ class Evaluation:
             seed=self.config.seed,
             workers=self.config.worker_count(),
             pass_thresholds=self.config.pass_thresholds(),
+            configured_thresholds=self.config.configured_thresholds(),
         )
         try:
             dataset = load_dataset(path)
+            # ADK criteria that came with the dataset say how ADK's metrics are computed for it.
+            scorer.context = replace(scorer.context, criteria=dataset.criterion_options)
             if self.config.shard:
                 self._keep_shard(dataset)
             result = self._score(dataset, scorer)

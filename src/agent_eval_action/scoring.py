@@ -20,6 +20,8 @@ from agent_eval_action.models import DatasetResult, MetricSummary, Problem, Ques
 
 RECORDED_PREFIX = "score."
 NO_DEFAULT_PASS = {"response_match"}
+# ADK's default criteria (evaluation/eval_config.py: _DEFAULT_EVAL_CONFIG), when no test_config.json gives any.
+ADK_DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
 # Scoring that left more new objects than this freezes them out of the cyclic collector's scans.
@@ -41,6 +43,9 @@ class Scorer:
     workers: int = 1
     # Metric -> value a run must reach (higher is better) or stay under (lower) to pass.
     pass_thresholds: dict[str, float] = field(default_factory=dict)
+    # The metrics whose pass threshold the config sets: a dataset's own criteria (ADK
+    # test_config.json) replace the defaults but never these.
+    configured_thresholds: frozenset[str] = frozenset()
     # Scores computed elsewhere (LLM judges), by (question id, run).
     extra: dict[tuple[str, int], dict[str, Score]] = field(default_factory=dict)
     progress: Progress | None = None
@@ -112,7 +117,7 @@ class Scorer:
         from concurrent.futures import Future, ProcessPoolExecutor
 
         assert dataset.batches is not None
-        spec = ([m.name for m in self.metrics], dict(self.context.prices), self.seed)
+        spec = ([m.name for m in self.metrics], dict(self.context.prices), dict(self.context.criteria), self.seed)
         parts: list[list[ShardItem]] = []
         pending: list[Future[tuple[list[PackedItem], list[str]]]] = []
 
@@ -213,6 +218,8 @@ class Scorer:
                 percentiles=direction == "lower",
             )
             threshold = self.pass_thresholds.get(name)
+            if name in dataset.criteria and name not in self.configured_thresholds:
+                threshold = dataset.criteria[name]
             if threshold is not None:
                 _pass_rates(summary[name], column.ids, column.values, threshold, direction)
         return DatasetResult(
@@ -222,14 +229,15 @@ class Scorer:
             summary=summary,
             questions=questions,
             warnings=list(dataset.warnings),
+            criteria=dict(dataset.criteria),
         )
 
 
 def _score_batch(
-    fmt: str, path: str, batch: RawBatch, names: list[str], prices: dict[str, Any], seed: int
+    fmt: str, path: str, batch: RawBatch, names: list[str], prices: dict[str, Any], criteria: dict[str, Any], seed: int
 ) -> tuple[list[PackedItem], list[str]]:
     """A worker process's share: convert and score one batch of raw rows."""
-    scorer = Scorer.for_names(names, MetricContext(prices=prices), seed=seed)
+    scorer = Scorer.for_names(names, MetricContext(prices=prices, criteria=criteria), seed=seed)
     with scorer._few_collections():
         rows, warnings = convert_batch(fmt, path, batch)
         items = scorer._score_rows(rows, path)
@@ -258,12 +266,14 @@ def _unpack(payload: Packed | str) -> QuestionResult | str:
 
 def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
     """A run passes an exact reference metric (tools, trajectory, state) when it is perfect (1.0),
-    unless the config says otherwise; similarity scores such as ROUGE have no default."""
+    unless the config says otherwise; our similarity score (ROUGE-L) has no default, and ADK's
+    metrics keep ADK's own defaults (tool_trajectory_avg_score 1.0, response_match_score 0.8)."""
     thresholds = {
         name: 1.0
         for name, metric in REGISTRY.items()
         if metric.kind == "reference" and metric.direction == "higher" and name not in NO_DEFAULT_PASS
     }
+    thresholds.update(ADK_DEFAULT_CRITERIA)
     thresholds.update(overrides)
     return thresholds
 
