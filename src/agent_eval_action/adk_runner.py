@@ -33,7 +33,7 @@ def models_by_agent(agent: Any) -> dict[str, str]:
 class AdkRunner:
     """Implements ``run_pool.QuestionRunner`` for an agent loaded in this process."""
 
-    def __init__(self, agent: LoadedAgent, *, capture_spans: bool = True):
+    def __init__(self, agent: LoadedAgent, *, capture_spans: bool = True, user_simulator: dict[str, Any] | None = None):
         from google.adk.runners import Runner
         from google.adk.sessions import InMemorySessionService
         from google.genai import types
@@ -48,8 +48,12 @@ class AdkRunner:
             self.runner = Runner(app_name=agent.app_name, agent=agent.target, session_service=self.sessions)
         self.models = models_by_agent(agent.root_agent)
         self.spans = SpanCapture.install() if capture_spans else None
+        # [user-simulator] settings, laid over those the dataset gives.
+        self.user_simulator = dict(user_simulator or {})
 
     async def run_question(self, question: Question) -> Trace:
+        if question.conversation_scenario is not None:
+            return await self._scenario(question)
         session = await self.sessions.create_session(app_name=self.app_name, user_id=USER_ID, state=dict(question.initial_state))
         events: list[dict[str, Any]] = []
         times: list[tuple[float, float]] = []
@@ -81,3 +85,35 @@ class AdkRunner:
     async def _turn(self, session_id: str, message: Any, events: list[dict[str, Any]]) -> None:
         async for event in self.runner.run_async(user_id=USER_ID, session_id=session_id, new_message=message):
             events.append(event.model_dump(mode="json", exclude_none=True))
+
+    async def _scenario(self, question: Question) -> Trace:
+        from agent_eval_action.agent_worker.scenarios import ScenarioSkipped, run_scenario
+
+        play = run_scenario(
+            self.runner,
+            self.sessions,
+            app_name=self.app_name,
+            user_id=USER_ID,
+            scenario=question.conversation_scenario or {},
+            simulator={**question.user_simulator, **self.user_simulator},
+            state=question.initial_state,
+        )
+        spans: list[RawSpan] = []
+        try:
+            if self.spans is not None:
+                with self.spans.turn(question.id) as spans:
+                    done = await play
+            else:
+                done = await play
+        except ScenarioSkipped as skipped:
+            return Trace(app_name=self.app_name, skipped=skipped.reason)
+        events = [event.model_dump(mode="json", exclude_none=True) for event in done.events]
+        return trace_from_run(
+            question,
+            events,
+            final_state=done.final_state,
+            turn_times=done.turn_times,
+            app_name=self.app_name,
+            models=self.models,
+            spans=spans,
+        )

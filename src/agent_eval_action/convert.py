@@ -41,6 +41,9 @@ def golden_question(question: Question, agent_name: str | None = None) -> dict[s
         metadata["initial_state"] = question.initial_state
     if ref.turn_references and any(ref.turn_references[:-1]):
         metadata["turn_references"] = ref.turn_references
+    if question.conversation_scenario is not None:
+        # Kept so nothing is lost; a golden file replays its user_inputs, the scenario needs the eval set.
+        metadata["conversation_scenario"] = question.conversation_scenario
     agents = [agent_name] if agent_name else question.agents_evaluated
     return {
         "id": question.id,

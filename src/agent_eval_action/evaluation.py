@@ -47,7 +47,11 @@ class Evaluation:
                 from agent_eval_action.adk_runner import AdkRunner
                 from agent_eval_action.agent_loader import load_agent
 
-                self._runner = AdkRunner(load_agent(self.config.agent), capture_spans=self.config.capture_spans)
+                self._runner = AdkRunner(
+                    load_agent(self.config.agent),
+                    capture_spans=self.config.capture_spans,
+                    user_simulator=self.config.user_simulator.settings(),
+                )
             else:
                 raise UsageError(
                     "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"

@@ -30,7 +30,7 @@ Progress = Callable[[int], None]
 ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
-Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]]]
+Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]]]
 PackedItem = tuple[int, str, str | None, str, Packed | str]
 
 
@@ -62,6 +62,16 @@ class Scorer:
             raise UsageError("no trace to score")
         if trace.error:
             return QuestionResult(id=record.question.id, run=record.run, status="error", error=trace.error)
+        if trace.skipped:
+            # Not run, so nothing is known: every metric unscored with the reason, never a zero.
+            why = f"skipped: {trace.skipped}"
+            return QuestionResult(
+                id=record.question.id,
+                run=record.run,
+                status="skipped",
+                skip_reason=trace.skipped,
+                scores={metric.name: Score(value=None, explanation=why) for metric in self.metrics},
+            )
         scores: dict[str, Score] = {}
         for metric in self.metrics:
             try:
@@ -248,17 +258,18 @@ def _pack(payload: QuestionResult | str) -> Packed | str:
     if isinstance(payload, str):
         return payload
     scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
-    return (payload.id, payload.status, payload.error, scores)
+    return (payload.id, payload.status, payload.error, payload.skip_reason, scores)
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
     if isinstance(payload, str):
         return payload
-    question_id, status, error, scores = payload
+    question_id, status, error, skip_reason, scores = payload
     return QuestionResult.model_construct(
         id=question_id,
         status=status,
         error=error,
+        skip_reason=skip_reason,
         run=0,
         scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
     )

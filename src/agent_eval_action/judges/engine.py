@@ -85,7 +85,7 @@ class JudgeEngine:
         limit = _RateLimit(self.settings.rate_limit)
         jobs = []
         for record in records:
-            if record.trace is None or record.trace.error:
+            if record.trace is None or record.trace.error or record.trace.skipped:
                 continue
             scores = out.setdefault((record.question.id, record.run), {})
             for metric in self.metrics:
