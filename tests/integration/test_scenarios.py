@@ -82,6 +82,9 @@ def test_a_scenario_is_played_out_by_adks_user_simulator(tmp_path: Path, monkeyp
     trace = done.trace
     assert trace is not None and trace.error is None and trace.skipped is None
     assert [t.user_input for t in trace.turns] == ["hello", "where is my order", "I want a refund"]
+    from agent_eval_action.judges.prompts import judge_context
+
+    assert judge_context(record.question, trace)["user_inputs"] == ["hello", "where is my order", "I want a refund"]  # judges see them too
     assert [t.response for t in trace.turns] == ["shop: hello", "shop: where is my order", "Refunded 10 on order A1."]
     assert all(t.duration_s is not None and t.duration_s > 0 for t in trace.turns)
     assert [(c.tool_name, c.turn) for c in trace.tool_interactions or []] == [
