@@ -151,6 +151,14 @@ def test_without_credentials_scenarios_are_skipped_and_static_cases_run(tmp_path
     assert skipped.scores["llm_calls"].explanation == f"skipped: {reason}"
     assert result.summary["llm_calls"].unscored_reasons == {f"skipped: {reason}": 1}
     assert by_id["static"].status == "ok" and by_id["static"].scores["tool_trajectory_avg_score"].value == 1.0
+    from xml.etree import ElementTree
+
+    from agent_eval_action.junit import write_junit
+    from agent_eval_action.models import Results
+
+    suite = ElementTree.parse(write_junit(Results(datasets=[result]), tmp_path / "junit.xml", {})).getroot()[0]
+    assert (suite.get("tests"), suite.get("skipped"), suite.get("errors")) == ("1", "1", "0")
+    assert suite[0].get("name") == "refund_scenario" and suite[0][0].tag == "skipped" and suite[0][0].get("message") == reason
 
 
 WORKER_SCRIPT = """
