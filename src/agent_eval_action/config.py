@@ -130,6 +130,29 @@ class JudgeConfig(BaseModel):
     cache_dir: str | None = ".agent-eval-cache/judges"
 
 
+class UserSimulatorConfig(BaseModel):
+    """``[user-simulator]``: ADK's user simulator, which plays the user of a conversation scenario.
+
+    A setting left out here comes from the dataset's files (``test_config.json``'s
+    ``user_simulator_config``), else from ADK's defaults (``gemini-2.5-flash``, 20 turns).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    # Any model name ADK's model registry resolves (Gemini by default; LiteLlm names work too).
+    model: str | None = None
+    # User turns at most, the starting prompt included (ADK's max_allowed_invocations).
+    turn_limit: int | None = Field(default=None, ge=1, le=1000)
+
+    def settings(self) -> dict[str, Any]:
+        """The settings given here, in ADK's LlmBackedUserSimulatorConfig names."""
+        out: dict[str, Any] = {}
+        if self.model is not None:
+            out["model"] = self.model
+        if self.turn_limit is not None:
+            out["max_allowed_invocations"] = self.turn_limit
+        return out
+
+
 class Config(BaseModel):
     """Settings of a run. Keys may be written with hyphens or underscores."""
 
@@ -182,6 +205,7 @@ class Config(BaseModel):
     # A directory whose comment.md.j2 / summary.md.j2 override the built-in templates.
     templates_dir: str | None = None
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    user_simulator: UserSimulatorConfig = Field(default_factory=UserSimulatorConfig)
     # LLM-judged metrics by name; `[judges.response_correctness]` (empty) uses the built-in prompt.
     judges: dict[str, JudgeMetricConfig] = Field(default_factory=dict)
     # Vertex AI managed metrics by name (general_quality, text_quality, instruction_following,
@@ -235,6 +259,10 @@ class Config(BaseModel):
         """Agent worker processes: ``workers``, else one per CPU, at most 4."""
         return self.workers or max(1, min(os.cpu_count() or 1, 4))
 
+    def configured_thresholds(self) -> frozenset[str]:
+        """The metrics whose pass threshold this config sets (a dataset's ADK criteria don't replace those)."""
+        return frozenset(m for m, r in self.gate.metrics.items() if r.pass_threshold is not None)
+
     def worker_count(self) -> int:
         cpus = os.cpu_count() or 1
         return self.workers or (1 if cpus < 2 else min(cpus, 4) + 1)
@@ -274,7 +302,7 @@ def _normalize(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(gate.get("metrics"), dict):
             gate["metrics"] = {name: _keys(rule) if isinstance(rule, dict) else rule for name, rule in gate["metrics"].items()}
         out["gate"] = gate
-    for table in ("judge", "agent_env"):
+    for table in ("judge", "agent_env", "user_simulator"):
         if isinstance(out.get(table), dict):
             out[table] = _keys(out[table])
     if isinstance(out.get("custom_metrics"), dict):

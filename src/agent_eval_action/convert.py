@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agent_eval_action.calls import tool_calls
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import Question, Trace
 
@@ -40,6 +41,9 @@ def golden_question(question: Question, agent_name: str | None = None) -> dict[s
         metadata["initial_state"] = question.initial_state
     if ref.turn_references and any(ref.turn_references[:-1]):
         metadata["turn_references"] = ref.turn_references
+    if question.conversation_scenario is not None:
+        # Kept so nothing is lost; a golden file replays its user_inputs, the scenario needs the eval set.
+        metadata["conversation_scenario"] = question.conversation_scenario
     agents = [agent_name] if agent_name else question.agents_evaluated
     return {
         "id": question.id,
@@ -58,32 +62,36 @@ def write_golden(questions: Iterable[Question], path: Path, agent_name: str | No
 
 
 def _usage_spans(trace: Trace) -> list[dict[str, Any]]:
-    """A run without recorded spans keeps its token usage as untimed ``generate_content`` spans."""
-    return [
-        {
-            "name": f"generate_content {call.model or ''}".strip(),
-            "span_id": f"{i + 1:016x}",
-            "attributes": {
-                "gen_ai.operation.name": "generate_content",
-                "gen_ai.request.model": call.model,
-                "gen_ai.agent.name": call.agent,
+    """A run without recorded spans keeps its token usage as untimed ``generate_content`` spans
+    (a call whose usage was not recorded gets no usage attributes: unknown stays unknown)."""
+    spans = []
+    for i, call in enumerate(trace.llm_calls or []):
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "generate_content",
+            "gen_ai.request.model": call.model,
+            "gen_ai.agent.name": call.agent,
+            "agent_eval.synthetic": True,
+        }
+        if call.usage_recorded:
+            attributes |= {
                 "gen_ai.usage.input_tokens": call.input_tokens,
                 "gen_ai.usage.output_tokens": call.output_tokens,
                 "gen_ai.usage.cache_read.input_tokens": call.cached_tokens,
                 "gen_ai.usage.reasoning.output_tokens": call.thoughts_tokens,
-                "agent_eval.synthetic": True,
-            },
-        }
-        for i, call in enumerate(trace.llm_calls or [])
-    ]
+            }
+        spans.append({"name": f"generate_content {call.model or ''}".strip(), "span_id": f"{i + 1:016x}", "attributes": attributes})
+    return spans
 
 
 def run_row(record: Record) -> dict[str, Any]:
     """One run as a row of the simulation table (values as Python objects; CSV cells get JSON text)."""
     question, trace = record.question, record.trace or Trace(error="not run")
     calls = trace.tool_interactions or []
+    # The counts as every metric counts them: transfer_to_agent only where the reference names it.
+    counted = tool_calls(question, trace)
     steps = [f"{step.kind}:{step.name}" for step in trace.trajectory or []]
-    total_tokens = sum(c.input_tokens + c.output_tokens + c.thoughts_tokens for c in trace.llm_calls) if trace.llm_calls else None
+    usage_known = bool(trace.llm_calls) and all(c.usage_recorded for c in trace.llm_calls or ())
+    total_tokens = sum(c.input_tokens + c.output_tokens + c.thoughts_tokens for c in trace.llm_calls or ()) if usage_known else None
     row: dict[str, Any] = {
         "eval_id": question.id,
         "question_id": question.id,
@@ -109,14 +117,14 @@ def run_row(record: Record) -> dict[str, Any]:
         else None,
         "reference_data": golden_question(question)["reference_data"],
         "question_metadata": question.metadata,
-        "status": "error" if trace.error else "success",
-        "error": trace.error,
+        "status": "error" if trace.error else "skipped" if trace.skipped else "success",
+        "error": trace.error or trace.skipped,
         "metric.duration_sec": trace.latency_s,
         "metric.total_tokens": total_tokens,
         "metric.turn_count": len(question.user_inputs),
-        "metric.tool_calls": len(calls) if trace.tool_interactions is not None else None,
-        "metric.tool_errors": sum(1 for c in calls if c.error) if trace.tool_interactions is not None else None,
-        "metric.unique_tools": len({c.tool_name for c in calls}) if trace.tool_interactions is not None else None,
+        "metric.tool_calls": len(counted) if counted is not None else None,
+        "metric.tool_errors": sum(1 for c in counted if c.error) if counted is not None else None,
+        "metric.unique_tools": len({c.tool_name for c in counted}) if counted is not None else None,
     }
     return row
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -63,7 +63,12 @@ class Evaluation:
             from agent_eval_action.adk_runner import AdkRunner
             from agent_eval_action.agent_loader import load_agent
 
-            return AdkRunner(load_agent(c.agent), capture_spans=c.capture_spans, model_cache=self._model_cache())
+            return AdkRunner(
+                load_agent(c.agent),
+                capture_spans=c.capture_spans,
+                model_cache=self._model_cache(),
+                user_simulator=c.user_simulator.settings(),
+            )
         if c.agent:
             import os
 
@@ -82,6 +87,7 @@ class Evaluation:
                     capture_spans=c.capture_spans,
                     workers=c.agent_worker_count(),
                     model_cache=self._model_cache(),
+                    user_simulator=c.user_simulator.settings(),
                 )
             )
             self._loop().run_until_complete(pool.start())
@@ -111,9 +117,12 @@ class Evaluation:
             seed=self.config.seed,
             workers=self.config.worker_count(),
             pass_thresholds=self.config.pass_thresholds(),
+            configured_thresholds=self.config.configured_thresholds(),
         )
         try:
             dataset = load_dataset(path)
+            # ADK criteria that came with the dataset say how ADK's metrics are computed for it.
+            scorer.context = replace(scorer.context, criteria=dataset.criterion_options)
             if self.config.shard:
                 self._keep_shard(dataset)
             self._model_calls = None

@@ -8,11 +8,17 @@ from agent_eval_action.config import GateConfig, MetricRule, parse_regression
 from agent_eval_action.models import DatasetComparison, DatasetResult, GateFailure, GateResult
 
 
-def rule_for(metric: str, kind: str, direction: str, config: GateConfig) -> MetricRule:
-    """The metric's own rule, with the default max_regression for reference metrics that set none."""
+def rule_for(metric: str, kind: str, direction: str, config: GateConfig, criteria: dict[str, float] | None = None) -> MetricRule:
+    """The metric's own rule, with the default max_regression for reference metrics that set none.
+
+    ``criteria``: the dataset's own thresholds (ADK test_config.json): a minimum for a
+    higher-is-better metric whose rule sets none.
+    """
     rule = config.metrics.get(metric, MetricRule())
     if rule.max_regression is None and kind == "reference" and direction == "higher":
         rule = rule.model_copy(update={"max_regression": config.max_regression})
+    if criteria and metric in criteria and rule.min is None and direction == "higher":
+        rule = rule.model_copy(update={"min": criteria[metric]})
     return rule
 
 
@@ -20,7 +26,7 @@ def gated_metrics(dataset: DatasetResult, config: GateConfig, kinds: dict[str, s
     """The dataset's metrics that some rule (min, max or max_regression) applies to."""
     out = []
     for name, summary in dataset.summary.items():
-        rule = rule_for(name, kinds.get(name, "trace"), summary.direction, config)
+        rule = rule_for(name, kinds.get(name, "trace"), summary.direction, config, dataset.criteria)
         if rule.min is not None or rule.max is not None or rule.max_regression is not None:
             out.append(name)
     return out
@@ -79,12 +85,16 @@ def evaluate_gate(
                 current=errors,
             )
         for metric_name, summary in dataset.summary.items():
-            rule = rule_for(metric_name, kinds.get(metric_name, "trace"), summary.direction, config)
+            rule = rule_for(metric_name, kinds.get(metric_name, "trace"), summary.direction, config, dataset.criteria)
             if summary.mean is None:
                 continue
             if rule.min is not None and summary.mean < rule.min:
+                source = " (the dataset's ADK criterion)" if config.metrics.get(metric_name, MetricRule()).min is None else ""
                 fail(
-                    "min", f"{metric_name} = {summary.mean:.4g} is below the minimum {rule.min:g}", metric=metric_name, current=summary.mean
+                    "min",
+                    f"{metric_name} = {summary.mean:.4g} is below the minimum {rule.min:g}{source}",
+                    metric=metric_name,
+                    current=summary.mean,
                 )
             if rule.max is not None and summary.mean > rule.max:
                 fail(
@@ -96,7 +106,7 @@ def evaluate_gate(
             continue
         for metric in comparison.metrics:
             kind = kinds.get(metric.metric, "trace")
-            rule = rule_for(metric.metric, kind, metric.direction, config)
+            rule = rule_for(metric.metric, kind, metric.direction, config, dataset.criteria)
             if metric.delta is not None and metric.baseline is not None and rule.max_regression is not None:
                 amount, relative = parse_regression(rule.max_regression)
                 limit = amount * abs(metric.baseline) if relative else amount

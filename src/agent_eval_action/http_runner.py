@@ -62,6 +62,10 @@ class HttpAgentRunner:
         )
 
     async def run_question(self, question: Question) -> Trace:
+        if question.conversation_scenario is not None:
+            return Trace(
+                skipped="conversation scenarios need --agent: ADK's user simulator plays the user beside the agent, not over --agent-url"
+            )
         return await asyncio.get_running_loop().run_in_executor(self.pool, self._run, question)
 
     def _app(self, question: Question) -> str:

@@ -13,13 +13,18 @@ def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> P
     root = ET.Element("testsuites", name="agent-eval")
     for dataset in results.datasets:
         suite = ET.SubElement(root, "testsuite", name=dataset.name, file=dataset.path)
-        tests = failures = errors = 0
+        tests = failures = errors = skipped = 0
         for question in dataset.questions:
             label = question.id + (f" [run {question.run}]" if question.run else "")
             if question.status == "error":
                 case = ET.SubElement(suite, "testcase", classname=dataset.name, name=label)
                 ET.SubElement(case, "error", message=(question.error or "error")[:1000])
                 tests, errors = tests + 1, errors + 1
+                continue
+            if question.status == "skipped":  # not run here (a scenario without the simulator's credentials)
+                case = ET.SubElement(suite, "testcase", classname=dataset.name, name=label)
+                ET.SubElement(case, "skipped", message=(question.skip_reason or "skipped")[:1000])
+                tests, skipped = tests + 1, skipped + 1
                 continue
             for metric, threshold in thresholds.items():
                 score = question.scores.get(metric)
@@ -37,6 +42,7 @@ def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> P
         suite.set("tests", str(tests))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
+        suite.set("skipped", str(skipped))
     gate = results.gate
     if gate is not None:
         # The gate case tells the same outcome as the headline and the exit code: a failure when

@@ -41,6 +41,9 @@ class ToolInteraction(_Model):
     agent: str | None = None
     error: str | None = None
     call_id: str | None = None
+    # 0-based index of the user turn (ADK invocation) the call was made in; None when the
+    # source does not say.
+    turn: int | None = None
 
 
 class ReferenceToolCall(_Model):
@@ -59,6 +62,9 @@ class ReferenceData(_Model):
     reference_response: str | None = None
     # Per-turn expected responses (ADK eval sets carry one per invocation); None where absent.
     turn_references: list[str | None] | None = None
+    # Per-turn expected tool calls (ADK eval sets and histories), which ADK's
+    # tool_trajectory_avg_score compares turn by turn; None where the source has none.
+    turn_tool_calls: list[list[ReferenceToolCall]] | None = None
     # The user's own keys, kept for judges and reports.
     custom: dict[str, Any] = Field(default_factory=dict)
 
@@ -74,11 +80,20 @@ class Question(_Model):
     initial_state: dict[str, Any] = Field(default_factory=dict)
     # 1-based line of the question in its dataset file, for annotations.
     line: int | None = None
+    # An ADK conversation scenario ({starting_prompt, conversation_plan, user_persona?}): the
+    # turns after the first come from ADK's user simulator. ``user_inputs`` holds the starting prompt.
+    conversation_scenario: dict[str, Any] | None = None
+    # User-simulator settings the dataset's files give (ADK's LlmBackedUserSimulatorConfig keys);
+    # the run's [user-simulator] config is laid over them.
+    user_simulator: dict[str, Any] = Field(default_factory=dict)
 
 
 class Turn(_Model):
     user_input: str | None = None
     response: str | None = None
+    # The text parts of the turn's final response as ADK reads them (thought parts included),
+    # for ADK's own response metric; None when only ``response`` is known.
+    response_parts: list[str] | None = None
     start_time: float | None = None  # epoch seconds
     duration_s: float | None = None
 
@@ -103,6 +118,8 @@ class LlmCall(_Model):
     cached_tokens: int = 0
     thoughts_tokens: int = 0
     duration_s: float | None = None
+    # False when the source shows the call but not its token counts (the counts above are then 0).
+    usage_recorded: bool = True
 
 
 class Span(_Model):
@@ -135,9 +152,14 @@ class Trace(_Model):
     latency_source: str | None = None
     # Producer-computed figures (``metric.*`` columns), used when nothing better is recorded.
     recorded_metrics: dict[str, float] = Field(default_factory=dict)
+    # Why a fact the metrics need is not recorded, by fact ("llm_calls", "tokens", "timing",
+    # "tool_calls"): the unscored reason instead of a guess.
+    missing: dict[str, str] = Field(default_factory=dict)
     error: str | None = None
     # Model calls answered from the model-call cache instead of the model (None: no cache).
     replayed_model_calls: int | None = None
+    # The run did not happen, and why (a conversation scenario without the simulator's credentials).
+    skipped: str | None = None
 
 
 class Score(_Model):
@@ -228,8 +250,10 @@ class Transcript(_Model):
 
 class QuestionResult(_Model):
     id: str
-    status: Literal["ok", "error"] = "ok"
+    # "skipped": the question could not be run here (``skip_reason`` says why); never a zero.
+    status: Literal["ok", "error", "skipped"] = "ok"
     error: str | None = None
+    skip_reason: str | None = None
     run: int = 0
     scores: dict[str, Score] = Field(default_factory=dict)
     # Of questions the agent ran: a hash of what was asked and expected (question_hash), so a
@@ -297,6 +321,9 @@ class DatasetResult(_Model):
     reused: int = 0
     # With the model-call cache: the agent's model calls that went to the model, and those replayed.
     model_calls: ModelCalls | None = None
+    # Thresholds that came with the dataset (ADK test_config.json criteria, or the criteria an
+    # ADK eval history recorded): pass thresholds and gate minimums unless the config sets its own.
+    criteria: dict[str, float] = Field(default_factory=dict)
 
 
 class Problem(_Model):

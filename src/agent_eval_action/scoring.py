@@ -20,6 +20,8 @@ from agent_eval_action.models import DatasetResult, MetricSummary, Problem, Ques
 
 RECORDED_PREFIX = "score."
 NO_DEFAULT_PASS = {"response_match"}
+# ADK's default criteria (evaluation/eval_config.py: _DEFAULT_EVAL_CONFIG), when no test_config.json gives any.
+ADK_DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
 # Scoring that left more new objects than this freezes them out of the cyclic collector's scans,
@@ -32,7 +34,7 @@ ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
 # The transcript crosses as its JSON text: half the cost of pickling the models.
-Packed = tuple[str, str, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None]
+Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None]
 PackedItem = tuple[int, str, str | None, str, Packed | str]
 
 
@@ -45,6 +47,9 @@ class Scorer:
     workers: int = 1
     # Metric -> value a run must reach (higher is better) or stay under (lower) to pass.
     pass_thresholds: dict[str, float] = field(default_factory=dict)
+    # The metrics whose pass threshold the config sets: a dataset's own criteria (ADK
+    # test_config.json) replace the defaults but never these.
+    configured_thresholds: frozenset[str] = frozenset()
     # Scores computed elsewhere (LLM judges), by (question id, run).
     extra: dict[tuple[str, int], dict[str, Score]] = field(default_factory=dict)
     progress: Progress | None = None
@@ -68,6 +73,16 @@ class Scorer:
         transcript = Transcript.of(record.question, trace)
         if trace.error:
             return QuestionResult(id=record.question.id, run=record.run, status="error", error=trace.error, transcript=transcript)
+        if trace.skipped:
+            # Not run, so nothing is known: every metric unscored with the reason, never a zero.
+            why = f"skipped: {trace.skipped}"
+            return QuestionResult(
+                id=record.question.id,
+                run=record.run,
+                status="skipped",
+                skip_reason=trace.skipped,
+                scores={metric.name: Score(value=None, explanation=why) for metric in self.metrics},
+            )
         scores: dict[str, Score] = {}
         for metric in self.metrics:
             try:
@@ -123,7 +138,13 @@ class Scorer:
         from concurrent.futures import Future, ProcessPoolExecutor
 
         assert dataset.batches is not None
-        spec = ([m.name for m in self.metrics], dict(self.context.prices), self.seed, [m for m in self.metrics if m.name not in REGISTRY])
+        spec = (
+            [m.name for m in self.metrics],
+            dict(self.context.prices),
+            dict(self.context.criteria),
+            self.seed,
+            [m for m in self.metrics if m.name not in REGISTRY],
+        )
         parts: list[list[ShardItem]] = []
         pending: list[Future[tuple[list[PackedItem], list[str]]]] = []
 
@@ -228,6 +249,8 @@ class Scorer:
                 percentiles=direction == "lower",
             )
             threshold = self.pass_thresholds.get(name)
+            if name in dataset.criteria and name not in self.configured_thresholds:
+                threshold = dataset.criteria[name]
             if threshold is not None:
                 _pass_rates(summary[name], column.ids, column.values, threshold, direction)
         return DatasetResult(
@@ -237,14 +260,22 @@ class Scorer:
             summary=summary,
             questions=questions,
             warnings=list(dataset.warnings),
+            criteria=dict(dataset.criteria),
         )
 
 
 def _score_batch(
-    fmt: str, path: str, batch: RawBatch, names: list[str], prices: dict[str, Any], seed: int, custom: list[Metric]
+    fmt: str,
+    path: str,
+    batch: RawBatch,
+    names: list[str],
+    prices: dict[str, Any],
+    criteria: dict[str, Any],
+    seed: int,
+    custom: list[Metric],
 ) -> tuple[list[PackedItem], list[str]]:
     """A worker process's share: convert and score one batch of raw rows."""
-    scorer = Scorer.for_names(names, MetricContext(prices=prices), seed=seed, custom=custom)
+    scorer = Scorer.for_names(names, MetricContext(prices=prices, criteria=criteria), seed=seed, custom=custom)
     with scorer._few_collections():
         rows, warnings = convert_batch(fmt, path, batch)
         items = scorer._score_rows(rows, path)
@@ -256,17 +287,18 @@ def _pack(payload: QuestionResult | str) -> Packed | str:
         return payload
     scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
     transcript = payload.transcript.model_dump_json() if payload.transcript is not None else None
-    return (payload.id, payload.status, payload.error, scores, transcript)
+    return (payload.id, payload.status, payload.error, payload.skip_reason, scores, transcript)
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
     if isinstance(payload, str):
         return payload
-    question_id, status, error, scores, transcript = payload
+    question_id, status, error, skip_reason, scores, transcript = payload
     return QuestionResult.model_construct(
         id=question_id,
         status=status,
         error=error,
+        skip_reason=skip_reason,
         run=0,
         scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
         transcript=Transcript.model_validate_json(transcript) if transcript is not None else None,
@@ -275,12 +307,14 @@ def _unpack(payload: Packed | str) -> QuestionResult | str:
 
 def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
     """A run passes an exact reference metric (tools, trajectory, state) when it is perfect (1.0),
-    unless the config says otherwise; similarity scores such as ROUGE have no default."""
+    unless the config says otherwise; our similarity score (ROUGE-L) has no default, and ADK's
+    metrics keep ADK's own defaults (tool_trajectory_avg_score 1.0, response_match_score 0.8)."""
     thresholds = {
         name: 1.0
         for name, metric in REGISTRY.items()
         if metric.kind == "reference" and metric.direction == "higher" and name not in NO_DEFAULT_PASS
     }
+    thresholds.update(ADK_DEFAULT_CRITERIA)
     thresholds.update(overrides)
     return thresholds
 

@@ -105,6 +105,8 @@ class SpanFacts:
     tool_interactions: list[ToolInteraction] | None = None
     trajectory: list[TrajectoryStep] | None = None
     root_agent: str | None = None
+    # Why the spans' times are not measurements, when they are not.
+    timing_note: str | None = None
 
 
 def _is_llm(span: RawSpan) -> bool:
@@ -158,7 +160,12 @@ def _usage(span: RawSpan) -> LlmCall:
         usage = response.get("usage_metadata") or response.get("usageMetadata") if isinstance(response, dict) else None
         if isinstance(usage, dict):
             call = call.model_copy(update=usage_fields(usage))
+        elif not any(key in attrs for key in USAGE_ATTRIBUTES):
+            call = call.model_copy(update={"usage_recorded": False})  # unknown, not zero
     return call
+
+
+USAGE_ATTRIBUTES = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")
 
 
 def usage_fields(usage: dict[str, Any]) -> dict[str, int]:
@@ -201,11 +208,26 @@ def _tool_interaction(span: RawSpan, name: str) -> ToolInteraction:
     )
 
 
+SYNTHETIC_NS = 1_000_000_000
+
+
+def _made_up_timing(timed: list[RawSpan]) -> str | None:
+    """Some producers write spans from session events with every model and tool span lasting
+    exactly 1 s: their times are not measurements, and no latency is read from them."""
+    leaves = [s for s in timed if _is_llm(s) or s.name.startswith("execute_tool")]
+    if len(leaves) >= 2 and all(
+        s.end_time is not None and s.start_time is not None and s.end_time - s.start_time == SYNTHETIC_NS for s in leaves
+    ):
+        return f"the session_trace spans are not timings: all {len(leaves)} model and tool spans last exactly 1 s"
+    return None
+
+
 def facts_from_spans(spans: list[RawSpan]) -> SpanFacts:
     """Latency, per-turn timing, model calls, tool calls and trajectory from one question's spans."""
     facts = SpanFacts()
     timed = [s for s in spans if s.start_time is not None and s.end_time is not None]
-    if timed:
+    facts.timing_note = _made_up_timing(timed)
+    if timed and facts.timing_note is None:
         start = min(s.start_time for s in timed if s.start_time is not None)
         end = max(s.end_time for s in timed if s.end_time is not None)
         facts.latency_s = max(end - start, 0) / 1e9
@@ -218,6 +240,8 @@ def facts_from_spans(spans: list[RawSpan]) -> SpanFacts:
     llm_spans = legacy_llm or [s for s in ordered if _is_llm(s)]
     if llm_spans:
         facts.llm_calls = [_usage(s) for s in llm_spans]
+        if facts.timing_note is not None:
+            facts.llm_calls = [call.model_copy(update={"duration_s": None}) for call in facts.llm_calls]
     tools: list[ToolInteraction] = []
     steps: list[TrajectoryStep] = []
     last_agent: str | None = None
@@ -232,8 +256,7 @@ def facts_from_spans(spans: list[RawSpan]) -> SpanFacts:
         tool = _tool_name(span)
         if tool:
             tools.append(_tool_interaction(span, tool))
-            if tool != "transfer_to_agent":
-                steps.append(TrajectoryStep(kind="tool", name=tool))
+            steps.append(TrajectoryStep(kind="tool", name=tool))
     if any(_tool_name(s) or _agent_name(s) for s in spans):
         facts.tool_interactions = tools
         facts.trajectory = steps

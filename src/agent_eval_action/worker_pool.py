@@ -64,6 +64,8 @@ class WorkerSettings:
     workers: int = 1
     # The model-call cache's directory (absolute), or None.
     model_cache: str | None = None
+    # [user-simulator] settings for conversation scenarios.
+    user_simulator: dict[str, Any] = field(default_factory=dict)
     startup_timeout_s: float = 180.0
 
 
@@ -272,10 +274,7 @@ class WorkerPool:
         number = next(self.ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         worker.pending[number] = future
-        request = {
-            "id": number,
-            "question": {"id": question.id, "user_inputs": question.user_inputs, "initial_state": question.initial_state},
-        }
+        request = {"id": number, "question": question_request(question, self.settings.user_simulator)}
         stdin = worker.process.stdin
         assert stdin is not None
         try:
@@ -304,21 +303,39 @@ class WorkerPool:
         if "error" in answer:
             error = answer["error"]
             raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
-        result = answer["result"]
-        return _with_cache_count(
-            trace_from_run(
-                question,
-                result["events"],
-                final_state=result.get("final_state"),
-                turn_times=[(float(a), float(b)) for a, b in result.get("turn_times", [])],
-                app_name=self.info.get("app_name"),
-                models=dict(self.info.get("models") or {}),
-                spans=[RawSpan(**span) for span in result.get("spans", [])],
-            ),
-            result.get("replayed_model_calls") if self.settings.model_cache else None,
+        return trace_from_worker(
+            question,
+            answer["result"],
+            app_name=self.info.get("app_name"),
+            models=dict(self.info.get("models") or {}),
+            model_cache=bool(self.settings.model_cache),
         )
 
 
-def _with_cache_count(trace: Trace, replayed: int | None) -> Trace:
-    trace.replayed_model_calls = replayed
+def question_request(question: Question, user_simulator: dict[str, Any]) -> dict[str, Any]:
+    """What the worker needs of a question, as JSON; the [user-simulator] settings laid over the
+    scenario's own."""
+    request: dict[str, Any] = {"id": question.id, "user_inputs": question.user_inputs, "initial_state": question.initial_state}
+    if question.conversation_scenario is not None:
+        request["conversation_scenario"] = question.conversation_scenario
+        request["user_simulator"] = {**question.user_simulator, **user_simulator}
+    return request
+
+
+def trace_from_worker(
+    question: Question, result: dict[str, Any], *, app_name: str | None, models: dict[str, str], model_cache: bool
+) -> Trace:
+    """The trace of a run the worker's code made (in a worker or, with --in-process, here)."""
+    if result.get("skipped"):
+        return Trace(app_name=app_name, skipped=str(result["skipped"]))
+    trace = trace_from_run(
+        question,
+        result["events"],
+        final_state=result.get("final_state"),
+        turn_times=[(float(a), float(b)) for a, b in result.get("turn_times", [])],
+        app_name=app_name,
+        models=models,
+        spans=[RawSpan(**span) for span in result.get("spans", [])],
+    )
+    trace.replayed_model_calls = result.get("replayed_model_calls") if model_cache else None
     return trace

@@ -59,8 +59,10 @@ def test_transfer_is_an_agent_step(shop: AdkRunner) -> None:
     (done,) = run(shop, [q("q2", "I want a refund")])
     trace = done.trace
     assert trace is not None and trace.error is None, trace
+    # The trace keeps the transfer call as it happened; metrics count it as an agent step (calls.py).
     assert [(s.kind, s.name) for s in trace.trajectory or []] == [
         ("agent", "shop"),
+        ("tool", "transfer_to_agent"),
         ("agent", "refunds"),
         ("tool", "lookup_order"),
         ("tool", "refund"),
@@ -214,3 +216,38 @@ def test_cli_evaluates_the_example_agent(tmp_path: Path) -> None:
     # The example ships a regression for `make example`: its QR tool caps discounts below what the agent offers.
     assert questions["q_discount_01"]["state_management_fidelity"]["value"] == 0.0
     assert questions["q_appointment_01"]["turn_latency"]["details"]["source"] == "measured"
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["transfer not in the reference", "reference names the transfer"])
+def test_one_definition_of_a_tool_call_for_every_metric_and_convert(shop: AdkRunner, named: bool) -> None:
+    """One run (a transfer, a lookup, a refund): every count agrees, in the metrics and in convert's table."""
+    from agent_eval_action.convert import run_row
+    from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.scoring import Scorer
+
+    transfer = [ReferenceToolCall(tool_name="transfer_to_agent", input_arguments={"agent_name": "refunds"})] if named else []
+    expected = [*transfer, ReferenceToolCall(tool_name="refund", input_arguments={"order_id": "A1", "amount": 10})]
+    question = Question(
+        id="one_run",
+        user_inputs=["I want a refund"],
+        agents_evaluated=["shop"],
+        reference_data=ReferenceData(
+            reference_tool_interactions=expected,
+            turn_tool_calls=[expected],  # as an ADK eval set gives them
+            reference_trajectory=["shop", *(["transfer_to_agent"] if named else []), "refunds", "lookup_order", "refund"],
+        ),
+    )
+    (done,) = run(shop, [Record(question=question)])
+    scores = Scorer.for_names([], MetricContext()).score_record(done).scores
+    calls = 3 if named else 2
+    matched = len(transfer) + 1
+    assert scores["tool_calls"].value == calls
+    assert scores["tool_error_rate"].explanation == f"0 of {calls} tool call(s) failed"
+    assert scores["tool_call_precision"].explanation == f"{matched} of {calls} calls expected"
+    assert scores["tool_usage_accuracy"].value == 1.0
+    assert scores["trajectory_exact_match"].value == 1.0
+    assert scores["tool_trajectory_avg_score"].value == 0.0  # EXACT: lookup_order was not expected
+    row = run_row(done)
+    assert (row["metric.tool_calls"], row["metric.tool_errors"], row["metric.unique_tools"]) == (calls, 0, calls)
+    # The trace keeps what happened; what counts is decided per question.
+    assert row["trace_summary"] == ["agent:shop", "tool:transfer_to_agent", "agent:refunds", "tool:lookup_order", "tool:refund"]

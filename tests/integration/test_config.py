@@ -58,3 +58,12 @@ def test_flags_validated_like_the_file() -> None:
 def test_explicit_missing_config() -> None:
     with pytest.raises(ConfigError, match="config file not found"):
         load_config("nowhere.toml")
+
+
+def test_user_simulator_table(tmp_path: Path) -> None:
+    (tmp_path / "agent-eval.toml").write_text('[user-simulator]\nmodel = "scripted-user"\nturn-limit = 3\n')
+    assert load_config(cwd=tmp_path).user_simulator.settings() == {"model": "scripted-user", "max_allowed_invocations": 3}
+    assert Config().user_simulator.settings() == {}  # ADK's defaults and the dataset's files decide
+    (tmp_path / "agent-eval.toml").write_text("[user-simulator]\nturn-limit = 0\n")
+    with pytest.raises(ConfigError, match=r"agent-eval.toml: user_simulator.turn_limit: Input should be greater than or equal to 1"):
+        load_config(cwd=tmp_path)

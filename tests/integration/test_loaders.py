@@ -131,8 +131,10 @@ class TestSimulationCsv:
         assert trace is not None
         assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "access_cart_information", "generate_qr_code"]
         assert trace.tool_interactions[2].input_arguments["discount_value"] == 10.0  # type: ignore[index]
+        # The trace keeps the transfer as recorded; metrics count it as an agent step (calls.py).
         assert [(s.kind, s.name) for s in trace.trajectory or []] == [
             ("agent", "customer_service"),
+            ("tool", "transfer_to_agent"),
             ("agent", "promotions_agent"),
             ("tool", "access_cart_information"),
             ("tool", "generate_qr_code"),
@@ -175,6 +177,7 @@ class TestSimulationCsv:
         assert trace.tool_interactions is None and trace.final_state is None
         assert [(s.kind, s.name) for s in trace.trajectory or []] == [
             ("agent", "customer_service"),
+            ("tool", "transfer_to_agent"),
             ("agent", "promotions_agent"),
             ("tool", "access_cart_information"),
             ("tool", "generate_qr_code"),
@@ -184,6 +187,7 @@ class TestSimulationCsv:
     def test_bare_state_dict_and_agent_name_list_summary(self, tmp_path: Path) -> None:
         row = {
             "question_id": "q1",
+            "user_inputs": "where do I live?",
             "final_session_state": json.dumps({"state": "CA", "zip": 94000}),
             "trace_summary": json.dumps(["root", "billing"]),
         }
@@ -195,10 +199,11 @@ class TestSimulationCsv:
         rows = [
             {
                 "question_id": "q1",
+                "user_inputs": json.dumps(["hi"]),
                 "session_state": json.dumps({"id": "s", "app_name": "a", "state": {"k": 1}, "events": []}),
                 "status": "success",
             },
-            {"question_id": "q2", "status": "error", "error": "429 RESOURCE_EXHAUSTED"},
+            {"question_id": "q2", "user_inputs": "hi", "status": "error", "error": "429 RESOURCE_EXHAUSTED"},
         ]
         loaded = by_id(write_csv(tmp_path / "r.csv", rows))
         assert loaded["q1"].trace.final_state == {"k": 1}  # type: ignore[union-attr]
@@ -207,19 +212,30 @@ class TestSimulationCsv:
     def test_bad_cell_names_row_and_column_and_others_load(self, tmp_path: Path) -> None:
         rows = [csv_row(run) for run in list(RUNS.values())[:3]]
         rows[1]["extracted_data"] = '{"tool_interactions": [oops'
-        rows[2]["metric.duration_sec"] = "fast"
-        good, bad, _ = records(write_csv(tmp_path / "runs.csv", rows))
-        assert [r.question.id for r in good] == ["q_cart_01"]
+        rows[2]["metric.duration_sec"] = "fast"  # no metric needs it: the row stays, the cell is left out
+        rows.append(csv_row(RUNS["q_care_01"]))
+        rows[3]["user_inputs"] = ""
+        path = write_csv(tmp_path / "runs.csv", rows)
+        good, bad, warnings = records(path)
+        assert [r.question.id for r in good] == ["q_cart_01", "q_discount_02"]
         assert "row 2, column extracted_data: not valid JSON" in bad[0].message()
         assert "question 'q_discount_01'" in bad[0].message()
-        assert "row 3, column metric.duration_sec: expected a number, got 'fast'" in bad[1].message()
+        # A question without user input is an error, never a question (and without a session to
+        # read the user's messages from, there is none).
+        assert bad[1].message() == f"{path}, question 'q_care_01', at row 4, column user_inputs: no user input: " + (
+            "the cell is empty or missing and no session event holds a user message"
+        )
+        assert len(bad) == 2
+        assert warnings == [f"{path}: column 'metric.duration_sec' holds values that are not numbers: they are left out"]
+        discount = good[1].trace
+        assert discount is not None and "duration_sec" not in discount.recorded_metrics and discount.latency_source == "session_trace spans"
 
     def test_ids_runs_and_duplicates(self, tmp_path: Path) -> None:
         rows = [
-            {"question_id": "q1", "session_id": "a"},
-            {"question_id": "q1", "session_id": "b"},
-            {"question_id": "q1", "session_id": "b"},
-            {"eval_id": "e9"},
+            {"question_id": "q1", "session_id": "a", "user_inputs": "hi"},
+            {"question_id": "q1", "session_id": "b", "user_inputs": "hi"},
+            {"question_id": "q1", "session_id": "b", "user_inputs": "hi"},
+            {"eval_id": "e9", "user_inputs": "hi"},
             {"final_response": "no id"},
         ]
         good, bad, _ = records(write_csv(tmp_path / "r.csv", rows))
@@ -328,10 +344,132 @@ class TestAdk:
         assert question.reference_data.reference_state_variables == {"cart_checked": True}
         assert question.reference_data.reference_response == "Two bags of soil."
         assert question.reference_data.reference_tool_interactions[0].tool_name == "access_cart_information"  # type: ignore[index]
-        assert isinstance(good[1], DatasetError) and "simulated-user scenarios are not supported" in good[1].message()
+        assert [[c.tool_name for c in turn] for turn in question.reference_data.turn_tool_calls or []] == [["access_cart_information"]]
+        simulated = good[1].question  # type: ignore[union-attr]
+        assert simulated.user_inputs == ["hi"] and simulated.conversation_scenario == {"starting_prompt": "hi", "conversation_plan": "x"}
+
+    def test_what_adks_eval_case_schema_refuses_is_refused(self, tmp_path: Path) -> None:
+        both = {"eval_id": "both", "conversation": [], "conversation_scenario": {"starting_prompt": "hi", "conversation_plan": "x"}}
+        no_plan = {"eval_id": "no_plan", "conversation_scenario": {"starting_prompt": "hi"}}
+        persona = {
+            "eval_id": "persona",
+            "conversation_scenario": {"starting_prompt": "hi", "conversation_plan": "x", "user_persona": "nobody"},
+        }
+        typo = {"eval_id": "typo", "conversation": [{"user_content": {"parts": [{"text": "hi"}]}, "final_respnse": {}}]}
+        path = tmp_path / "bad.evalset.json"
+        path.write_text(json.dumps({"eval_set_id": "bad", "eval_cases": [both, no_plan, persona, typo]}))
+        _, bad, _ = records(path)
+        refused = "(an eval case: ADK's schema refuses it)"
+        assert [e.message() for e in bad] == [
+            f"{path}, question 'both', at $.eval_cases[0]: value error, Exactly one of conversation and conversation_scenario must be "
+            f"provided in an EvalCase. {refused}",
+            f"{path}, question 'no_plan', at $.eval_cases[1].conversation_scenario.conversation_plan: required field is missing {refused}",
+            f"{path}, question 'persona', at $.eval_cases[2]: nobody not found in registry. (an eval case: ADK refuses it)",
+            f"{path}, question 'typo', at $.eval_cases[3].conversation[0].final_respnse: not a field of ADK's schema {refused}",
+        ]
+
+    def test_per_turn_tool_calls_of_the_old_format(self, tmp_path: Path) -> None:
+        path = tmp_path / "two.test.json"
+        path.write_text(json.dumps([{"query": "a", "expected_tool_use": [{"tool_name": "x", "tool_input": {}}]}, {"query": "b"}]))
+        ((record,), _, _) = records(path)
+        assert [[c.tool_name for c in turn] for turn in record.question.reference_data.turn_tool_calls or []] == [["x"], []]
 
     def test_test_config_is_not_a_dataset(self, tmp_path: Path) -> None:
         path = tmp_path / "test_config.json"
         path.write_text("{}")
         with pytest.raises(DatasetError, match="ADK's eval config"):
             load_dataset(str(path))
+
+
+class TestWorkshopFiles:
+    """Files of our own making shaped like the workshop repository's (tests/workshop.py says how)."""
+
+    def test_simulation_rows_keep_list_and_text_metric_cells(self, tmp_path: Path) -> None:
+        from tests.workshop import simulation_csv
+
+        path = simulation_csv(tmp_path / "run_20260112_014831.csv")
+        good, bad, warnings = records(path)
+        assert not bad and [r.question.id for r in good] == ["22e1e449", "68e57b06", "6446f647", "c8fa2069", "68b39c35"]
+        # One warning for the column, however many rows hold lists; a list counts its items.
+        assert warnings == [
+            f"{path}: column 'metric.unique_tools' holds values that are not numbers: a list counts as its number of items, "
+            "other values are left out"
+        ]
+        assert [r.trace.recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]  # type: ignore[union-attr]
+        first = good[0].trace
+        assert first is not None and "score.safety_v1" not in first.recorded_metrics  # an empty cell is no score
+        assert first.recorded_metrics["score.hallucinations_v1"] == 0.9375
+        # The session's events, not the producer's spans, give the steps and the model calls.
+        assert [(s.kind, s.name) for s in first.trajectory or []] == [
+            ("agent", "customer_service_agent"),
+            ("tool", "sync_ask_for_approval"),
+        ]
+        assert [(c.tool_name, c.turn) for c in first.tool_interactions or []] == [("sync_ask_for_approval", 1)]
+        assert first.llm_calls is not None and len(first.llm_calls) == 5
+        assert sum(c.input_tokens + c.output_tokens + c.thoughts_tokens for c in first.llm_calls) == first.recorded_metrics["total_tokens"]
+        # Spans that all last exactly 1 s are no timing: the producer's duration is used, and says so.
+        assert first.latency_s is None and first.missing == {
+            "timing": "the session_trace spans are not timings: all 10 model and tool spans last exactly 1 s"
+        }
+        assert [t.response for t in first.turns][-1] == "I can generate a QR code for 15% off your next purchase."
+
+    def test_the_same_rows_as_jsonl_with_native_lists(self, tmp_path: Path) -> None:
+        from tests.workshop import conversations, row
+
+        path = write_jsonl(tmp_path / "runs.jsonl", [row(c) for c in conversations()])
+        good, bad, warnings = records(path)
+        assert not bad and len(good) == 5 and len(warnings) == 1
+        assert [r.trace.recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]  # type: ignore[union-attr]
+
+    def test_scenario_eval_set_with_its_configs(self, tmp_path: Path) -> None:
+        from tests.workshop import scenario_case
+
+        (tmp_path / "eval_config.json").write_text(json.dumps({"criteria": {"hallucinations_v1": {"threshold": 0.5}}}))
+        (tmp_path / "test_config.json").write_text(
+            json.dumps(
+                {
+                    "criteria": {
+                        "safety_v1": {"threshold": 0.8},
+                        "tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "IN_ORDER"},
+                    },
+                    "user_simulator_config": {"model": "gemini-2.5-flash", "max_allowed_invocations": 20},
+                }
+            )
+        )
+        path = tmp_path / "eval_set_with_scenarios.evalset.json"
+        cases = [
+            scenario_case("2c79e2d0", "I'm thinking about planting some Petunias.", "Ask for soil; add it to the cart."),
+            scenario_case("b961b0eb", "I found a coupon for 15% off.", "Insist on matching the coupon.", user_persona="NOVICE"),
+        ]
+        path.write_text(json.dumps({"eval_set_id": "eval_set_with_scenarios", "name": "eval_set_with_scenarios", "eval_cases": cases}))
+        dataset = load_dataset(str(path))
+        good = [r for r in dataset.records if isinstance(r, Record)]
+        assert [r.question.user_inputs for r in good] == [["I'm thinking about planting some Petunias."], ["I found a coupon for 15% off."]]
+        assert good[0].question.conversation_scenario == {
+            "starting_prompt": "I'm thinking about planting some Petunias.",
+            "conversation_plan": "Ask for soil; add it to the cart.",
+        }
+        assert good[1].question.conversation_scenario["user_persona"] == "NOVICE"  # type: ignore[index]
+        assert good[0].question.user_simulator == {"model": "gemini-2.5-flash", "max_allowed_invocations": 20}
+        assert good[0].question.agents_evaluated == ["customer_service"]
+        assert dataset.criteria == {"tool_trajectory_avg_score": 0.9}
+        assert dataset.criterion_options == {"tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "IN_ORDER"}}
+        config = tmp_path / "test_config.json"
+        assert dataset.warnings == [
+            f"{config}: criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (README: ADK's metrics)"
+        ]
+        with pytest.raises(DatasetError, match="ADK's eval config, not a dataset"):
+            load_dataset(str(tmp_path / "eval_config.json"))
+
+    def test_bad_criteria_name_the_config_and_key(self, tmp_path: Path) -> None:
+        (tmp_path / "test_config.json").write_text(
+            json.dumps({"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "LOOSE"}}})
+        )
+        path = tmp_path / "a.test.json"
+        path.write_text(json.dumps([{"query": "hi"}]))
+        with pytest.raises(DatasetError) as raised:
+            load_dataset(str(path))
+        assert raised.value.message() == (
+            f"{tmp_path / 'test_config.json'}, at $.criteria.tool_trajectory_avg_score.match_type: "
+            "match_type 'LOOSE' is not one of EXACT, IN_ORDER, ANY_ORDER"
+        )

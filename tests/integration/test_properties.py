@@ -148,7 +148,12 @@ def test_any_cell_in_a_realistic_csv(data: st.DataObject) -> None:
     )
 )
 def test_any_spans(spans: list[Any]) -> None:
-    row = {"question_id": "q", "session_trace": json.dumps(spans), "reference_data": json.dumps({"reference_trajectory": ["a"]})}
+    row = {
+        "question_id": "q",
+        "user_inputs": "hi",
+        "session_trace": json.dumps(spans),
+        "reference_data": json.dumps({"reference_trajectory": ["a"]}),
+    }
     with tempfile.TemporaryDirectory(dir=".") as tmp:
         drain(write_csv(Path(tmp) / "r.csv", [row]))
 
@@ -187,6 +192,7 @@ NAMES = ["invoke_agent a", "generate_content m", "call_llm", "execute_tool t", "
 def test_adk_shaped_spans_with_hostile_attribute_values(spans: list[Any]) -> None:
     row = {
         "question_id": "q",
+        "user_inputs": "hi",
         "session_trace": json.dumps(spans),
         "reference_data": json.dumps({"reference_trajectory": ["a"], "reference_tool_interactions": [{"tool_name": "t"}]}),
     }
@@ -223,6 +229,6 @@ EVENT_KEYS = ["author", "invocationId", "content", "actions", "usageMetadata", "
 )
 def test_adk_shaped_events_with_hostile_values(events: list[Any]) -> None:
     session = {"id": "s", "appName": "a", "state": {}, "events": events}
-    row = {"question_id": "q", "final_session_state": json.dumps(session)}
+    row = {"question_id": "q", "user_inputs": "hi", "final_session_state": json.dumps(session)}
     with tempfile.TemporaryDirectory(dir=".") as tmp:
         assert len(drain(write_csv(Path(tmp) / "r.csv", [row]))) == 1

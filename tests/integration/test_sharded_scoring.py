@@ -85,3 +85,22 @@ def test_a_library_call_never_freezes_the_callers_collector(tmp_path: Path, monk
     frozen = gc.get_freeze_count()
     _score(path, workers=1)
     assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_workshop_rows_score_the_same_in_several_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workshop-shaped rows (metric.unique_tools lists, sessions, made-up spans) through worker processes."""
+    from tests.workshop import simulation_csv
+
+    path = simulation_csv(tmp_path / "runs.csv", 40)
+    sequential, seq_problems = _score(path, workers=1)
+    monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(tabular, "CHUNK_ROWS", 4)
+    sharded, shard_problems = _score(path, workers=2)
+    assert sharded == sequential and seq_problems == shard_problems == []
+    dataset = json.loads(sequential)["datasets"][0]
+    assert len(dataset["questions"]) == 40 and {q["status"] for q in dataset["questions"]} == {"ok"}
+    assert dataset["warnings"] == [
+        f"{path}: column 'metric.unique_tools' holds values that are not numbers: a list counts as its number of items, "
+        "other values are left out"
+    ]
+    assert dataset["summary"]["llm_calls"]["mean"] == 5.0 and dataset["summary"]["tool_calls"]["mean"] == 2.0

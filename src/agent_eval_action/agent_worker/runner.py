@@ -58,7 +58,10 @@ class AgentSessions:
         return {"app_name": self.app_name, "models": self.models}
 
     async def run(self, question: dict[str, Any]) -> dict[str, Any]:
-        """``question``: {id, user_inputs, initial_state}. Raises what the agent raised."""
+        """``question``: {id, user_inputs, initial_state} (or a ``conversation_scenario`` with its
+        ``user_simulator`` settings). Raises what the agent raised."""
+        if question.get("conversation_scenario") is not None:
+            return await self._scenario(question)
         session = await self.sessions.create_session(
             app_name=self.app_name, user_id=USER_ID, state=dict(question.get("initial_state") or {})
         )
@@ -92,3 +95,38 @@ class AgentSessions:
     async def _turn(self, session_id: str, message: Any, events: list[dict[str, Any]]) -> None:
         async for event in self.runner.run_async(user_id=USER_ID, session_id=session_id, new_message=message):
             events.append(event.model_dump(mode="json", exclude_none=True))
+
+    async def _scenario(self, question: dict[str, Any]) -> dict[str, Any]:
+        """A conversation scenario, played out by ADK's own user simulator (``scenarios.py``)."""
+        import os
+
+        from .model_cache import replayed_calls
+        from .scenarios import ScenarioSkipped, run_scenario
+
+        play = run_scenario(
+            self.runner,
+            self.sessions,
+            app_name=self.app_name,
+            user_id=USER_ID,
+            scenario=question["conversation_scenario"],
+            simulator=question.get("user_simulator") or {},
+            state=question.get("initial_state") or {},
+            environ=os.environ,
+        )
+        spans: list[dict[str, Any]] = []
+        try:
+            if self.spans is not None:
+                with self.spans.turn(str(question["id"])) as spans:
+                    done = await play
+            else:
+                done = await play
+        except ScenarioSkipped as skipped:
+            return {"skipped": skipped.reason}
+        events = [event.model_dump(mode="json", exclude_none=True) for event in done.events]
+        return {
+            "replayed_model_calls": replayed_calls(events),
+            "events": events,
+            "final_state": done.final_state,
+            "turn_times": [list(t) for t in done.turn_times],
+            "spans": spans,
+        }

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from agent_eval_action.config import default_prices
 from agent_eval_action.judges.client import NO_CREDENTIALS, Answer, JudgeClient
 from agent_eval_action.judges.managed import NO_VERTEX
-from agent_eval_action.judges.prompts import judge_context
+from agent_eval_action.judges.prompts import judge_context, user_turns
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import JudgeUsage, Score
 from agent_eval_action.run_pool import describe, is_transient
@@ -85,7 +85,7 @@ class JudgeEngine:
         limit = _RateLimit(self.settings.rate_limit)
         jobs = []
         for record in records:
-            if record.trace is None or record.trace.error:
+            if record.trace is None or record.trace.error or record.trace.skipped:
                 continue
             scores = out.setdefault((record.question.id, record.run), {})
             for metric in self.metrics:
@@ -129,7 +129,7 @@ class JudgeEngine:
 
     async def _managed(self, metric: JudgeMetric, record: Record, gate: asyncio.Semaphore, limit: _RateLimit) -> Score:
         assert record.trace is not None and metric.managed is not None
-        prompt = "\n".join(record.question.user_inputs)
+        prompt = "\n".join(user_turns(record.question, record.trace))
         response = record.trace.final_response or ""
         key = hashlib.sha256(json.dumps([metric.name, metric.managed, prompt, response]).encode()).hexdigest()
         cached = self._cached(key)

@@ -38,13 +38,21 @@ Answer with JSON only: {"score": <integer 1-5>, "explanation": "<one or two sent
 """
 
 
+def user_turns(question: Question, trace: Trace) -> list[str]:
+    """What the user said: a conversation scenario's simulated turns, else the question's inputs."""
+    if question.conversation_scenario is not None and trace.turns:
+        return [turn.user_input or "" for turn in trace.turns]
+    return question.user_inputs
+
+
 def judge_context(question: Question, trace: Trace) -> dict[str, Any]:
     """The variables a judge template can use."""
     ref = question.reference_data
+    said = user_turns(question, trace)
     return {
         "question_id": question.id,
-        "user_inputs": question.user_inputs,
-        "prompt": "\n".join(question.user_inputs),
+        "user_inputs": said,
+        "prompt": "\n".join(said),
         "final_response": trace.final_response or "(no response)",
         "response": trace.final_response or "(no response)",
         "tool_calls": _json([c.model_dump(exclude_none=True) for c in trace.tool_interactions or []]),

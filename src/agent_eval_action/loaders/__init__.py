@@ -14,7 +14,9 @@ from agent_eval_action.loaders.tabular import load_csv, load_jsonl
 
 __all__ = ["LoadedDataset", "Record", "dataset_stem", "load_dataset"]
 
-NOT_DATASETS = {"test_config.json"}
+# ADK's eval configs: test_config.json is read beside the eval files, eval_config.json is what
+# `adk eval --config_file_path` takes.
+NOT_DATASETS = {"test_config.json", "eval_config.json"}
 
 
 def load_dataset(path: str) -> LoadedDataset:
@@ -36,7 +38,7 @@ def load_dataset(path: str) -> LoadedDataset:
 def _open(path: str) -> LoadedDataset:
     lower = path.lower()
     if os.path.basename(lower) in NOT_DATASETS:
-        raise DatasetError(path, "this is ADK's eval config, not a dataset (it is read beside the .test.json files)")
+        raise DatasetError(path, "this is ADK's eval config, not a dataset (test_config.json is read beside the ADK eval files)")
     if lower.endswith(".csv"):
         return load_csv(path)
     if lower.endswith((".jsonl", ".ndjson")):

@@ -63,6 +63,9 @@ class LoadedDataset:
     warnings: list[str] = field(default_factory=list)
     # Thresholds that came with the dataset (ADK test_config.json criteria).
     criteria: dict[str, float] = field(default_factory=dict)
+    # Those criteria as written, by metric (``{"threshold": 1.0, "match_type": "IN_ORDER"}``):
+    # how ADK's own metrics are computed for this dataset.
+    criterion_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Large tables: raw rows in batches, which worker processes can convert with
     # ``tabular.convert_batch`` (the records above come from the same batches).
     batches: Callable[[], Iterator[RawBatch]] | None = None

@@ -31,10 +31,10 @@ KNOWN_COLUMNS = {
     "eval_id", "question_id", "session_id", "agent_name", "timestamp", "user_id", "agents_evaluated",
     "final_response", "system_instructions", "sub_agent_trace", "trace_summary", "user_inputs",
     "extracted_data", "custom_extract", "session_state", "final_session_state", "session_trace",
-    "latency_data", "reference_data", "question_metadata", "status", "error", "request", "response",
+    "latency_data", "reference_data", "question_metadata", "status", "error", "request", "response", "eval_set_result_id",
 }  # fmt: skip
 # Columns whose content no deterministic metric reads: not parsed at all (they are the bulk of a row).
-UNPARSED = {"system_instructions", "custom_extract", "request", "response", "timestamp", "user_id"}
+UNPARSED = {"system_instructions", "custom_extract", "request", "response", "timestamp", "user_id", "eval_set_result_id"}
 OK_STATUS = {"", "ok", "success", "succeeded", "completed", "complete", "done", "finished", "passed"}
 CHUNK_ROWS = 64
 
@@ -112,7 +112,7 @@ def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list
             if fmt == "jsonl" and not set(row) <= columns:
                 _check_columns(path, sorted(set(row) - columns - KNOWN_COLUMNS), warnings)
                 columns.update(row)
-            question, trace, session = row_to_run(path, pointer, row)
+            question, trace, session = row_to_run(path, pointer, row, warnings)
         except DatasetError as error:
             out.append(Row(number=number, pointer=pointer, session=None, item=error))
             continue
@@ -153,9 +153,15 @@ def _records(path: str, rows: Iterator[Row]) -> Iterator[Record | DatasetError]:
 class _Row:
     """Typed access to one row's cells, with errors that name row and column."""
 
-    def __init__(self, path: str, where: str, row: dict[str, Any]):
+    def __init__(self, path: str, where: str, row: dict[str, Any], warnings: list[str] | None = None):
         self.path, self.where, self.row = path, where, row
         self.question_id: str | None = None
+        # Column warnings: one message per column, so a file repeats none however many rows share it.
+        self.warnings: list[str] = warnings if warnings is not None else []
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     def cell(self, column: str) -> Any:
         try:
@@ -180,14 +186,20 @@ class _Row:
         return text if text.strip() else None
 
 
-def row_to_run(path: str, where: str, raw: dict[str, Any]) -> tuple[Question, Trace, str | None]:
-    row = _Row(path, where, raw)
+def row_to_run(path: str, where: str, raw: dict[str, Any], warnings: list[str] | None = None) -> tuple[Question, Trace, str | None]:
+    """One row as a question and its recorded run; ``warnings`` collects column warnings.
+
+    A row fails only when a cell that a metric reads is broken; columns no metric needs
+    (``metric.*`` lists or text, ``score.*`` text) are kept with one warning per column.
+    """
+    row = _Row(path, where, raw, warnings)
     qid = row.text("question_id") or row.text("eval_id")
     if not qid:
         raise DatasetError(path, "no question_id or eval_id", pointer=where)
     row.question_id = qid.strip()
     question = _question(row)
-    return question, _trace(row, question), row.text("session_id")
+    question, trace = _trace(row, question)
+    return question, trace, row.text("session_id")
 
 
 def _question(row: _Row) -> Question:
@@ -212,7 +224,7 @@ def _where(row: _Row, column: str) -> Where:
     return Where(row.path, row.question_id, prefix=f"{row.where}, column {column}: $")
 
 
-def _trace(row: _Row, question: Question) -> Trace:
+def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
     trace = Trace(app_name=row.text("agent_name") or next(iter(question.agents_evaluated), None))
     extracted = row.typed("extracted_data", dict, "a JSON object") or {}
     initial_state = question.initial_state
@@ -232,6 +244,11 @@ def _trace(row: _Row, question: Question) -> Trace:
         elif final_state is None:
             final_state = value
     event_facts = facts_from_events(events, initial_state) if events else None
+    if not question.user_inputs:
+        said = [text for text in (event_facts.user_inputs if event_facts is not None else []) if text]
+        if not said:
+            raise row.error("user_inputs", "no user input: the cell is empty or missing and no session event holds a user message")
+        question = question.model_copy(update={"user_inputs": said})
 
     spans_raw = row.typed("session_trace", list, "a JSON list of spans")
     span_facts = None
@@ -239,19 +256,20 @@ def _trace(row: _Row, question: Question) -> Trace:
         # The spans are reduced to the facts metrics use; keeping them all would cost memory per row.
         span_facts = facts_from_spans([parse_span(s) for s in spans_raw if isinstance(s, dict)])
 
-    # Tool calls: explicit extraction first (it carries arguments), then events, then spans.
+    # Tool calls: explicit extraction first (it carries arguments), then the session's events
+    # (what ADK recorded), then spans (some producers write one span per event, a call twice).
     tools = extracted.get("tool_interactions")
     observed = (
         event_facts.tool_interactions if event_facts is not None else span_facts.tool_interactions if span_facts is not None else None
     )
     if tools is not None:
-        trace.tool_interactions = _with_errors(_tool_interactions(row, tools), observed)
+        trace.tool_interactions = _with_errors(_tool_interactions(row, tools), observed, len(question.user_inputs))
     elif event_facts is not None:
         trace.tool_interactions = event_facts.tool_interactions
     elif span_facts is not None:
         trace.tool_interactions = span_facts.tool_interactions
 
-    trace.trajectory, trace.root_agent = _trajectory(row, span_facts, event_facts, trace.tool_interactions)
+    trace.trajectory, trace.root_agent = _trajectory(row, event_facts, span_facts, trace.tool_interactions)
 
     subs = row.cell("sub_agent_trace") or extracted.get("sub_agent_trace")
     if subs:
@@ -266,19 +284,21 @@ def _trace(row: _Row, question: Question) -> Trace:
         final_state = extracted["state_variables"]
     trace.final_state = final_state
 
-    if span_facts is not None and span_facts.llm_calls is not None:
-        trace.llm_calls = span_facts.llm_calls
-    elif event_facts is not None and event_facts.llm_calls:
+    if event_facts is not None and event_facts.llm_calls:
         trace.llm_calls = event_facts.llm_calls
+    elif span_facts is not None and span_facts.llm_calls is not None:
+        trace.llm_calls = span_facts.llm_calls
 
     _timing(row, trace, question, span_facts, event_facts)
     trace.recorded_metrics = _recorded(row)
     status = (row.text("status") or "").strip()
-    if status.lower() not in OK_STATUS:
+    if status.lower() == "skipped":
+        trace.skipped = row.text("error") or "recorded as skipped"
+    elif status.lower() not in OK_STATUS:
         trace.error = row.text("error") or f"recorded status {status!r}"
     elif event_facts is not None and event_facts.errors:
         trace.error = event_facts.errors[-1]
-    return trace
+    return question, trace
 
 
 def _is_session(value: dict[str, Any]) -> bool:
@@ -296,6 +316,7 @@ def _tool_interactions(row: _Row, value: Any) -> list[ToolInteraction]:
         if not isinstance(args, dict):
             raise row.error("extracted_data", f"tool_interactions[{i}].input_arguments must be an object")
         error = item.get("error")
+        turn = item.get("turn")
         out.append(
             ToolInteraction(
                 tool_name=item["tool_name"],
@@ -304,15 +325,17 @@ def _tool_interactions(row: _Row, value: Any) -> list[ToolInteraction]:
                 agent=item.get("agent"),
                 error=str(error) if error else None,
                 call_id=str(item["call_id"]) if item.get("call_id") is not None else None,
+                turn=turn if isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0 else None,
             )
         )
     return out
 
 
-def _with_errors(extracted: list[ToolInteraction], observed: list[ToolInteraction] | None) -> list[ToolInteraction]:
-    """Extracted calls carry no error field: take it from the spans or events where they agree.
+def _with_errors(extracted: list[ToolInteraction], observed: list[ToolInteraction] | None, turns: int) -> list[ToolInteraction]:
+    """Extracted calls carry no error field and no turn: take them from the spans or events where they agree.
 
-    Pairs by call id where both have one, else by position when the tool names line up.
+    Pairs by call id where both have one, else by position when the tool names line up. In a
+    one-turn conversation every call belongs to that turn.
     """
     out = []
     by_id = {call.call_id: call for call in observed or [] if call.call_id}
@@ -326,7 +349,14 @@ def _with_errors(extracted: list[ToolInteraction], observed: list[ToolInteractio
             twin = aligned[index]
         if error is None and twin is not None:
             error = twin.error
-        out.append(call if error == call.error else call.model_copy(update={"error": error}))
+        turn = call.turn
+        if turn is None and twin is not None:
+            turn = twin.turn
+        if turn is None and turns == 1:
+            turn = 0
+        if error != call.error or turn != call.turn:
+            call = call.model_copy(update={"error": error, "turn": turn})
+        out.append(call)
     return out
 
 
@@ -349,11 +379,15 @@ _AUTHOR_LINE = re.compile(r"^\s*\[?([A-Za-z_][\w\-]*)\]?\s*:")
 _NOT_AGENTS = {"user", "human", "system", "tool", "function", "tool_call", "function_call", "tool_response", "function_response"}
 
 
-def _trajectory(row: _Row, spans: Any, events: Any, tools: list[ToolInteraction] | None) -> tuple[list[TrajectoryStep] | None, str | None]:
-    for facts in (spans, events):
+def _trajectory(row: _Row, events: Any, spans: Any, tools: list[ToolInteraction] | None) -> tuple[list[TrajectoryStep] | None, str | None]:
+    # The session's events name the agents that answered; producers' spans may name the app instead.
+    for facts in (events, spans):
         if facts is not None and facts.trajectory:
             return facts.trajectory, facts.root_agent
-    summary = row.cell("trace_summary")
+    try:
+        summary = row.cell("trace_summary")
+    except DatasetError:  # a transcript that happens to start with "[" or "{"
+        summary = row.text("trace_summary")
     steps: list[TrajectoryStep] = []
     if isinstance(summary, list):
         for item in summary:
@@ -369,7 +403,7 @@ def _trajectory(row: _Row, spans: Any, events: Any, tools: list[ToolInteraction]
         root = next((s.name for s in steps if s.kind == "agent"), None)
         return steps, root
     if tools is not None:
-        return [TrajectoryStep(kind="tool", name=t.tool_name) for t in tools if t.tool_name != "transfer_to_agent"], None
+        return [TrajectoryStep(kind="tool", name=t.tool_name) for t in tools], None
     return None, None
 
 
@@ -383,7 +417,7 @@ def _transcript_steps(text: str) -> list[TrajectoryStep]:
         if author and author.group(1).lower() not in _NOT_AGENTS and author.group(1) != last_agent:
             last_agent = author.group(1)
             steps.append(TrajectoryStep(kind="agent", name=last_agent))
-        if tool and tool.group(1) != "transfer_to_agent":
+        if tool:
             steps.append(TrajectoryStep(kind="tool", name=tool.group(1)))
     return steps
 
@@ -404,6 +438,7 @@ def _latency_tree(value: Any) -> float | None:
 
 def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any) -> None:
     turn_responses = events.turn_responses if events is not None else []
+    turn_parts = events.turn_response_parts if events is not None else []
     durations = spans.turn_durations if spans is not None else []
     starts = spans.turn_starts if spans is not None else []
     count = max(len(question.user_inputs), len(durations), len(turn_responses))
@@ -411,11 +446,14 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
         Turn(
             user_input=question.user_inputs[i] if i < len(question.user_inputs) else None,
             response=turn_responses[i] if i < len(turn_responses) else None,
+            response_parts=turn_parts[i] if i < len(turn_parts) else None,
             duration_s=durations[i] if i < len(durations) else None,
             start_time=starts[i] if i < len(starts) else None,
         )
         for i in range(count)
     ]
+    if spans is not None and spans.timing_note is not None:
+        trace.missing["timing"] = spans.timing_note
     if spans is not None and spans.latency_s is not None:
         trace.latency_s, trace.latency_source = spans.latency_s, "session_trace spans"
         return
@@ -430,14 +468,63 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
             trace.turns = [turn.model_copy(update={"duration_s": s}) for turn, s in zip(trace.turns, seconds, strict=True)]
 
 
+# metric.* columns that hold times: a list there counts nothing.
+_TIMING_WORDS = ("duration", "latency", "time")
+_TIMING_SUFFIXES = ("_sec", "_secs", "_seconds", "_ms", "_s")
+
+
+def _is_timing(name: str) -> bool:
+    return any(word in name for word in _TIMING_WORDS) or name.endswith(_TIMING_SUFFIXES)
+
+
 def _recorded(row: _Row) -> dict[str, float]:
+    """The producer's ``metric.*`` and ``score.*`` figures.
+
+    Numbers (or number text) are kept as numbers; a list in a ``metric.*`` count column counts
+    its items (``metric.unique_tools: ["a", "b"]`` is 2). Anything else is left out with one
+    warning per column and file: no metric needs these columns, so they never fail a row.
+    """
     out: dict[str, float] = {}
     for column, value in row.row.items():
-        if value not in (None, "") and column[:6] in ("metric", "score.") and column.startswith(("metric.", "score.")):
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                raise row.error(column, f"expected a number, got {value!r}") from None
-            if number == number:
-                out[column.removeprefix("metric.")] = number
+        if value in (None, "") or not (column[:6] in ("metric", "score.") and column.startswith(("metric.", "score."))):
+            continue
+        number = _number(value)
+        if number is None:
+            counted = column.startswith("metric.") and not _is_timing(column)
+            # One message per column, whatever mix of cells it holds.
+            row.warn(
+                f"{row.path}: column {column!r} holds values that are not numbers: "
+                + ("a list counts as its number of items, other values are left out" if counted else "they are left out")
+            )
+            items = _list(value) if counted else None
+            if items is None:
+                continue
+            number = float(len(items))
+        if number == number:
+            out[column.removeprefix("metric.")] = number
     return out
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _list(value: Any) -> list[Any] | None:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, list) else None
+    return None

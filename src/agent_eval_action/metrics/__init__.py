@@ -1,6 +1,9 @@
 """Deterministic metrics. Importing this package fills :data:`REGISTRY`."""
 
 from agent_eval_action.metrics import response, state, tools, trace_metrics, trajectory  # noqa: F401
+
+# ADK's own metrics register after ours, so tables list ours first.
+from agent_eval_action.metrics import adk  # noqa: F401  # isort: skip
 from agent_eval_action.metrics.registry import REGISTRY, Metric, MetricContext
 
 __all__ = ["REGISTRY", "Metric", "MetricContext"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from agent_eval_action.models import Question, Score, Trace
 
@@ -17,6 +17,9 @@ class MetricContext:
 
     # USD per million tokens: {model_prefix: {"input": x, "output": y, "cached": z}}.
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # The dataset's ADK criteria by metric name, as given (``{"threshold": 1.0, "match_type":
+    # "IN_ORDER"}``): how ADK's own metrics are to be computed for it.
+    criteria: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 ScoreFn = Callable[[Question, Trace, MetricContext], Score]

@@ -9,24 +9,30 @@ from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.models import Question, Score, Trace
 
 
+class CachedStemmer:
+    """rouge-score's Porter stemmer (nltk), memoized: stemming is most of ROUGE's cost and words
+    repeat endlessly across answers."""
+
+    def __init__(self) -> None:
+        from nltk.stem import porter
+
+        self.stem = lru_cache(maxsize=200_000)(porter.PorterStemmer().stem)
+
+
+@cache
+def cached_stemmer() -> CachedStemmer:
+    return CachedStemmer()
+
+
 @cache
 def _scorer() -> Any:
-    from nltk.stem import porter
     from rouge_score import rouge_scorer, tokenize, tokenizers
-
-    class CachedStemmer:
-        # Porter stemming is most of ROUGE's cost and words repeat endlessly across answers.
-        def __init__(self) -> None:
-            self.stem = lru_cache(maxsize=200_000)(porter.PorterStemmer().stem)
 
     class StemmingTokenizer(tokenizers.Tokenizer):  # type: ignore[misc]
         """rouge-score's default tokenizer with stemming, with the stems memoized."""
 
-        def __init__(self) -> None:
-            self._stemmer = CachedStemmer()
-
         def tokenize(self, text: str) -> list[str]:
-            return list(tokenize.tokenize(text, self._stemmer))
+            return list(tokenize.tokenize(text, cached_stemmer()))
 
     return rouge_scorer.RougeScorer(["rougeL"], tokenizer=StemmingTokenizer())
 

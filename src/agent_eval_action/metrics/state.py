@@ -17,7 +17,7 @@ def state_management_fidelity(question: Question, trace: Trace, ctx: MetricConte
     if reference is None:
         return unscored("no reference_state_variables")
     if trace.final_state is None:
-        return unscored("the run recorded no final session state")
+        return unscored(trace.missing.get("state", "the run recorded no final session state"))
     if not reference:
         return Score(value=1.0, explanation="no state variables expected")
     problems: list[str] = []

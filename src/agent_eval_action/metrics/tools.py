@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_eval_action.calls import tool_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.values import matches, mismatches
 from agent_eval_action.models import Question, ReferenceToolCall, Score, ToolInteraction, Trace
 
-TRANSFER = "transfer_to_agent"
-
 
 def actual_calls(question: Question, trace: Trace) -> list[ToolInteraction]:
-    """The trace's tool calls; ``transfer_to_agent`` counts only when the reference names it."""
-    calls = trace.tool_interactions or []
-    reference = question.reference_data.reference_tool_interactions or []
-    if any(ref.tool_name == TRANSFER for ref in reference):
-        return list(calls)
-    return [call for call in calls if call.tool_name != TRANSFER]
+    """The trace's tool calls as every metric counts them (``calls.tool_calls``)."""
+    return tool_calls(question, trace) or []
 
 
 def _arguments_match(ref: ReferenceToolCall, call: ToolInteraction) -> bool:
@@ -85,7 +80,7 @@ def _compare(question: Question, trace: Trace) -> Score | tuple[int, dict[int, i
     if reference is None:
         return unscored("no reference_tool_interactions")
     if trace.tool_interactions is None:
-        return unscored("the run recorded no tool interactions")
+        return unscored(trace.missing.get("tool_calls", "the run recorded no tool interactions"))
     return (len(reference), *_call_details(question, trace))
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from agent_eval_action.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
-from agent_eval_action.metrics.tools import TRANSFER
 from agent_eval_action.models import LlmCall, Question, Score, Trace
 
 
@@ -20,14 +20,14 @@ def latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     recorded = trace.recorded_metrics.get("duration_sec")
     if recorded is not None:
         return Score(value=recorded, explanation=f"{recorded:.3f} s", details={"source": "metric.duration_sec"})
-    return unscored("no timing recorded")
+    return unscored(trace.missing.get("timing", "no timing recorded"))
 
 
 @register("turn_latency", "lower", "Mean wall-clock seconds per turn.", kind="trace")
 def turn_latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     durations = [turn.duration_s for turn in trace.turns if turn.duration_s is not None]
     if not durations:
-        return unscored("no per-turn timing recorded")
+        return unscored(trace.missing.get("timing", "no per-turn timing recorded"))
     mean = sum(durations) / len(durations)
     return Score(
         value=mean,
@@ -39,31 +39,25 @@ def turn_latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
 @register("llm_calls", "lower", "Number of model calls.", kind="trace")
 def llm_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if trace.llm_calls is None:
-        return unscored("no model calls recorded")
+        return unscored(trace.missing.get("llm_calls", "no model calls recorded"))
     return Score(value=float(len(trace.llm_calls)), explanation=f"{len(trace.llm_calls)} model call(s)", details={"source": "trace"})
 
 
-def _tool_calls(trace: Trace) -> list[str] | None:
-    if trace.tool_interactions is None:
-        return None
-    return [call.tool_name for call in trace.tool_interactions if call.tool_name != TRANSFER]
-
-
-@register("tool_calls", "neutral", "Number of tool calls (transfer_to_agent excluded).", kind="trace")
+@register("tool_calls", "neutral", "Number of tool calls (transfer_to_agent only where the reference names it).", kind="trace")
 def tool_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
-    names = _tool_calls(trace)
-    if names is not None:
-        return Score(value=float(len(names)), explanation=f"{len(names)} tool call(s)", details={"source": "trace"})
+    calls = counted_calls(question, trace)
+    if calls is not None:
+        return Score(value=float(len(calls)), explanation=f"{len(calls)} tool call(s)", details={"source": "trace"})
     recorded = trace.recorded_metrics.get("tool_calls")
     if recorded is not None:
         return Score(value=recorded, explanation=f"{recorded:g} tool call(s)", details={"source": "metric.tool_calls"})
-    return unscored("no tool calls recorded")
+    return unscored(trace.missing.get("tool_calls", "no tool calls recorded"))
 
 
 @register("tool_error_rate", "lower", "Share of tool calls that failed.", kind="trace")
 def tool_error_rate(question: Question, trace: Trace, ctx: MetricContext) -> Score:
-    if trace.tool_interactions is not None:
-        calls = [call for call in trace.tool_interactions if call.tool_name != TRANSFER]
+    calls = counted_calls(question, trace)
+    if calls is not None:
         errors = [call.tool_name for call in calls if call.error]
         source = "trace"
         n_calls, n_errors = len(calls), len(errors)
@@ -71,7 +65,7 @@ def tool_error_rate(question: Question, trace: Trace, ctx: MetricContext) -> Sco
         n_calls, n_errors = int(trace.recorded_metrics["tool_calls"]), int(trace.recorded_metrics["tool_errors"])
         errors, source = [], "metric.tool_errors"
     else:
-        return unscored("no tool calls recorded")
+        return unscored(trace.missing.get("tool_calls", "no tool calls recorded"))
     if n_calls == 0:
         return unscored("no tool calls made")
     return Score(
@@ -83,13 +77,14 @@ def tool_error_rate(question: Question, trace: Trace, ctx: MetricContext) -> Sco
 
 def _token_metric(name: str, description: str, pick: Callable[[LlmCall], int], recorded_key: str | None = None) -> None:
     def score(question: Question, trace: Trace, ctx: MetricContext) -> Score:
-        if trace.llm_calls:
+        unknown = _usage_unknown(trace)
+        if trace.llm_calls and unknown is None:
             total = sum(pick(call) for call in trace.llm_calls)
             return Score(value=float(total), explanation=f"{total} tokens", details={"source": "llm calls"})
         if recorded_key and recorded_key in trace.recorded_metrics:
             value = trace.recorded_metrics[recorded_key]
             return Score(value=value, explanation=f"{value:g} tokens", details={"source": f"metric.{recorded_key}"})
-        return unscored("no token usage recorded")
+        return unscored(unknown or trace.missing.get("tokens", "no token usage recorded"))
 
     register(name, "lower", description, kind="trace")(score)
 
@@ -103,6 +98,14 @@ _token_metric(
     lambda c: c.input_tokens + c.output_tokens + c.thoughts_tokens,
     recorded_key="total_tokens",
 )
+
+
+def _usage_unknown(trace: Trace) -> str | None:
+    """Why the token counts of the recorded model calls are unknown, if they are."""
+    blind = sum(1 for call in trace.llm_calls or () if not call.usage_recorded)
+    if not blind:
+        return None
+    return trace.missing.get("tokens") or f"token usage not recorded for {blind} of {len(trace.llm_calls or ())} model call(s)"
 
 
 def price_for(model: str | None, prices: Mapping[str, Mapping[str, float]]) -> Mapping[str, float] | None:
@@ -119,7 +122,10 @@ def price_for(model: str | None, prices: Mapping[str, Mapping[str, float]]) -> M
 @register("cost_usd", "lower", "Model cost in US dollars from the price table (per million tokens).", kind="trace")
 def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if not trace.llm_calls:
-        return unscored("no per-call token usage recorded")
+        return unscored(trace.missing.get("tokens", "no per-call token usage recorded"))
+    blind = _usage_unknown(trace)
+    if blind is not None:
+        return unscored(blind)
     total = 0.0
     unknown: set[str] = set()
     for call in trace.llm_calls:

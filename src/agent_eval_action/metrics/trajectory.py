@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 
+from agent_eval_action.calls import steps as counted_steps
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.models import Question, Score, Trace
 
@@ -19,15 +20,16 @@ def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str
 
     A reference that names only agents is compared with the agent steps, one that names
     only tools with the tool calls; an ADK app name in the reference stands for the root agent.
+    ``transfer_to_agent`` calls are agent steps unless the reference names them (``calls.steps``).
     ``None`` when there is nothing to compare. The fourth item is the actual steps as text.
     The lists are shared between callers: read them, don't change them.
     """
     reference = question.reference_data.reference_trajectory
-    if reference is None or trace.trajectory is None:
+    counted = counted_steps(question, trace)
+    if reference is None or counted is None:
         return None
     app_names = tuple(name for name in (trace.app_name, *question.agents_evaluated[:1]) if name)
-    steps = tuple((step.kind, step.name) for step in trace.trajectory)
-    return _project(tuple(reference), steps, app_names, trace.root_agent)
+    return _project(tuple(reference), tuple((step.kind, step.name) for step in counted), app_names, trace.root_agent)
 
 
 @lru_cache(maxsize=1024)  # the six trajectory metrics project the same run in turn
