@@ -20,6 +20,10 @@ from agent_eval_action.loaders import Record, load_dataset
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from tests.adk_files import ADK_ROUGE, ADK_TRAJECTORY, ANSWERS, INPUTS, expected_invocations, history, old_history, run_shop
 
+# Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
+pytestmark = pytest.mark.usefixtures("in_tmp")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_eval_action.config import Config, GateConfig, MetricRule
 from agent_eval_action.evaluation import Evaluation
 from agent_eval_action.flow import metric_kinds
@@ -16,6 +18,9 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models import DatasetResult
 from agent_eval_action.scoring import Scorer
 from tests.adk_files import ADK_ROUGE, history
+
+# Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
+pytestmark = pytest.mark.usefixtures("in_tmp")
 
 
 def evaluate(path: Path, config: Config) -> DatasetResult:

@@ -19,6 +19,10 @@ from agent_eval_action.evaluation import Evaluation
 from agent_eval_action.models import DatasetResult
 from tests.workshop import scenario_case
 
+# Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
+pytestmark = pytest.mark.usefixtures("in_tmp")
+
+
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
 sys.path.insert(0, str(APPS))
@@ -49,8 +53,12 @@ def eval_set(directory: Path, *cases: dict[str, Any], **extra: Any) -> Path:
 
 
 def evaluate(path: Path, simulator: UserSimulatorConfig, monkeypatch: pytest.MonkeyPatch) -> DatasetResult:
-    monkeypatch.chdir(APPS)  # where the shop app is found
-    evaluation = Evaluation(Config(agent="shop", user_simulator=simulator, capture_spans=False, progress="never"))
+    # The shop app beside the dataset (inputs must lie inside the working directory); in this
+    # process, where the scripted user is registered in ADK's model registry.
+    shutil.copytree(APPS / "shop", path.parent / "shop", dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.chdir(path.parent)
+    config = Config(agent="shop", user_simulator=simulator, capture_spans=False, progress="never", in_process=True)
+    evaluation = Evaluation(config)
     try:
         result = evaluation.evaluate_file(str(path))
     finally:
@@ -176,6 +184,7 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from shop.agent import root_agent
 from agent_eval_worker.scenarios import ScenarioSkipped, run_scenario
+
 
 async def main():
     service = InMemorySessionService()
