@@ -227,3 +227,28 @@ def test_through_the_agent_workers_own_files(tmp_path: Path) -> None:
     assert out["state"] == {"lookups": 3, "last_order": "A1", "refund": {"order_id": "A1", "amount": 10}}
     assert out["skipped"].startswith("no credentials for the user simulator's model gemini-2.5-flash")
     assert out["sessions_left"] == 0
+
+
+def test_a_scenario_through_the_agent_worker_process_from_the_command_line(tmp_path: Path) -> None:
+    """The default path: the CLI, our worker process under the agent's Python, ADK's simulator there."""
+    for name in ("shop", "scenario_shop"):
+        shutil.copytree(APPS / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(APPS / "simulated_user.py", tmp_path / "simulated_user.py")
+    eval_set(tmp_path, static_case(), scenario())
+    (tmp_path / "agent-eval.toml").write_text('agent = "scenario_shop"\n\n[user-simulator]\nmodel = "scripted-user"\n')
+    env = {k: v for k, v in os.environ.items() if k not in NO_KEYS and not k.startswith(("GITHUB_", "INPUT_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", "evaluate", "shop_scenarios.evalset.json", "--workers", "1"],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (dataset,) = json.loads((tmp_path / "agent-eval-results" / "results.json").read_text())["datasets"]
+    by_id = {q["id"]: q for q in dataset["questions"]}
+    played = by_id["refund_scenario"]
+    assert played["status"] == "ok" and played["scores"]["llm_calls"]["value"] == 7.0
+    assert played["scores"]["tool_calls"]["value"] == 3.0
+    assert by_id["static"]["scores"]["tool_trajectory_avg_score"]["value"] == 1.0
