@@ -199,7 +199,7 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
     rules = outcome.config or config
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
-    background = repository_background(outcome.results, Path.cwd(), rules.gate, metric_kinds(rules))
+    background = repository_background(outcome.results, Path.cwd(), rules.gate, metric_kinds(rules, outcome.results))
     print(render(outcome.results, thresholds, background), file=out)
     for message in outcome.messages:
         print(message, file=out)

@@ -38,16 +38,16 @@ def base_ref(flag: str | None, config: Config) -> str | None:
     return flag or config.base or os.environ.get("GITHUB_BASE_REF") or None
 
 
-def metric_kinds(config: Config | None = None) -> dict[str, str]:
-    """Metric name -> kind; judge metrics (configured ones, and any recorded with a judge) are "judge"."""
+def metric_kinds(config: Config | None = None, results: Results | None = None) -> dict[str, str]:
+    """Metric name -> "reference" | "trace" | "judge": as the results recorded it, else as the
+    registry and the config's custom metrics say (results written before kinds were stored)."""
     from agent_eval_action.metrics import REGISTRY
 
     kinds: dict[str, str] = {name: metric.kind for name, metric in REGISTRY.items()}
     if config is not None:
-        from agent_eval_action.judges.setup import judge_names
-
         kinds.update({name: spec.kind for name, spec in config.custom_metrics.items()})
-        kinds.update(dict.fromkeys(judge_names(config), "judge"))
+    for dataset in results.datasets if results is not None else []:
+        kinds.update({name: s.kind for name, s in dataset.summary.items() if s.kind is not None})
     return kinds
 
 
@@ -139,7 +139,7 @@ def decide(results: Results, rules: Rules) -> Outcome:
     dataset, an unreadable baseline, a dataset of which nothing could be scored) kept part of
     the check from happening. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
     config = rules.config
-    kinds = metric_kinds(config)
+    kinds = metric_kinds(config, results)
     gate = evaluate_gate(results.datasets, results.comparison or [], config.gate, kinds)
     for dataset in unchecked_datasets(results.datasets, config.gate, kinds):
         results.problems.append(

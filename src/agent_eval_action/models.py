@@ -275,6 +275,9 @@ class MetricSummary(_Model):
     stdev: float | None = None
     ci95: tuple[float, float] | None = None
     direction: Literal["higher", "lower", "neutral"] = "higher"
+    # "reference", "trace" or "judge": which gate rules apply by default. Stored so compare and
+    # gate need only the results (None in files written before it was).
+    kind: Literal["reference", "trace", "judge"] | None = None
     unscored_reasons: dict[str, int] = Field(default_factory=dict)
     p50: float | None = None
     p90: float | None = None

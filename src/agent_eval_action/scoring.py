@@ -219,6 +219,9 @@ class Scorer:
         """Aggregates per-question scores into the dataset's summary; questions in (id, run) order."""
         questions = sorted(questions, key=lambda q: (q.id, q.run))
         names: dict[str, str] = {m.name: m.direction for m in self.metrics}
+        # Scores from elsewhere: LLM judges' (in ``extra``) are judged; recorded ``score.*`` ones are measured.
+        kinds: dict[str, str] = {m.name: m.kind for m in self.metrics}
+        kinds.update({name: "judge" for scores in self.extra.values() for name in scores})
         # One pass over the questions builds every metric's column: the scored values with their
         # question ids (for pass rates) and the reasons for the unscored ones. Each Score is read
         # once; on large tables the reads, not the arithmetic, are what summarizing costs.
@@ -248,6 +251,7 @@ class Scorer:
                 seed=seed_for(dataset.name, name, base=self.seed),
                 percentiles=direction == "lower",
             )
+            summary[name].kind = kinds.get(name, "trace")  # type: ignore[assignment]
             threshold = self.pass_thresholds.get(name)
             if name in dataset.criteria and name not in self.configured_thresholds:
                 threshold = dataset.criteria[name]

@@ -152,3 +152,25 @@ def test_runs_named_failing_are_the_runs_the_pass_rate_counts_failing() -> None:
     assert named == {"slow"}
     lines = [line.strip() for line in render(Results(datasets=[result]), {"latency": 2.0}).splitlines() if "failed " in line]
     assert lines == ["failed slow: latency"]
+
+
+def test_the_gate_reads_each_metrics_kind_from_the_results() -> None:
+    """A judged metric's question drop is a note, known from the results alone (no config, no prompt files)."""
+    from agent_eval_action.flow import metric_kinds
+
+    judged = Scorer.for_names(["tool_calls"], MetricContext())
+    judged.extra = {(f"q{i}", 0): {"tone": Score(value=v)} for i, v in enumerate([1.0, 1.0, 1.0, 1.0])}
+    base = judged.summarize(_loaded(), [QuestionResult(id=f"q{i}", scores={"tone": Score(value=1.0)}) for i in range(4)])
+    judged.extra = {(f"q{i}", 0): {"tone": Score(value=v)} for i, v in enumerate([0.0, 1.0, 1.0, 1.0])}
+    now = judged.summarize(
+        _loaded(), [QuestionResult(id=f"q{i}", scores={"tone": Score(value=v)}) for i, v in enumerate([0.0, 1.0, 1.0, 1.0])]
+    )
+    assert now.summary["tone"].kind == "judge"
+    kinds = metric_kinds(None, Results(datasets=[now]))
+    gate = evaluate_gate([now], [compare_dataset(now, base, baseline_path="b")], GateConfig(), kinds)
+    assert gate.passed and any("question q0 tone fell 1 -> 0" in note for note in gate.notes)
+    assert not evaluate_gate([now], [compare_dataset(now, base, baseline_path="b")], GateConfig(), {"tone": "reference"}).passed
+
+
+def _loaded() -> LoadedDataset:
+    return LoadedDataset(path="d.json", name="d", format="golden", records=iter(()))

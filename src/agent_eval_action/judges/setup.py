@@ -34,10 +34,6 @@ Other reference data: {{ reference.custom }}
 """
 
 
-def judge_names(config: Config) -> list[str]:
-    return [m.name for m in judge_metrics(config)]
-
-
 def judge_metrics(config: Config) -> list[JudgeMetric]:
     out = []
     for name, spec in config.judges.items():
