@@ -92,3 +92,16 @@ def test_every_metric_has_a_direction_and_description() -> None:
         assert metric.direction in ("higher", "lower", "neutral")
         assert metric.description
     assert REGISTRY["latency"].direction == "lower" and REGISTRY["cost_usd"].direction == "lower"
+
+
+def test_one_cost_rule_for_the_agents_calls_and_the_judges() -> None:
+    """Cached prompt tokens at the cached price, for a judge's answer as for the agent's model calls."""
+    from agent_eval_action.judges.client import Answer
+    from agent_eval_action.judges.engine import _cost
+    from agent_eval_action.metrics.trace_metrics import tokens_cost
+
+    prices = {"judge-model": {"input": 1.0, "output": 4.0, "cached": 0.25}}
+    assert tokens_cost(prices["judge-model"], 1_000_000, 1_000_000, 800_000) == pytest.approx(0.2 + 0.2 + 4.0)
+    answer = Answer(text="{}", input_tokens=1_000_000, output_tokens=1_000_000, cached_tokens=800_000)
+    assert _cost("judge-model-001", answer, prices) == pytest.approx(4.4)
+    assert tokens_cost({"input": 1.0, "output": 2.0}, 100, 0, 100) == pytest.approx(100 / 1_000_000)  # no cached price: input's

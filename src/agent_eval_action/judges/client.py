@@ -25,6 +25,7 @@ class Answer:
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
 
 
 class JudgeClient(Protocol):
@@ -47,6 +48,7 @@ class GenaiJudge:
             text=response.text or "",
             input_tokens=int(getattr(usage, "prompt_token_count", 0) or 0),
             output_tokens=int(getattr(usage, "candidates_token_count", 0) or 0) + int(getattr(usage, "thoughts_token_count", 0) or 0),
+            cached_tokens=int(getattr(usage, "cached_content_token_count", 0) or 0),
         )
 
 

@@ -236,9 +236,9 @@ def parse_answer(text: str, low: float, high: float) -> tuple[float, str] | str:
 
 
 def _cost(model: str, answer: Answer, prices: dict[str, dict[str, float]]) -> float:
-    from agent_eval_action.metrics.trace_metrics import price_for
+    from agent_eval_action.metrics.trace_metrics import price_for, tokens_cost
 
     price = price_for(model, prices)
     if price is None:
         return 0.0
-    return (answer.input_tokens * price.get("input", 0.0) + answer.output_tokens * price.get("output", 0.0)) / 1_000_000
+    return tokens_cost(price, answer.input_tokens, answer.output_tokens, answer.cached_tokens)

@@ -119,6 +119,18 @@ def price_for(model: str | None, prices: Mapping[str, Mapping[str, float]]) -> M
     return prices[best] if best is not None else None
 
 
+def tokens_cost(price: Mapping[str, float], input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float:
+    """USD for one call: fresh prompt tokens at the input price, cached ones at the cached price
+    (the input price when the table has none), output (thinking included) at the output price.
+    The one cost rule, for the agent's calls and the judges' alike."""
+    fresh = max(input_tokens - cached_tokens, 0)
+    return (
+        fresh * price.get("input", 0.0)
+        + cached_tokens * price.get("cached", price.get("input", 0.0))
+        + output_tokens * price.get("output", 0.0)
+    ) / 1_000_000
+
+
 @register("cost_usd", "lower", "Model cost in US dollars from the price table (per million tokens).", kind="trace")
 def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if not trace.llm_calls:
@@ -133,12 +145,7 @@ def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
         if price is None:
             unknown.add(call.model or "(unnamed model)")
             continue
-        fresh = max(call.input_tokens - call.cached_tokens, 0)
-        total += (
-            fresh * price.get("input", 0.0)
-            + call.cached_tokens * price.get("cached", price.get("input", 0.0))
-            + (call.output_tokens + call.thoughts_tokens) * price.get("output", 0.0)
-        ) / 1_000_000
+        total += tokens_cost(price, call.input_tokens, call.output_tokens + call.thoughts_tokens, call.cached_tokens)
     if unknown:
         return unscored(
             f"no price for model(s) {', '.join(sorted(unknown))}: add them under [prices] in the config",
