@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install example screenshots test lint bench lock clean
+.PHONY: install example example-baseline screenshots test lint bench lock clean
 
 # Bytecode is compiled at install: machines that set PYTHONDONTWRITEBYTECODE (CI here does)
 # would otherwise compile every module on every start, which doubled ADK's first-run time.
@@ -57,3 +57,7 @@ lock: install
 
 clean:
 	rm -rf $(VENV) agent-eval-results bench/out .pytest_cache .mypy_cache .ruff_cache
+
+## Write the bundled example's baseline again (after a change to what results hold).
+example-baseline: install
+	bash scripts/example-baseline.sh

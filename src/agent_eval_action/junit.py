@@ -6,7 +6,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from agent_eval_action.aggregate import passes
 from agent_eval_action.models import Results
+from agent_eval_action.views import threshold_for
 
 
 def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> Path:
@@ -26,12 +28,13 @@ def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> P
                 ET.SubElement(case, "skipped", message=(question.skip_reason or "skipped")[:1000])
                 tests, skipped = tests + 1, skipped + 1
                 continue
-            for metric, threshold in thresholds.items():
+            for metric in sorted({*thresholds, *(m for m, s in dataset.summary.items() if s.pass_threshold is not None)}):
+                threshold = threshold_for(metric, thresholds, dataset.summary)
                 score = question.scores.get(metric)
-                if score is None or score.value is None:
+                if threshold is None or score is None or score.value is None:
                     continue
                 direction = dataset.summary[metric].direction if metric in dataset.summary else "higher"
-                passed = score.value <= threshold + 1e-9 if direction == "lower" else score.value >= threshold - 1e-9
+                passed = passes(score.value, threshold, direction)
                 case = ET.SubElement(suite, "testcase", classname=dataset.name, name=f"{label} {metric}")
                 tests += 1
                 if not passed:

@@ -286,6 +286,9 @@ class MetricSummary(_Model):
     # questions whose every run passes, pass^k.
     pass_rate: float | None = None
     pass_hat_k: float | None = None
+    # The threshold the pass rate was judged with (config, dataset criteria or default): every view
+    # names the failing runs by it, from the results alone.
+    pass_threshold: float | None = None
     runs: int = 1
 
     _round_figures = field_validator("mean", "stdev", "ci95", "p50", "p90", "max", "pass_rate", "pass_hat_k")(

@@ -256,6 +256,7 @@ class Scorer:
             if name in dataset.criteria and name not in self.configured_thresholds:
                 threshold = dataset.criteria[name]
             if threshold is not None:
+                summary[name].pass_threshold = threshold
                 _pass_rates(summary[name], column.ids, column.values, threshold, direction)
         return DatasetResult(
             path=dataset.path,

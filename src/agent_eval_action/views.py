@@ -346,12 +346,18 @@ class QuestionView:
     trajectory: dict[str, Any] | None
 
 
+def threshold_for(name: str, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> float | None:
+    recorded = summary[name].pass_threshold if name in summary else None
+    return recorded if recorded is not None else thresholds.get(name)
+
+
 def failed_metrics(question: QuestionResult, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> list[str]:
-    """The metrics whose pass threshold this run missed, judged as the dataset's pass rate is
-    (``summary`` gives each metric's direction)."""
+    """The metrics whose pass threshold this run missed, judged as the dataset's pass rate is:
+    ``summary`` gives each metric's direction and the threshold it was judged with (``thresholds``
+    stands in for results written before summaries recorded it)."""
     failed = []
     for name, score in question.scores.items():
-        threshold = thresholds.get(name)
+        threshold = threshold_for(name, thresholds, summary)
         if threshold is None or score.value is None:
             continue
         direction = summary[name].direction if name in summary else "higher"
