@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from agent_eval_action import __version__
 from agent_eval_action.config import Config, load_config
@@ -34,10 +34,13 @@ class Dataset:
     warnings: list[str] = field(default_factory=list)
 
 
-def _config(config: Config | str | os.PathLike[str] | None, settings: dict[str, Any]) -> Config:
+def _config(config: Config | str | os.PathLike[str] | None, settings: dict[str, Any], progress: TextIO | None = None) -> Config:
+    """The config to run with: ``config`` (a path, or ``Config``), the settings laid over it; no
+    progress line unless a stream was given for it."""
     base = config if isinstance(config, Config) else load_config(None if config is None else str(config))
     chosen = {key: value for key, value in settings.items() if value is not None}
-    chosen.setdefault("progress", "never")
+    if progress is None:
+        chosen["progress"] = "never"
     return base.with_overrides(**chosen)
 
 
@@ -70,21 +73,24 @@ def evaluate(
     config: Config | str | os.PathLike[str] | None = None,
     agent: str | None = None,
     metrics: Sequence[str] | None = None,
+    progress: TextIO | None = None,
     **settings: Any,
 ) -> Results:
     """Scores datasets (running ``agent`` where they hold no recorded runs); no baseline, no gate.
 
-    ``paths``: files, directories or globs (default: the config's ``datasets``). ``settings``:
-    any config setting by its Python name (``agent_url``, ``runs``, ``workers``, ``model_cache``...).
+    ``paths``: files, directories or globs (default: the config's ``datasets``). ``progress``: a
+    stream for the progress line of long runs (default: none). ``settings``: any config setting
+    by its Python name (``agent_url``, ``runs``, ``workers``, ``model_cache``...).
     """
+    from agent_eval_action.config import DEFAULT_DATASETS
     from agent_eval_action.discovery import dataset_files
     from agent_eval_action.evaluation import Evaluation
 
-    chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings})
-    patterns = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])] or chosen.datasets
-    files, problems = dataset_files(patterns)
+    chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings}, progress)
+    given = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])]
+    files, problems = dataset_files(given or chosen.datasets, defaults=not given and chosen.datasets == DEFAULT_DATASETS)
     results = Results(tool_version=__version__, problems=problems)
-    evaluation = Evaluation(chosen, err=io.StringIO())
+    evaluation = Evaluation(chosen, err=progress or io.StringIO())
     try:
         for path in files:
             result = evaluation.evaluate_file(path)

@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     for command in [*sub.choices.values(), update]:
         if command is not baseline:
             command.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error (else: debug.log)")
+            loudness = command.add_mutually_exclusive_group()
+            loudness.add_argument("--verbose", "-v", action="store_true", help="log what it is doing, not only warnings")
+            loudness.add_argument("--quiet", "-q", action="store_true", help="log errors only (no warnings)")
     return parser
 
 
@@ -166,6 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    from agent_eval_action.logs import cli_logging
+
+    with cli_logging(err, verbose=getattr(args, "verbose", False), quiet=getattr(args, "quiet", False)):
+        return _dispatch(args, out, err)
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agent_eval_action.errors import AgentEvalError, ExitCode
 
     if args.command not in ("validate",):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 from agent_eval_action import __version__
 from agent_eval_action.discovery import dataset_files, expand_paths
 from agent_eval_action.errors import DatasetError, ExitCode, UsageError
-from agent_eval_action.models import Problem, Results
+from agent_eval_action.models import Problem
 
 if TYPE_CHECKING:
     from agent_eval_action.config import Config
@@ -62,34 +62,22 @@ def evaluate(
 
     Invalid inputs are reported and the valid ones still scored and written.
     """
-    from agent_eval_action.config import DEFAULT_DATASETS, load_config
-    from agent_eval_action.evaluation import Evaluation
+    from agent_eval_action.api import evaluate as evaluate_paths
+    from agent_eval_action.config import load_config
     from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
     from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(**flags)
     redactor = redactor_for([config.agent_auth_env], out, err)
-    files, missing = dataset_files(paths or config.datasets, defaults=not paths and config.datasets == DEFAULT_DATASETS)
-    results = Results(tool_version=__version__)
-    results.problems.extend(missing)
-    evaluation = Evaluation(config, err=err)
-    try:
-        for path in files:
-            result = evaluation.evaluate_file(path)
-            if result is not None:
-                results.datasets.append(result)
-    finally:
-        evaluation.close()
-    results.problems.extend(evaluation.problems)
+    results = evaluate_paths(paths or None, config=config, progress=err)
     target = write_results(results, Path(config.output_dir) / "results.json", redactor)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
-    if not files:
+    if not results.datasets and not paths:
         print("error: no datasets to evaluate: give dataset paths or set `datasets` in agent-eval.toml", file=err)
-        return int(ExitCode.BAD_INPUT)
-    return int(ExitCode.BAD_INPUT if results.problems else ExitCode.PASSED)
+    return int(ExitCode.BAD_INPUT if results.problems or not results.datasets else ExitCode.PASSED)
 
 
 def convert(
@@ -226,34 +214,20 @@ def compare_files(
     err: TextIO = sys.stderr,
 ) -> int:
     """Compares two results files (datasets matched by path, else by name) and applies the gate."""
-    from agent_eval_action.comparison import compare_dataset
+    from agent_eval_action.api import compare
     from agent_eval_action.config import load_config
-    from agent_eval_action.flow import decide
-    from agent_eval_action.results_io import read_results, write_results
-    from agent_eval_action.rules import Rules
+    from agent_eval_action.flow import exit_code
+    from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
     from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(output_dir=output_dir)
-    now, before = read_results(current), read_results(baseline)
-    by_path = {d.path: d for d in before.datasets}
-    by_name = {d.name: d for d in before.datasets}
-    now.comparison = [
-        compare_dataset(
-            d,
-            by_path.get(d.path) or by_name.get(d.name),
-            baseline_path=baseline,
-            seed=config.seed,
-            max_question_drop=config.gate.max_question_drop,
-        )
-        for d in now.datasets
-    ]
-    outcome = decide(now, Rules(config=config, source=config.source or "the defaults"))
+    now = compare(Path(current), Path(baseline), config=config)
     target = write_results(now, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env], out, err))
     print(render(now, config.pass_thresholds()), file=out)
     _report_problems(now.problems, err)
     print(f"wrote {target}", file=out)
-    return outcome.exit_code
+    return exit_code(now)
 
 
 def baseline_update(

@@ -1,6 +1,6 @@
 """Evaluating dataset files: load, run the agent where a dataset has no recorded runs, score.
 
-Shared by the ``evaluate`` command and, later, ``run`` and ``baseline update``.
+Shared by ``evaluate``, ``run``, ``baseline update``, ``convert`` and the Python API.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from agent_eval_action.config import Config
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record, load_dataset
+from agent_eval_action.logs import log
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models import DatasetResult, ModelCalls, Problem
 from agent_eval_action.progress import Progress
@@ -90,7 +91,14 @@ class Evaluation:
                     user_simulator=c.user_simulator.settings(),
                 )
             )
+            log.info("starting %d agent worker process(es) for %s with %s", pool.settings.workers, c.agent, pool.settings.python)
             self._loop().run_until_complete(pool.start())
+            log.info(
+                "agent loaded: %s (google-adk %s, Python %s)",
+                pool.info.get("app_name"),
+                pool.info.get("adk_version"),
+                pool.info.get("python"),
+            )
             self._pool = pool
             return pool
         raise UsageError("this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
@@ -133,7 +141,7 @@ class Evaluation:
             return None
         self.problems.extend(scorer.problems)
         for warning in result.warnings:
-            print(f"warning: {warning}", file=self.err)
+            log.warning(warning)
         return result
 
     def _keep_shard(self, dataset: LoadedDataset) -> None:

@@ -155,8 +155,13 @@ def decide(results: Results, rules: Rules) -> Outcome:
         gate.outcome, gate.unchecked = "unchecked", [p.message for p in results.problems[:10]]
     gate.passed = gate.outcome == "passed"
     results.gate = gate
-    code = {"passed": ExitCode.PASSED, "failed": ExitCode.GATE_FAILED, "unchecked": ExitCode.BAD_INPUT}[gate.outcome]
-    return Outcome(results=results, exit_code=int(code), config=config)
+    return Outcome(results=results, exit_code=exit_code(results), config=config)
+
+
+def exit_code(results: Results) -> int:
+    """The exit code the verdict means: 0 passed, 1 failed, 2 could not be checked (bad input)."""
+    outcome = results.gate.outcome if results.gate is not None else "passed"
+    return int({"passed": ExitCode.PASSED, "failed": ExitCode.GATE_FAILED, "unchecked": ExitCode.BAD_INPUT}[outcome])
 
 
 def _compare(results: Results, selection: Selection, config: Config, git: Git) -> list[DatasetComparison]:
