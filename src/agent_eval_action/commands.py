@@ -247,40 +247,31 @@ def baseline_update(
 def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
     """Evaluates the datasets and writes each one's baseline under its repository path; a file of
     the older stem-keyed layout that held it is removed (moved) in the same change."""
+    from agent_eval_action.api import evaluate
     from agent_eval_action.baseline import write_baseline
-    from agent_eval_action.config import DEFAULT_DATASETS
-    from agent_eval_action.evaluation import RECORDED_FORMATS, Evaluation
+    from agent_eval_action.evaluation import RECORDED_FORMATS
     from agent_eval_action.flow import agent_fingerprint
     from agent_eval_action.git_ops import Git
+    from agent_eval_action.workflow import redactor_for
 
-    files, problems = dataset_files(datasets or config.datasets, defaults=not datasets and config.datasets == DEFAULT_DATASETS)
+    redactor = redactor_for([config.agent_auth_env], out, err)
     git = Git(Path.cwd())
     workspace = git.workspace()
     baselines_dir = workspace.rel(config.baselines_dir)
     # Recorded with the baselines: a PR whose agent code hashes the same may reuse their scores.
     fingerprint = agent_fingerprint(config, git, workspace)
-    from agent_eval_action.workflow import redactor_for
-
-    redactor = redactor_for([config.agent_auth_env], out, err)
-    evaluation = Evaluation(config, err=err)
-    try:
-        for path in files:
-            result = evaluation.evaluate_file(path)
-            if result is None:
-                continue
-            result.path = workspace.rel(path)
-            if result.format not in RECORDED_FORMATS:
-                result.agent_fingerprint = fingerprint
-            written = write_baseline(workspace.root, baselines_dir, result, __version__, redactor)
-            shown = Path(os.path.relpath(workspace.file(written.path)))
-            print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)
-            if written.moved_from:
-                print(f"  moved from {os.path.relpath(workspace.file(written.moved_from))} (the older layout)", file=out)
-    finally:
-        evaluation.close()
-    problems.extend(evaluation.problems)
-    _report_problems(problems, err)
-    return int(ExitCode.BAD_INPUT if problems or not files else ExitCode.PASSED)
+    results = evaluate(datasets or None, config=config, progress=err)
+    for result in results.datasets:
+        result.path = workspace.rel(result.path)
+        if result.format not in RECORDED_FORMATS:
+            result.agent_fingerprint = fingerprint
+        written = write_baseline(workspace.root, baselines_dir, result, __version__, redactor)
+        shown = Path(os.path.relpath(workspace.file(written.path)))
+        print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)
+        if written.moved_from:
+            print(f"  moved from {os.path.relpath(workspace.file(written.moved_from))} (the older layout)", file=out)
+    _report_problems(results.problems, err)
+    return int(ExitCode.BAD_INPUT if results.problems or not results.datasets else ExitCode.PASSED)
 
 
 def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr, **flags: object) -> int:
