@@ -36,6 +36,7 @@ lint: install
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/mypy
+	cd src && ../$(BIN)/lint-imports --no-cache --config ../pyproject.toml
 	$(BIN)/actionlint -shellcheck= examples/workflows/*.yml
 	$(BIN)/hadolint --failure-threshold error Dockerfile
 

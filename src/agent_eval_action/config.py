@@ -251,7 +251,7 @@ class Config(BaseModel):
         return table
 
     def pass_thresholds(self) -> dict[str, float]:
-        from agent_eval_action.scoring import default_pass_thresholds
+        from agent_eval_action.metrics import default_pass_thresholds
 
         return default_pass_thresholds({m: r.pass_threshold for m, r in self.gate.metrics.items() if r.pass_threshold is not None})
 

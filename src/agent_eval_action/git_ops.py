@@ -13,15 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_eval_action.errors import ConfigError, InfrastructureError
+from agent_eval_action.selection import Change
 
 SHALLOW_HINT = "the checkout is shallow: use actions/checkout with `fetch-depth: 0` so the base branch's history is there"
-
-
-@dataclass(frozen=True)
-class Change:
-    status: str  # A, M, D, R (renamed: path is the new name, old_path the old one)
-    path: str
-    old_path: str | None = None
 
 
 @dataclass(frozen=True)

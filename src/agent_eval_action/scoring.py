@@ -19,9 +19,6 @@ from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
 
 RECORDED_PREFIX = "score."
-NO_DEFAULT_PASS = {"response_match"}
-# ADK's default criteria (evaluation/eval_config.py: _DEFAULT_EVAL_CONFIG), when no test_config.json gives any.
-ADK_DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
 # Scoring that left more new objects than this freezes them out of the cyclic collector's scans,
@@ -308,20 +305,6 @@ def _unpack(payload: Packed | str) -> QuestionResult | str:
         scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
         transcript=Transcript.model_validate_json(transcript) if transcript is not None else None,
     )
-
-
-def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
-    """A run passes an exact reference metric (tools, trajectory, state) when it is perfect (1.0),
-    unless the config says otherwise; our similarity score (ROUGE-L) has no default, and ADK's
-    metrics keep ADK's own defaults (tool_trajectory_avg_score 1.0, response_match_score 0.8)."""
-    thresholds = {
-        name: 1.0
-        for name, metric in REGISTRY.items()
-        if metric.kind == "reference" and metric.direction == "higher" and name not in NO_DEFAULT_PASS
-    }
-    thresholds.update(ADK_DEFAULT_CRITERIA)
-    thresholds.update(overrides)
-    return thresholds
 
 
 @dataclass

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_eval_action.git_ops import Change
 from agent_eval_action.globs import matches
 from agent_eval_action.models import SelectedDataset, Selection
 
 MAX_LISTED = 5
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str  # A, M, D, R (renamed: path is the new name, old_path the old one)
+    path: str
+    old_path: str | None = None
 
 
 @dataclass(frozen=True)

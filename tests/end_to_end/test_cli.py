@@ -49,7 +49,7 @@ def test_evaluate_bundled_example(tmp_path: Path, example: str) -> None:
     assert {q["id"] for q in dataset["questions"]} == {r.qid for r in customer_service_runs()}
     assert "tool_usage_accuracy" in result.stdout and "wrote out/results.json" in result.stdout
     # The run that missed a pass threshold is named, with the metrics it missed.
-    from agent_eval_action.scoring import default_pass_thresholds
+    from agent_eval_action.metrics import default_pass_thresholds
 
     thresholds = default_pass_thresholds({})
     expected = {

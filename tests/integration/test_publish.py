@@ -20,12 +20,12 @@ from agent_eval_action.gate import evaluate_gate
 from agent_eval_action.github import GitHubClient
 from agent_eval_action.history import Background, Point, rules_of
 from agent_eval_action.loaders import LoadedDataset, Record
-from agent_eval_action.metrics import MetricContext
+from agent_eval_action.metrics import MetricContext, default_pass_thresholds
 from agent_eval_action.models import DatasetResult, Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace, Turn
 from agent_eval_action.publish import GitHubContext, PublishSettings, publish
 from agent_eval_action.render import Renderer, render_comment, render_summary, view
 from agent_eval_action.results_io import write_results
-from agent_eval_action.scoring import Scorer, default_pass_thresholds
+from agent_eval_action.scoring import Scorer
 from tests.browser import cmark_gfm, markdown_to_html, require
 from tests.fakes.github_server import Failure, FakeGitHub
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval_action.metrics import default_pass_thresholds
 from agent_eval_action.report import write_report
 from agent_eval_action.results_io import write_results
-from agent_eval_action.scoring import default_pass_thresholds
 from tests.browser import Page, browser, chromium, require
 from tests.integration.test_publish import DATASET, sample, sample_background
 

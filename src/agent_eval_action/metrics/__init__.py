@@ -4,6 +4,6 @@ from agent_eval_action.metrics import response, state, tools, trace_metrics, tra
 
 # ADK's own metrics register after ours, so tables list ours first.
 from agent_eval_action.metrics import adk  # noqa: F401  # isort: skip
-from agent_eval_action.metrics.registry import REGISTRY, Metric, MetricContext
+from agent_eval_action.metrics.registry import REGISTRY, Metric, MetricContext, default_pass_thresholds
 
-__all__ = ["REGISTRY", "Metric", "MetricContext"]
+__all__ = ["REGISTRY", "Metric", "MetricContext", "default_pass_thresholds"]

@@ -54,3 +54,22 @@ def register(
 
 def unscored(reason: str, **details: object) -> Score:
     return Score(value=None, explanation=reason, details=dict(details))
+
+
+NO_DEFAULT_PASS = {"response_match"}
+# ADK's default criteria (evaluation/eval_config.py: _DEFAULT_EVAL_CONFIG), when no test_config.json gives any.
+ADK_DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+
+
+def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
+    """A run passes an exact reference metric (tools, trajectory, state) when it is perfect (1.0),
+    unless the config says otherwise; our similarity score (ROUGE-L) has no default, and ADK's
+    metrics keep ADK's own defaults (tool_trajectory_avg_score 1.0, response_match_score 0.8)."""
+    thresholds = {
+        name: 1.0
+        for name, metric in REGISTRY.items()
+        if metric.kind == "reference" and metric.direction == "higher" and name not in NO_DEFAULT_PASS
+    }
+    thresholds.update(ADK_DEFAULT_CRITERIA)
+    thresholds.update(overrides)
+    return thresholds
