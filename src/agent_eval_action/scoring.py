@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agent_eval_action.aggregate import passes, seed_for, summarize_values
 from agent_eval_action.errors import DatasetError, UsageError
@@ -27,12 +27,22 @@ PARALLEL_MIN_BYTES = 8 * 2**20
 FREEZE_ABOVE_OBJECTS = 200_000
 FREEZE_LARGE_RESULTS = False
 Progress = Callable[[int], None]
-ShardItem = tuple[int, str, str | None, str, QuestionResult | str]
+BatchItem = tuple[int, str, str | None, str, QuestionResult | str]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
 # The transcript crosses as its JSON text: half the cost of pickling the models.
 Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None]
 PackedItem = tuple[int, str, str | None, str, Packed | str]
+
+
+class DatasetInfo(Protocol):
+    """What a summary says of its dataset: a ``LoadedDataset`` or a ``DatasetResult`` has it."""
+
+    path: str
+    name: str
+    format: str
+    warnings: list[str]
+    criteria: dict[str, float]
 
 
 @dataclass(kw_only=True)
@@ -112,11 +122,11 @@ class Scorer:
     def score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None = None) -> DatasetResult:
         """Scores every record that carries a trace; problems go to :attr:`problems`."""
         with self._few_collections():
-            if records is None and self._worth_sharding(dataset):
-                return self._score_sharded(dataset)
+            if records is None and self._worth_processes(dataset):
+                return self._score_in_processes(dataset)
             return self._score_dataset(dataset, records)
 
-    def _worth_sharding(self, dataset: LoadedDataset) -> bool:
+    def _worth_processes(self, dataset: LoadedDataset) -> bool:
         if self.workers < 2 or dataset.batches is None:
             return False
         try:
@@ -124,7 +134,7 @@ class Scorer:
         except OSError:
             return False
 
-    def _score_sharded(self, dataset: LoadedDataset) -> DatasetResult:
+    def _score_in_processes(self, dataset: LoadedDataset) -> DatasetResult:
         """Reads batches here and lets worker processes convert and score some of them.
 
         A batch goes to a worker while fewer than two per worker are in flight, else it is
@@ -142,7 +152,7 @@ class Scorer:
             self.seed,
             [m for m in self.metrics if m.name not in REGISTRY],
         )
-        parts: list[list[ShardItem]] = []
+        parts: list[list[BatchItem]] = []
         pending: list[Future[tuple[list[PackedItem], list[str]]]] = []
 
         def collect(future: Future[tuple[list[PackedItem], list[str]]]) -> None:
@@ -182,8 +192,8 @@ class Scorer:
             results.append(payload)
         return self.summarize(dataset, results)
 
-    def _score_rows(self, rows: Iterable[Row], path: str) -> list[ShardItem]:
-        out: list[ShardItem] = []
+    def _score_rows(self, rows: Iterable[Row], path: str) -> list[BatchItem]:
+        out: list[BatchItem] = []
         for row in rows:
             if isinstance(row.item, DatasetError):
                 out.append((row.number, "", None, row.pointer, row.item.message()))
@@ -212,8 +222,9 @@ class Scorer:
         summary.reused = len(self.carried)
         return summary
 
-    def summarize(self, dataset: LoadedDataset, questions: list[QuestionResult]) -> DatasetResult:
-        """Aggregates per-question scores into the dataset's summary; questions in (id, run) order."""
+    def summarize(self, dataset: DatasetInfo, questions: list[QuestionResult]) -> DatasetResult:
+        """Aggregates per-question scores into the dataset's summary; questions in (id, run) order.
+        ``dataset``: a loaded dataset, or a result whose questions are summarized again (merged shards)."""
         questions = sorted(questions, key=lambda q: (q.id, q.run))
         names: dict[str, str] = {m.name: m.direction for m in self.metrics}
         # Scores from elsewhere: LLM judges' (in ``extra``) are judged; recorded ``score.*`` ones are measured.

@@ -7,7 +7,6 @@ import hashlib
 
 from agent_eval_action.config import Config
 from agent_eval_action.errors import ConfigError, DatasetError
-from agent_eval_action.loaders import LoadedDataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models import DatasetResult, QuestionResult, Results
 from agent_eval_action.scoring import Scorer
@@ -62,7 +61,7 @@ def merge_results(parts: list[tuple[str, Results]], scorer: Scorer) -> Results:
         for dataset in results.datasets:
             by_name.setdefault(dataset.name, []).append(dataset)
     merged = Results(tool_version=versions.pop(), selection=parts[0][1].selection)
-    for name, pieces in by_name.items():
+    for pieces in by_name.values():
         questions: list[QuestionResult] = []
         keys: set[tuple[str, int]] = set()
         for piece in pieces:
@@ -71,10 +70,8 @@ def merge_results(parts: list[tuple[str, Results]], scorer: Scorer) -> Results:
                     raise DatasetError(piece.path, f"question {question.id!r} run {question.run} is in more than one shard")
                 keys.add((question.id, question.run))
                 questions.append(question)
-        first = pieces[0]
-        loaded = LoadedDataset(path=first.path, name=name, format=first.format, records=iter(()))
-        loaded.warnings = sorted({w for p in pieces for w in p.warnings})
-        merged.datasets.append(scorer.summarize(loaded, questions))
+        whole = pieces[0].model_copy(update={"warnings": sorted({w for p in pieces for w in p.warnings})})
+        merged.datasets.append(scorer.summarize(whole, questions))
     merged.problems = [p for _, r in parts for p in r.problems]
     return merged
 
