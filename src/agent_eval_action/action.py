@@ -7,8 +7,6 @@ with ``update-baseline``, writes the baselines and commits them; otherwise evalu
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import subprocess
 import sys
@@ -86,6 +84,7 @@ def group(title: str, out: TextIO) -> Iterator[None]:
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     from agent_eval_action.commands import check_and_publish
     from agent_eval_action.config import load_config
+    from agent_eval_action.git_ops import Git
     from agent_eval_action.publish import GitHubContext
     from agent_eval_action.workflow import mask
 
@@ -95,8 +94,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     mask(token, out)
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
     # The workspace is mounted from the host, owned by another user: git refuses it otherwise.
-    subprocess.run(["git", "config", "--global", "--add", "safe.directory", str(workspace)], capture_output=True, check=False)
-    subprocess.run(["git", "config", "--global", "--add", "safe.directory", "*"], capture_output=True, check=False)
+    Git(workspace).trust_checkouts()
     directory = workspace / inputs["working-directory"] if inputs["working-directory"] else workspace
     if not directory.is_dir():
         raise ConfigError("input working-directory", f"{directory} is not a directory")
@@ -114,7 +112,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     context = GitHubContext.from_env(env, token=token or None)
     event = env.get("GITHUB_EVENT_NAME", "")
     if event == "push" and _bool("update-baseline", inputs["update-baseline"], False):
-        return update_baselines(config, env, token, out, err)
+        return update_baselines(config, env, context, out, err)
     if inputs["merge"]:
         from agent_eval_action.commands import merge_and_finish
 
@@ -171,12 +169,13 @@ def _float(name: str, value: str) -> float:
         raise ConfigError(f"input {name}", f"{value!r} is neither a number of points (0.05) nor a percentage ('5%')") from None
 
 
-def update_baselines(config: Any, env: Mapping[str, str], token: str, out: TextIO, err: TextIO) -> int:
+def update_baselines(config: Any, env: Mapping[str, str], context: Any, out: TextIO, err: TextIO) -> int:
     """On a push to the default branch: write the baselines, commit and push them if they changed."""
     from agent_eval_action.commands import write_baselines
+    from agent_eval_action.git_ops import Git
 
     branch = env.get("GITHUB_REF_NAME") or env.get("GITHUB_REF", "").removeprefix("refs/heads/")
-    default = _default_branch(env)
+    default = context.default_branch
     if default and branch != default:
         print(f"baselines are only written on the default branch ({default}); this push is to {branch}", file=out)
         return int(ExitCode.PASSED)
@@ -184,42 +183,15 @@ def update_baselines(config: Any, env: Mapping[str, str], token: str, out: TextI
         code = write_baselines(config, None, out=out, err=err)
     if code != ExitCode.PASSED:
         return code
-    git = ["git", "-c", f"user.name={BOT[0]}", "-c", f"user.email={BOT[1]}"]
-    subprocess.run(["git", "add", "--", config.baselines_dir], check=False, capture_output=True)
-    staged = subprocess.run(["git", "diff", "--cached", "--quiet", "--", config.baselines_dir], check=False)
-    if staged.returncode == 0:
+    git = Git(Path.cwd())
+    if not git.commit_paths([config.baselines_dir], "Update agent-eval baselines [skip ci]", author=BOT):
         print("baselines unchanged: nothing to commit", file=out)
         return int(ExitCode.PASSED)
-    subprocess.run(
-        [*git, "commit", "-q", "-m", "Update agent-eval baselines [skip ci]", "--", config.baselines_dir], check=True, capture_output=True
-    )
-    pushed = subprocess.run(["git", "push", "-q", "origin", f"HEAD:{branch}"], check=False, capture_output=True, text=True)
-    if pushed.returncode != 0 and token:
-        header = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-        pushed = subprocess.run(
-            ["git", "-c", f"http.extraheader=AUTHORIZATION: basic {header}", "push", "-q", "origin", f"HEAD:{branch}"],
-            check=False,
-            capture_output=True,
-            text=True,
-        )
-    if pushed.returncode != 0:
-        reason = pushed.stderr.replace(token, "***") if token else pushed.stderr
+    failure = git.push(branch, context.token)
+    if failure is not None:
         raise InfrastructureError(
-            f"could not push the updated baselines to {branch}: {reason.strip()[:300]} "
+            f"could not push the updated baselines to {branch}: {failure[:300]} "
             "(the workflow needs `permissions: contents: write`, and branch protection must allow the push)"
         )
     print(f"committed and pushed the updated baselines to {branch}", file=out)
     return int(ExitCode.PASSED)
-
-
-def _default_branch(env: Mapping[str, str]) -> str | None:
-    path = env.get("GITHUB_EVENT_PATH")
-    if not path or not Path(path).is_file():
-        return None
-    try:
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
-    except ValueError:
-        return None
-    repository = event.get("repository") if isinstance(event, dict) else None
-    branch = repository.get("default_branch") if isinstance(repository, dict) else None
-    return str(branch) if branch else None

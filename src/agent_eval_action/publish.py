@@ -39,16 +39,15 @@ class GitHubContext:
     token: str | None = field(default=None, repr=False)
     output_path: str | None = None
     summary_path: str | None = None
+    # The repository's default branch, from the event payload (baselines are written only there).
+    default_branch: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], token: str | None = None) -> GitHubContext:
-        event: dict[str, object] = {}
-        if env.get("GITHUB_EVENT_PATH") and Path(env["GITHUB_EVENT_PATH"]).is_file():
-            try:
-                event = json.loads(Path(env["GITHUB_EVENT_PATH"]).read_text(encoding="utf-8"))
-            except ValueError:
-                event = {}
+        event = read_event(env)
         pr = event.get("pull_request") if isinstance(event.get("pull_request"), dict) else None
+        repository = event.get("repository")
+        default_branch = repository.get("default_branch") if isinstance(repository, dict) else None
         number = pr.get("number") if isinstance(pr, dict) else None
         head = pr.get("head") if isinstance(pr, dict) else None
         sha = head.get("sha") if isinstance(head, dict) else None
@@ -64,7 +63,20 @@ class GitHubContext:
             token=token if token is not None else (env.get("GITHUB_TOKEN") or env.get("INPUT_GITHUB-TOKEN") or None),
             output_path=env.get("GITHUB_OUTPUT"),
             summary_path=env.get("GITHUB_STEP_SUMMARY"),
+            default_branch=str(default_branch) if default_branch else None,
         )
+
+
+def read_event(env: Mapping[str, str]) -> dict[str, object]:
+    """The event payload the runner wrote to ``$GITHUB_EVENT_PATH`` ({} when absent or unreadable)."""
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path or not Path(path).is_file():
+        return {}
+    try:
+        event = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return {}
+    return event if isinstance(event, dict) else {}
 
 
 @dataclass(kw_only=True)
