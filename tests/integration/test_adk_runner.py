@@ -107,13 +107,11 @@ def test_runs_are_distinct_sessions(shop: AdkRunner) -> None:
 
 def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None:
     """All 16 questions are in flight at once (counted, not timed)."""
-    monkeypatch.setenv("EXAMPLE_MODEL_LATENCY_MS", "100")
     monkeypatch.syspath_prepend(str(ROOT / "examples" / "customer_service"))
-    import importlib
-
     import customer_service.scripted_model as model  # type: ignore[import-not-found]
 
-    importlib.reload(model)  # it reads the latency when imported
+    # 100 ms a model call (it reads EXAMPLE_MODEL_LATENCY_MS once, at import): set back after the test, passed or not.
+    monkeypatch.setattr(model, "LATENCY_S", 0.1)
     inner = AdkRunner(load_agent("customer_service", cwd=ROOT / "examples" / "customer_service"))
     in_flight, most = 0, 0
 
@@ -134,8 +132,6 @@ def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None
     done = run(Counting(), records, RunSettings(concurrency=16, timeout_s=30))  # type: ignore[arg-type]
     assert all(r.trace and r.trace.error is None for r in done)
     assert most == 16
-    monkeypatch.delenv("EXAMPLE_MODEL_LATENCY_MS")
-    importlib.reload(model)
 
 
 def test_loading_errors_are_config_errors(tmp_path: Path) -> None:

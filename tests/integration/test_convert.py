@@ -101,8 +101,7 @@ def _eval_history(path: Path) -> None:
     from google.adk.sessions import InMemorySessionService
     from google.genai import types
 
-    sys.path.insert(0, str(ROOT / "tests" / "apps"))
-    from shop.agent import root_agent  # type: ignore[import-not-found]
+    from tests.apps.shop.agent import root_agent
 
     async def run() -> Any:
         service = InMemorySessionService()

@@ -213,16 +213,12 @@ def test_422_too_long_shrinks_and_retries_once(github: FakeGitHub, tmp_path: Pat
     assert len(comment["body"]) <= 2500 and "need a look" not in comment["body"]
 
 
-def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Path) -> None:
+def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dataset = tmp_path / "evaluation" / "datasets" / "cs_golden.json"
     dataset.parent.mkdir(parents=True)
     dataset.write_text(json.dumps({"golden_questions": [{"id": f"q{i:02d}ok" if i == 0 else f"q{i:02d}"} for i in range(12)]}, indent=2))
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        _, printed = do_publish(sample_results(), github, tmp_path)
-    finally:
-        os.chdir(cwd)
+    monkeypatch.chdir(tmp_path)  # the checkout the dataset's path is relative to (annotations read its lines)
+    _, printed = do_publish(sample_results(), github, tmp_path)
     values = outputs(tmp_path)
     assert values["passed"] == "false" and values["results-json"].endswith("results.json")
     assert json.loads(values["deltas"])["cs_golden"]["tool_usage_accuracy"] == pytest.approx(-0.5)
