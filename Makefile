@@ -32,6 +32,7 @@ example: install
 screenshots: example
 	PYTHONPATH=src:. $(BIN)/python scripts/screenshots.py --results agent-eval-results --out docs/screenshots
 
+## Lint, and type-check src, tests and bench (strict; the files and overrides are in pyproject.toml).
 lint: install
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts

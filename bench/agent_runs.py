@@ -14,6 +14,11 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_eval_action.loaders import LoadedDataset
+    from agent_eval_action.run_pool import QuestionRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "customer_service"
@@ -21,7 +26,7 @@ TURNS = ["Hi", "What's in my cart?"]
 
 
 async def bare(questions: int, concurrency: int) -> None:
-    from customer_service.agent import root_agent  # type: ignore[import-not-found]
+    from customer_service.agent import root_agent
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
     from google.genai import types
@@ -48,6 +53,7 @@ async def adk_evaluator(questions: int) -> None:
     from google.adk.evaluation.agent_evaluator import AgentEvaluator
     from google.adk.evaluation.eval_case import EvalCase, Invocation
     from google.adk.evaluation.eval_config import EvalConfig
+    from google.adk.evaluation.eval_metrics import BaseCriterion
     from google.adk.evaluation.eval_set import EvalSet
     from google.genai import types
 
@@ -63,7 +69,7 @@ async def adk_evaluator(questions: int) -> None:
     cases = [
         EvalCase(eval_id=f"q{i}", conversation=[invocation(t, r) for t, r in zip(TURNS, replies, strict=True)]) for i in range(questions)
     ]
-    criteria = {"tool_trajectory_avg_score": 0.0, "response_match_score": 0.0}
+    criteria: dict[str, float | BaseCriterion] = {"tool_trajectory_avg_score": 0.0, "response_match_score": 0.0}
     await AgentEvaluator.evaluate_eval_set(
         agent_module="customer_service",
         eval_set=EvalSet(eval_set_id="bench", eval_cases=cases),
@@ -89,7 +95,7 @@ def ours(questions: int, concurrency: int, workers: int) -> dict[str, float]:
             from agent_eval_action.adk_runner import AdkRunner
             from agent_eval_action.agent_loader import load_agent
 
-            runner: object = AdkRunner(load_agent("customer_service", cwd=EXAMPLE))
+            runner: QuestionRunner = AdkRunner(load_agent("customer_service", cwd=EXAMPLE))
             pool = None
         else:
             from agent_eval_action.agent_env import agent_environment
@@ -105,7 +111,7 @@ def ours(questions: int, concurrency: int, workers: int) -> dict[str, float]:
             await pool.start()
             runner = pool
         t0 = time.perf_counter()
-        done = await run_records(records, runner, RunSettings(concurrency=concurrency))  # type: ignore[arg-type]
+        done = await run_records(records, runner, RunSettings(concurrency=concurrency))
         t1 = time.perf_counter()
         if pool is not None:
             await pool.close()
@@ -121,7 +127,7 @@ def ours(questions: int, concurrency: int, workers: int) -> dict[str, float]:
     return {"seconds": t1 - t0, "with_scoring_seconds": end - t0, "with_setup_seconds": end - loading}
 
 
-def _dataset():  # type: ignore[no-untyped-def]
+def _dataset() -> LoadedDataset:
     from agent_eval_action.loaders import LoadedDataset
 
     return LoadedDataset(path="bench", name="bench", format="golden", records=iter(()))

@@ -39,12 +39,12 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=200)
     args = parser.parse_args()
 
-    from agent_eval_action.config import Config
+    from agent_eval_action.config import Config, JudgeMetricConfig
     from agent_eval_action.judges.client import judge_from_env
     from agent_eval_action.judges.engine import JudgeEngine, JudgeSettings
     from agent_eval_action.judges.setup import judge_metrics
     from agent_eval_action.loaders import Record
-    from agent_eval_action.models import Question, ReferenceData, Trace
+    from agent_eval_action.models import Question, ReferenceData, Score, Trace
 
     # The judge lives in its own process, as a remote service would: no GIL shared with ours.
     ctx = multiprocessing.get_context("spawn")
@@ -52,7 +52,7 @@ def main() -> None:
     server = ctx.Process(target=serve, args=(args.latency_ms / 1000, urls), daemon=True)
     server.start()
     client = judge_from_env({"AGENT_EVAL_JUDGE_API_KEY": "k", "AGENT_EVAL_JUDGE_BASE_URL": urls.get(timeout=30)})
-    metrics = judge_metrics(Config(judges={"response_correctness": {}}))  # type: ignore[arg-type]
+    metrics = judge_metrics(Config(judges={"response_correctness": JudgeMetricConfig()}))
     records = [
         Record(
             question=Question(id=f"q{i}", user_inputs=["hi"], reference_data=ReferenceData(reference_response=f"answer {i}")),
@@ -62,7 +62,7 @@ def main() -> None:
     ]
     engine = JudgeEngine(metrics, JudgeSettings(concurrency=args.concurrency, cache_dir=None), client)
 
-    async def timed() -> tuple[dict, float]:  # type: ignore[type-arg]
+    async def timed() -> tuple[dict[tuple[str, int], dict[str, Score]], float]:
         # Warm up in the same loop: the first call imports the rest of google-genai and connects.
         await JudgeEngine(metrics, JudgeSettings(cache_dir=None), client).score(records[:1])
         t0 = time.perf_counter()

@@ -26,7 +26,8 @@ def _recorded_once(file: Path, mode: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "bench.recorded", str(file), "--mode", mode], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
-    return json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
 
 def recorded(rows: int, repeats: int) -> dict[str, Any]:
@@ -63,7 +64,8 @@ def _agent_once(
     args = [python, "-m", "bench.agent_runs", "--mode", mode, "--questions", str(questions)]
     args += ["--concurrency", str(concurrency), "--latency-ms", str(latency_ms), "--workers", str(workers)]
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def agent_runs(questions: int, repeats: int) -> dict[str, Any]:
@@ -119,7 +121,7 @@ def adk_evaluator(questions: int, latency_ms: int) -> dict[str, Any] | None:
 
 def judges(repeats: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-    samples = []
+    samples: list[dict[str, Any]] = []
     for _ in range(repeats):
         done = subprocess.run(
             [sys.executable, "-m", "bench.judges", "--calls", "200", "--concurrency", "16", "--latency-ms", "200"],

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,7 @@ def run_shop() -> tuple[list[Any], Any]:
     from google.adk.sessions import InMemorySessionService
     from google.genai import types
 
-    sys.path.insert(0, str(ROOT / "tests" / "apps"))
-    from shop.agent import root_agent  # type: ignore[import-not-found]
+    from tests.apps.shop.agent import root_agent
 
     async def run() -> tuple[list[Any], Any]:
         service = InMemorySessionService()

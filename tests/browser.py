@@ -84,7 +84,7 @@ class Page:
         self.socket.send(json.dumps({"id": ident, "sessionId": self.session, "method": method, "params": params}))
         deadline = time.monotonic() + timeout
         while True:
-            message = json.loads(self.socket.recv(timeout=max(deadline - time.monotonic(), 0.01)))
+            message: dict[str, Any] = json.loads(self.socket.recv(timeout=max(deadline - time.monotonic(), 0.01)))
             if message.get("id") == ident:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
@@ -98,7 +98,7 @@ class Page:
             if event["method"] == method:
                 return event
         while True:
-            message = json.loads(self.socket.recv(timeout=max(deadline - time.monotonic(), 0.01)))
+            message: dict[str, Any] = json.loads(self.socket.recv(timeout=max(deadline - time.monotonic(), 0.01)))
             if "method" in message:
                 self.events.append(message)
                 if message["method"] == method:

@@ -178,7 +178,8 @@ def conversations() -> list[Conversation]:
 
 def _events(conversation: Conversation) -> tuple[list[Any], list[tuple[int, int, int, int]]]:
     """Real ADK events of the conversation, and the usage of each model call in order."""
-    from google.adk.events.event import Event, EventActions
+    from google.adk.events.event import Event
+    from google.adk.events.event_actions import EventActions
     from google.genai import types
 
     events: list[Any] = []

@@ -76,7 +76,7 @@ class FakeGitHub:
                     self._reply(401, {"message": "Bad credentials"})
                     return
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length)) if length else None
+                body: dict[str, Any] = json.loads(self.rfile.read(length)) if length else {}
                 url = urlparse(self.path)
                 if url.path == "/user" and self.command == "GET":
                     if outer.login is None:
@@ -107,18 +107,18 @@ class FakeGitHub:
                     if int(m.group(2)) in outer.delete_on_patch:
                         outer.delete_on_patch.discard(int(m.group(2)))
                         outer.comments.pop(int(m.group(2)), None)
-                    comment = outer.comments.get(int(m.group(2)))
-                    if comment is None:
+                    edited = outer.comments.get(int(m.group(2)))
+                    if edited is None:
                         self._reply(404, {"message": "Not Found"})
                         return
-                    if comment["author"] != outer.poster:
+                    if edited["author"] != outer.poster:
                         self._reply(403, {"message": "Resource not accessible by integration"})
                         return
                     if len(body["body"]) > outer.max_body:
                         self._reply(422, {"message": "Validation Failed"})
                         return
-                    comment["body"] = body["body"]
-                    self._reply(200, outer._public(comment))
+                    edited["body"] = body["body"]
+                    self._reply(200, outer._public(edited))
                 else:
                     self._reply(404, {"message": "Not Found"})
 

@@ -17,7 +17,7 @@ from agent_eval_action.agent_loader import load_agent
 from agent_eval_action.errors import AgentLoadError
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall, Trace
-from agent_eval_action.run_pool import RunSettings, run_records
+from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
@@ -33,8 +33,13 @@ def shop() -> AdkRunner:
     return AdkRunner(load_agent("shop", cwd=APPS))
 
 
-def run(runner: AdkRunner, records: list[Record], settings: RunSettings = FAST) -> list[Record]:
+def run(runner: QuestionRunner, records: list[Record], settings: RunSettings = FAST) -> list[Record]:
     return asyncio.run(run_records(records, runner, settings))
+
+
+def traced(record: Record) -> Trace:
+    assert record.trace is not None, record.question.id  # every record the pool returns was run
+    return record.trace
 
 
 def test_multi_turn_tools_state_and_initial_state(shop: AdkRunner) -> None:
@@ -44,8 +49,8 @@ def test_multi_turn_tools_state_and_initial_state(shop: AdkRunner) -> None:
     assert [t.user_input for t in trace.turns] == ["hello", "where is my order", "thanks"]
     assert [t.response for t in trace.turns] == ["shop: hello", "shop: where is my order", "shop: thanks"]
     assert all(t.duration_s is not None and t.duration_s > 0 for t in trace.turns)
-    assert [c.tool_name for c in trace.tool_interactions or []] == ["lookup_order"]
-    call = trace.tool_interactions[0]  # type: ignore[index]
+    assert trace.tool_interactions is not None and [c.tool_name for c in trace.tool_interactions] == ["lookup_order"]
+    call = trace.tool_interactions[0]
     assert call.input_arguments == {"order_id": "A1"} and call.output_result == {"order_id": "A1", "status": "shipped", "total": 10}
     assert call.call_id is None  # ADK's random ids are dropped
     assert trace.final_state == {"lookups": 6, "last_order": "A1"}
@@ -75,7 +80,7 @@ def test_transfer_is_an_agent_step(shop: AdkRunner) -> None:
 def test_spans_are_captured_per_question(shop: AdkRunner) -> None:
     done = run(shop, [q(f"s{i}", "where is my order") for i in range(5)])
     for record in done:
-        names = [s.name for s in record.trace.spans]  # type: ignore[union-attr]
+        names = [s.name for s in traced(record).spans]
         assert "agent_eval.turn" not in names  # only ADK's spans, none of another question's
         assert any(n.startswith("invoke_agent shop") for n in names), names
         assert sum(n.startswith("execute_tool lookup_order") for n in names) == 1
@@ -84,12 +89,12 @@ def test_spans_are_captured_per_question(shop: AdkRunner) -> None:
 def test_failures_stay_with_their_question(shop: AdkRunner) -> None:
     records = [q("ok1", "hello"), q("boom", "boom please"), q("slow", "slow answer"), q("flaky", "flaky order"), q("ok2", "hello again")]
     settings = RunSettings(concurrency=4, timeout_s=1.0, retries=3, backoff_initial_s=0.01, backoff_max_s=0.05)
-    done = {r.question.id: r.trace for r in run(shop, records, settings)}
-    assert done["ok1"].error is None and done["ok2"].error is None  # type: ignore[union-attr]
-    assert "tool exploded: test" in (done["boom"].error or "")  # type: ignore[union-attr]
-    assert done["slow"].error == "timed out after 1 s"  # type: ignore[union-attr]
+    done = {r.question.id: traced(r) for r in run(shop, records, settings)}
+    assert done["ok1"].error is None and done["ok2"].error is None
+    assert "tool exploded: test" in (done["boom"].error or "")
+    assert done["slow"].error == "timed out after 1 s"
     flaky = done["flaky"]
-    assert flaky is not None and flaky.error is None, flaky.error  # 429 twice, then success
+    assert flaky.error is None, flaky.error  # 429 twice, then success
     assert [c.tool_name for c in flaky.tool_interactions or []] == ["lookup_order"]
 
 
@@ -102,18 +107,16 @@ def test_429_beyond_retries_is_an_error(shop: AdkRunner) -> None:
 def test_runs_are_distinct_sessions(shop: AdkRunner) -> None:
     done = run(shop, [q("a", "where is my order"), q("b", "hello")], RunSettings(concurrency=4, runs=3, timeout_s=5))
     assert [(r.question.id, r.run) for r in done] == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1), ("b", 2)]
-    assert [r.trace.final_state for r in done[:3]] == [{"last_order": "A1", "lookups": 1}] * 3  # type: ignore[union-attr]
+    assert [traced(r).final_state for r in done[:3]] == [{"last_order": "A1", "lookups": 1}] * 3
 
 
 def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None:
     """All 16 questions are in flight at once (counted, not timed)."""
-    monkeypatch.setenv("EXAMPLE_MODEL_LATENCY_MS", "100")
     monkeypatch.syspath_prepend(str(ROOT / "examples" / "customer_service"))
-    import importlib
+    import customer_service.scripted_model as model
 
-    import customer_service.scripted_model as model  # type: ignore[import-not-found]
-
-    importlib.reload(model)  # it reads the latency when imported
+    # 100 ms a model call (it reads EXAMPLE_MODEL_LATENCY_MS once, at import): set back after the test, passed or not.
+    monkeypatch.setattr(model, "LATENCY_S", 0.1)
     inner = AdkRunner(load_agent("customer_service", cwd=ROOT / "examples" / "customer_service"))
     in_flight, most = 0, 0
 
@@ -131,11 +134,9 @@ def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None
         Record(question=Question(id=f"c{i}", user_inputs=["Hi", "What's in my cart?"], agents_evaluated=["customer_service"]))
         for i in range(16)
     ]
-    done = run(Counting(), records, RunSettings(concurrency=16, timeout_s=30))  # type: ignore[arg-type]
+    done = run(Counting(), records, RunSettings(concurrency=16, timeout_s=30))
     assert all(r.trace and r.trace.error is None for r in done)
     assert most == 16
-    monkeypatch.delenv("EXAMPLE_MODEL_LATENCY_MS")
-    importlib.reload(model)
 
 
 def test_loading_errors_are_config_errors(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action.loaders import Record, load_dataset
+from tests.integration.test_loaders import present
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"
@@ -62,7 +63,7 @@ def test_test_json_to_golden(tmp_path: Path) -> None:
     question = record.question
     assert question.id == "raw_logs" and question.agents_evaluated == ["my_agent"]
     assert question.user_inputs == ["What's in my cart?", "Thanks"]
-    assert question.reference_data.reference_tool_interactions[0].input_arguments == {"customer_id": "123"}  # type: ignore[index]
+    assert present(question.reference_data.reference_tool_interactions)[0].input_arguments == {"customer_id": "123"}
     assert question.reference_data.reference_response == "Welcome."
     assert question.metadata["turn_references"] == ["Two bags.", "Welcome."]
 
@@ -101,8 +102,7 @@ def _eval_history(path: Path) -> None:
     from google.adk.sessions import InMemorySessionService
     from google.genai import types
 
-    sys.path.insert(0, str(ROOT / "tests" / "apps"))
-    from shop.agent import root_agent  # type: ignore[import-not-found]
+    from tests.apps.shop.agent import root_agent
 
     async def run() -> Any:
         service = InMemorySessionService()
@@ -152,7 +152,7 @@ def test_adk_eval_history_is_a_recorded_dataset(tmp_path: Path) -> None:
     golden = cli("convert", str(history), "--to", "golden", "-o", str(tmp_path / "g.json"), "--agent-name", "shop", cwd=tmp_path)
     assert golden.returncode == 0, golden.stderr
     (converted,) = records(tmp_path / "g.json")
-    assert converted.question.reference_data.reference_tool_interactions[0].tool_name == "refund"  # type: ignore[index]
+    assert present(converted.question.reference_data.reference_tool_interactions)[0].tool_name == "refund"
     table = cli("convert", str(history), "--to", "csv", "-o", str(tmp_path / "h.csv"), cwd=tmp_path)
     assert table.returncode == 0, table.stderr
     (row,) = records(tmp_path / "h.csv")
@@ -180,8 +180,8 @@ def test_recorded_rows_rewritten(tmp_path: Path, fmt: str) -> None:
     source = Path(shutil.copy(ROOT / "examples" / "recorded" / "customer_service_runs.csv", tmp_path))
     result = cli("convert", str(source), "--to", fmt, "-o", str(tmp_path / f"r.{fmt}"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    before = {r.question.id: r.trace for r in records(source)}
-    after = {r.question.id: r.trace for r in records(tmp_path / f"r.{fmt}")}
+    before = {r.question.id: present(r.trace) for r in records(source)}
+    after = {r.question.id: present(r.trace) for r in records(tmp_path / f"r.{fmt}")}
     for qid, trace in before.items():
-        assert after[qid].tool_interactions == trace.tool_interactions  # type: ignore[union-attr]
-        assert after[qid].final_state == trace.final_state  # type: ignore[union-attr]
+        assert after[qid].tool_interactions == trace.tool_interactions
+        assert after[qid].final_state == trace.final_state

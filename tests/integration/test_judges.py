@@ -12,16 +12,17 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.errors import ConfigError
-from agent_eval_action.judges.client import NO_CREDENTIALS, judge_from_env
+from agent_eval_action.judges.client import NO_CREDENTIALS, JudgeClient, judge_from_env
 from agent_eval_action.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
 from agent_eval_action.judges.setup import judge_metrics
 from agent_eval_action.loaders import Record
-from agent_eval_action.models import Question, ReferenceData, Trace
+from agent_eval_action.models import Question, ReferenceData, Score, Trace
 from tests.fakes.gemini_server import FakeGemini
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,7 @@ def gemini() -> Iterator[FakeGemini]:
     server.close()
 
 
-def client_for(server: FakeGemini):  # type: ignore[no-untyped-def]
+def client_for(server: FakeGemini) -> JudgeClient | None:
     return judge_from_env({"GOOGLE_API_KEY": "k", "AGENT_EVAL_JUDGE_BASE_URL": server.url})
 
 
@@ -54,12 +55,12 @@ def records(n: int = 3) -> list[Record]:
     ]
 
 
-def run(engine: JudgeEngine, items: list[Record]):  # type: ignore[no-untyped-def]
+def run(engine: JudgeEngine, items: list[Record]) -> dict[tuple[str, int], dict[str, Score]]:
     return asyncio.run(engine.score(items))
 
 
 def builtin(**kwargs: object) -> list[JudgeMetric]:
-    return judge_metrics(Config(judges={"response_correctness": {}}, **kwargs))  # type: ignore[arg-type]
+    return judge_metrics(Config.model_validate({"judges": {"response_correctness": {}}, **kwargs}))
 
 
 def test_reference_reaches_the_prompt_and_scores_normalize(gemini: FakeGemini) -> None:
@@ -151,7 +152,7 @@ class FakeVertex:
     """Answers ``:evaluateInstances`` like the Vertex AI evaluation service."""
 
     def __init__(self) -> None:
-        self.bodies: list[dict] = []  # type: ignore[type-arg]
+        self.bodies: list[dict[str, Any]] = []
         self.failures: list[int] = []
         outer = self
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -16,6 +16,13 @@ from tests.factories import csv_row, customer_service_runs, write_csv, write_jso
 pytestmark = pytest.mark.usefixtures("in_tmp")
 
 RUNS = {run.qid: run for run in customer_service_runs()}
+T = TypeVar("T")
+
+
+def present(value: T | None) -> T:
+    """An optional field the test expects to be filled."""
+    assert value is not None
+    return value
 
 
 def records(path: Path) -> tuple[list[Record], list[DatasetError], list[str]]:
@@ -23,7 +30,10 @@ def records(path: Path) -> tuple[list[Record], list[DatasetError], list[str]]:
     good: list[Record] = []
     bad: list[DatasetError] = []
     for item in dataset.records:
-        (bad if isinstance(item, DatasetError) else good).append(item)  # type: ignore[arg-type]
+        if isinstance(item, DatasetError):
+            bad.append(item)
+        else:
+            good.append(item)
     return good, bad, dataset.warnings
 
 
@@ -54,7 +64,7 @@ class TestGolden:
         assert not bad and not warnings
         question = good[0].question
         assert question.user_inputs == ["Hi", "I have a billing question"]
-        assert question.reference_data.reference_tool_interactions[0].input_arguments == {"customer_id": "123"}  # type: ignore[index]
+        assert present(question.reference_data.reference_tool_interactions)[0].input_arguments == {"customer_id": "123"}
         assert question.reference_data.reference_response == "Sure"
         assert question.reference_data.custom == {"my_rubric": "be polite"}
         assert question.line == 4
@@ -130,7 +140,7 @@ class TestSimulationCsv:
         trace = loaded["q_discount_01"].trace
         assert trace is not None
         assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "access_cart_information", "generate_qr_code"]
-        assert trace.tool_interactions[2].input_arguments["discount_value"] == 10.0  # type: ignore[index]
+        assert present(trace.tool_interactions)[2].input_arguments["discount_value"] == 10.0
         # The trace keeps the transfer as recorded; metrics count it as an agent step (calls.py).
         assert [(s.kind, s.name) for s in trace.trajectory or []] == [
             ("agent", "customer_service"),
@@ -150,20 +160,20 @@ class TestSimulationCsv:
         two_turns = loaded["q_cart_01"].trace
         assert two_turns is not None and [t.duration_s for t in two_turns.turns] == [pytest.approx(1.5), pytest.approx(1.5)]
         crm = loaded["q_crm_01"].trace
-        assert crm is not None and crm.tool_interactions[0].error == "CRM timeout"  # type: ignore[index]
+        assert crm is not None and present(crm.tool_interactions)[0].error == "CRM timeout"
 
     def test_session_object_with_events(self, tmp_path: Path) -> None:
         path = write_csv(tmp_path / "runs.csv", [csv_row(run, variant="session") for run in RUNS.values()])
         trace = by_id(path)["q_discount_01"].trace
         assert trace is not None
         assert [c.tool_name for c in trace.tool_interactions or []] == ["transfer_to_agent", "access_cart_information", "generate_qr_code"]
-        assert trace.tool_interactions[1].output_result == {"items": [{"sku": "soil-01", "qty": 2}], "subtotal": 25.98}  # type: ignore[index]
+        assert present(trace.tool_interactions)[1].output_result == {"items": [{"sku": "soil-01", "qty": 2}], "subtotal": 25.98}
         assert trace.final_state == RUNS["q_discount_01"].state
         assert trace.final_response == "Here is your QR code for 10% off."
         assert trace.latency_source == "latency_data" and trace.latency_s == 1.5
         assert trace.llm_calls is not None and len(trace.llm_calls) == 4
         crm = by_id(path)["q_crm_01"].trace
-        assert crm is not None and crm.tool_interactions[0].error == "CRM timeout"  # type: ignore[index]
+        assert crm is not None and present(crm.tool_interactions)[0].error == "CRM timeout"
         appointment = by_id(path)["q_appointment_01"].trace
         assert appointment is not None and [t.response for t in appointment.turns] == [
             "(customer_service answered turn 1)",
@@ -206,8 +216,8 @@ class TestSimulationCsv:
             {"question_id": "q2", "user_inputs": "hi", "status": "error", "error": "429 RESOURCE_EXHAUSTED"},
         ]
         loaded = by_id(write_csv(tmp_path / "r.csv", rows))
-        assert loaded["q1"].trace.final_state == {"k": 1}  # type: ignore[union-attr]
-        assert loaded["q2"].trace.error == "429 RESOURCE_EXHAUSTED"  # type: ignore[union-attr]
+        assert present(loaded["q1"].trace).final_state == {"k": 1}
+        assert present(loaded["q2"].trace).error == "429 RESOURCE_EXHAUSTED"
 
     def test_bad_cell_names_row_and_column_and_others_load(self, tmp_path: Path) -> None:
         rows = [csv_row(run) for run in list(RUNS.values())[:3]]
@@ -285,7 +295,8 @@ class TestAdk:
         assert isinstance(record, Record)
         assert record.question.user_inputs == ["Turn off device_2", "Thanks"]
         assert record.question.reference_data.turn_references == ["Done.", "You're welcome."]
-        assert record.question.reference_data.reference_tool_interactions[0].input_arguments == {"device_id": "device_2", "status": "OFF"}  # type: ignore[index]
+        calls = present(record.question.reference_data.reference_tool_interactions)
+        assert calls[0].input_arguments == {"device_id": "device_2", "status": "OFF"}
 
     def test_old_multi_case_form(self, tmp_path: Path) -> None:
         path = tmp_path / "cases.test.json"
@@ -337,15 +348,17 @@ class TestAdk:
         path.write_text(json.dumps({k("eval_set_id"): "cs", "name": "Customer service", k("eval_cases"): [case, scenario]}))
         dataset = load_dataset(str(path))
         assert dataset.format == "adk_evalset" and dataset.name == "Customer service"
-        good = list(dataset.records)
-        question = good[0].question  # type: ignore[union-attr]
+        items = list(dataset.records)
+        good = [r for r in items if isinstance(r, Record)]
+        assert len(good) == len(items) == 2, items
+        question = good[0].question
         assert question.user_inputs == ["What's in my cart?"]
         assert question.initial_state == {"customer_id": "123"}
         assert question.reference_data.reference_state_variables == {"cart_checked": True}
         assert question.reference_data.reference_response == "Two bags of soil."
-        assert question.reference_data.reference_tool_interactions[0].tool_name == "access_cart_information"  # type: ignore[index]
+        assert present(question.reference_data.reference_tool_interactions)[0].tool_name == "access_cart_information"
         assert [[c.tool_name for c in turn] for turn in question.reference_data.turn_tool_calls or []] == [["access_cart_information"]]
-        simulated = good[1].question  # type: ignore[union-attr]
+        simulated = good[1].question
         assert simulated.user_inputs == ["hi"] and simulated.conversation_scenario == {"starting_prompt": "hi", "conversation_plan": "x"}
 
     def test_what_adks_eval_case_schema_refuses_is_refused(self, tmp_path: Path) -> None:
@@ -395,7 +408,7 @@ class TestWorkshopFiles:
             f"{path}: column 'metric.unique_tools' holds values that are not numbers: a list counts as its number of items, "
             "other values are left out"
         ]
-        assert [r.trace.recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]  # type: ignore[union-attr]
+        assert [present(r.trace).recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]
         first = good[0].trace
         assert first is not None and "score.safety_v1" not in first.recorded_metrics  # an empty cell is no score
         assert first.recorded_metrics["score.hallucinations_v1"] == 0.9375
@@ -419,7 +432,7 @@ class TestWorkshopFiles:
         path = write_jsonl(tmp_path / "runs.jsonl", [row(c) for c in conversations()])
         good, bad, warnings = records(path)
         assert not bad and len(good) == 5 and len(warnings) == 1
-        assert [r.trace.recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]  # type: ignore[union-attr]
+        assert [present(r.trace).recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]
 
     def test_scenario_eval_set_with_its_configs(self, tmp_path: Path) -> None:
         from tests.workshop import scenario_case
@@ -449,7 +462,7 @@ class TestWorkshopFiles:
             "starting_prompt": "I'm thinking about planting some Petunias.",
             "conversation_plan": "Ask for soil; add it to the cart.",
         }
-        assert good[1].question.conversation_scenario["user_persona"] == "NOVICE"  # type: ignore[index]
+        assert present(good[1].question.conversation_scenario)["user_persona"] == "NOVICE"
         assert good[0].question.user_simulator == {"model": "gemini-2.5-flash", "max_allowed_invocations": 20}
         assert good[0].question.agents_evaluated == ["customer_service"]
         assert dataset.criteria == {"tool_trajectory_avg_score": 0.9}

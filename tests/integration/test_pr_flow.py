@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,8 +98,9 @@ def repo(template: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def results(repo: Path) -> dict:
-    return json.loads((repo / "agent-eval-results" / "results.json").read_text())
+def results(repo: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    return data
 
 
 def test_regressing_half_the_questions_fails(repo: Path) -> None:

@@ -22,7 +22,7 @@ from agent_eval_action.history import Background, Point, rules_of
 from agent_eval_action.loaders import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
 from agent_eval_action.models import DatasetResult, Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace, Turn
-from agent_eval_action.publish import GitHubContext, PublishSettings, publish
+from agent_eval_action.publish import GitHubContext, Published, PublishSettings, publish
 from agent_eval_action.render import Renderer, render_comment, render_summary, view
 from agent_eval_action.results_io import write_results
 from agent_eval_action.scoring import Scorer
@@ -84,9 +84,10 @@ def sample_results(text: str = "ok", n: int = 12) -> Results:
 
 def sample_background(results: Results, before: DatasetResult) -> Background:
     """The base run, and a history of three baseline commits for the two gated metrics."""
+    series: dict[str, list[float | None]] = {"tool_usage_accuracy": [0.9, 1.0, 1.0], "state_management_fidelity": [1.0, None, 1.0]}
     history = {
         metric: [Point(commit=f"{i}" * 40, date=f"2026-11-0{i}", subject=f"baseline {i}", value=value) for i, value in enumerate(values, 1)]
-        for metric, values in {"tool_usage_accuracy": [0.9, 1.0, 1.0], "state_management_fidelity": [1.0, None, 1.0]}.items()
+        for metric, values in series.items()
     }
     return Background(
         base_label="merge-base 1a2b3c4",
@@ -126,17 +127,19 @@ def fast_client(api: str, token: str) -> GitHubClient:
     return GitHubClient(api, token, sleep=lambda s: None, backoff_s=0.0)
 
 
-def do_publish(results: Results, server: FakeGitHub, tmp_path: Path, token: str | None = TOKEN, **settings: object) -> tuple[object, str]:
+def do_publish(
+    results: Results, server: FakeGitHub, tmp_path: Path, token: str | None = TOKEN, comment_key: str = "default"
+) -> tuple[Published, str]:
     out = io.StringIO()
     write_results(results, tmp_path / "out" / "results.json")
     published = publish(
         results,
         tmp_path / "out",
-        PublishSettings(thresholds=default_pass_thresholds({}), **settings),
+        PublishSettings(thresholds=default_pass_thresholds({}), comment_key=comment_key),
         context(server, tmp_path, token),
         client_factory=fast_client,
         out=out,
-    )  # type: ignore[arg-type]
+    )
     return published, out.getvalue()
 
 
@@ -158,11 +161,11 @@ def test_sticky_comment_found_on_a_late_page_and_updated(github: FakeGitHub, tmp
     published, _ = do_publish(sample_results(), github, tmp_path)
     assert len(github.on(7)) == 171  # updated in place, nothing created
     assert "## ❌ Agent evaluation failed" in github.comments[ours["id"]]["body"]
-    assert published.comment_url.endswith(f"#issuecomment-{ours['id']}")  # type: ignore[attr-defined]
+    assert published.comment_url is not None and published.comment_url.endswith(f"#issuecomment-{ours['id']}")
     pages = [path for method, path, _ in github.log if method == "GET" and "/comments" in path]
     assert len(pages) == 2 and "page=2" in pages[1]
     assert [(path, status) for _, path, status in github.log if path == "/user"] == [("/user", 403)]  # an installation token
-    assert outputs(tmp_path)["comment-url"] == published.comment_url  # type: ignore[attr-defined]
+    assert outputs(tmp_path)["comment-url"] == published.comment_url
 
 
 def test_twice_on_the_same_pr_leaves_one_comment(github: FakeGitHub, tmp_path: Path) -> None:
@@ -180,14 +183,14 @@ def test_502_then_success_and_rate_limits(github: FakeGitHub, tmp_path: Path) ->
         Failure("POST", 403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "0"}),
     ]
     published, _ = do_publish(sample_results(), github, tmp_path)
-    assert published.comment_url and len(github.on(7)) == 1  # type: ignore[attr-defined]
+    assert published.comment_url and len(github.on(7)) == 1
     assert [status for _, _, status in github.log] == [502, 200, 429, 403, 201]
 
 
 def test_403_on_writes_falls_back_to_a_file(github: FakeGitHub, tmp_path: Path) -> None:
     github.failures = [Failure("POST", 403, times=10)]
     published, printed = do_publish(sample_results(), github, tmp_path)
-    assert published.comment_url is None  # type: ignore[attr-defined]
+    assert published.comment_url is None
     assert outputs(tmp_path)["comment-file"] == str(tmp_path / "out" / "comment.md")
     assert "<!-- agent-eval-action:default -->" in (tmp_path / "out" / "comment.md").read_text()
     assert "::warning::could not post the PR comment" in printed and "pull-requests: write" in printed
@@ -208,21 +211,17 @@ def test_no_token_and_bad_token(github: FakeGitHub, tmp_path: Path) -> None:
 def test_422_too_long_shrinks_and_retries_once(github: FakeGitHub, tmp_path: Path) -> None:
     github.max_body = 2500
     published, printed = do_publish(sample_results(n=40), github, tmp_path)
-    assert published.comment_url, printed  # type: ignore[attr-defined]
+    assert published.comment_url, printed
     (comment,) = github.on(7)
     assert len(comment["body"]) <= 2500 and "need a look" not in comment["body"]
 
 
-def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Path) -> None:
+def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dataset = tmp_path / "evaluation" / "datasets" / "cs_golden.json"
     dataset.parent.mkdir(parents=True)
     dataset.write_text(json.dumps({"golden_questions": [{"id": f"q{i:02d}ok" if i == 0 else f"q{i:02d}"} for i in range(12)]}, indent=2))
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        _, printed = do_publish(sample_results(), github, tmp_path)
-    finally:
-        os.chdir(cwd)
+    monkeypatch.chdir(tmp_path)  # the checkout the dataset's path is relative to (annotations read its lines)
+    _, printed = do_publish(sample_results(), github, tmp_path)
     values = outputs(tmp_path)
     assert values["passed"] == "false" and values["results-json"].endswith("results.json")
     assert json.loads(values["deltas"])["cs_golden"]["tool_usage_accuracy"] == pytest.approx(-0.5)
@@ -236,7 +235,7 @@ def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Pat
     assert "Every metric, every dataset" in summary and len(summary.encode()) < 1_000_000
     suites = ET.parse(tmp_path / "out" / "junit.xml").getroot()
     first = suites.find("testsuite")
-    assert first is not None and first.get("name") == "cs_golden" and int(first.get("failures")) == 12 and first.get("errors") == "1"
+    assert first is not None and first.get("name") == "cs_golden" and first.get("failures") == "12" and first.get("errors") == "1"
     assert suites.findall("testsuite")[-1].get("name") == "gate"
 
 

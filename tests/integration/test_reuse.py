@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,7 +63,8 @@ def calls(repo: Path, *args: str, code: int = 0) -> int:
     return len(counter.read_text().splitlines())
 
 
-def dataset(repo: Path) -> dict:
+def dataset(repo: Path) -> dict[str, Any]:
+    result: dict[str, Any]
     (result,) = json.loads((repo / "agent-eval-results" / "results.json").read_text())["datasets"]
     return result
 
@@ -136,6 +138,7 @@ def test_the_model_call_cache_replays_unchanged_calls_and_recalls_only_diverged_
     assert calls(repo, *args, "fourth") == 24
 
 
-def dataset_at(out: Path) -> dict:
+def dataset_at(out: Path) -> dict[str, Any]:
+    result: dict[str, Any]
     (result,) = json.loads((out / "results.json").read_text())["datasets"]
     return result

@@ -17,6 +17,7 @@ import pytest
 from agent_eval_action.config import Config, UserSimulatorConfig
 from agent_eval_action.evaluation import Evaluation
 from agent_eval_action.models import DatasetResult
+from tests.apps import simulated_user  # registers scripted-user in ADK's model registry
 from tests.workshop import scenario_case
 
 # Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
@@ -25,8 +26,6 @@ pytestmark = pytest.mark.usefixtures("in_tmp")
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
-sys.path.insert(0, str(APPS))
-import simulated_user  # type: ignore[import-not-found]  # noqa: E402  (registers scripted-user in ADK's registry)
 
 PLAN = "Ask where your order is: SAY[where is my order] When it has shipped, SAY[I want a refund] and stop once refunded."
 NO_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT")

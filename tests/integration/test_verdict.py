@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,8 +36,9 @@ def commit(repo: Path, message: str) -> None:
     git(repo, "commit", "-qm", message)
 
 
-def results(where: Path) -> dict:
-    return json.loads((where / "agent-eval-results" / "results.json").read_text())
+def results(where: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((where / "agent-eval-results" / "results.json").read_text())
+    return data
 
 
 def outputs(file: Path) -> dict[str, str]:

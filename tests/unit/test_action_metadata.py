@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 from agent_eval_action.action import INPUTS
 

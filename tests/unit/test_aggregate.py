@@ -36,10 +36,22 @@ def test_bootstrap_edge_cases() -> None:
     assert summarize([Score(value=None, explanation="x")], direction="higher", seed=0).mean is None
 
 
-def test_large_input_resamples_in_blocks() -> None:
-    values = [float(i % 7) for i in range(20_000)]
+def test_large_input_resamples_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Value-by-value resampling of a sample too large for one block of draws: the blocks give
+    exactly what one block would (the draws are the same, only the memory differs)."""
+    import numpy as np
+
+    from agent_eval_action import aggregate
+
+    values = [float(v) for v in np.random.default_rng(5).lognormal(0.0, 1.0, 4000)]
+    # What reaches the block path: too many distinct values for the multinomial draw, too few for
+    # the binned one, and more draws than one block holds.
+    assert len(set(values)) > aggregate._FEW_DISTINCT and len(values) <= aggregate._EXACT_MAX
+    assert aggregate._BLOCK_CELLS // len(values) < aggregate.BOOTSTRAP_RESAMPLES
     ci = bootstrap_mean_ci(values, seed=0)
     assert ci is not None and ci[0] < statistics.fmean(values) < ci[1]
+    monkeypatch.setattr(aggregate, "_BLOCK_CELLS", len(values) * aggregate.BOOTSTRAP_RESAMPLES)
+    assert bootstrap_mean_ci(values, seed=0) == ci
 
 
 def test_ci_coverage_close_to_95_percent() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -19,7 +20,7 @@ from agent_eval_action.terminal import render
 SCORER = Scorer.for_names(["tool_usage_accuracy"], MetricContext())
 
 
-def dataset(values: dict[str, list[float | None]], metric: str = "tool_usage_accuracy", errors: int = 0) -> DatasetResult:
+def dataset(values: Mapping[str, Sequence[float | None]], metric: str = "tool_usage_accuracy", errors: int = 0) -> DatasetResult:
     questions = [QuestionResult(id=qid, run=k, scores={metric: Score(value=v)}) for qid, vs in values.items() for k, v in enumerate(vs)]
     questions += [QuestionResult(id=f"err{i}", status="error", error="boom") for i in range(errors)]
     return SCORER.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)

@@ -167,7 +167,7 @@ def test_tool_trajectory_avg_score_against_adk_live(label: str, case: Case, kind
     trajectory_evaluator, _ = _adk_evaluators()
     from google.adk.evaluation.eval_metrics import EvalMetric, ToolTrajectoryCriterion
 
-    criterion = ToolTrajectoryCriterion(threshold=1.0, match_type=kind, ignore_args=ignore_args)
+    criterion = ToolTrajectoryCriterion(threshold=1.0, match_type=ToolTrajectoryCriterion.MatchType[kind], ignore_args=ignore_args)
     evaluator = trajectory_evaluator.TrajectoryEvaluator(
         eval_metric=EvalMetric(metric_name="tool_trajectory_avg_score", criterion=criterion)
     )

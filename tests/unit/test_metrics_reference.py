@@ -19,7 +19,7 @@ def q(**reference: Any) -> Question:
 
 
 def calls(*items: tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]) -> list[ToolInteraction]:
-    return [ToolInteraction(tool_name=i[0], input_arguments=i[1], error=i[2] if len(i) > 2 else None) for i in items]  # type: ignore[misc]
+    return [ToolInteraction(tool_name=i[0], input_arguments=i[1], error=i[2] if len(i) > 2 else None) for i in items]
 
 
 def refs(*items: tuple[str, dict[str, Any]]) -> list[ReferenceToolCall]:

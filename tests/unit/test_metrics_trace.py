@@ -7,13 +7,13 @@ import pytest
 from agent_eval_action.config import Config
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from agent_eval_action.metrics.trace_metrics import price_for
-from agent_eval_action.models import LlmCall, Question, ToolInteraction, Trace, Turn
+from agent_eval_action.models import LlmCall, Question, Score, ToolInteraction, Trace, Turn
 
 Q = Question(id="q", user_inputs=["hi"])
 CTX = MetricContext(prices=Config().price_table())
 
 
-def run(name: str, trace: Trace, ctx: MetricContext = CTX):
+def run(name: str, trace: Trace, ctx: MetricContext = CTX) -> Score:
     return REGISTRY[name].score(Q, trace, ctx)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import TextIO, cast
 
 from agent_eval_action.redaction import Redactor
 from agent_eval_action.workflow import LogStream, command, mask, neutralize
@@ -69,9 +70,19 @@ def test_no_secret_leaves_the_very_same_text() -> None:
     assert not Redactor(("short",)).active
 
 
+class Screen(io.StringIO):
+    """A StringIO that is a terminal or not (a plain StringIO never is)."""
+
+    def __init__(self, tty: bool):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
 def stream(tty: bool = False, secrets: tuple[str, ...] = ("ghs_0123456789abcdef",)) -> tuple[LogStream, io.StringIO]:
-    raw = io.StringIO()
-    raw.isatty = lambda: tty  # type: ignore[method-assign]  # a StringIO is never a terminal
+    raw = Screen(tty)
     return LogStream(raw, Redactor(secrets)), raw
 
 
@@ -88,10 +99,11 @@ def test_forged_commands_are_neutralized_line_by_line() -> None:
 
 def test_our_own_commands_pass_and_are_redacted_except_add_mask() -> None:
     log, raw = stream()
+    out = cast(TextIO, log)  # as the CLI passes its LogStreams (an io.TextIOBase is not a typing.TextIO)
     print("before", file=log)
-    command(log, "::group::Evaluate")
-    command(log, "::error file=a.csv,line=3::ghs_0123456789abcdef leaked")
-    mask("ghs_0123456789abcdef", log)
+    command(out, "::group::Evaluate")
+    command(out, "::error file=a.csv,line=3::ghs_0123456789abcdef leaked")
+    mask("ghs_0123456789abcdef", out)
     log.drain()
     assert raw.getvalue().splitlines() == [
         "before",

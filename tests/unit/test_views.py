@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from agent_eval_action.history import Background, RuleView
 from agent_eval_action.markdown import escape_html, escape_md
 from agent_eval_action.models import (
@@ -36,7 +38,9 @@ def dataset(values: dict[str, float], mismatch: str = "discount_value: missing f
     )
 
 
-def comparison(delta: float, ci: tuple[float, float], verdict: str, drops: list[QuestionDrop] | None = None) -> DatasetComparison:
+def comparison(
+    delta: float, ci: tuple[float, float], verdict: Literal["improved", "unchanged", "regressed"], drops: list[QuestionDrop] | None = None
+) -> DatasetComparison:
     metric = MetricComparison(
         metric=STATE,
         direction="higher",
@@ -45,7 +49,7 @@ def comparison(delta: float, ci: tuple[float, float], verdict: str, drops: list[
         delta=delta,
         ci95=ci,
         verdict=verdict,
-        drops=drops or [],  # type: ignore[arg-type]
+        drops=drops or [],
     )
     return DatasetComparison(dataset="cs", path=PATH, status="compared", metrics=[metric])
 

@@ -7,7 +7,9 @@ import os
 from collections.abc import AsyncGenerator
 
 from google.adk.agents import LlmAgent
-from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.adk.models import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
 PRICES = {"apple": 1, "pear": 2, "plum": 3}

@@ -12,7 +12,9 @@ import time
 from collections.abc import AsyncGenerator
 
 from google.adk.agents import LlmAgent
-from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.adk.models import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
 SECRETS = ("GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "AGENT_EVAL_JUDGE_API_KEY", "AGENT_EVAL_AUTH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "MY_AUTH")

@@ -8,8 +8,10 @@ from collections import Counter
 from collections.abc import AsyncGenerator
 
 from google.adk.agents import LlmAgent
-from google.adk.models import BaseLlm, LlmRequest, LlmResponse
-from google.adk.tools import ToolContext
+from google.adk.models import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.tool_context import ToolContext
 from google.genai import errors, types
 
 CALLS: Counter[str] = Counter()  # model calls per user text, to script "fail twice, then succeed"
