@@ -287,33 +287,64 @@ def test_adk_shaped_events_with_hostile_values(events: list[Any]) -> None:
         assert isinstance(loaded, list) and [type(item) for item in loaded] == [Record], loaded
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeDecodeError,
-    reason="known bug in src (loaders/tabular.py): rows are read lazily and a byte that is not UTF-8 after the "
-    "header escapes as UnicodeDecodeError, which the CLI reports as an unexpected error (exit 3) instead of bad input (exit 2)",
-)
 @pytest.mark.parametrize(
-    ("name", "content"),
+    ("name", "content", "place"),
     [
-        ("latin1.csv", b"question_id,user_inputs\nq1,hi\nq2,caf\xe9\n"),
-        ("latin1.jsonl", b'{"question_id": "q1", "user_inputs": "hi"}\n{"question_id": "q2", "user_inputs": "caf\xe9"}\n'),
+        ("latin1.csv", b"question_id,user_inputs\nq1,hi\nq2,caf\xe9\n", "row 2, column user_inputs"),
+        ("latin1.jsonl", b'{"question_id": "q1", "user_inputs": "hi"}\n{"question_id": "q2", "user_inputs": "caf\xe9"}\n', "line 2"),
     ],
     ids=["csv", "jsonl"],
 )
-def test_a_table_with_bytes_that_are_not_utf8_is_refused_naming_the_file(name: str, content: bytes) -> None:
+def test_a_table_with_bytes_that_are_not_utf8_refuses_that_row_naming_the_file(name: str, content: bytes, place: str) -> None:
     path = Path(name)
     path.write_bytes(content)
-    loaded = load(path)  # refused whole, or the second run is the error and the first still loads
-    if not isinstance(loaded, DatasetError):
-        unit = "row" if name.endswith(".csv") else "line"
-        one_per_question(loaded, [f"{unit} 1", f"{unit} 2"])
-        assert isinstance(loaded[0], Record) and isinstance(loaded[1], DatasetError), loaded
+    loaded = one_per_question(load(path), ["row 1" if name.endswith(".csv") else "line 1", place])
+    assert isinstance(loaded[0], Record) and isinstance(loaded[1], DatasetError), loaded
+    assert loaded[1].pointer == place and "not UTF-8" in loaded[1].reason and "save the file as UTF-8" in loaded[1].reason
+
+
+@pytest.mark.parametrize(
+    ("content", "places", "refused", "why"),
+    [
+        # One field too many in the second row: a comma that should have been quoted.
+        ("question_id,user_inputs\nq1,hi\nq2,hello, there\nq3,bye\n", ["row 1", "row 2", "row 3"], "row 2", "the row has 3 fields"),
+        # The first row wider: pandas would have made its first field an index and shifted the row.
+        ("question_id,user_inputs\nq1,hi,stray\nq2,hello\n", ["row 1", "row 2"], "row 1", "the row has 3 fields"),
+        # More fields than can be held: the tokenizer refuses the row, and reading goes on after it.
+        (
+            "question_id,user_inputs\nq1,hi\nq2," + ",".join("x" * 90) + "\nq3,bye\n",
+            ["row 1", "row 2", "row 3"],
+            "row 2",
+            "the row has 91 fields",
+        ),
+        # An unclosed quote: the rows before it stand.
+        ('question_id,user_inputs\nq1,hi\nq2,"never closed\nq3,bye\n', ["row 1", "row 2"], "row 2", "unclosed quote"),
+    ],
+    ids=["comma", "first-row", "very-wide", "unclosed-quote"],
+)
+def test_a_csv_row_the_header_does_not_cover_is_refused_and_the_others_load(
+    content: str, places: list[str], refused: str, why: str
+) -> None:
+    path = Path("runs.csv")
+    path.write_text(content, encoding="utf-8")
+    loaded = one_per_question(load(path), places)
+    errors = [item for item in loaded if isinstance(item, DatasetError)]
+    assert [item.pointer for item in errors] == [refused], errors
+    assert why in errors[0].reason, errors[0].reason
+
+
+def test_a_csv_whose_header_was_cut_short_refuses_every_row_saying_so() -> None:
+    path = Path("runs.csv")
+    path.write_text("question_id\nq1,hi\nq2,hello\n", encoding="utf-8")
+    loaded = one_per_question(load(path), ["row 1", "row 2"])
+    assert all(isinstance(item, DatasetError) and "a header cut short" in item.reason for item in loaded), loaded
 
 
 # The command line on broken files beside a valid one.
 RUNS = customer_service_runs()
 # Columns a metric reads, so a broken cell there is the row's error (README: recorded runs).
+# Where a broken file gets a byte that is not UTF-8 (Latin-1's é).
+NOT_UTF8 = "<not utf-8>"
 READ_COLUMNS = ["user_inputs", "agents_evaluated", "reference_data", "extracted_data", "final_session_state", "question_metadata"]
 
 
@@ -332,8 +363,9 @@ def cut(data: st.DataObject, text: str) -> str:
 
 
 def broken_file(data: st.DataObject, stem: Path) -> tuple[str, Broken]:
-    """Writes a broken golden file (truncated), table (a cell a metric reads truncated) or JSONL
-    file (a line truncated) at ``stem`` + its suffix: its name and what the CLI must make of it."""
+    """Writes a broken golden file (truncated), table (a cell a metric reads truncated, a byte that
+    is not UTF-8, a field past the header) or JSONL file (a line truncated, a byte that is not
+    UTF-8) at ``stem`` + its suffix: its name and what the CLI must make of it."""
     kind = data.draw(st.sampled_from([".json", ".csv", ".jsonl"]))
     path = stem.with_suffix(kind)
     if kind == ".json":
@@ -347,14 +379,24 @@ def broken_file(data: st.DataObject, stem: Path) -> tuple[str, Broken]:
     rows = [csv_row(run) for run in RUNS]
     k = data.draw(st.integers(0, len(rows) - 1))
     others = {run.qid for i, run in enumerate(RUNS) if i != k}
+    flaw = data.draw(st.sampled_from(["cut", "bytes", "fields"] if kind == ".csv" else ["cut", "bytes"]))
+    if flaw == "bytes":  # a byte that is not UTF-8 (the file was saved as Latin-1 by hand, say)
+        rows[k]["final_response"] = f"caf{NOT_UTF8}"
     if kind == ".csv":
-        column = data.draw(st.sampled_from(READ_COLUMNS))
-        rows[k][column] = cut(data, json.dumps(data.draw(st.lists(json_values, min_size=1) | st.dictionaries(st.text(), json_values))))
+        column = "final_response" if flaw == "bytes" else data.draw(st.sampled_from(READ_COLUMNS))
+        if flaw == "cut":
+            rows[k][column] = cut(data, json.dumps(data.draw(st.lists(json_values, min_size=1) | st.dictionaries(st.text(), json_values))))
         write_csv(path, rows)
-        return path.name, Broken(f"row {k + 1}, column {column}", others)
+        if flaw == "fields":  # a field past the header's last column
+            records = path.read_bytes().split(b"\r\n")
+            records[k + 1] += b",stray"
+            path.write_bytes(b"\r\n".join(records))
+        path.write_bytes(path.read_bytes().replace(NOT_UTF8.encode(), b"\xe9"))
+        return path.name, Broken(f"row {k + 1}" + ("" if flaw == "fields" else f", column {column}"), others)
     lines = [json.dumps(row) for row in rows]
-    lines[k] = cut(data, lines[k])
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    if flaw == "cut":
+        lines[k] = cut(data, lines[k])
+    path.write_bytes("".join(line + "\n" for line in lines).encode().replace(NOT_UTF8.encode(), b"\xe9"))
     return path.name, Broken(f"line {k + 1}", others)
 
 

@@ -7,9 +7,11 @@ and the metrics say what could not be scored.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_eval_action.adk_events import facts_from_events
@@ -37,40 +39,167 @@ KNOWN_COLUMNS = {
 UNPARSED = {"system_instructions", "custom_extract", "request", "response", "timestamp", "user_id", "eval_set_result_id"}
 OK_STATUS = {"", "ok", "success", "succeeded", "completed", "complete", "done", "finished", "passed"}
 CHUNK_ROWS = 64
+# Fields past the header's last column are read into this many columns of their own, so a row
+# that has them is reported (pandas would drop them, or shift the row into an index, unsaid).
+EXTRA_FIELDS = 64
+# Rows the tokenizer refuses after which the rest of a file is given up (each one reads it again).
+MAX_BAD_ROWS = 20
+TOO_WIDE_FIX = "a delimiter or quote out of place in the row (quote cells that hold commas), or a header cut short"
+NOT_UTF8_FIX = "save the file as UTF-8 (from Windows-1252 or Latin-1: iconv -f cp1252 -t utf-8 IN > OUT)"
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """In a batch in place of a raw row that cannot be used at all: the reason it is refused."""
+
+    reason: str
 
 
 def load_csv(path: str) -> LoadedDataset:
     import pandas as pd
 
     try:
-        header = pd.read_csv(path, nrows=0).columns.tolist()
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as error:
+        # Bytes that are not UTF-8 are kept as lone surrogates, so the row holding them is named.
+        header = [str(c) for c in pd.read_csv(path, nrows=0, encoding_errors="surrogateescape").columns]
+    except (ValueError, pd.errors.ParserError) as error:
         raise DatasetError(path, f"not a readable CSV file: {error}") from None
+    for name in header:
+        bad = _not_utf8(name)
+        if bad:
+            raise DatasetError(path, f"the header is {bad}", pointer="the header row")
     dataset = LoadedDataset(path=path, name="", format="csv", records=iter(()))
     _check_columns(path, header, dataset.warnings)
-    wanted = [c for c in header if c not in UNPARSED]
+    width = len(header)
+    wanted = [(i, c) for i, c in enumerate(header) if c not in UNPARSED]
 
     def batches() -> Iterator[RawBatch]:
-        chunks = pd.read_csv(path, usecols=wanted, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS, engine="c")
-        seen = 0
-        for chunk in chunks:
-            columns = list(chunk.columns)
-            # itertuples skips the per-cell boxing that to_dict("records") does.
-            yield [
-                (seen + i, dict(zip(columns, values, strict=True))) for i, values in enumerate(chunk.itertuples(index=False, name=None), 1)
-            ]
-            seen += len(chunk)
+        batch: RawBatch = []
+        for number, values in _csv_rows(path, header):
+            batch.append((number, values if isinstance(values, BadRow) else _too_wide(values, width) or {c: values[i] for i, c in wanted}))
+            if len(batch) == CHUNK_ROWS:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
 
     _attach(dataset, batches)
     return dataset
+
+
+def _csv_rows(path: str, header: list[str]) -> Iterator[tuple[int, tuple[str, ...] | BadRow]]:
+    """The data rows in file order, numbered from 1 (blank ones are skipped); a row the tokenizer
+    refuses (an unclosed quote, more fields than it can hold) comes as a BadRow, and reading goes
+    on after it, so the rows around it still count."""
+    import pandas as pd
+
+    names = [*header, *(f"\x00extra {i}" for i in range(EXTRA_FIELDS))]
+    records = 0  # records read after the header, blank ones too: where a new reader starts
+    number = 0
+    refused = 0
+    while True:
+        try:
+            for values in _read_csv(path, names, skip=1 + records, chunk_rows=CHUNK_ROWS):
+                records += 1
+                if any(values):
+                    number += 1
+                    yield number, values
+            return
+        except pd.errors.EmptyDataError:  # nothing after the rows read
+            return
+        except pd.errors.ParserError:
+            pass
+        # A chunk was refused: its rows again, one at a time, up to the one refused.
+        rows, error = _until_refused(path, names, skip=1 + records)
+        for values in rows:
+            records += 1
+            if any(values):
+                number += 1
+                yield number, values
+        if error is None:
+            continue
+        records += 1
+        number += 1
+        yield number, BadRow(_refusal(error, len(header)))
+        refused += 1
+        if refused == MAX_BAD_ROWS:
+            yield number + 1, BadRow(f"{MAX_BAD_ROWS} rows could not be read as CSV: the rest of the file is left out")
+            return
+
+
+def _read_csv(path: str, names: list[str], *, skip: int, chunk_rows: int) -> Iterator[tuple[str, ...]]:
+    import warnings
+
+    import pandas as pd
+
+    # The header row is skipped and named again with the extra columns. No usecols: with it pandas
+    # drops extra fields unsaid, and refuses a first row narrower than the selection. Blank rows
+    # are kept so that ``skiprows`` and our count agree on where a row is.
+    with pd.read_csv(
+        path,
+        header=None,
+        skiprows=skip,
+        names=names,
+        index_col=False,
+        dtype=str,
+        keep_default_na=False,
+        skip_blank_lines=False,
+        chunksize=chunk_rows,
+        engine="c",
+        encoding_errors="surrogateescape",
+    ) as reader:
+        # A first row wider than the names makes pandas warn that it cuts it: the row is refused
+        # for that anyway. (No yield inside: the filter must not outlive this statement.)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            first = next(reader, None)
+        for chunk in itertools.chain([] if first is None else [first], reader):
+            # itertuples skips the per-cell boxing that to_dict("records") does.
+            yield from chunk.itertuples(index=False, name=None)
+
+
+def _until_refused(path: str, names: list[str], *, skip: int) -> tuple[list[tuple[str, ...]], Exception | None]:
+    """Up to a chunk's rows read one at a time from ``skip`` on, and the error that stopped them."""
+    import pandas as pd
+
+    rows: list[tuple[str, ...]] = []
+    try:
+        for values in _read_csv(path, names, skip=skip, chunk_rows=1):
+            rows.append(values)
+            if len(rows) == CHUNK_ROWS:
+                break
+    except pd.errors.EmptyDataError:
+        return rows, None
+    except pd.errors.ParserError as error:
+        return rows, error
+    return rows, None
+
+
+def _refusal(error: Exception, width: int) -> str:
+    # pandas counts rows from where its reader began, not as we do: its row numbers are left out.
+    text = re.sub(r" (starting )?at row \d+", "", str(error).strip().removeprefix("Error tokenizing data. C error: "))
+    wide = re.match(r"Expected \d+ fields in line \d+, saw (\d+)", text)
+    if wide:
+        return f"the row has {wide.group(1)} fields, the header names {width} columns: {TOO_WIDE_FIX}"
+    return f"the row cannot be read as CSV ({text}): look for an unclosed quote"
+
+
+def _too_wide(values: tuple[str, ...], width: int) -> BadRow | None:
+    """Refuses a row with more fields than the header names (empty ones at its end lose nothing)."""
+    if not any(values[width:]):
+        return None
+    extra = [i for i, value in enumerate(values[width:]) if value]
+    fields = f"at least {len(values)}" if extra[-1] == len(values) - width - 1 else str(width + extra[-1] + 1)
+    first = values[width + extra[0]][:40]
+    return BadRow(f"the row has {fields} fields, the header names {width} columns (the first extra field: {first!r}): {TOO_WIDE_FIX}")
 
 
 def load_jsonl(path: str) -> LoadedDataset:
     dataset = LoadedDataset(path=path, name="", format="jsonl", records=iter(()))
 
     def batches() -> Iterator[RawBatch]:
-        # Lines are parsed where they are converted, so that work is shared too.
-        with open(path, encoding="utf-8") as handle:
+        # Lines are parsed where they are converted, so that work is shared too. Bytes that are
+        # not UTF-8 become lone surrogates there, so their line is refused, not the file.
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
             batch: RawBatch = []
             for number, line in enumerate(handle, start=1):
                 if line.strip():
@@ -108,7 +237,9 @@ def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list
     for number, raw in batch:
         pointer = f"{unit} {number}"
         try:
-            row = _jsonl_object(path, pointer, raw) if fmt == "jsonl" else raw
+            if isinstance(raw, BadRow):
+                raise DatasetError(path, raw.reason, pointer=pointer)
+            row = _jsonl_object(path, pointer, raw) if fmt == "jsonl" else _csv_row(path, pointer, raw)
             if fmt == "jsonl" and not set(row) <= columns:
                 _check_columns(path, sorted(set(row) - columns - KNOWN_COLUMNS), warnings)
                 columns.update(row)
@@ -120,7 +251,31 @@ def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list
     return out, warnings
 
 
+def _not_utf8(text: str) -> str | None:
+    """What is wrong with text read with ``surrogateescape``, or None when it was all UTF-8."""
+    if text.isascii():  # the common case, and O(1): str knows it
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        byte = ord(text[error.start]) - 0xDC00
+        return f"not UTF-8 text (byte 0x{byte:02X} at character {error.start + 1}): {NOT_UTF8_FIX}"
+    return None
+
+
+def _csv_row(path: str, pointer: str, row: dict[str, Any]) -> dict[str, Any]:
+    """The row's cells, once every one is known to be UTF-8."""
+    for column, value in row.items():
+        bad = _not_utf8(value) if isinstance(value, str) else None
+        if bad:
+            raise DatasetError(path, bad, pointer=f"{pointer}, column {column}")
+    return row
+
+
 def _jsonl_object(path: str, pointer: str, line: str) -> dict[str, Any]:
+    bad = _not_utf8(line)
+    if bad:
+        raise DatasetError(path, bad, pointer=pointer)
     try:
         row = json.loads(line)
     except ValueError as error:
