@@ -194,7 +194,9 @@ def _post(
 
 
 def _deltas(results: Results) -> dict[str, dict[str, float | None]]:
-    return {c.dataset: {m.metric: m.delta for m in c.metrics} for c in results.comparison or []}
+    """Dataset -> metric -> delta, each dataset by its repository path (what its baseline is kept
+    under): ``a/cs.jsonl`` and ``b/cs.jsonl`` share a name, never a path."""
+    return {c.path: {m.metric: m.delta for m in c.metrics} for c in results.comparison or []}
 
 
 def _annotations(results: Results, root: Path) -> list[str]:

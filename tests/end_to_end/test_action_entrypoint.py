@@ -154,6 +154,29 @@ def test_a_misbehaving_github_never_crashes_the_run_nor_posts_in_the_wrong_place
         server.close()
 
 
+def test_deltas_keep_two_datasets_of_one_name_apart(workspace: Path, tmp_path: Path) -> None:
+    """The ``deltas`` output is keyed by the dataset's repository path, as its baseline is:
+    ``a/cs.csv`` and ``b/cs.csv`` share a name, and one must not hide the other."""
+    (workspace / "agent-eval.toml").write_text('datasets = ["evaluation/*/cs.csv"]\nselect = "all"\n')
+    write_dataset(workspace / "evaluation" / "a" / "cs.csv", runs())
+    write_dataset(workspace / "evaluation" / "b" / "cs.csv", runs(8))
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "two datasets named cs")
+    push = base_env(tmp_path, workspace, {"repository": {"default_branch": "main"}}, "push")
+    assert action(workspace, {**push, "GITHUB_REF_NAME": "main"}).returncode == 0
+    git(workspace, "checkout", "-q", "-b", "feature")
+    write_dataset(workspace / "evaluation" / "a" / "cs.csv", runs(broken=set(range(0, 24, 2))))
+    git(workspace, "commit", "-qam", "regress a/cs.csv only")
+    pr = base_env(tmp_path, workspace, {"pull_request": {"number": 3, "head": {"sha": "feedbeef"}}}, "pull_request")
+    (tmp_path / "output").unlink(missing_ok=True)
+    done = action(workspace, {**pr, "GITHUB_BASE_REF": "main", "INPUT_COMMENT": "false"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    deltas = json.loads(outputs(tmp_path / "output")["deltas"])
+    assert set(deltas) == {"evaluation/a/cs.csv", "evaluation/b/cs.csv"}, deltas
+    assert deltas["evaluation/a/cs.csv"]["tool_usage_accuracy"] < -0.2
+    assert deltas["evaluation/b/cs.csv"]["tool_usage_accuracy"] == 0
+
+
 def test_install_command_working_directory_and_bad_inputs(workspace: Path, tmp_path: Path) -> None:
     sub = workspace / "agents"
     sub.mkdir()

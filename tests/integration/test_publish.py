@@ -224,7 +224,7 @@ def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Pat
     _, printed = do_publish(sample_results(), github, tmp_path)
     values = outputs(tmp_path)
     assert values["passed"] == "false" and values["results-json"].endswith("results.json")
-    assert json.loads(values["deltas"])["cs_golden"]["tool_usage_accuracy"] == pytest.approx(-0.5)
+    assert json.loads(values["deltas"])["evaluation/datasets/cs_golden.json"]["tool_usage_accuracy"] == pytest.approx(-0.5)
     errors = [line for line in printed.splitlines() if line.startswith("::error ")]
     assert 0 < len(errors) <= 10
     assert (
