@@ -307,9 +307,14 @@ def test_a_table_with_bytes_that_are_not_utf8_refuses_that_row_naming_the_file(n
     ("content", "places", "refused", "why"),
     [
         # One field too many in the second row: a comma that should have been quoted.
-        ("question_id,user_inputs\nq1,hi\nq2,hello, there\nq3,bye\n", ["row 1", "row 2", "row 3"], "row 2", "the row has 3 fields"),
+        (
+            "question_id,user_inputs\nq1,hi\nq2,hello, there\nq3,bye\n",
+            ["row 1", "row 2", "row 3"],
+            "row 2",
+            "more fields than the header's 2 columns",
+        ),
         # The first row wider: pandas would have made its first field an index and shifted the row.
-        ("question_id,user_inputs\nq1,hi,stray\nq2,hello\n", ["row 1", "row 2"], "row 1", "the row has 3 fields"),
+        ("question_id,user_inputs\nq1,hi,stray\nq2,hello\n", ["row 1", "row 2"], "row 1", "more fields than the header's 2 columns"),
         # More fields than can be held: the tokenizer refuses the row, and reading goes on after it.
         (
             "question_id,user_inputs\nq1,hi\nq2," + ",".join("x" * 90) + "\nq3,bye\n",

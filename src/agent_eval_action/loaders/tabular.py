@@ -39,9 +39,11 @@ KNOWN_COLUMNS = {
 UNPARSED = {"system_instructions", "custom_extract", "request", "response", "timestamp", "user_id", "eval_set_result_id"}
 OK_STATUS = {"", "ok", "success", "succeeded", "completed", "complete", "done", "finished", "passed"}
 CHUNK_ROWS = 64
-# Fields past the header's last column are read into this many columns of their own, so a row
-# that has them is reported (pandas would drop them, or shift the row into an index, unsaid).
-EXTRA_FIELDS = 64
+# One column past the header's last: a row's first extra field lands there and the row is refused
+# (pandas drops extra fields unsaid, or makes a wide first row's leading fields an index). A row
+# with more extra fields than that makes the tokenizer stop, and is found as such (``_csv_rows``).
+# One column, not more: each costs as much to read as a column of data.
+OVERFLOW = "\x00fields past the header"
 # Rows the tokenizer refuses after which the rest of a file is given up (each one reads it again).
 MAX_BAD_ROWS = 20
 TOO_WIDE_FIX = "a delimiter or quote out of place in the row (quote cells that hold commas), or a header cut short"
@@ -69,13 +71,11 @@ def load_csv(path: str) -> LoadedDataset:
             raise DatasetError(path, f"the header is {bad}", pointer="the header row")
     dataset = LoadedDataset(path=path, name="", format="csv", records=iter(()))
     _check_columns(path, header, dataset.warnings)
-    width = len(header)
-    wanted = [(i, c) for i, c in enumerate(header) if c not in UNPARSED]
 
     def batches() -> Iterator[RawBatch]:
         batch: RawBatch = []
-        for number, values in _csv_rows(path, header):
-            batch.append((number, values if isinstance(values, BadRow) else _too_wide(values, width) or {c: values[i] for i, c in wanted}))
+        for item in _csv_rows(path, header):
+            batch.append(item)
             if len(batch) == CHUNK_ROWS:
                 yield batch
                 batch = []
@@ -86,13 +86,13 @@ def load_csv(path: str) -> LoadedDataset:
     return dataset
 
 
-def _csv_rows(path: str, header: list[str]) -> Iterator[tuple[int, tuple[str, ...] | BadRow]]:
-    """The data rows in file order, numbered from 1 (blank ones are skipped); a row the tokenizer
-    refuses (an unclosed quote, more fields than it can hold) comes as a BadRow, and reading goes
-    on after it, so the rows around it still count."""
+def _csv_rows(path: str, header: list[str]) -> Iterator[tuple[int, dict[str, str] | BadRow]]:
+    """The data rows in file order, numbered from 1 (blank ones are skipped), as the cells of the
+    columns a metric may read; a row with more fields than the header names, or that the tokenizer
+    refuses (an unclosed quote), comes as a BadRow, and reading goes on after it."""
     import pandas as pd
 
-    names = [*header, *(f"\x00extra {i}" for i in range(EXTRA_FIELDS))]
+    names = [*header, OVERFLOW]
     records = 0  # records read after the header, blank ones too: where a new reader starts
     number = 0
     refused = 0
@@ -102,7 +102,7 @@ def _csv_rows(path: str, header: list[str]) -> Iterator[tuple[int, tuple[str, ..
                 records += 1
                 if any(values):
                     number += 1
-                    yield number, values
+                    yield number, _cells(names, values, len(header))
             return
         except pd.errors.EmptyDataError:  # nothing after the rows read
             return
@@ -114,7 +114,7 @@ def _csv_rows(path: str, header: list[str]) -> Iterator[tuple[int, tuple[str, ..
             records += 1
             if any(values):
                 number += 1
-                yield number, values
+                yield number, _cells(names, values, len(header))
         if error is None:
             continue
         records += 1
@@ -131,9 +131,9 @@ def _read_csv(path: str, names: list[str], *, skip: int, chunk_rows: int) -> Ite
 
     import pandas as pd
 
-    # The header row is skipped and named again with the extra columns. No usecols: with it pandas
-    # drops extra fields unsaid, and refuses a first row narrower than the selection. Blank rows
-    # are kept so that ``skiprows`` and our count agree on where a row is.
+    # The header row is skipped and named again with the overflow column. No usecols (to skip the
+    # columns no metric reads): pandas then drops extra fields unsaid, and refuses names longer
+    # than the rows. Blank rows are kept so that ``skiprows`` and our count agree on where a row is.
     with pd.read_csv(
         path,
         header=None,
@@ -183,14 +183,16 @@ def _refusal(error: Exception, width: int) -> str:
     return f"the row cannot be read as CSV ({text}): look for an unclosed quote"
 
 
-def _too_wide(values: tuple[str, ...], width: int) -> BadRow | None:
-    """Refuses a row with more fields than the header names (empty ones at its end lose nothing)."""
-    if not any(values[width:]):
-        return None
-    extra = [i for i, value in enumerate(values[width:]) if value]
-    fields = f"at least {len(values)}" if extra[-1] == len(values) - width - 1 else str(width + extra[-1] + 1)
-    first = values[width + extra[0]][:40]
-    return BadRow(f"the row has {fields} fields, the header names {width} columns (the first extra field: {first!r}): {TOO_WIDE_FIX}")
+def _cells(columns: list[str], values: tuple[str, ...], width: int) -> dict[str, str] | BadRow:
+    """The row's cells by column (those no metric reads left out), or a BadRow when it has a field
+    past the header's columns (an empty one at its end loses nothing)."""
+    row = dict(zip(columns, values, strict=True))
+    extra = row.pop(OVERFLOW)
+    if extra:
+        return BadRow(f"the row has more fields than the header's {width} columns (the first extra one: {extra[:40]!r}): {TOO_WIDE_FIX}")
+    for column in UNPARSED.intersection(row):  # read (see _read_csv), not passed on
+        del row[column]
+    return row
 
 
 def load_jsonl(path: str) -> LoadedDataset:
