@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO, cast
+from typing import TextIO
 
 from agent_eval_action import __version__
 
@@ -155,14 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agent_eval_action.redaction import Redactor
     from agent_eval_action.workflow import LogStream
 
-    streams = LogStream(sys.stdout, Redactor.from_env(os.environ)), LogStream(sys.stderr, Redactor.from_env(os.environ))
-    out, err = cast(TextIO, streams[0]), cast(TextIO, streams[1])
+    out, err = LogStream(sys.stdout, Redactor.from_env(os.environ)), LogStream(sys.stderr, Redactor.from_env(os.environ))
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err  # what libraries print goes the same way
     try:
         return _run(argv, out, err)
     finally:
-        for stream in streams:
+        for stream in (out, err):
             stream.drain()
         sys.stdout, sys.stderr = saved
 

@@ -35,9 +35,10 @@ def neutralize(line: str) -> str:
     return line.replace("##[", "##" + ZERO_WIDTH + "[") if "##[" in line else line
 
 
-class LogStream(io.TextIOBase):
+class LogStream(io.TextIOBase, TextIO):
     """A text stream over the process's stdout or stderr that redacts secrets and neutralizes
-    every line, except the commands written through :func:`command`.
+    every line, except the commands written through :func:`command`. A ``TextIO`` for the type
+    checker too, so it goes wherever ``sys.stdout`` goes (``print(file=)``, :func:`command`).
 
     Text is held until a write ends a line (``print`` writes its text, then the newline), so a
     secret printed in one call is redacted whole even when it spans lines. On a terminal a
