@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 from tests.integration.test_pr_flow import git, runs, write_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
+APPS = ROOT / "tests" / "apps"
 
 
 def readme_example() -> str:
@@ -80,3 +83,24 @@ def test_a_pytest_test_fails_with_the_gates_reasons(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "GateFailed: agent evaluation failed:" in done.stdout
     assert "cs_runs: question q_cart_01_00 tool_usage_accuracy fell 1 -> 0" in done.stdout
+
+
+@pytest.mark.parametrize("spec", ["in_process_dir", "in_process_mod.agent:root_agent"], ids=["agent directory", "module:attr"])
+def test_an_agent_run_in_process_leaves_sys_path_as_found(spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's folder is on ``sys.path`` while it is imported, and off it again after."""
+    import agent_eval_action as aea
+
+    package = spec.partition(".")[0]
+    shutil.copytree(APPS / "shop", tmp_path / package)  # a name no other test imports: the folder must be searched
+    question = {"id": "q1", "user_inputs": ["hello"], "agents_evaluated": ["shop"], "reference_data": {"reference_response": "shop: hello"}}
+    (tmp_path / "shop_golden.json").write_text(json.dumps({"golden_questions": [question]}))
+    monkeypatch.chdir(tmp_path)
+    before = list(sys.path)
+    try:
+        results = aea.evaluate("shop_golden.json", agent=spec, in_process=True)
+        assert sys.path == before
+        assert not results.problems and [q.status for q in results.datasets[0].questions] == ["ok"], results.problems
+        assert Path(sys.modules[f"{package}.agent"].__file__ or "").parent == tmp_path / package
+    finally:
+        for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
+            del sys.modules[name]

@@ -1,7 +1,8 @@
 """Finding the user's ADK agent: ``module:attr`` (``app.agent:root_agent``) or an agent directory.
 
 An agent directory is what ``adk run DIR`` takes: ``DIR/agent.py`` or ``DIR/__init__.py``
-defining ``app`` or ``root_agent``. The working directory is put on ``sys.path`` first.
+defining ``app`` or ``root_agent``. The working directory (and an agent directory's parent) is
+put on ``sys.path`` first: :func:`import_folders`.
 """
 
 from __future__ import annotations
@@ -47,9 +48,10 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
     except ImportError:  # older ADK releases have no App
         pass
 
+    for folder in reversed(import_folders(spec, cwd)):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     base = Path(cwd).resolve()
-    if str(base) not in sys.path:
-        sys.path.insert(0, str(base))
     path = (base / spec) if not os.path.isabs(spec) else Path(spec)
     if ":" not in spec and path.is_dir():
         obj, where = _from_directory(path)
@@ -68,6 +70,14 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
     if isinstance(obj, BaseAgent):
         return LoadedAgent(target=obj, app_name=obj.name, is_app=False)
     raise AgentLoadError(f"{where} is a {type(obj).__name__}, not an ADK agent or App")
+
+
+def import_folders(spec: str, cwd: str | os.PathLike[str] = ".") -> list[str]:
+    """The folders :func:`load_agent` puts first on ``sys.path`` (where they are not on it yet):
+    the working directory, and for an agent directory the folder that holds it."""
+    base = Path(cwd).resolve()
+    path = (base / spec) if not os.path.isabs(spec) else Path(spec)
+    return [str(path.parent), str(base)] if ":" not in spec and path.is_dir() else [str(base)]
 
 
 def _import(module_name: str, *, missing_ok: bool = False) -> Any:
@@ -111,7 +121,6 @@ def _from_module(name: str) -> tuple[Any, str]:
 
 
 def _from_directory(path: Path) -> tuple[Any, str]:
-    """An agent directory as ``adk run`` takes it: ``agent.py`` or ``__init__.py`` in it."""
-    if str(path.parent) not in sys.path:
-        sys.path.insert(0, str(path.parent))
+    """An agent directory as ``adk run`` takes it: ``agent.py`` or ``__init__.py`` in it (its
+    parent folder is on ``sys.path``: :func:`import_folders`)."""
     return _first_defining([f"{path.name}.agent", path.name], f"{path} defines neither `app` nor `root_agent` in agent.py or __init__.py")
