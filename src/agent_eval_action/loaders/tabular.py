@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -73,14 +73,7 @@ def load_csv(path: str) -> LoadedDataset:
     _check_columns(path, header, dataset.warnings)
 
     def batches() -> Iterator[RawBatch]:
-        batch: RawBatch = []
-        for item in _csv_rows(path, header):
-            batch.append(item)
-            if len(batch) == CHUNK_ROWS:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        yield from _batched(_csv_rows(path, header))
 
     _attach(dataset, batches)
     return dataset
@@ -202,18 +195,21 @@ def load_jsonl(path: str) -> LoadedDataset:
         # Lines are parsed where they are converted, so that work is shared too. Bytes that are
         # not UTF-8 become lone surrogates there, so their line is refused, not the file.
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            batch: RawBatch = []
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    batch.append((number, line))
-                if len(batch) == CHUNK_ROWS:
-                    yield batch
-                    batch = []
-            if batch:
-                yield batch
+            yield from _batched((number, line) for number, line in enumerate(handle, start=1) if line.strip())
 
     _attach(dataset, batches)
     return dataset
+
+
+def _batched(rows: Iterable[tuple[int, Any]]) -> Iterator[RawBatch]:
+    batch: RawBatch = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == CHUNK_ROWS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _attach(dataset: LoadedDataset, batches: Callable[[], Iterator[RawBatch]]) -> None:
