@@ -82,6 +82,7 @@ def group(title: str, out: TextIO) -> Iterator[None]:
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    from agent_eval_action.api import base_ref
     from agent_eval_action.commands import check_and_publish
     from agent_eval_action.config import load_config
     from agent_eval_action.git_ops import Git
@@ -119,7 +120,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
         with group("Merge shards", out):
             code = merge_and_finish(inputs["merge"].split(), config, context, out=out, err=err)
         return _lenient(code, inputs, out)
-    base = inputs["base-ref"] or config.base or (env.get("GITHUB_BASE_REF") if event in PR_EVENTS else None) or None
+    base = base_ref(inputs["base-ref"] or None, config, env if event in PR_EVENTS else {})
     with group("Evaluate", out):
         code = check_and_publish(config, base=base, evaluate_all=event not in PR_EVENTS and not base, context=context, out=out, err=err)
     return _lenient(code, inputs, out)

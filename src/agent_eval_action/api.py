@@ -1,10 +1,14 @@
-"""The Python API: the same work as the command line, returning data and printing nothing.
+"""The service: the work of every command, returning data and printing nothing.
 
-Problems (a broken file, an agent that cannot be loaded) and warnings are in the returned
-``Results``; only a setting that makes the call impossible (an unknown metric, a bad config
-file) raises, as ``ConfigError``. The caller's process is left as found: the agent runs in
-worker processes of its own, and nothing global (gc, OpenTelemetry, ``sys.path``, logging)
-outlives the call.
+The command line and the action are thin adapters over it (``commands``: what is printed, the
+files of the output directory, the exit code); the Python API is the part the package exports
+(``evaluate``, ``compare``, ``check``, ``load``, ``assert_passed``). It composes the steps in
+``steps``: one evaluate loop, one compare-and-gate.
+
+Problems (a broken file, an agent that cannot be loaded) and warnings are in the returned data;
+only a setting that makes the call impossible (an unknown metric, a bad config file) raises, as
+``ConfigError``. The caller's process is left as found: the agent runs in worker processes of its
+own, and nothing global (gc, OpenTelemetry, ``sys.path``, logging) outlives the call.
 """
 
 from __future__ import annotations
@@ -14,17 +18,42 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from agent_eval_action import __version__
-from agent_eval_action.config import Config, load_config
-from agent_eval_action.errors import DatasetError
-from agent_eval_action.models import Problem, Question, Results
+from agent_eval_action.baseline import Written, write_baseline
+from agent_eval_action.config import DEFAULT_DATASETS, Config, load_config
+from agent_eval_action.convert import write_golden, write_runs
+from agent_eval_action.discovery import dataset_files, expand_paths
+from agent_eval_action.errors import DatasetError, UsageError
+from agent_eval_action.evaluation import Evaluation
+from agent_eval_action.git_ops import Git
+from agent_eval_action.loaders import Record, load_dataset
+from agent_eval_action.models import Problem, Question, Results, Selection
+from agent_eval_action.redaction import Redactor
+from agent_eval_action.results_io import read_results
+from agent_eval_action.rules import Rules
+from agent_eval_action.shards import merge_results, merge_scorer
+from agent_eval_action.steps import (
+    DatasetFile,
+    agent_fingerprint,
+    baselines_in,
+    baselines_in_repository,
+    compare_and_gate,
+    evaluate_files,
+    gate_rules,
+    reusable_baselines,
+    select_datasets,
+)
+from agent_eval_action.steps import Outcome as Outcome  # what the adapters (commands) get back
+from agent_eval_action.steps import base_ref as base_ref  # --base, else the config's, else $GITHUB_BASE_REF
+from agent_eval_action.steps import compare as compare_datasets
 
 
 @dataclass
 class Dataset:
-    """A dataset file as loaded: its questions (recorded runs keep their traces in ``records``)."""
+    """A dataset file as loaded: its questions (recorded runs keep their traces in ``records``).
+    ``format`` is "unknown" when the file was refused whole (``problems`` says why)."""
 
     path: str
     name: str
@@ -32,6 +61,23 @@ class Dataset:
     questions: list[Question]
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BaselineUpdate:
+    """What ``baseline update`` did: the evaluated results and each baseline file written."""
+
+    results: Results
+    written: list[Written] = field(default_factory=list)
+
+
+@dataclass
+class Conversion:
+    """What ``convert`` wrote: how many questions or runs, where, and the inputs it could not use."""
+
+    count: int
+    target: Path
+    problems: list[Problem] = field(default_factory=list)
 
 
 def _config(config: Config | str | os.PathLike[str] | None, settings: dict[str, Any], progress: TextIO | None = None) -> Config:
@@ -44,10 +90,12 @@ def _config(config: Config | str | os.PathLike[str] | None, settings: dict[str, 
     return base.with_overrides(**chosen)
 
 
+def _problem(error: DatasetError) -> Problem:
+    return Problem(path=error.path, message=error.message())
+
+
 def load(path: str | os.PathLike[str]) -> Dataset:
     """Reads a dataset file (any supported format) without running anything."""
-    from agent_eval_action.loaders import load_dataset
-
     try:
         loaded = load_dataset(str(path))
     except DatasetError as error:
@@ -63,8 +111,11 @@ def load(path: str | os.PathLike[str]) -> Dataset:
     )
 
 
-def _problem(error: DatasetError) -> Problem:
-    return Problem(path=error.path, message=error.message())
+def validate(paths: Sequence[str]) -> tuple[list[Dataset], list[Problem]]:
+    """Every dataset file that ``paths`` (files, directories, globs) name, read fully with nothing
+    run, and a problem for each path that names none."""
+    files, problems = dataset_files(list(paths))
+    return [load(file) for file in files], problems
 
 
 def evaluate(
@@ -82,24 +133,11 @@ def evaluate(
     stream for the progress line of long runs (default: none). ``settings``: any config setting
     by its Python name (``agent_url``, ``runs``, ``workers``, ``model_cache``...).
     """
-    from agent_eval_action.config import DEFAULT_DATASETS
-    from agent_eval_action.discovery import dataset_files
-    from agent_eval_action.evaluation import Evaluation
-
     chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings}, progress)
     given = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])]
     files, problems = dataset_files(given or chosen.datasets, defaults=not given and chosen.datasets == DEFAULT_DATASETS)
-    results = Results(tool_version=__version__, problems=problems)
-    evaluation = Evaluation(chosen, err=progress or io.StringIO())
-    try:
-        for path in files:
-            result = evaluation.evaluate_file(path)
-            if result is not None:
-                results.datasets.append(result)
-    finally:
-        evaluation.close()
-    results.problems.extend(evaluation.problems)
-    return results
+    datasets, evaluated = evaluate_files(chosen, [DatasetFile(file) for file in files], progress=progress)
+    return Results(tool_version=__version__, datasets=datasets, problems=problems + evaluated)
 
 
 def compare(
@@ -107,31 +145,55 @@ def compare(
     baseline: Results | str | os.PathLike[str],
     *,
     config: Config | str | os.PathLike[str] | None = None,
+    gate: bool = True,
 ) -> Results:
-    """``current`` with its comparison to ``baseline`` (datasets matched by path, else name) and
-    the gate's verdict filled in. Results files may be given by path."""
-    from agent_eval_action.comparison import compare_dataset
-    from agent_eval_action.flow import decide
-    from agent_eval_action.results_io import read_results
-    from agent_eval_action.rules import Rules
-
+    """``current`` with its comparison to ``baseline`` (datasets matched by path, else by name;
+    one dataset on each side, with each other) and the gate's verdict filled in. Results files
+    may be given by path. ``gate=False``: the comparison only, no verdict."""
     chosen = _config(config, {})
     now = (current if isinstance(current, Results) else read_results(Path(current))).model_copy(deep=True)
     before = baseline if isinstance(baseline, Results) else read_results(Path(baseline))
-    by_path = {d.path: d for d in before.datasets}
-    by_name = {d.name: d for d in before.datasets}
-    where = None if isinstance(baseline, Results) else str(baseline)
-    now.comparison = [
-        compare_dataset(
-            d,
-            by_path.get(d.path) or by_name.get(d.name),
-            baseline_path=where,
-            seed=chosen.seed,
-            max_question_drop=chosen.gate.max_question_drop,
-        )
-        for d in now.datasets
-    ]
-    return decide(now, Rules(config=chosen, source=chosen.source or "the defaults")).results
+    lookup = baselines_in(before, None if isinstance(baseline, Results) else str(baseline), pair=len(now.datasets) == 1)
+    if not gate:
+        now.comparison = compare_datasets(now, chosen, lookup)
+        return now
+    return compare_and_gate(now, Rules(config=chosen, source=chosen.source or "the defaults"), lookup).results
+
+
+def run_check(
+    config: Config,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    base: str | None = None,
+    evaluate_all: bool = False,
+    progress: TextIO | None = None,
+) -> Outcome:
+    """The PR check in the repository at ``cwd``, with the config its verdict was made with:
+    select what changed since the merge-base with ``base`` (all datasets when an agent path
+    changed, when asked, or without a base), evaluate it (reusing the baseline's scores of
+    unchanged questions when the agent's code is unchanged), compare with the baselines at the
+    merge-base and gate, with the gate's rules from there."""
+    git = Git(Path(cwd) if cwd else Path.cwd())
+    files, problems = dataset_files(config.datasets, defaults=config.datasets == DEFAULT_DATASETS)
+    workspace = git.workspace()
+    by_path = {workspace.rel(f): f for f in files}
+    merge_base = git.merge_base(base) if base else None
+    changes = git.changes(merge_base) if merge_base else []
+    rules = gate_rules(config, git, merge_base)
+    config = rules.config
+    selection = select_datasets(
+        config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, workspace=workspace
+    )
+    fingerprint = agent_fingerprint(config, git, workspace)
+    # Unchanged questions keep their baseline scores only when no agent path changed.
+    reuse = None
+    if config.reuse and merge_base is not None and not selection.agent_changes and fingerprint is not None:
+        reuse = reusable_baselines(git, selection, config, fingerprint)
+    datasets, evaluated = evaluate_files(
+        config, [DatasetFile(by_path[s.path], s.path) for s in selection.selected], progress=progress, fingerprint=fingerprint, reuse=reuse
+    )
+    results = Results(tool_version=__version__, selection=selection, shard=config.shard, datasets=datasets, problems=problems + evaluated)
+    return compare_and_gate(results, rules, baselines_in_repository(git, selection, config))
 
 
 def check(
@@ -143,16 +205,98 @@ def check(
     **settings: Any,
 ) -> Results:
     """The whole PR check in the repository at ``cwd``: select what changed since the merge-base
-    with ``base``, evaluate it, compare with the baselines there and gate, with the gate's rules
-    from the base. Nothing is posted or written: publish the returned results as you like."""
-    from agent_eval_action.flow import base_ref, run_check
-    from agent_eval_action.git_ops import Git
-
+    with ``base`` (default: the config's ``base``, else ``$GITHUB_BASE_REF``), evaluate it, compare
+    with the baselines there and gate, with the gate's rules from the base. Nothing is posted or
+    written: publish the returned results as you like."""
     chosen = _config(config, settings)
-    outcome = run_check(
-        chosen, git=Git(Path(cwd) if cwd else Path.cwd()), base=base_ref(base, chosen), evaluate_all=evaluate_all, err=io.StringIO()
+    return run_check(chosen, cwd=cwd, base=base_ref(base, chosen, os.environ), evaluate_all=evaluate_all).results
+
+
+def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] | None = None) -> Outcome:
+    """The results of every shard of a run (files or globs) joined into one, then compared with
+    the baselines at the merge-base the shards recorded, and gated, as one run would be."""
+    files, empty = expand_paths(list(paths))
+    if empty or not files:
+        raise DatasetError(", ".join(empty or paths), "matched no results files")
+    merged = merge_results([(f, read_results(f)) for f in files], merge_scorer(config))
+    git = Git(Path(cwd) if cwd else Path.cwd())
+    selection = merged.selection or Selection()
+    rules = gate_rules(config, git, selection.merge_base)
+    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config))
+    outcome.sources = files
+    return outcome
+
+
+def update_baselines(
+    config: Config,
+    datasets: Sequence[str] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    progress: TextIO | None = None,
+) -> BaselineUpdate:
+    """Evaluates the datasets (default: the config's) and writes each one's baseline under its
+    path from the repository root, with the agent code's hash (a PR whose agent hashes the same
+    may reuse their scores); a file of the older stem-keyed layout that held it is moved. Sorted
+    and rounded: unchanged scores rewrite nothing. Secrets are redacted: the files are committed."""
+    git = Git(Path(cwd) if cwd else Path.cwd())
+    workspace = git.workspace()
+    given = list(datasets or [])
+    files, problems = dataset_files(given or config.datasets, defaults=not given and config.datasets == DEFAULT_DATASETS)
+    found, evaluated = evaluate_files(
+        config,
+        [DatasetFile(file, workspace.rel(file)) for file in files],
+        progress=progress,
+        fingerprint=agent_fingerprint(config, git, workspace),
     )
-    return outcome.results
+    results = Results(tool_version=__version__, datasets=found, problems=problems + evaluated)
+    redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
+    baselines_dir = workspace.rel(config.baselines_dir)
+    written = [write_baseline(workspace.root, baselines_dir, result, __version__, redactor) for result in results.datasets]
+    return BaselineUpdate(results=results, written=written)
+
+
+def convert(
+    paths: Sequence[str],
+    config: Config,
+    *,
+    to: Literal["golden", "csv", "jsonl"],
+    output: str | os.PathLike[str],
+    agent_name: str | None = None,
+    progress: TextIO | None = None,
+) -> Conversion:
+    """Writes the datasets as one golden JSON file (``to="golden"``), or their runs (recorded, or
+    made now by the agent) as a simulation CSV / JSONL."""
+    files, problems = dataset_files(list(paths))
+    records: list[Record] = []
+    evaluation = Evaluation(config, err=progress or io.StringIO())
+    try:
+        for path in files:
+            try:
+                dataset = load_dataset(path)
+                items = list(dataset.records) if to == "golden" else evaluation.traced(dataset)
+            except DatasetError as error:
+                problems.append(_problem(error))
+                continue
+            except UsageError as error:
+                problems.append(Problem(path=path, message=f"{path}: {error}"))
+                continue
+            for item in items:
+                if isinstance(item, DatasetError):
+                    problems.append(_problem(item))
+                else:
+                    records.append(item)
+    finally:
+        evaluation.close()
+    target = Path(output)
+    if to != "golden":
+        return Conversion(count=write_runs(records, target, to), target=target, problems=problems)
+    seen: dict[str, Record] = {}
+    for record in records:
+        if record.question.id in seen and record.question != seen[record.question.id].question:
+            message = f"question id {record.question.id!r} appears in several inputs with different content"
+            problems.append(Problem(path=str(output), message=message))
+        seen.setdefault(record.question.id, record)
+    return Conversion(count=write_golden((r.question for r in seen.values()), target, agent_name), target=target, problems=problems)
 
 
 class GateFailed(AssertionError):

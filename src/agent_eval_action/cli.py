@@ -232,9 +232,9 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             flags = {name: getattr(args, name) for name in AGENT_FLAGS}
             return baseline_update(args.datasets, config_path=args.config, out=out, err=err, **flags)
         if args.command == "report":
-            from agent_eval_action.report import report_files
+            from agent_eval_action.commands import report
 
-            return report_files(args.results, args.baseline, output=args.output, config_path=args.config)
+            return report(args.results, args.baseline, output=args.output, config_path=args.config, out=out)
         if args.command == "convert":
             from agent_eval_action.commands import convert
 

@@ -1,21 +1,28 @@
-"""The CLI's commands as functions: they print, write files and return an exit code."""
+"""The command line's and the action's adapter over the service (``api``): each command here
+asks ``api`` for the work, then prints, writes the output directory, publishes, and returns the
+exit code. Nothing here evaluates, compares or gates."""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
-from agent_eval_action import __version__
-from agent_eval_action.discovery import dataset_files, expand_paths
-from agent_eval_action.errors import DatasetError, ExitCode, UsageError
-from agent_eval_action.models import Problem
+from agent_eval_action import api
+from agent_eval_action.config import Config, load_config
+from agent_eval_action.errors import ExitCode
+from agent_eval_action.models import Problem, Results
+from agent_eval_action.workflow import mask, redactor_for
 
 if TYPE_CHECKING:
-    from agent_eval_action.config import Config
-    from agent_eval_action.flow import Outcome
     from agent_eval_action.publish import GitHubContext
+
+
+def exit_code(results: Results) -> int:
+    """The exit code the verdict means: 0 passed, 1 failed, 2 could not be checked (bad input)."""
+    outcome = results.gate.outcome if results.gate is not None else "passed"
+    return int({"passed": ExitCode.PASSED, "failed": ExitCode.GATE_FAILED, "unchecked": ExitCode.BAD_INPUT}[outcome])
 
 
 def _report_problems(problems: list[Problem], err: TextIO) -> None:
@@ -23,31 +30,26 @@ def _report_problems(problems: list[Problem], err: TextIO) -> None:
         print(f"error: {problem.message}", file=err)
 
 
+def _written(results: Results, config: Config, out: TextIO, err: TextIO) -> Path:
+    """results.json in the output directory, secrets redacted (the config's ``agent_auth_env`` too)."""
+    from agent_eval_action.results_io import write_results
+
+    return write_results(results, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env], out, err))
+
+
 def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Reads every dataset fully and reports each problem on one line; runs nothing."""
-    from agent_eval_action.loaders import load_dataset
-
-    files, problems = dataset_files(paths)
-    for path in files:
-        try:
-            dataset = load_dataset(path)
-            count = 0
-            bad = 0
-            for item in dataset.records:
-                if isinstance(item, DatasetError):
-                    problems.append(Problem(path=path, message=item.message()))
-                    bad += 1
-                else:
-                    count += 1
-        except DatasetError as error:
-            problems.append(Problem(path=path, message=error.message()))
+    datasets, problems = api.validate(paths)
+    for dataset in datasets:
+        problems.extend(dataset.problems)
+        if dataset.format == "unknown":  # refused whole: its problem says why
             continue
         for warning in dataset.warnings:
             print(f"warning: {warning}", file=err)
-        status = "ok" if not bad else f"{bad} invalid"
-        print(f"{status}: {path} ({dataset.format}, {count} valid question runs)", file=out)
+        status = f"{len(dataset.problems)} invalid" if dataset.problems else "ok"
+        print(f"{status}: {dataset.path} ({dataset.format}, {len(dataset.questions)} valid question runs)", file=out)
     _report_problems(problems, err)
-    return int(ExitCode.BAD_INPUT if problems or not files else ExitCode.PASSED)
+    return int(ExitCode.BAD_INPUT if problems or not datasets else ExitCode.PASSED)
 
 
 def evaluate(
@@ -62,16 +64,12 @@ def evaluate(
 
     Invalid inputs are reported and the valid ones still scored and written.
     """
-    from agent_eval_action.api import evaluate as evaluate_paths
-    from agent_eval_action.config import load_config
-    from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
-    from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(**flags)
-    redactor = redactor_for([config.agent_auth_env], out, err)
-    results = evaluate_paths(paths or None, config=config, progress=err)
-    target = write_results(results, Path(config.output_dir) / "results.json", redactor)
+    redactor_for([config.agent_auth_env], out, err)
+    results = api.evaluate(paths or None, config=config, progress=err)
+    target = _written(results, config, out, err)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -83,7 +81,7 @@ def evaluate(
 def convert(
     paths: list[str],
     *,
-    to: str,
+    to: Literal["golden", "csv", "jsonl"],
     output: str,
     agent_name: str | None = None,
     config_path: str | None = None,
@@ -93,51 +91,12 @@ def convert(
 ) -> int:
     """Writes the datasets as one golden JSON file, or their runs (recorded, or made now by the
     agent) as a simulation CSV / JSONL."""
-    from agent_eval_action.config import load_config
-    from agent_eval_action.convert import write_golden, write_runs
-    from agent_eval_action.evaluation import Evaluation
-    from agent_eval_action.loaders import Record, load_dataset
-    from agent_eval_action.workflow import redactor_for
-
     config = load_config(config_path).with_overrides(**flags)
     redactor_for([config.agent_auth_env], out, err)
-    files, problems = dataset_files(paths)
-    records: list[Record] = []
-    evaluation = Evaluation(config, err=err)
-    try:
-        for path in files:
-            try:
-                dataset = load_dataset(path)
-                items = list(dataset.records) if to == "golden" else evaluation.traced(dataset)
-            except DatasetError as error:
-                problems.append(Problem(path=path, message=error.message()))
-                continue
-            except UsageError as error:
-                problems.append(Problem(path=path, message=f"{path}: {error}"))
-                continue
-            for item in items:
-                if isinstance(item, DatasetError):
-                    problems.append(Problem(path=path, message=item.message()))
-                else:
-                    records.append(item)
-    finally:
-        evaluation.close()
-    target = Path(output)
-    if to == "golden":
-        seen: dict[str, Record] = {}
-        for record in records:
-            if record.question.id in seen and record.question != seen[record.question.id].question:
-                problems.append(
-                    Problem(path=output, message=f"question id {record.question.id!r} appears in several inputs with different content")
-                )
-            seen.setdefault(record.question.id, record)
-        count = write_golden((r.question for r in seen.values()), target, agent_name)
-        print(f"wrote {count} questions to {target}", file=out)
-    else:
-        count = write_runs(records, target, to)
-        print(f"wrote {count} runs to {target}", file=out)
-    _report_problems(problems, err)
-    return int(ExitCode.BAD_INPUT if problems or not files else ExitCode.PASSED)
+    done = api.convert(paths, config, to=to, output=output, agent_name=agent_name, progress=err)
+    print(f"wrote {done.count} {'questions' if to == 'golden' else 'runs'} to {done.target}", file=out)
+    _report_problems(done.problems, err)
+    return int(ExitCode.BAD_INPUT if done.problems else ExitCode.PASSED)
 
 
 def run(
@@ -150,48 +109,44 @@ def run(
     **flags: object,
 ) -> int:
     """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate."""
-    from agent_eval_action.config import load_config
-    from agent_eval_action.flow import base_ref
     from agent_eval_action.publish import GitHubContext
 
     config = load_config(config_path).with_overrides(**flags)
     context = GitHubContext.from_env(os.environ)
-    return check_and_publish(config, base=base_ref(base, config), evaluate_all=evaluate_all, context=context, out=out, err=err)
+    return check_and_publish(
+        config, base=api.base_ref(base, config, os.environ), evaluate_all=evaluate_all, context=context, out=out, err=err
+    )
 
 
 def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, context: GitHubContext, out: TextIO, err: TextIO) -> int:
     """Runs the check, writes results.json, prints the summary and publishes; returns the exit code."""
-    from agent_eval_action.flow import run_check
-    from agent_eval_action.git_ops import Git
-    from agent_eval_action.workflow import mask, redactor_for
-
     if context.in_actions and context.token:
         mask(context.token, out)
     redactor_for([config.agent_auth_env], out, err)
-    outcome = run_check(config, git=Git(Path.cwd()), base=base, evaluate_all=evaluate_all, err=err)
+    outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err)
+    selection = outcome.results.selection
+    if selection is not None and not selection.selected and not outcome.results.problems:
+        print("nothing to evaluate: no dataset changed and no agent code changed", file=out)
     return finish(outcome, config, context, out=out, err=err)
 
 
-def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
-    """Writes results.json, prints the summary, publishes, and returns the exit code."""
-    from agent_eval_action.flow import metric_kinds
+def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
+    """Writes results.json, prints the summary, publishes, and returns the exit code. ``config``:
+    where and how to publish; the verdict's thresholds are those of ``outcome.config``."""
+    from agent_eval_action.gate import metric_kinds
     from agent_eval_action.git_ops import Git
     from agent_eval_action.history import repository_background
     from agent_eval_action.publish import PublishSettings, publish
-    from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
-    from agent_eval_action.workflow import redactor_for
 
+    results, rules = outcome.results, outcome.config
     redactor = redactor_for([config.agent_auth_env], out, err)
-    target = write_results(outcome.results, Path(config.output_dir) / "results.json", redactor)
-    rules = outcome.config or config
+    target = _written(results, config, out, err)
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
-    background = repository_background(outcome.results, Path.cwd(), rules.gate, metric_kinds(rules, outcome.results))
-    print(render(outcome.results, thresholds, background), file=out)
-    for message in outcome.messages:
-        print(message, file=out)
-    _report_problems(outcome.results.problems, err)
+    background = repository_background(results, Path.cwd(), rules.gate, metric_kinds(rules, results))
+    print(render(results, thresholds, background), file=out)
+    _report_problems(results.problems, err)
     settings = PublishSettings(
         comment=config.comment,
         comment_key=config.comment_key,
@@ -199,9 +154,9 @@ def finish(outcome: Outcome, config: Config, context: GitHubContext, *, out: Tex
         thresholds=thresholds,
         root=Git(Path.cwd()).workspace().root,
     )
-    published = publish(outcome.results, Path(config.output_dir), settings, context, out=out, redactor=redactor, background=background)
+    published = publish(results, Path(config.output_dir), settings, context, out=out, redactor=redactor, background=background)
     print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
-    return outcome.exit_code
+    return exit_code(results)
 
 
 def compare_files(
@@ -214,20 +169,15 @@ def compare_files(
     err: TextIO = sys.stderr,
 ) -> int:
     """Compares two results files (datasets matched by path, else by name) and applies the gate."""
-    from agent_eval_action.api import compare
-    from agent_eval_action.config import load_config
-    from agent_eval_action.flow import exit_code
-    from agent_eval_action.results_io import write_results
     from agent_eval_action.terminal import render
-    from agent_eval_action.workflow import redactor_for
 
     config = load_config(config_path).with_overrides(output_dir=output_dir)
-    now = compare(Path(current), Path(baseline), config=config)
-    target = write_results(now, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env], out, err))
-    print(render(now, config.pass_thresholds()), file=out)
-    _report_problems(now.problems, err)
+    results = api.compare(Path(current), Path(baseline), config=config)
+    target = _written(results, config, out, err)
+    print(render(results, config.pass_thresholds()), file=out)
+    _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
-    return exit_code(now)
+    return exit_code(results)
 
 
 def baseline_update(
@@ -239,44 +189,27 @@ def baseline_update(
     **flags: object,
 ) -> int:
     """Evaluates the datasets and writes their baselines (sorted, rounded: unchanged scores rewrite nothing)."""
-    from agent_eval_action.config import load_config
-
     return write_baselines(load_config(config_path).with_overrides(**flags), datasets, out=out, err=err)
 
 
 def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
-    """Evaluates the datasets and writes each one's baseline under its repository path; a file of
-    the older stem-keyed layout that held it is removed (moved) in the same change."""
-    from agent_eval_action.api import evaluate
-    from agent_eval_action.baseline import write_baseline
-    from agent_eval_action.evaluation import RECORDED_FORMATS
-    from agent_eval_action.flow import agent_fingerprint
+    """Evaluates the datasets, writes each one's baseline, and says which files changed."""
     from agent_eval_action.git_ops import Git
-    from agent_eval_action.workflow import redactor_for
 
-    redactor = redactor_for([config.agent_auth_env], out, err)
-    git = Git(Path.cwd())
-    workspace = git.workspace()
-    baselines_dir = workspace.rel(config.baselines_dir)
-    # Recorded with the baselines: a PR whose agent code hashes the same may reuse their scores.
-    fingerprint = agent_fingerprint(config, git, workspace)
-    results = evaluate(datasets or None, config=config, progress=err)
-    for result in results.datasets:
-        result.path = workspace.rel(result.path)
-        if result.format not in RECORDED_FORMATS:
-            result.agent_fingerprint = fingerprint
-        written = write_baseline(workspace.root, baselines_dir, result, __version__, redactor)
+    redactor_for([config.agent_auth_env], out, err)
+    update = api.update_baselines(config, datasets, progress=err)
+    workspace = Git(Path.cwd()).workspace()
+    for written in update.written:
         shown = Path(os.path.relpath(workspace.file(written.path)))
         print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)
         if written.moved_from:
             print(f"  moved from {os.path.relpath(workspace.file(written.moved_from))} (the older layout)", file=out)
-    _report_problems(results.problems, err)
-    return int(ExitCode.BAD_INPUT if results.problems or not results.datasets else ExitCode.PASSED)
+    _report_problems(update.results.problems, err)
+    return int(ExitCode.BAD_INPUT if update.results.problems or not update.results.datasets else ExitCode.PASSED)
 
 
 def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr, **flags: object) -> int:
     """Joins the results of every shard of a run, then compares, gates and publishes as ``run`` does."""
-    from agent_eval_action.config import load_config
     from agent_eval_action.publish import GitHubContext
 
     config = load_config(config_path).with_overrides(**flags)
@@ -285,15 +218,44 @@ def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys
 
 def merge_and_finish(paths: list[str], config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
     """The shards' results files (paths or globs) joined, compared, gated and published."""
-    from agent_eval_action.flow import conclude
-    from agent_eval_action.git_ops import Git
-    from agent_eval_action.results_io import read_results
-    from agent_eval_action.shards import merge_results, merge_scorer
+    outcome = api.merge(paths, config)
+    runs = sum(len(d.questions) for d in outcome.results.datasets)
+    print(f"merged {len(outcome.sources)} shard(s): {runs} question runs", file=out)
+    return finish(outcome, config, context, out=out, err=err)
 
-    files, empty = expand_paths(paths)
-    if empty or not files:
-        raise DatasetError(", ".join(empty or paths), "matched no results files")
-    scorer = merge_scorer(config)
-    merged = merge_results([(f, read_results(f)) for f in files], scorer)
-    print(f"merged {len(files)} shard(s): {sum(len(d.questions) for d in merged.datasets)} question runs", file=out)
-    return finish(conclude(merged, config, Git(Path.cwd())), config, context, out=out, err=err)
+
+def report(
+    results_path: str,
+    baseline_path: str | None = None,
+    *,
+    output: str | None = None,
+    config_path: str | None = None,
+    out: TextIO = sys.stdout,
+) -> int:
+    """``report RESULTS.json [--baseline B.json]``: report.html from files. The base runs come
+    from ``--baseline`` (a results or baseline file, datasets matched by path, else by name);
+    without it, from the repository the command runs in when the results were compared there,
+    with the baselines' history. Writes next to RESULTS.json unless ``output`` says where."""
+    from agent_eval_action.gate import metric_kinds
+    from agent_eval_action.history import background_from_files, repository_background, rules_of
+    from agent_eval_action.report import context, render_context, write_page
+    from agent_eval_action.results_io import read_results
+
+    config = load_config(config_path)
+    results = read_results(results_path)
+    kinds = metric_kinds(config, results)
+    rules = rules_of(results, config.gate, kinds)
+    if baseline_path is not None:
+        before = read_results(baseline_path)
+        background = background_from_files(results, before, baseline_path, rules)
+        if results.comparison is None:  # results of `evaluate`: compared for the page, no verdict made
+            results = api.compare(results, baseline_path, config=config, gate=False)
+    else:
+        background = repository_background(results, Path.cwd(), config.gate, kinds)
+    target = Path(output) if output else Path(results_path).with_name("report.html")
+    shown = context(results, thresholds=config.pass_thresholds(), background=background)
+    write_page(render_context(shown), target)
+    counts = shown["counts"]
+    base = f"; base runs from {background.base_label}" if background.base_runs else "; no base runs to show beside them"
+    print(f"wrote {target} ({counts['all']} question runs, {counts['regressed']} got worse, {counts['failing']} failing{base})", file=out)
+    return int(ExitCode.PASSED)

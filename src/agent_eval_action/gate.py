@@ -4,8 +4,22 @@ and no pass for a dataset of which nothing could be checked."""
 from __future__ import annotations
 
 from agent_eval_action.comparison import ci_on_worse_side, worse_amount
-from agent_eval_action.config import GateConfig, MetricRule, parse_regression
-from agent_eval_action.models import DatasetComparison, DatasetResult, GateFailure, GateResult
+from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regression
+from agent_eval_action.models import DatasetComparison, DatasetResult, GateFailure, GateResult, Results
+
+
+def metric_kinds(config: Config | None = None, results: Results | None = None) -> dict[str, str]:
+    """Metric name -> "reference" | "trace" | "judge", which picks its default rule: as the results
+    recorded it, else as the registry and the config's custom metrics say (results written
+    before kinds were stored)."""
+    from agent_eval_action.metrics import REGISTRY  # the metric modules: only when a verdict is made
+
+    kinds: dict[str, str] = {name: metric.kind for name, metric in REGISTRY.items()}
+    if config is not None:
+        kinds.update({name: spec.kind for name, spec in config.custom_metrics.items()})
+    for dataset in results.datasets if results is not None else []:
+        kinds.update({name: s.kind for name, s in dataset.summary.items() if s.kind is not None})
+    return kinds
 
 
 def rule_for(metric: str, kind: str, direction: str, config: GateConfig, criteria: dict[str, float] | None = None) -> MetricRule:

@@ -310,7 +310,8 @@ def render_context(page_context: dict[str, Any]) -> str:
     )
 
 
-def _write(text: str, path: Path) -> Path:
+def write_page(text: str, path: Path) -> Path:
+    """Writes the page whole or not at all (a temporary file renamed over it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -320,55 +321,4 @@ def _write(text: str, path: Path) -> Path:
 
 def write_report(results: Results, path: Path, **kwargs: Any) -> Path:
     """report.html at ``path``; ``kwargs`` as :func:`render_report` takes them."""
-    return _write(render_report(results, **kwargs), path)
-
-
-def report_files(
-    results_path: str,
-    baseline_path: str | None = None,
-    *,
-    output: str | None = None,
-    config_path: str | None = None,
-    out: Any = None,
-) -> int:
-    """``report RESULTS.json [--baseline B.json]``: report.html from files. The base runs come
-    from ``--baseline`` (a results or baseline file, datasets matched by path, else by name);
-    without it, from the repository the command runs in when the results were compared there,
-    with the baselines' history. Writes next to RESULTS.json unless ``output`` says where."""
-    import sys
-
-    from agent_eval_action.comparison import compare_dataset
-    from agent_eval_action.config import load_config
-    from agent_eval_action.history import background_from_files, repository_background, rules_of
-    from agent_eval_action.metrics import REGISTRY
-    from agent_eval_action.results_io import read_results
-
-    out = out or sys.stdout
-    config = load_config(config_path)
-    results = read_results(results_path)
-    kinds = {name: m.kind for name, m in REGISTRY.items()}
-    rules = rules_of(results, config.gate, kinds)
-    if baseline_path is not None:
-        before = read_results(baseline_path)
-        background = background_from_files(results, before, baseline_path, rules)
-        if results.comparison is None:
-            # Results of `evaluate` have no comparison: make one for the page (no verdict is made).
-            results.comparison = [
-                compare_dataset(
-                    d,
-                    background.base_runs.get(d.path),
-                    baseline_path=baseline_path,
-                    seed=config.seed,
-                    max_question_drop=config.gate.max_question_drop,
-                )
-                for d in results.datasets
-            ]
-    else:
-        background = repository_background(results, Path.cwd(), config.gate, kinds)
-    target = Path(output) if output else Path(results_path).with_name("report.html")
-    shown = context(results, thresholds=config.pass_thresholds(), background=background)
-    _write(render_context(shown), target)
-    counts = shown["counts"]
-    base = f"; base runs from {background.base_label}" if background.base_runs else "; no base runs to show beside them"
-    print(f"wrote {target} ({counts['all']} question runs, {counts['regressed']} got worse, {counts['failing']} failing{base})", file=out)
-    return 0
+    return write_page(render_report(results, **kwargs), path)

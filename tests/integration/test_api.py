@@ -104,3 +104,25 @@ def test_an_agent_run_in_process_leaves_sys_path_as_found(spec: str, tmp_path: P
     finally:
         for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
             del sys.modules[name]
+
+
+def test_compare_matches_a_single_dataset_to_a_single_baseline_and_can_leave_the_verdict_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``compare``: by path, else by name, else one dataset with the baseline's only one; with
+    ``gate=False`` the comparison is made and no verdict (``report`` on results of ``evaluate``)."""
+    import agent_eval_action as aea
+
+    monkeypatch.chdir(tmp_path)
+    write_dataset(tmp_path / "before.csv", runs(6))
+    write_dataset(tmp_path / "after.csv", runs(6, broken={0, 2, 4}))
+    before, after = aea.evaluate("before.csv"), aea.evaluate("after.csv")
+    compared = aea.compare(after, before, gate=False)
+    (comparison,) = compared.comparison or []
+    assert comparison.status == "compared" and compared.gate is None and after.comparison is None
+    metric = next(m for m in comparison.metrics if m.metric == "tool_usage_accuracy")
+    assert metric.delta is not None and metric.delta < 0
+    gated = aea.compare(after, before)
+    assert gated.gate is not None and gated.gate.outcome == "failed"
+    with pytest.raises(aea.GateFailed, match="tool_usage_accuracy"):
+        aea.assert_passed(gated)

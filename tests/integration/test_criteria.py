@@ -11,8 +11,7 @@ import pytest
 
 from agent_eval_action.config import Config, GateConfig, MetricRule
 from agent_eval_action.evaluation import Evaluation
-from agent_eval_action.flow import metric_kinds
-from agent_eval_action.gate import evaluate_gate, gated_metrics, rule_for
+from agent_eval_action.gate import evaluate_gate, gated_metrics, metric_kinds, rule_for
 from agent_eval_action.loaders import load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models import DatasetResult

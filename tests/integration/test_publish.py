@@ -15,8 +15,7 @@ import pytest
 
 from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import GateConfig
-from agent_eval_action.flow import metric_kinds
-from agent_eval_action.gate import evaluate_gate
+from agent_eval_action.gate import evaluate_gate, metric_kinds
 from agent_eval_action.github import GitHubClient
 from agent_eval_action.history import Background, Point, rules_of
 from agent_eval_action.loaders import LoadedDataset, Record

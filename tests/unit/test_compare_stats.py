@@ -157,7 +157,7 @@ def test_runs_named_failing_are_the_runs_the_pass_rate_counts_failing() -> None:
 
 def test_the_gate_reads_each_metrics_kind_from_the_results() -> None:
     """A judged metric's question drop is a note, known from the results alone (no config, no prompt files)."""
-    from agent_eval_action.flow import metric_kinds
+    from agent_eval_action.gate import metric_kinds
 
     judged = Scorer.for_names(["tool_calls"], MetricContext())
     judged.extra = {(f"q{i}", 0): {"tone": Score(value=v)} for i, v in enumerate([1.0, 1.0, 1.0, 1.0])}
