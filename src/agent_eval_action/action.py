@@ -13,9 +13,13 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent_eval_action.errors import ConfigError, ExitCode, InfrastructureError
+
+if TYPE_CHECKING:
+    from agent_eval_action.config import Config
+    from agent_eval_action.publish import GitHubContext
 
 INPUTS = (
     "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
@@ -170,7 +174,7 @@ def _float(name: str, value: str) -> float:
         raise ConfigError(f"input {name}", f"{value!r} is neither a number of points (0.05) nor a percentage ('5%')") from None
 
 
-def update_baselines(config: Any, env: Mapping[str, str], context: Any, out: TextIO, err: TextIO) -> int:
+def update_baselines(config: Config, env: Mapping[str, str], context: GitHubContext, out: TextIO, err: TextIO) -> int:
     """On a push to the default branch: write the baselines, commit and push them if they changed."""
     from agent_eval_action.commands import write_baselines
     from agent_eval_action.git_ops import Git
