@@ -57,7 +57,7 @@ def recorded(rows: int, repeats: int) -> dict[str, Any]:
 
 
 def _agent_once(
-    mode: str, questions: int, concurrency: int = 32, latency_ms: int = 50, python: str = sys.executable, workers: int = -1
+    mode: str, questions: int, concurrency: int | str = 32, latency_ms: int = 50, python: str = sys.executable, workers: int = -1
 ) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     env.pop("GOOGLE_API_KEY", None)
@@ -107,7 +107,7 @@ def adk_evaluator(questions: int, latency_ms: int) -> dict[str, Any] | None:
     wide = _agent_once("ours", questions, concurrency=questions, latency_ms=latency_ms)
     from agent_eval_action.config import Config
 
-    default = _agent_once("ours", questions, concurrency=Config().concurrency, latency_ms=latency_ms)
+    default = _agent_once("ours", questions, concurrency=str(Config().concurrency), latency_ms=latency_ms)
     return {
         "questions": questions,
         "latency_ms": latency_ms,

@@ -98,6 +98,7 @@ def evaluate(
                 results.datasets.append(result)
     finally:
         evaluation.close()
+    results.run = evaluation.stats()
     results.problems.extend(evaluation.problems)
     return results
 

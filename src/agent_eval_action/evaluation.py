@@ -11,12 +11,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from agent_eval_action.adaptive import Limiter
+from agent_eval_action.budget import Budget
 from agent_eval_action.config import Config
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record, load_dataset
 from agent_eval_action.logs import log
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import DatasetResult, ModelCalls, Problem
+from agent_eval_action.models import BudgetUse, DatasetResult, ModelCalls, Problem, RunStats
 from agent_eval_action.progress import Progress
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 from agent_eval_action.scoring import Scorer
@@ -36,10 +38,32 @@ class Evaluation:
     _pool: Any = None
     _event_loop: asyncio.AbstractEventLoop | None = None
     _judge_setup: tuple[list[Any], Any, Any] | None = None
+    # One limiter and one budget for every dataset of the run: what the limiter learnt of the
+    # model API carries over, and the budget is the run's, not each dataset's.
+    _limiter: Limiter | None = None
+    _budget: Budget | None = None
+    _judge_budget: BudgetUse | None = None
 
     def settings(self) -> RunSettings:
         c = self.config
-        return RunSettings(concurrency=c.concurrency, timeout_s=c.timeout, retries=c.retries, runs=c.runs)
+        fixed = None if c.concurrency == "auto" else c.concurrency
+        return RunSettings(concurrency=fixed, max_concurrency=c.max_concurrency, timeout_s=c.timeout, retries=c.retries, runs=c.runs)
+
+    def budget(self) -> Budget:
+        if self._budget is None:
+            c = self.config
+            self._budget = Budget("model calls of the agent", c.max_model_calls, c.max_cost_usd, prices=c.price_table())
+        return self._budget
+
+    def stats(self) -> RunStats | None:
+        """How the agent ran over the whole run (None when nothing ran it or judged it)."""
+        if self._limiter is None and self._judge_budget is None:
+            return None
+        stats = self._limiter.stats() if self._limiter is not None else RunStats(concurrency=str(self.config.concurrency))
+        if self._budget is not None and self._budget.limited:
+            stats.budget = self._budget.use()
+        stats.judge_budget = self._judge_budget
+        return stats
 
     def runner(self) -> QuestionRunner:
         """The agent runner, built on first use: worker processes under the agent's Python by
@@ -188,7 +212,10 @@ class Evaluation:
                 return ready
         runner = self.runner()
         progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
-        ran = self._loop().run_until_complete(run_records(to_run, runner, settings, progress))
+        if self._limiter is None:
+            self._limiter = settings.limiter()
+        run = run_records(to_run, runner, settings, progress, limiter=self._limiter, budget=self.budget())
+        ran = self._loop().run_until_complete(run)
         progress.close()
         self._model_calls = _model_calls(ran)
         return [*ready, *ran]
@@ -214,12 +241,21 @@ class Evaluation:
             timeout_s=judge.timeout,
             cache_dir=Path(judge.cache_dir) if judge.cache_dir else None,
             prices=self.config.price_table(),
+            max_calls=judge.max_calls,
+            max_cost_usd=judge.max_cost_usd,
         )
         engine = JudgeEngine(metrics, settings, client, managed)
+        if self._judge_budget is not None:  # the judges' budget is the run's: carry what was spent
+            engine.budget.spend(self._judge_budget.calls, self._judge_budget.cost_usd, units=self._judge_budget.calls)
         records = [item for item in items if isinstance(item, Record)]
         scorer.extra = self._loop().run_until_complete(engine.score(records))
         result = scorer.score_dataset(dataset, items)
         result.judge_usage = engine.usage
+        if engine.budget.limited:
+            spent = engine.budget.use()
+            if self._judge_budget is not None:
+                spent.skipped += self._judge_budget.skipped
+            self._judge_budget = spent
         return result
 
     def _loop(self) -> asyncio.AbstractEventLoop:

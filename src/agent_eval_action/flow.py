@@ -118,6 +118,7 @@ def run_check(config: Config, *, git: Git, base: str | None, evaluate_all: bool,
                 results.datasets.append(result)
     finally:
         evaluation.close()
+    results.run = evaluation.stats()
     results.problems = problems + evaluation.problems
     outcome = conclude(results, config, git, rules=rules)
     if not selection.selected and not results.problems:
