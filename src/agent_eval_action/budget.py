@@ -16,7 +16,6 @@ from agent_eval_action.models import BudgetUse, Trace
 
 @dataclass
 class Budget:
-    what: str  # "model calls of the agent" / "judge calls"
     max_calls: int | None = None
     max_cost_usd: float | None = None
     calls_setting: str = "max-model-calls"
@@ -52,9 +51,9 @@ class Budget:
     def reached(self) -> str | None:
         """Why no more work may start, or None."""
         if self.max_calls is not None and self.calls >= self.max_calls:
-            return f"{self.calls_setting} {self.max_calls} reached ({self.calls} {self.what} made)"
+            return f"{self.calls_setting} {self.max_calls} reached"
         if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
-            return f"{self.cost_setting} {self.max_cost_usd:g} reached (${self.cost_usd:.4f} spent on {self.what})"
+            return f"{self.cost_setting} {self.max_cost_usd:g} (USD) reached"
         return None
 
     def admits(self, in_flight: int) -> bool:
@@ -64,11 +63,13 @@ class Budget:
             return False
         if self.max_calls is None:
             return True
+        if not self._units and in_flight:
+            return False  # how many calls a question makes is learnt from the first one
         per_unit = self.calls / self._units if self._units else 1.0
         return self.calls + per_unit * in_flight < self.max_calls
 
     def skip_reason(self) -> str:
-        return f"budget: {self.reached() or 'reached'}; raise it or run fewer questions"
+        return f"budget {self.reached() or 'reached'}: not run; raise it or select fewer questions"
 
     def use(self) -> BudgetUse:
         return BudgetUse(

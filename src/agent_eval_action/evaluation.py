@@ -52,7 +52,7 @@ class Evaluation:
     def budget(self) -> Budget:
         if self._budget is None:
             c = self.config
-            self._budget = Budget("model calls of the agent", c.max_model_calls, c.max_cost_usd, prices=c.price_table())
+            self._budget = Budget(c.max_model_calls, c.max_cost_usd, prices=c.price_table())
         return self._budget
 
     def stats(self) -> RunStats | None:

@@ -88,7 +88,6 @@ class JudgeEngine:
         self.usage = JudgeUsage()
         self._in_flight = 0
         self.budget = Budget(
-            "judge calls",
             settings.max_calls,
             settings.max_cost_usd,
             calls_setting="[judge] max-calls",
