@@ -69,15 +69,21 @@ async def run_records(
             limit.congested()  # a deadline: maybe too much in flight
             raise
 
+    running = [0]  # questions past the budget's check, not yet done
+
     @asynccontextmanager
     async def slot() -> AsyncIterator[None]:
         """A place in flight, when the budget still allows one more question to start."""
         async with limit.slot():
-            while budget is not None and budget.limited and not budget.admits(limit.in_flight - 1):
-                if budget.reached() is not None or limit.in_flight == 1:
+            while budget is not None and budget.limited and not budget.admits(running[0]):
+                if budget.reached() is not None or not running[0]:
                     raise _BudgetSpent(budget.skip_reason())
-                await asyncio.sleep(0.01)  # let what is in flight count its calls first
-            yield
+                await asyncio.sleep(0.01)  # let what is running count its calls first
+            running[0] += 1
+            try:
+                yield
+            finally:
+                running[0] -= 1
 
     async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
         try:
