@@ -7,8 +7,8 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 
 class FakeGemini:
