@@ -2,8 +2,9 @@
 way TCP's congestion control does (additive increase, multiplicative decrease).
 
 Adaptive: start at ``start``; while work is waiting, every slot is busy and nothing was throttled
-for one interval, double (slow start) until the first sign of congestion, then add one per
-interval; on a 429 / RESOURCE_EXHAUSTED / deadline, halve (at most once per interval: one burst
+lately, double every ``slow_start_s`` (slow start: a 429 comes back within a round trip, so
+this is as quick to stop as it is to grow) until the first sign of congestion, then add one per
+``interval_s``; on a 429 / RESOURCE_EXHAUSTED / deadline, halve (at most once per interval: one burst
 of 429s is one signal). Never above ``ceiling`` nor below 1.
 """
 
@@ -19,6 +20,7 @@ from agent_eval_action.models import RunStats
 START = 16
 CEILING = 64
 INTERVAL_S = 0.25
+SLOW_START_S = 0.1
 
 
 class Limiter:
@@ -29,12 +31,14 @@ class Limiter:
         ceiling: int = CEILING,
         start: int = START,
         interval_s: float = INTERVAL_S,
+        slow_start_s: float = SLOW_START_S,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.adaptive = fixed is None
         self.ceiling = max(1, fixed if fixed is not None else ceiling)
         self.limit = min(self.ceiling, fixed if fixed is not None else start)
         self.interval_s = interval_s
+        self.slow_start_s = slow_start_s
         self.clock = clock
         self.slow_start = True
         self.in_flight = self.waiting = 0
@@ -88,7 +92,8 @@ class Limiter:
     def tick(self) -> bool:
         """Raises the limit when it has been the bottleneck for a calm interval; True when it did."""
         now = self.clock()
-        calm = now - self._last_decrease >= self.interval_s and now - self._last_change >= self.interval_s
+        step = self.slow_start_s if self.slow_start else self.interval_s
+        calm = now - self._last_decrease >= self.interval_s and now - self._last_change >= step
         saturated = self.waiting > 0 and self.in_flight >= self.limit
         if not (self.adaptive and calm and saturated and self.limit < self.ceiling):
             return False
@@ -98,10 +103,10 @@ class Limiter:
         return True
 
     async def adapt(self) -> None:
-        """Runs :meth:`tick` every interval until cancelled."""
+        """Runs :meth:`tick` until cancelled."""
         condition = self._cond()
         while True:
-            await asyncio.sleep(self.interval_s)
+            await asyncio.sleep(self.slow_start_s if self.slow_start else self.interval_s)
             if self.tick():
                 async with condition:
                     condition.notify_all()

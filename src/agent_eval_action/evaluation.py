@@ -9,7 +9,7 @@ import asyncio
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from agent_eval_action.adaptive import Limiter
 from agent_eval_action.budget import Budget
@@ -95,26 +95,8 @@ class Evaluation:
                 user_simulator=c.user_simulator.settings(),
             )
         if c.agent:
-            import os
-
-            from agent_eval_action.agent_env import agent_environment
-            from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
-
-            env = agent_environment(
-                os.environ, also_withhold=[c.agent_auth_env], pass_through=c.agent_env.allow, remove=c.agent_env.withhold
-            )
-            pool = WorkerPool(
-                WorkerSettings(
-                    agent=c.agent,
-                    python=c.agent_python or sys.executable,
-                    cwd=Path.cwd(),
-                    env=env,
-                    capture_spans=c.capture_spans,
-                    workers=c.agent_worker_count(),
-                    model_cache=self._model_cache(),
-                    user_simulator=c.user_simulator.settings(),
-                )
-            )
+            pool = self._pool or self._new_pool()
+            self._pool = pool
             log.info("starting %d agent worker process(es) for %s with %s", pool.settings.workers, c.agent, pool.settings.python)
             self._loop().run_until_complete(pool.start())
             log.info(
@@ -123,9 +105,39 @@ class Evaluation:
                 pool.info.get("adk_version"),
                 pool.info.get("python"),
             )
-            self._pool = pool
-            return pool
+            return cast("QuestionRunner", pool)
         raise UsageError("this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
+
+    def _new_pool(self) -> Any:
+        import os
+
+        from agent_eval_action.agent_env import agent_environment
+        from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+
+        c = self.config
+        assert c.agent is not None
+        env = agent_environment(os.environ, also_withhold=[c.agent_auth_env], pass_through=c.agent_env.allow, remove=c.agent_env.withhold)
+        return WorkerPool(
+            WorkerSettings(
+                agent=c.agent,
+                python=c.agent_python or sys.executable,
+                cwd=Path.cwd(),
+                env=env,
+                capture_spans=c.capture_spans,
+                workers=c.agent_worker_count(),
+                model_cache=self._model_cache(),
+                user_simulator=c.user_simulator.settings(),
+            )
+        )
+
+    def _launch_workers(self) -> None:
+        """With an agent to run in worker processes, starts them now, before the dataset is read
+        and scored: they import ADK and load the agent meanwhile (they are closed unused if
+        every dataset turns out to hold its runs)."""
+        c = self.config
+        if self._pool is None and self._runner is None and c.agent and not c.agent_url and not c.in_process:
+            self._pool = self._new_pool()
+            self._loop().run_until_complete(self._pool.launch())
 
     def _custom_metrics(self) -> list[Any]:
         if not self.config.custom_metrics:
@@ -142,6 +154,7 @@ class Evaluation:
 
         ``reuse``: a baseline whose unchanged questions need not run again (``reuse.py`` says when)."""
         self._reuse = reuse
+        self._launch_workers()
         scorer = Scorer.for_names(
             self.config.metrics,
             MetricContext(prices=self.config.price_table()),

@@ -42,7 +42,7 @@ def busy(limit: Limiter) -> None:
 
 def test_the_limit_doubles_while_calm_halves_once_per_burst_then_adds_one() -> None:
     clock = Clock()
-    limit = Limiter(start=4, ceiling=40, interval_s=1.0, clock=clock)
+    limit = Limiter(start=4, ceiling=40, interval_s=1.0, slow_start_s=1.0, clock=clock)
     seen = []
     for _ in range(3):
         clock.now += 1
