@@ -672,8 +672,9 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
 
 def passed_reason(datasets: list[DatasetView]) -> str:
     gated = {r.metric for d in datasets for r in d.rows if r.rule is not None and r.rule.gated and r.current is not None}
-    better = sum(1 for d in datasets for r in d.rows if r.mark == "better")
-    worse = sum(1 for d in datasets for r in d.rows if r.mark == "worse")
+    # Counted from what the table shows: a change too small to show is folded as unchanged there.
+    better = sum(1 for d in datasets for r in d.moved if r.mark == "better")
+    worse = sum(1 for d in datasets for r in d.moved if r.mark == "worse")
     questions = sum(len({q.id for q in d.result.questions}) for d in datasets)
     text = f"{len(gated)} gated metric{'s' if len(gated) != 1 else ''} held on {questions} question{'s' if questions != 1 else ''}"
     if worse:
