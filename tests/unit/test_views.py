@@ -175,9 +175,9 @@ def test_sparkline_scales_shares_from_zero_to_one_and_marks_gaps() -> None:
 
 
 def test_the_passed_headline_counts_only_the_changes_the_table_shows() -> None:
-    # Latency 0.7600001 s against 0.76 s: worse by a hair, shown as "0.76 s → 0.76 s", so folded as unchanged.
+    # Latency 0.7552 s against 0.7589 s: worse by a hair, shown as "0.76 s → 0.76 s", so folded as unchanged.
     hair = MetricComparison(
-        metric="latency", direction="lower", baseline=0.76, current=0.7600001, delta=1e-7, ci95=(1e-8, 2e-7), verdict="regressed"
+        metric="latency", direction="lower", baseline=0.75517, current=0.758862, delta=0.003692, ci95=(0.0, 0.011), verdict="unchanged"
     )
     current = dataset({"a": 1.0, "b": 1.0})
     compared = DatasetComparison(
