@@ -9,11 +9,15 @@ STATE=${AGENT_EVAL_CONTAINER_STATE:-/tmp/agent-eval-container}
 BASE=localhost/agent-eval-base:bookworm
 mkdir -p "$STATE"
 
+# --registry: also Debian's docker-registry, the loopback registry bench/action_start.py pulls from.
+tools=(podman runc mmdebstrap)
+packages=(podman runc mmdebstrap uidmap fuse-overlayfs)
+if [ "${1:-}" = "--registry" ]; then tools+=(docker-registry); packages+=(docker-registry); fi
 need=()
-for tool in podman runc mmdebstrap; do command -v "$tool" >/dev/null || need+=("$tool"); done
+for tool in "${tools[@]}"; do command -v "$tool" >/dev/null || need+=("$tool"); done
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc mmdebstrap uidmap fuse-overlayfs >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
 
 # crun refuses this machine's hybrid cgroup layout, and the default ulimits exceed the hard ones.
