@@ -61,9 +61,11 @@ bench-action: install
 	-bash scripts/container-setup.sh --registry
 	PYTHONPATH=src $(BIN)/python -m bench.action_start $(if $(COMPARE),--compare-ref $(COMPARE))
 
-## Re-resolve the pinned dependencies after editing pyproject.toml.
+## Re-resolve the pinned dependencies after editing pyproject.toml: the dev lock (.venv) and the
+## runtime lock the image installs (no dev extra), each keeping its current pins where it can.
 lock: install
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --quiet -o requirements.runtime.lock
 
 clean:
 	rm -rf $(VENV) agent-eval-results bench/out .pytest_cache .mypy_cache .ruff_cache
