@@ -232,6 +232,17 @@ class Config(BaseModel):
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
+    @field_validator("concurrency", mode="before")
+    @classmethod
+    def _concurrency(cls, value: Any) -> int | str:
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024:
+            return value
+        raise ValueError(f'{value!r} is neither "auto" nor a whole number from 1 to 1024')
+
     @field_validator("custom_metrics")
     @classmethod
     def _no_clash(cls, custom: dict[str, CustomMetricConfig]) -> dict[str, CustomMetricConfig]:
