@@ -119,7 +119,13 @@ def adk_evaluator(questions: int, latency_ms: int, repeats: int) -> dict[str, An
         json.dumps(
             {
                 "golden_questions": [
-                    {"id": f"q{i}", "user_inputs": TURNS, "agents_evaluated": ["customer_service"]} for i in range(questions)
+                    {
+                        "id": f"q{i}",
+                        "user_inputs": TURNS,
+                        "agents_evaluated": ["customer_service"],
+                        "reference_data": {"reference_response": "Your cart has 2 bags of potting soil, subtotal $25.98."},
+                    }
+                    for i in range(questions)
                 ]
             }
         )

@@ -223,6 +223,12 @@ class Evaluation:
             scorer.hashes = {record.question.id: question_hash(record.question) for record in to_run}
             if not to_run:
                 return ready
+        preparing = None
+        if scorer is not None:  # the scorer sets itself up while the agent runs
+            import threading
+
+            preparing = threading.Thread(target=scorer.prepare, name="agent-eval-prepare", daemon=True)
+            preparing.start()
         runner = self.runner()
         progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
         if self._limiter is None:
@@ -231,6 +237,8 @@ class Evaluation:
         ran = self._loop().run_until_complete(run)
         progress.close()
         self._model_calls = _model_calls(ran)
+        if preparing is not None:
+            preparing.join()
         return [*ready, *ran]
 
     def _score_with_judges(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
