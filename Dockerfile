@@ -1,5 +1,32 @@
-# The action's image: Python, git, and agent-eval-action installed from the pinned lock.
+# The action's image: Python, git, and agent-eval-action with its pinned runtime dependencies.
+# Two stages: uv makes the venv in the first, and only the venv and the source reach the second
+# (no pip, setuptools or uv in the image, no build leftovers, no dependencies' test suites).
+# Both stages start from the same image, so the venv's interpreter links hold in the second.
 ARG BASE_IMAGE=python:3.11-slim-bookworm
+
+FROM ${BASE_IMAGE} AS build
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    UV_NO_CACHE=1 \
+    UV_PYTHON_DOWNLOADS=never \
+    UV_NATIVE_TLS=1
+
+COPY requirements.runtime.lock /tmp/requirements.lock
+# Bytecode now (--compile-bytecode, compileall): with PYTHONDONTWRITEBYTECODE every start of the
+# action would compile ADK and the package again. Dependencies' tests/ and test/ folders are
+# never imported (pandas' alone is 46 MB).
+RUN python3 -m venv /opt/uv \
+    && /opt/uv/bin/pip install uv==0.13.9 \
+    && /opt/uv/bin/uv venv --python "$(command -v python3)" /opt/agent-eval/venv \
+    && /opt/uv/bin/uv pip install --python /opt/agent-eval/venv/bin/python --no-deps --compile-bytecode -r /tmp/requirements.lock \
+    && find /opt/agent-eval/venv -depth -type d \( -name tests -o -name test \) -path '*/site-packages/*' -exec rm -rf {} +
+
+# The package runs from its source tree (templates and price table included): nothing to build.
+COPY src /opt/agent-eval/src
+RUN /opt/agent-eval/venv/bin/python -m compileall -q /opt/agent-eval/src
+
 FROM ${BASE_IMAGE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -13,16 +40,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # git: baselines are read from the base branch's history.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git ca-certificates \
-    && rm -rf /var/lib/apt/lists/*
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 
-COPY requirements.runtime.lock /opt/agent-eval/requirements.lock
-RUN python3 -m venv /opt/agent-eval/venv \
-    && pip install --no-deps -r /opt/agent-eval/requirements.lock
-
-# The package runs from its source tree (templates and price table included): nothing to build.
-COPY src /opt/agent-eval/src
-# Bytecode now: with PYTHONDONTWRITEBYTECODE every start would compile the package again.
-RUN python -m compileall -q /opt/agent-eval/src
+COPY --from=build /opt/agent-eval /opt/agent-eval
 
 # No WORKDIR or USER: the runner mounts the workspace and runs as its own user.
 ENTRYPOINT ["python", "-m", "agent_eval_action", "action"]

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install example example-baseline screenshots test lint bench lock clean
+.PHONY: install example example-baseline screenshots test lint bench bench-action lock clean
 
 # Bytecode is compiled at install: machines that set PYTHONDONTWRITEBYTECODE (CI here does)
 # would otherwise compile every module on every start, which doubled ADK's first-run time.
@@ -38,7 +38,7 @@ lint: install
 	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/mypy
 	cd src && ../$(BIN)/lint-imports --no-cache --config ../pyproject.toml
-	$(BIN)/actionlint -shellcheck= examples/workflows/*.yml
+	$(BIN)/actionlint -shellcheck= examples/workflows/*.yml .github/workflows/*.yml
 	$(BIN)/hadolint --failure-threshold error Dockerfile
 
 ## Lint, type-check and run the tests (pytest's "no tests collected" counts as a failure here).
@@ -51,11 +51,21 @@ bench: install
 	test -x .venv-bench/bin/python || $(PYTHON) -m venv .venv-bench
 	$(BIN)/uv pip install --quiet --compile-bytecode --python .venv-bench/bin/python -r requirements.bench.lock
 	$(BIN)/uv pip install --quiet --python .venv-bench/bin/python --no-deps -e .
+	-bash scripts/container-setup.sh --registry
 	AGENT_EVAL_BENCH_ADK_PYTHON=.venv-bench/bin/python PYTHONPATH=src $(BIN)/python -m bench.run
 
-## Re-resolve the pinned dependencies after editing pyproject.toml.
+## The action's start alone (also in make bench): job start -> first question with the image built
+## from the Dockerfile against pulled prebuilt, and the image's size; COMPARE=main also builds that
+## ref's image for its size. Without podman (and apt to install it) it says what it skipped.
+bench-action: install
+	-bash scripts/container-setup.sh --registry
+	PYTHONPATH=src $(BIN)/python -m bench.action_start $(if $(COMPARE),--compare-ref $(COMPARE))
+
+## Re-resolve the pinned dependencies after editing pyproject.toml: the dev lock (.venv) and the
+## runtime lock the image installs (no dev extra), each keeping its current pins where it can.
 lock: install
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --quiet -o requirements.runtime.lock
 
 clean:
 	rm -rf $(VENV) agent-eval-results bench/out .pytest_cache .mypy_cache .ruff_cache

@@ -79,7 +79,7 @@ async def adk_evaluator(questions: int) -> None:
     )
 
 
-def ours(questions: int, concurrency: int, workers: int) -> dict[str, float]:
+def ours(questions: int, concurrency: int | None, workers: int) -> dict[str, float]:
     """Our runner: in this process (``workers`` 0) or over worker processes (the default; -1 takes
     the default count), agent loading and worker start included in ``with_setup_seconds``."""
     from agent_eval_action.loaders import Record
@@ -137,7 +137,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", choices=["bare", "ours", "adk_evaluator"], required=True)
     parser.add_argument("--questions", type=int, default=200)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", default="32", help="a number, or auto (ours only)")
     parser.add_argument("--latency-ms", type=float, default=50)
     parser.add_argument("--workers", type=int, default=-1, help="ours: 0 in process, N worker processes, -1 the default count")
     args = parser.parse_args()
@@ -150,7 +150,7 @@ def main() -> None:
     logging.getLogger("google_adk").setLevel(logging.ERROR)
     if args.mode == "bare":
         t0 = time.perf_counter()
-        asyncio.run(bare(args.questions, args.concurrency))
+        asyncio.run(bare(args.questions, int(args.concurrency)))
         result = {"seconds": time.perf_counter() - t0}
     elif args.mode == "adk_evaluator":
         import google.adk.evaluation.agent_evaluator  # noqa: F401  (import cost is not what is measured)
@@ -159,7 +159,7 @@ def main() -> None:
         asyncio.run(adk_evaluator(args.questions))
         result = {"seconds": time.perf_counter() - t0}
     else:
-        result = ours(args.questions, args.concurrency, args.workers)
+        result = ours(args.questions, None if args.concurrency == "auto" else int(args.concurrency), args.workers)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
 

@@ -1,40 +1,14 @@
 #!/usr/bin/env bash
 # Builds the action's image from the Dockerfile with podman and runs the entrypoint as the GitHub
-# runner does, against a loopback GitHub API (tests/container). No registry is reachable here,
-# so the base image is made with mmdebstrap from Debian's packages and imported locally.
+# runner does, against a loopback GitHub API (tests/container). The tools, the containers.conf
+# and the local base image come from scripts/container-setup.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-STATE=${AGENT_EVAL_CONTAINER_STATE:-/tmp/agent-eval-container}
+export AGENT_EVAL_CONTAINER_STATE=${AGENT_EVAL_CONTAINER_STATE:-/tmp/agent-eval-container}
 BASE=localhost/agent-eval-base:bookworm
 IMAGE=localhost/agent-eval-action:test
-mkdir -p "$STATE"
-
-need=()
-for tool in podman runc mmdebstrap; do command -v "$tool" >/dev/null || need+=("$tool"); done
-if [ ${#need[@]} -gt 0 ]; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc mmdebstrap uidmap fuse-overlayfs >/dev/null
-fi
-
-# crun refuses this machine's hybrid cgroup layout, and the default ulimits exceed the hard ones.
-cat > "$STATE/containers.conf" <<CONF
-[containers]
-default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
-[engine]
-runtime = "runc"
-CONF
-export CONTAINERS_CONF="$STATE/containers.conf"
-
-if ! podman image exists "$BASE"; then
-  hooks=()
-  # Hosts behind a TLS-inspecting proxy carry extra CA certificates; the image must trust them too.
-  if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
-    hooks+=(--customize-hook='copy-in /usr/local/share/ca-certificates /usr/local/share' --customize-hook='chroot "$1" update-ca-certificates')
-  fi
-  mmdebstrap --quiet --variant=apt --include=python3,python3-pip,python3-venv,ca-certificates,git "${hooks[@]}" bookworm "$STATE/base.tar"
-  podman import "$STATE/base.tar" "$BASE" >/dev/null
-  rm -f "$STATE/base.tar"
-fi
+bash "$ROOT/scripts/container-setup.sh"
+export CONTAINERS_CONF="$AGENT_EVAL_CONTAINER_STATE/containers.conf"
 
 podman build --quiet --pull=never --network host --build-arg "BASE_IMAGE=$BASE" -t "$IMAGE" "$ROOT"
 cd "$ROOT"

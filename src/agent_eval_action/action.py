@@ -25,6 +25,7 @@ INPUTS = (
     "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
     "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
     "shard", "merge", "working-directory", "metrics", "agent-python", "model-cache",
+    "max-concurrency", "max-model-calls", "max-cost-usd",
 )  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
@@ -53,6 +54,10 @@ def _int(name: str, value: str) -> int | None:
         raise ConfigError(f"input {name}", f"{value!r} is not a whole number") from None
 
 
+def _concurrency(value: str) -> int | str | None:
+    return "auto" if value.strip().lower() == "auto" else _int("concurrency", value)
+
+
 def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
     """Input values as config overrides (unset inputs leave the config file's values)."""
     flags: dict[str, Any] = {
@@ -63,7 +68,10 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
         "comment_key": inputs["comment-key"] or None,
         "output_dir": inputs["output-dir"] or None,
         "runs": _int("runs", inputs["runs"]),
-        "concurrency": _int("concurrency", inputs["concurrency"]),
+        "concurrency": _concurrency(inputs["concurrency"]),
+        "max_concurrency": _int("max-concurrency", inputs["max-concurrency"]),
+        "max_model_calls": _int("max-model-calls", inputs["max-model-calls"]),
+        "max_cost_usd": _float("max-cost-usd", inputs["max-cost-usd"]) if inputs["max-cost-usd"] else None,
         "metrics": [m.strip() for m in inputs["metrics"].replace(",", " ").split()] or None,
         "shard": inputs["shard"] or None,
         "agent_python": inputs["agent-python"] or None,

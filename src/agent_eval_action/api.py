@@ -136,8 +136,8 @@ def evaluate(
     chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings}, progress)
     given = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])]
     files, problems = dataset_files(given or chosen.datasets, defaults=not given and chosen.datasets == DEFAULT_DATASETS)
-    datasets, evaluated = evaluate_files(chosen, [DatasetFile(file) for file in files], progress=progress)
-    return Results(tool_version=__version__, datasets=datasets, problems=problems + evaluated)
+    done = evaluate_files(chosen, [DatasetFile(file) for file in files], progress=progress)
+    return Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
 
 
 def compare(
@@ -189,10 +189,17 @@ def run_check(
     reuse = None
     if config.reuse and merge_base is not None and not selection.agent_changes and fingerprint is not None:
         reuse = reusable_baselines(git, selection, config, fingerprint)
-    datasets, evaluated = evaluate_files(
+    done = evaluate_files(
         config, [DatasetFile(by_path[s.path], s.path) for s in selection.selected], progress=progress, fingerprint=fingerprint, reuse=reuse
     )
-    results = Results(tool_version=__version__, selection=selection, shard=config.shard, datasets=datasets, problems=problems + evaluated)
+    results = Results(
+        tool_version=__version__,
+        selection=selection,
+        shard=config.shard,
+        datasets=done.datasets,
+        problems=problems + done.problems,
+        run=done.run,
+    )
     return compare_and_gate(results, rules, baselines_in_repository(git, selection, config))
 
 
@@ -242,13 +249,13 @@ def update_baselines(
     workspace = git.workspace()
     given = list(datasets or [])
     files, problems = dataset_files(given or config.datasets, defaults=not given and config.datasets == DEFAULT_DATASETS)
-    found, evaluated = evaluate_files(
+    done = evaluate_files(
         config,
         [DatasetFile(file, workspace.rel(file)) for file in files],
         progress=progress,
         fingerprint=agent_fingerprint(config, git, workspace),
     )
-    results = Results(tool_version=__version__, datasets=found, problems=problems + evaluated)
+    results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
     redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
     baselines_dir = workspace.rel(config.baselines_dir)
     written = [write_baseline(workspace.root, baselines_dir, result, __version__, redactor) for result in results.datasets]

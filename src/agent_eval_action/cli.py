@@ -23,6 +23,9 @@ AGENT_FLAGS = (
     "workers",
     "model_cache",
     "concurrency",
+    "max_concurrency",
+    "max_model_calls",
+    "max_cost_usd",
     "runs",
     "timeout",
     "retries",
@@ -138,11 +141,27 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--workers", type=int, help="agent worker processes the questions are spread over (default: CPUs, at most 4)")
     agent.add_argument("--agent-url", help="a deployed ADK API server (adk api_server, Cloud Run) to run the questions against")
     agent.add_argument("--app-name", help="app name on the API server (default: each question's first agents_evaluated entry)")
-    agent.add_argument("--concurrency", type=int, help="questions in flight at once (default 8)")
+    agent.add_argument(
+        "--concurrency",
+        type=_concurrency,
+        help="questions in flight at once: auto (the default) adapts to the model API, halving on 429s; or a fixed number",
+    )
+    agent.add_argument("--max-concurrency", type=int, help="the most questions in flight with --concurrency auto (default 64)")
+    agent.add_argument("--max-model-calls", type=int, help="budget: no new question starts after this many model calls of the agent")
+    agent.add_argument("--max-cost-usd", type=float, help="budget: no new question starts once the agent's model calls cost this much")
     agent.add_argument("--runs", type=int, help="run every question K times, in distinct sessions (default 1)")
     agent.add_argument("--timeout", type=float, help="seconds per attempt of one question (default 300)")
     agent.add_argument("--retries", type=int, help="retries on 429 / 503 / deadline errors (default 3)")
     agent.add_argument("--progress", choices=["auto", "always", "never"], help="progress output: auto = live on a terminal only")
+
+
+def _concurrency(text: str) -> int | str:
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither auto nor a whole number") from None
 
 
 def _names(text: str) -> list[str]:

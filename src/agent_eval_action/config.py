@@ -128,6 +128,9 @@ class JudgeConfig(BaseModel):
     timeout: float = Field(default=120.0, gt=0)
     # Answers are cached here by metric, model and rendered prompt (keep it with actions/cache).
     cache_dir: str | None = ".agent-eval-cache/judges"
+    # The judges' own budget: once reached, the judge scores not yet asked are unscored (skipped for budget).
+    max_calls: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, gt=0)
 
 
 class UserSimulatorConfig(BaseModel):
@@ -181,7 +184,13 @@ class Config(BaseModel):
     app_name: str | None = None
     # Environment variable holding a bearer token for agent_url (e.g. an identity token).
     agent_auth_env: str = "AGENT_EVAL_AUTH_TOKEN"
-    concurrency: int = Field(default=8, ge=1, le=1024)
+    # Questions in flight: "auto" adapts to the model API (AIMD, up to max_concurrency), or a fixed number.
+    concurrency: int | Literal["auto"] = "auto"
+    max_concurrency: int = Field(default=64, ge=1, le=1024)
+    # Spending limits of one run (the agent's model calls; judges have their own under [judge]):
+    # once reached, no new question starts and the rest are reported as skipped for budget.
+    max_model_calls: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, gt=0)
     runs: int = Field(default=1, ge=1, le=100)
     timeout: float = Field(default=300.0, gt=0)  # seconds per attempt of one question
     retries: int = Field(default=3, ge=0, le=20)  # on 429 / 503 / deadline errors
@@ -223,6 +232,17 @@ class Config(BaseModel):
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
+    @field_validator("concurrency", mode="before")
+    @classmethod
+    def _concurrency(cls, value: Any) -> int | str:
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024:
+            return value
+        raise ValueError(f'{value!r} is neither "auto" nor a whole number from 1 to 1024')
+
     @field_validator("custom_metrics")
     @classmethod
     def _no_clash(cls, custom: dict[str, CustomMetricConfig]) -> dict[str, CustomMetricConfig]:
@@ -254,6 +274,10 @@ class Config(BaseModel):
         from agent_eval_action.metrics import default_pass_thresholds
 
         return default_pass_thresholds({m: r.pass_threshold for m, r in self.gate.metrics.items() if r.pass_threshold is not None})
+
+    def most_in_flight(self) -> int:
+        """The most questions that can be in flight: the fixed concurrency, or the ceiling of "auto"."""
+        return self.max_concurrency if self.concurrency == "auto" else self.concurrency
 
     def agent_worker_count(self) -> int:
         """Agent worker processes: ``workers``, else one per CPU, at most 4."""

@@ -9,14 +9,16 @@ import asyncio
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
+from agent_eval_action.adaptive import Limiter
+from agent_eval_action.budget import Budget
 from agent_eval_action.config import Config
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record, load_dataset
 from agent_eval_action.logs import log
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import DatasetResult, ModelCalls, Problem
+from agent_eval_action.models import BudgetUse, DatasetResult, ModelCalls, Problem, RunStats
 from agent_eval_action.progress import Progress
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 from agent_eval_action.scoring import Scorer
@@ -36,10 +38,32 @@ class Evaluation:
     _pool: Any = None
     _event_loop: asyncio.AbstractEventLoop | None = None
     _judge_setup: tuple[list[Any], Any, Any] | None = None
+    # One limiter and one budget for every dataset of the run: what the limiter learnt of the
+    # model API carries over, and the budget is the run's, not each dataset's.
+    _limiter: Limiter | None = None
+    _budget: Budget | None = None
+    _judge_budget: BudgetUse | None = None
 
     def settings(self) -> RunSettings:
         c = self.config
-        return RunSettings(concurrency=c.concurrency, timeout_s=c.timeout, retries=c.retries, runs=c.runs)
+        fixed = None if c.concurrency == "auto" else c.concurrency
+        return RunSettings(concurrency=fixed, max_concurrency=c.max_concurrency, timeout_s=c.timeout, retries=c.retries, runs=c.runs)
+
+    def budget(self) -> Budget:
+        if self._budget is None:
+            c = self.config
+            self._budget = Budget(c.max_model_calls, c.max_cost_usd, prices=c.price_table())
+        return self._budget
+
+    def stats(self) -> RunStats | None:
+        """How the agent ran over the whole run (None when nothing ran it or judged it)."""
+        if self._limiter is None and self._judge_budget is None:
+            return None
+        stats = self._limiter.stats() if self._limiter is not None else RunStats(concurrency=str(self.config.concurrency))
+        if self._budget is not None and self._budget.limited:
+            stats.budget = self._budget.use()
+        stats.judge_budget = self._judge_budget
+        return stats
 
     def runner(self) -> QuestionRunner:
         """The agent runner, built on first use: worker processes under the agent's Python by
@@ -71,26 +95,8 @@ class Evaluation:
                 user_simulator=c.user_simulator.settings(),
             )
         if c.agent:
-            import os
-
-            from agent_eval_action.agent_env import agent_environment
-            from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
-
-            env = agent_environment(
-                os.environ, also_withhold=[c.agent_auth_env], pass_through=c.agent_env.allow, remove=c.agent_env.withhold
-            )
-            pool = WorkerPool(
-                WorkerSettings(
-                    agent=c.agent,
-                    python=c.agent_python or sys.executable,
-                    cwd=Path.cwd(),
-                    env=env,
-                    capture_spans=c.capture_spans,
-                    workers=c.agent_worker_count(),
-                    model_cache=self._model_cache(),
-                    user_simulator=c.user_simulator.settings(),
-                )
-            )
+            pool = self._pool or self._new_pool()
+            self._pool = pool
             log.info("starting %d agent worker process(es) for %s with %s", pool.settings.workers, c.agent, pool.settings.python)
             self._loop().run_until_complete(pool.start())
             log.info(
@@ -99,9 +105,39 @@ class Evaluation:
                 pool.info.get("adk_version"),
                 pool.info.get("python"),
             )
-            self._pool = pool
-            return pool
+            return cast("QuestionRunner", pool)
         raise UsageError("this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL")
+
+    def _new_pool(self) -> Any:
+        import os
+
+        from agent_eval_action.agent_env import agent_environment
+        from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+
+        c = self.config
+        assert c.agent is not None
+        env = agent_environment(os.environ, also_withhold=[c.agent_auth_env], pass_through=c.agent_env.allow, remove=c.agent_env.withhold)
+        return WorkerPool(
+            WorkerSettings(
+                agent=c.agent,
+                python=c.agent_python or sys.executable,
+                cwd=Path.cwd(),
+                env=env,
+                capture_spans=c.capture_spans,
+                workers=c.agent_worker_count(),
+                model_cache=self._model_cache(),
+                user_simulator=c.user_simulator.settings(),
+            )
+        )
+
+    def _launch_workers(self) -> None:
+        """With an agent to run in worker processes, starts them now, before the dataset is read
+        and scored: they import ADK and load the agent meanwhile (they are closed unused if
+        every dataset turns out to hold its runs)."""
+        c = self.config
+        if self._pool is None and self._runner is None and c.agent and not c.agent_url and not c.in_process:
+            self._pool = self._new_pool()
+            self._loop().run_until_complete(self._pool.launch())
 
     def _custom_metrics(self) -> list[Any]:
         if not self.config.custom_metrics:
@@ -118,6 +154,7 @@ class Evaluation:
 
         ``reuse``: a baseline whose unchanged questions need not run again (``reuse.py`` says when)."""
         self._reuse = reuse
+        self._launch_workers()
         scorer = Scorer.for_names(
             self.config.metrics,
             MetricContext(prices=self.config.price_table()),
@@ -186,11 +223,22 @@ class Evaluation:
             scorer.hashes = {record.question.id: question_hash(record.question) for record in to_run}
             if not to_run:
                 return ready
+        preparing = None
+        if scorer is not None:  # the scorer sets itself up while the agent runs
+            import threading
+
+            preparing = threading.Thread(target=scorer.prepare, name="agent-eval-prepare", daemon=True)
+            preparing.start()
         runner = self.runner()
         progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
-        ran = self._loop().run_until_complete(run_records(to_run, runner, settings, progress))
+        if self._limiter is None:
+            self._limiter = settings.limiter()
+        run = run_records(to_run, runner, settings, progress, limiter=self._limiter, budget=self.budget())
+        ran = self._loop().run_until_complete(run)
         progress.close()
         self._model_calls = _model_calls(ran)
+        if preparing is not None:
+            preparing.join()
         return [*ready, *ran]
 
     def _score_with_judges(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
@@ -214,12 +262,21 @@ class Evaluation:
             timeout_s=judge.timeout,
             cache_dir=Path(judge.cache_dir) if judge.cache_dir else None,
             prices=self.config.price_table(),
+            max_calls=judge.max_calls,
+            max_cost_usd=judge.max_cost_usd,
         )
         engine = JudgeEngine(metrics, settings, client, managed)
+        if self._judge_budget is not None:  # the judges' budget is the run's: carry what was spent
+            engine.budget.spend(self._judge_budget.calls, self._judge_budget.cost_usd, units=self._judge_budget.calls)
         records = [item for item in items if isinstance(item, Record)]
         scorer.extra = self._loop().run_until_complete(engine.score(records))
         result = scorer.score_dataset(dataset, items)
         result.judge_usage = engine.usage
+        if engine.budget.limited:
+            spent = engine.budget.use()
+            if self._judge_budget is not None:
+                spent.skipped += self._judge_budget.skipped
+            self._judge_budget = spent
         return result
 
     def _loop(self) -> asyncio.AbstractEventLoop:

@@ -57,7 +57,7 @@ class HttpAgentRunner:
             config.agent_url,
             app_name=config.app_name,
             token=os.environ.get(config.agent_auth_env) or None,
-            concurrency=config.concurrency,
+            concurrency=config.most_in_flight(),
             timeout_s=config.timeout,
         )
 

@@ -312,6 +312,35 @@ class ModelCalls(_Model):
     replayed: int = 0
 
 
+class BudgetUse(_Model):
+    """A spending limit of the run and what was spent against it."""
+
+    max_calls: int | None = None
+    max_cost_usd: float | None = None
+    calls: int = 0
+    cost_usd: float = 0.0
+    # Question runs (or judge scores) not started because the budget was reached.
+    skipped: int = 0
+    # Why the budget stopped the run ("max-model-calls 10 reached (10 ...)"); None: it did not.
+    reached: str | None = None
+
+
+class RunStats(_Model):
+    """How the agent's questions were run: the concurrency asked for ("auto" or a number), the
+    highest limit reached, the limit at the end, how many were in flight at most, the 429 /
+    RESOURCE_EXHAUSTED / deadline signals heard and the times the limit was halved for them."""
+
+    concurrency: str = "auto"
+    ceiling: int = 0
+    reached: int = 0
+    final: int = 0
+    max_in_flight: int = 0
+    congestion: int = 0
+    decreases: int = 0
+    budget: BudgetUse | None = None
+    judge_budget: BudgetUse | None = None
+
+
 class DatasetResult(_Model):
     path: str
     name: str
@@ -456,3 +485,5 @@ class Results(_Model):
     problems: list[Problem] = Field(default_factory=list)
     comparison: list[DatasetComparison] | None = None
     gate: GateResult | None = None
+    # How the agent ran (concurrency reached, budgets); None when nothing ran the agent.
+    run: RunStats | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 
@@ -18,6 +19,8 @@ class Progress:
         self.done = self.errors = 0
         self._last = 0.0
         self._last_logged_tenth = -1
+        # More to say on the line, asked each time it is drawn (the concurrency reached).
+        self.detail: Callable[[], str] | None = None
 
     def set_done(self, done: int) -> None:
         self.done = done - 1
@@ -46,4 +49,5 @@ class Progress:
     def _line(self, now: float) -> str:
         errors = f", {self.errors} error{'s' if self.errors != 1 else ''}" if self.errors else ""
         of = f"/{self.total}" if self.total else ""
-        return f"{self.label}: {self.done}{of} runs{errors}, {now - self.start:.1f}s"
+        detail = f", {self.detail()}" if self.detail is not None else ""
+        return f"{self.label}: {self.done}{of} runs{errors}, {now - self.start:.1f}s{detail}"

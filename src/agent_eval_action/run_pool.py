@@ -1,20 +1,24 @@
-"""Running many questions against an agent: bounded concurrency in one event loop, a timeout
-per attempt, retries with exponential backoff and jitter on transient model errors, and
-``runs`` repetitions. One failing question never stops the others."""
+"""Running many questions against an agent in one event loop: as many in flight as the
+:class:`~agent_eval_action.adaptive.Limiter` allows (adaptive by default), a timeout per attempt,
+transient model errors retried (``retry.py``), ``runs`` repetitions, and a spending budget after
+which no new question starts. One failing question never stops the others."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
+from agent_eval_action.adaptive import CEILING, Limiter
+from agent_eval_action.budget import Budget
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import Question, Trace
 from agent_eval_action.progress import Progress
+from agent_eval_action.retry import RetryPolicy, call_with_retries, describe, is_congestion
 
-TRANSIENT_CODES = {429, 503, 504}
-TRANSIENT_WORDS = ("RESOURCE_EXHAUSTED", "UNAVAILABLE", "DEADLINE_EXCEEDED", "Too Many Requests", "Service Unavailable")
+__all__ = ["QuestionRunner", "RunSettings", "run_records"]
 
 
 class QuestionRunner(Protocol):
@@ -25,70 +29,95 @@ class QuestionRunner(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class RunSettings:
-    concurrency: int = 8
+    concurrency: int | None = None  # None: adaptive ("auto"), up to max_concurrency
+    max_concurrency: int = CEILING
     timeout_s: float = 300.0
     retries: int = 3
     runs: int = 1
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 30.0
 
+    def limiter(self) -> Limiter:
+        return Limiter(self.concurrency, ceiling=self.max_concurrency)
 
-def is_transient(error: BaseException) -> bool:
-    """429 / 503 / deadline errors from a model or an API server: worth another attempt."""
-    for attribute in ("code", "status_code"):
-        value = getattr(error, attribute, None)
-        if isinstance(value, int) and value in TRANSIENT_CODES:
-            return True
-    response = getattr(error, "response", None)
-    if getattr(response, "status_code", None) in TRANSIENT_CODES:
-        return True
-    text = f"{_type_name(error)} {error}"
-    return any(word in text for word in TRANSIENT_WORDS) or str(error).startswith(("429", "503"))
-
-
-def _type_name(error: BaseException) -> str:
-    """The exception's class name; for one carried over from the agent's process, the original's."""
-    return str(getattr(error, "remote_type", type(error).__name__))
-
-
-def describe(error: BaseException) -> str:
-    message = str(error).strip() or repr(error)
-    if getattr(error, "plain", False):  # already a sentence (the agent's process died)
-        return message
-    return f"{_type_name(error)}: {message}"
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(retries=self.retries, backoff_initial_s=self.backoff_initial_s, backoff_max_s=self.backoff_max_s)
 
 
 async def run_records(
-    records: Sequence[Record], runner: QuestionRunner, settings: RunSettings, progress: Progress | None = None
+    records: Sequence[Record],
+    runner: QuestionRunner,
+    settings: RunSettings,
+    progress: Progress | None = None,
+    *,
+    limiter: Limiter | None = None,
+    budget: Budget | None = None,
 ) -> list[Record]:
-    """Each record's question run ``settings.runs`` times; results in input order, run by run."""
-    from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+    """Each record's question run ``settings.runs`` times; results in input order, run by run.
 
-    gate = asyncio.Semaphore(settings.concurrency)
+    ``limiter``: shared by the datasets of one run, so what it learnt of the API carries over.
+    ``budget``: once reached, the questions not yet started come back skipped, with the reason."""
+    limit = limiter or settings.limiter()
+    policy = settings.retry_policy()
+    if progress is not None:
+        progress.detail = limit.describe
 
     async def attempt(question: Question) -> Trace:
-        return await asyncio.wait_for(runner.run_question(question), settings.timeout_s)
+        try:
+            return await asyncio.wait_for(runner.run_question(question), settings.timeout_s)
+        except TimeoutError:
+            limit.congested()  # a deadline: maybe too much in flight
+            raise
+
+    running = [0]  # questions past the budget's check, not yet done
+
+    @asynccontextmanager
+    async def slot() -> AsyncIterator[None]:
+        """A place in flight, when the budget still allows one more question to start."""
+        async with limit.slot():
+            while budget is not None and budget.limited and not budget.admits(running[0]):
+                if budget.reached() is not None or not running[0]:
+                    raise _BudgetSpent(budget.skip_reason())
+                await asyncio.sleep(0.01)  # let what is running count its calls first
+            running[0] += 1
+            try:
+                yield
+            finally:
+                running[0] -= 1
 
     async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
-        async with gate:
-            try:
-                async for trial in AsyncRetrying(
-                    retry=retry_if_exception(is_transient),
-                    stop=stop_after_attempt(settings.retries + 1),
-                    wait=wait_exponential_jitter(initial=settings.backoff_initial_s, max=settings.backoff_max_s),
-                    reraise=True,
-                ):
-                    with trial:
-                        trace = await attempt(record.question)
-            except TimeoutError:
-                trace = Trace(error=f"timed out after {settings.timeout_s:g} s")
-            except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
-                trace = Trace(error=describe(error))
+        try:
+            trace = await call_with_retries(lambda: attempt(record.question), policy, slot, _blame(limit))
+        except _BudgetSpent as spent:
+            assert budget is not None
+            budget.skipped += 1
+            trace = Trace(skipped=str(spent))
+        except TimeoutError:
+            trace = Trace(error=f"timed out after {settings.timeout_s:g} s")
+        except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
+            trace = Trace(error=describe(error))
+        if budget is not None and trace.skipped is None:
+            budget.spend_trace(trace)
         if progress is not None:
             progress.update(error=trace.error is not None)
         return index, Record(question=record.question, trace=trace, run=run)
 
     # Run-major start order gets every question's first run going before anyone's second.
     jobs = [one(index, record, run) for run in range(settings.runs) for index, record in enumerate(records)]
-    done = await asyncio.gather(*jobs)
+    adapting = asyncio.ensure_future(limit.adapt())
+    try:
+        done = await asyncio.gather(*jobs)
+    finally:
+        adapting.cancel()
     return [record for _, record in sorted(done, key=lambda item: (item[0], item[1].run))]
+
+
+class _BudgetSpent(Exception):
+    """The run's budget is spent: this question does not start."""
+
+
+def _blame(limit: Limiter) -> Callable[[BaseException], bool]:
+    def on_transient(error: BaseException) -> bool:
+        return is_congestion(error) and limit.congested()
+
+    return on_transient

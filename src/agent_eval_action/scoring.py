@@ -73,6 +73,13 @@ class Scorer:
         chosen = [available[name] for name in names] if names else list(available.values())
         return cls(metrics=chosen, context=context, **kwargs)  # type: ignore[arg-type]
 
+    def prepare(self) -> None:
+        """The metrics' slow set-up (ROUGE's tokenizer imports nltk: 0.6 s), done ahead: called
+        from a thread while the agent runs, it costs the run nothing."""
+        for metric in self.metrics:
+            if metric.prepare is not None:
+                metric.prepare()
+
     def score_record(self, record: Record) -> QuestionResult:
         trace = record.trace
         if trace is None:

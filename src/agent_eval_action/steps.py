@@ -21,7 +21,7 @@ from agent_eval_action.errors import DatasetError
 from agent_eval_action.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.gate import evaluate_gate, metric_kinds, unchecked_datasets
 from agent_eval_action.git_ops import Git, Workspace
-from agent_eval_action.models import DatasetComparison, DatasetResult, Problem, Results, Selection
+from agent_eval_action.models import DatasetComparison, DatasetResult, Problem, Results, RunStats, Selection
 from agent_eval_action.rules import Rules, rules_at_base
 from agent_eval_action.selection import Change, PathRoles, select, select_all
 
@@ -55,6 +55,16 @@ class Baseline:
     renamed_from: str | None = None
 
 
+@dataclass
+class Evaluated:
+    """What the evaluate loop made: the datasets' results, the files that could not be
+    evaluated, and how the agent was run over all of them (None when nothing ran it)."""
+
+    datasets: list[DatasetResult]
+    problems: list[Problem]
+    run: RunStats | None = None
+
+
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.
 BaselineLookup = Callable[[DatasetResult], "Baseline | None"]
 
@@ -71,7 +81,7 @@ def evaluate_files(
     progress: TextIO | None,
     fingerprint: str | None = None,
     reuse: Callable[[DatasetFile], DatasetResult | None] | None = None,
-) -> tuple[list[DatasetResult], list[Problem]]:
+) -> Evaluated:
     """The evaluate loop: each file loaded, run through the agent where it holds no recorded runs,
     and scored; those that could not be are problems. ``progress``: where the progress line of
     long runs goes (None: nowhere). ``fingerprint``: the agent code's hash, recorded with the
@@ -90,7 +100,7 @@ def evaluate_files(
             datasets.append(result)
     finally:
         evaluation.close()
-    return datasets, evaluation.problems
+    return Evaluated(datasets=datasets, problems=evaluation.problems, run=evaluation.stats())
 
 
 def gate_rules(config: Config, git: Git, merge_base: str | None) -> Rules:

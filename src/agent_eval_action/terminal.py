@@ -173,10 +173,12 @@ def render(results: Results, thresholds: dict[str, float] | None = None, backgro
     for dataset, d in zip(results.datasets, views, strict=True):
         if d.comparison is None:
             lines.extend(dataset_table(dataset, thresholds))
+            lines.extend(f"  {note}" for note in d.notes)
         else:
             lines.append(
                 f"{dataset.name} ({dataset.format}, {d.question_count} questions, {len(dataset.questions)} runs, {d.errors} errors) - {dataset.path}"
             )
+            lines.extend(f"  {note}" for note in d.notes)
             lines.extend(moved_lines(d, shown["base_label"]))
             lines.extend(why_lines(d))
             # What an errored run said: the reason a reviewer needs first (results.json has them all).
@@ -188,6 +190,8 @@ def render(results: Results, thresholds: dict[str, float] | None = None, backgro
     for comparison in shown["removed"]:
         lines.append(f"{comparison.dataset}: dataset deleted in this change ({comparison.path})")
         lines.append("")
+    if shown["run_line"]:
+        lines.append(f"run: {shown['run_line']}")
     if results.gate is not None and results.gate.notes:
         lines.append("notes:")
         lines.extend(f"  - {note}" for note in results.gate.notes)

@@ -672,8 +672,9 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
 
 def passed_reason(datasets: list[DatasetView]) -> str:
     gated = {r.metric for d in datasets for r in d.rows if r.rule is not None and r.rule.gated and r.current is not None}
-    better = sum(1 for d in datasets for r in d.rows if r.mark == "better")
-    worse = sum(1 for d in datasets for r in d.rows if r.mark == "worse")
+    # Counted from what the table shows: a change too small to show is folded as unchanged there.
+    better = sum(1 for d in datasets for r in d.moved if r.mark == "better")
+    worse = sum(1 for d in datasets for r in d.moved if r.mark == "worse")
     questions = sum(len({q.id for q in d.result.questions}) for d in datasets)
     text = f"{len(gated)} gated metric{'s' if len(gated) != 1 else ''} held on {questions} question{'s' if questions != 1 else ''}"
     if worse:
@@ -702,6 +703,55 @@ class DatasetView:
     base: DatasetResult | None
     question_count: int
     lines: list[str] = field(default_factory=list)  # dataset-level gate failures (errors)
+    # What this PR paid for: reused runs, skipped ones (and why), live and replayed model calls.
+    notes: list[str] = field(default_factory=list)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def cost_notes(dataset: DatasetResult) -> list[str]:
+    """In words: how many runs were reused from the baseline or skipped (and why), and how many
+    of the agent's model calls went to the model or were replayed from the cache."""
+    notes = []
+    if dataset.reused:
+        ran = sum(1 for q in dataset.questions if not q.reused and q.status != "skipped")
+        notes.append(f"{_plural(dataset.reused, 'question run')} reused from the baseline, {ran} run")
+    skipped: dict[str, int] = {}
+    for q in dataset.questions:
+        if q.status == "skipped":
+            reason = q.skip_reason or "skipped"
+            skipped[reason] = skipped.get(reason, 0) + 1
+    for reason, count in skipped.items():
+        notes.append(f"{_plural(count, 'question run')} skipped ({reason})")
+    if dataset.model_calls is not None:
+        calls = dataset.model_calls
+        notes.append(f"model calls: {calls.live} to the model, {calls.replayed} replayed from the cache")
+    return notes
+
+
+def run_line(results: Results) -> str | None:
+    """How the agent ran: the concurrency reached and the budgets, in one line (None: it did not run)."""
+    run = results.run
+    if run is None:
+        return None
+    parts = []
+    if run.max_in_flight:
+        if run.concurrency == "auto":
+            halved = f", halved {_plural(run.decreases, 'time')} on 429 / deadline" if run.decreases else ""
+            parts.append(f"concurrency auto: reached {run.reached} (ceiling {run.ceiling}), ended at {run.final}{halved}")
+        else:
+            parts.append(f"concurrency {run.concurrency}")
+    for label, use in (("agent budget", run.budget), ("judge budget", run.judge_budget)):
+        if use is None:
+            continue
+        limits = [f"{use.calls} of {use.max_calls} calls" if use.max_calls is not None else f"{use.calls} calls"]
+        if use.max_cost_usd is not None:
+            limits.append(f"${use.cost_usd:.4f} of ${use.max_cost_usd:g}")
+        stop = f", reached: {use.skipped} not run" if use.reached else ""
+        parts.append(f"{label} {', '.join(limits)}{stop}")
+    return "; ".join(parts) or None
 
 
 def _dataset_line(failure: GateFailure) -> str:
@@ -777,6 +827,7 @@ def dataset_view(
         base=base,
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
+        notes=cost_notes(dataset),
     )
 
 
@@ -800,6 +851,7 @@ def page(results: Results, *, thresholds: dict[str, float] | None = None, backgr
         "datasets": datasets,
         "removed": [c for c in results.comparison or [] if c.status == "removed"],
         "problems": results.problems,
+        "run_line": run_line(results),
         "version": results.tool_version,
         "base_label": background.base_label or "the baseline",
         "history_depth": max((len(p) for h in background.history.values() for p in h.values()), default=0),

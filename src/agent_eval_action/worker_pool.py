@@ -109,6 +109,10 @@ class _Worker:
         return ("; its last output: " + " | ".join(lines[-5:]))[:1500] if lines else ""
 
 
+async def _raise(error: BaseException) -> _Worker:
+    raise error
+
+
 class WorkerPool:
     """Implements ``run_pool.QuestionRunner`` over ``settings.workers`` agent processes."""
 
@@ -120,15 +124,27 @@ class WorkerPool:
         self.restarts = 0
         self._files: Path | None = None
         self._lock: asyncio.Lock | None = None
+        self._launched: list[_Worker | BaseException] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Starts every worker; raises AgentLoadError when the agent cannot be loaded."""
+    async def launch(self) -> None:
+        """Starts the worker processes without waiting for them to load the agent: the caller
+        can do its own work (reading datasets, importing metrics) while they import ADK."""
         if self._files is None:
             self._files = worker_files()
+        if not self._launched:
+            self._launched = await asyncio.gather(*(self._launch() for _ in range(max(1, self.settings.workers))), return_exceptions=True)
+
+    async def start(self) -> None:
+        """Starts every worker (unless :meth:`launch` did) and waits until each has loaded the
+        agent; raises AgentLoadError when the agent cannot be loaded."""
+        await self.launch()
         self._lock = asyncio.Lock()
-        started = await asyncio.gather(*(self._spawn() for _ in range(max(1, self.settings.workers))), return_exceptions=True)
+        launched, self._launched = self._launched, []
+        started = await asyncio.gather(
+            *(self._until_ready(w) if isinstance(w, _Worker) else _raise(w) for w in launched), return_exceptions=True
+        )
         failure = next((s for s in started if isinstance(s, BaseException)), None)
         self.workers = [s for s in started if isinstance(s, _Worker)]
         if failure is not None:
@@ -136,6 +152,9 @@ class WorkerPool:
             raise failure
 
     async def _spawn(self) -> _Worker:
+        return await self._until_ready(await self._launch())
+
+    async def _launch(self) -> _Worker:
         assert self._files is not None
         env = dict(self.settings.env)
         env["PYTHONPATH"] = os.pathsep.join([str(self._files), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
@@ -164,6 +183,9 @@ class WorkerPool:
             ) from None
         worker = _Worker(process=process, ready=asyncio.get_running_loop().create_future())
         worker.tasks = [asyncio.ensure_future(self._read(worker)), asyncio.ensure_future(self._read_stderr(worker))]
+        return worker
+
+    async def _until_ready(self, worker: _Worker) -> _Worker:
         assert worker.ready is not None
         try:
             hello = await asyncio.wait_for(asyncio.shield(worker.ready), self.settings.startup_timeout_s)
@@ -253,6 +275,9 @@ class WorkerPool:
         return min(self.workers, key=lambda w: len(w.pending))
 
     async def close(self) -> None:
+        # Launched and never waited for too (a run that ended before it needed the agent).
+        self.workers += [w for w in self._launched if isinstance(w, _Worker)]
+        self._launched = []
         for worker in self.workers:
             if worker.process.returncode is None and worker.process.stdin is not None:
                 worker.process.stdin.close()

@@ -8,15 +8,20 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 
 class FakeGemini:
-    def __init__(self, reply: Callable[[str], str] | None = None, latency_s: float = 0.0):
+    def __init__(self, reply: Callable[[str], str] | None = None, latency_s: float = 0.0, limit: int | None = None):
+        """``limit``: requests in flight above it are answered 429 RESOURCE_EXHAUSTED, as a
+        quota would (``in_flight_peak`` records the most ever answered at once)."""
         self.reply = reply or (lambda prompt: json.dumps({"score": 4, "explanation": "mostly right"}))
         self.latency_s = latency_s
         self.prompts: list[str] = []
         self.models: list[str] = []
         self.failures: list[int] = []  # statuses to answer first, one per request
+        self.limit = limit
+        self.in_flight = self.in_flight_peak = self.throttled = 0
         self.lock = threading.Lock()
         outer = self
 
@@ -38,14 +43,28 @@ class FakeGemini:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if outer.latency_s:
-                    time.sleep(outer.latency_s)
                 with outer.lock:
                     failure = outer.failures.pop(0) if outer.failures else None
-                if failure:
-                    status = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(failure, "INTERNAL")
-                    self._send(failure, {"error": {"code": failure, "message": "try again", "status": status}})
+                    over = outer.limit is not None and outer.in_flight >= outer.limit
+                    if over:
+                        outer.throttled += 1
+                        failure = failure or 429
+                    elif not failure:
+                        outer.in_flight += 1
+                        outer.in_flight_peak = max(outer.in_flight_peak, outer.in_flight)
+                if not failure:
+                    try:
+                        self._answer(body)
+                    finally:
+                        with outer.lock:
+                            outer.in_flight -= 1
                     return
+                status = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(failure, "INTERNAL")
+                self._send(failure, {"error": {"code": failure, "message": "try again", "status": status}})
+
+            def _answer(self, body: Any) -> None:
+                if outer.latency_s:
+                    time.sleep(outer.latency_s)
                 prompt = "".join(p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", []))
                 with outer.lock:
                     outer.prompts.append(prompt)
@@ -56,7 +75,10 @@ class FakeGemini:
                     "usageMetadata": {"promptTokenCount": len(prompt) // 4, "candidatesTokenCount": 12, "totalTokenCount": len(prompt) // 4 + 12},
                 })  # fmt: skip
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # a real API takes many connections at once
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()

@@ -41,12 +41,23 @@ def test_price_override_extends_table(tmp_path: Path) -> None:
         ("seed = 'x'", "agent-eval.toml: seed: Input should be a valid integer"),
         ("[prices.m]\ninput = -1\noutput = 1\n", "agent-eval.toml: prices.m.input: Input should be greater than or equal to 0"),
         ("seed = ", "not valid TOML"),
+        ('concurrency = "fast"', "agent-eval.toml: concurrency: Value error, 'fast' is neither \"auto\" nor a whole number from 1 to 1024"),
+        ("concurrency = 0", "agent-eval.toml: concurrency: Value error, 0 is neither"),
+        ("max-model-calls = 0", "agent-eval.toml: max_model_calls: Input should be greater than or equal to 1"),
     ],
 )
 def test_invalid_values_name_file_and_setting(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "agent-eval.toml").write_text(text)
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace(".", r"\.")):
         load_config(cwd=tmp_path)
+
+
+def test_concurrency_is_auto_by_default_or_a_number(tmp_path: Path) -> None:
+    assert load_config(cwd=tmp_path).concurrency == "auto" and load_config(cwd=tmp_path).most_in_flight() == 64
+    (tmp_path / "agent-eval.toml").write_text("concurrency = 8\n[judge]\nmax-calls = 100\n")
+    config = load_config(cwd=tmp_path)
+    assert config.concurrency == 8 and config.most_in_flight() == 8 and config.judge.max_calls == 100
+    assert Config().with_overrides(concurrency="AUTO").concurrency == "auto"
 
 
 def test_flags_validated_like_the_file() -> None:

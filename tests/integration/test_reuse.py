@@ -14,6 +14,7 @@ from tests.integration.test_pr_flow import cli, git
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = ["apple", "pear", "plum", "fig"]
+LAST_OUTPUT = [""]  # what the last CLI run printed
 
 
 def golden(path: Path, count: int, *, edited: set[int] | None = None) -> None:
@@ -60,6 +61,7 @@ def calls(repo: Path, *args: str, code: int = 0) -> int:
     counter.write_text("")
     done = cli(repo, *args, env={"CALLS_FILE": str(counter)})
     assert done.returncode == code, done.stdout + done.stderr
+    LAST_OUTPUT[:] = [done.stdout]
     return len(counter.read_text().splitlines())
 
 
@@ -79,6 +81,8 @@ def test_a_pr_editing_one_question_runs_one_and_reuses_39(repo: Path) -> None:
     assert by_id["q07"]["reused"] is False and by_id["q07"]["content_hash"]
     assert all(q["reused"] for qid, q in by_id.items() if qid != "q07")
     assert result["summary"]["tool_usage_accuracy"]["n"] == 40  # compared as today, all 40
+    comment = (repo / "agent-eval-results" / "comment.md").read_text()
+    assert "39 question runs reused from the baseline, 1 run." in comment
 
 
 def test_an_agent_change_runs_all_40(repo: Path) -> None:
@@ -130,6 +134,7 @@ def test_the_model_call_cache_replays_unchanged_calls_and_recalls_only_diverged_
     agent.write_text(agent.read_text().replace('"plum": 3', '"plum": 4'))
     assert calls(repo, *args, "third") == 3
     assert dataset_at(repo / "third")["model_calls"] == {"live": 3, "replayed": 21}
+    assert "model calls: 3 to the model, 21 replayed from the cache" in LAST_OUTPUT[0]
     # A corrupt entry is a miss, never a crash.
     entries = sorted((repo / ".cache" / "models").rglob("*.json"))
     assert entries and all(json.loads(e.read_text())["version"] == 1 for e in entries)

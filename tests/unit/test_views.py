@@ -172,3 +172,17 @@ def test_sparkline_scales_shares_from_zero_to_one_and_marks_gaps() -> None:
     assert spark([0.98, 0.99, 1.0], STATE) == "███"  # noise stays flat on the 0..100% scale
     assert spark([2.0, 4.0, 1.0], "latency") == "▅█▃"  # seconds from 0 to their maximum
     assert spark([None], "latency") == ""
+
+
+def test_the_passed_headline_counts_only_the_changes_the_table_shows() -> None:
+    # Latency 0.7552 s against 0.7589 s: worse by a hair, shown as "0.76 s → 0.76 s", so folded as unchanged.
+    hair = MetricComparison(
+        metric="latency", direction="lower", baseline=0.75517, current=0.758862, delta=0.003692, ci95=(0.0, 0.011), verdict="unchanged"
+    )
+    current = dataset({"a": 1.0, "b": 1.0})
+    compared = DatasetComparison(
+        dataset="cs", path=PATH, status="compared", metrics=[*comparison(0.0, (0.0, 0.0), "unchanged").metrics, hair]
+    )
+    shown = page(Results(datasets=[current], comparison=[compared], gate=GateResult(passed=True)), background=Background(rules=RULES))
+    assert shown["datasets"][0].moved == []
+    assert shown["headline"] == "Agent evaluation passed: 1 gated metric held on 2 questions"

@@ -114,6 +114,17 @@ class Worker:
         return 0
 
 
+def _leave(code: int) -> None:
+    """Ends the process once every answer is out: the agent's atexit handlers run (its telemetry
+    flushes), the interpreter's teardown of every module does not; it only cost the parent,
+    which waits for us, a few hundred milliseconds."""
+    import atexit
+
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 def main() -> int:
     out = _protocol_stream()
     spec = os.environ.get("AGENT_EVAL_WORKER_AGENT", "")
@@ -142,4 +153,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _leave(main())

@@ -8,18 +8,20 @@ import hashlib
 import json
 import statistics
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agent_eval_action.budget import Budget
 from agent_eval_action.config import default_prices
 from agent_eval_action.judges.client import NO_CREDENTIALS, Answer, JudgeClient
 from agent_eval_action.judges.managed import NO_VERTEX
 from agent_eval_action.judges.prompts import judge_context, user_turns
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import JudgeUsage, Score
-from agent_eval_action.run_pool import describe, is_transient
+from agent_eval_action.retry import RetryPolicy, call_with_retries, describe
 
 T = TypeVar("T")
 
@@ -47,6 +49,13 @@ class JudgeSettings:
     backoff_initial_s: float = 1.0
     cache_dir: Path | None = None
     prices: dict[str, dict[str, float]] = field(default_factory=lambda: dict(default_prices()))
+    # The judges' own spending limits ([judge] max-calls, max-cost-usd): apart from the agent's.
+    max_calls: int | None = None
+    max_cost_usd: float | None = None
+
+
+class _BudgetSpent(Exception):
+    """The judges' budget is spent: this call does not start."""
 
 
 class _RateLimit:
@@ -77,6 +86,13 @@ class JudgeEngine:
         self.env = SandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
         self.templates = {m.name: self.env.from_string(m.template) for m in self.metrics}
         self.usage = JudgeUsage()
+        self._in_flight = 0
+        self.budget = Budget(
+            settings.max_calls,
+            settings.max_cost_usd,
+            calls_setting="[judge] max-calls",
+            cost_setting="[judge] max-cost-usd",
+        )
 
     async def score(self, records: Sequence[Record]) -> dict[tuple[str, int], dict[str, Score]]:
         """Scores of every judge metric for every record with a trace, keyed by (question id, run)."""
@@ -142,6 +158,9 @@ class JudgeEngine:
             try:
                 managed = self.managed
                 raw, explanation = await self._retrying(lambda: managed.evaluate(metric.managed, prompt, response), gate, limit)
+                self.budget.spend(1)
+            except _BudgetSpent as spent:
+                return Score(value=None, explanation=str(spent), details={"spec": metric.managed})
             except Exception as error:  # noqa: BLE001 - the service's failure is this score's reason
                 self.usage.failed += 1
                 return Score(value=None, explanation=f"managed metric call failed: {describe(error)}", details={"spec": metric.managed})
@@ -167,14 +186,18 @@ class JudgeEngine:
         if answer is None:
             try:
                 answer = await self._call(metric.model, prompt, gate, limit)
+            except _BudgetSpent as spent:
+                return str(spent)
             except Exception as error:  # noqa: BLE001 - the judge's failure is this score's reason
                 self.usage.failed += 1
                 return f"judge call failed: {describe(error)}"
             self._store(key, answer)
+            cost = _cost(metric.model, answer, self.settings.prices)
+            self.budget.spend(1, cost)
             self.usage.calls += 1
             self.usage.input_tokens += answer.input_tokens
             self.usage.output_tokens += answer.output_tokens
-            self.usage.cost_usd += _cost(metric.model, answer, self.settings.prices)
+            self.usage.cost_usd += cost
         else:
             self.usage.cached += 1
         return parse_answer(answer.text, metric.low, metric.high)
@@ -185,20 +208,27 @@ class JudgeEngine:
         return await self._retrying(lambda: client.generate(model, prompt), gate, limit)
 
     async def _retrying(self, call: Callable[[], Awaitable[T]], gate: asyncio.Semaphore, limit: _RateLimit) -> T:
-        """One judge call in a concurrency slot, rate-limited, retried on 429 / 503, with a timeout per attempt."""
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+        """One judge call in a concurrency slot, rate-limited, retried on 429 / 503 (the shared
+        policy, backing off out of the slot), with a timeout per attempt."""
 
-        async with gate:
-            async for attempt in AsyncRetrying(
-                retry=retry_if_exception(is_transient),
-                stop=stop_after_attempt(self.settings.retries + 1),
-                wait=wait_exponential_jitter(initial=self.settings.backoff_initial_s, max=30),
-                reraise=True,
-            ):
-                with attempt:
-                    await limit.wait()
-                    return await asyncio.wait_for(call(), self.settings.timeout_s)
-        raise AssertionError("unreachable")  # pragma: no cover
+        @asynccontextmanager
+        async def slot() -> AsyncIterator[None]:
+            async with gate:
+                if self.budget.limited:
+                    while not self.budget.admits(self._in_flight):
+                        if self.budget.reached() is not None or not self._in_flight:
+                            self.budget.skipped += 1
+                            raise _BudgetSpent(self.budget.skip_reason())
+                        await asyncio.sleep(0.01)  # let the calls in flight count first
+                await limit.wait()
+                self._in_flight += 1
+                try:
+                    yield
+                finally:
+                    self._in_flight -= 1
+
+        policy = RetryPolicy(retries=self.settings.retries, backoff_initial_s=self.settings.backoff_initial_s)
+        return await call_with_retries(lambda: asyncio.wait_for(call(), self.settings.timeout_s), policy, slot)
 
     def _cached(self, key: str) -> Answer | None:
         if self.settings.cache_dir is None:

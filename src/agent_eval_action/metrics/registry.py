@@ -33,20 +33,26 @@ class Metric:
     score: ScoreFn
     # "reference": needs reference data; "trace": measured from what the agent did.
     kind: Literal["reference", "trace"] = "reference"
+    # Slow set-up (imports) the scorer may do ahead, while the agent runs.
+    prepare: Callable[[], object] | None = None
 
 
 REGISTRY: dict[str, Metric] = {}
 
 
 def register(
-    name: str, direction: Direction, description: str, kind: Literal["reference", "trace"] = "reference"
+    name: str,
+    direction: Direction,
+    description: str,
+    kind: Literal["reference", "trace"] = "reference",
+    prepare: Callable[[], object] | None = None,
 ) -> Callable[[ScoreFn], ScoreFn]:
     """Decorator that adds a scoring function to :data:`REGISTRY` under ``name``."""
 
     def wrap(fn: ScoreFn) -> ScoreFn:
         if name in REGISTRY:
             raise ValueError(f"metric {name!r} registered twice")
-        REGISTRY[name] = Metric(name=name, direction=direction, description=description, score=fn, kind=kind)
+        REGISTRY[name] = Metric(name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare)
         return fn
 
     return wrap

@@ -41,7 +41,7 @@ def rouge_l(reference: str, candidate: str) -> float:
     return float(_scorer().score(reference, candidate)["rougeL"].fmeasure)
 
 
-@register("response_match", "higher", "ROUGE-L F1 of the agent's response against the reference response.")
+@register("response_match", "higher", "ROUGE-L F1 of the agent's response against the reference response.", prepare=_scorer)
 def response_match(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     ref = question.reference_data
     per_turn = ref.turn_references or []

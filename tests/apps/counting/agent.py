@@ -3,6 +3,7 @@ processes), to count what a run cost: "price of X" -> lookup(item=X) -> the tool
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncGenerator
 
@@ -26,6 +27,8 @@ class CountingModel(BaseLlm):
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
         with open(os.environ["CALLS_FILE"], "a", encoding="utf-8") as calls:
             calls.write("call\n")
+        if os.environ.get("COUNTING_LATENCY_MS"):  # the benchmarks' stand-in for a model's latency
+            await asyncio.sleep(float(os.environ["COUNTING_LATENCY_MS"]) / 1000)
         last = llm_request.contents[-1]
         answer = next((p.function_response.response for p in last.parts or [] if p.function_response), None)
         said = "".join(p.text or "" for p in last.parts or [])

@@ -1,0 +1,102 @@
+"""A one-question PR against a full run of the same dataset: model calls and wall time.
+
+A git repository in a temp dir holds a 200-question dataset and the counting agent of the tests
+(a scripted model that writes one line per call, 1 s a call); its baseline is written on main.
+A PR rewords one question. The PR check runs once with question-level reuse (the default) and
+once with ``--no-reuse`` (every selected question runs, as before reuse existed), alternately:
+
+    python -m bench.pr_reuse [--questions 200] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+ITEMS = ["apple", "pear", "plum", "fig"]
+
+
+def _golden(path: Path, count: int, edited: int | None = None) -> None:
+    questions = [
+        {
+            "id": f"q{i:03d}",
+            "user_inputs": [f"{i}: {'please, ' if i == edited else ''}what is the price of {ITEMS[i % 4]}"],
+            "agents_evaluated": ["counting"],
+            "reference_data": {"reference_tool_interactions": [{"tool_name": "lookup", "input_arguments": {"item": ITEMS[i % 4]}}]},
+        }
+        for i in range(count)
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"golden_questions": questions}, indent=1))
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def _check(repo: Path, *args: str) -> tuple[float, int]:
+    """Seconds of the whole CLI process, and the model calls it made."""
+    calls = repo / "calls.txt"
+    calls.write_text("")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "CALLS_FILE": str(calls), "COUNTING_LATENCY_MS": "1000"}
+    env.pop("GITHUB_BASE_REF", None)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=repo, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"the PR check failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    return seconds, len(calls.read_text().splitlines())
+
+
+def measure(questions: int = 200, repeats: int = 3) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        _git(repo, "init", "-q", "-b", "main")
+        _git(repo, "config", "user.email", "bench@example.com")
+        _git(repo, "config", "user.name", "bench")
+        shutil.copytree(ROOT / "tests" / "apps" / "counting", repo / "counting", ignore=shutil.ignore_patterns("__pycache__"))
+        (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting"\n')
+        (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
+        _golden(repo / "evaluation" / "datasets" / "prices.json", questions)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", "agent and dataset")
+        _check(repo, "baseline", "update")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", "baselines")
+        _git(repo, "checkout", "-q", "-b", "pr")
+        _golden(repo / "evaluation" / "datasets" / "prices.json", questions, edited=7)
+        _git(repo, "commit", "-qam", "reword one question")
+        reused, full = [], []
+        for _ in range(repeats):  # alternated, so both see the same machine
+            reused.append(_check(repo, "run", "--base", "main", "--no-comment"))
+            full.append(_check(repo, "run", "--base", "main", "--no-comment", "--no-reuse"))
+    return {
+        "questions": questions,
+        "one_question_s": statistics.median(s for s, _ in reused),
+        "one_question_calls": reused[0][1],
+        "full_s": statistics.median(s for s, _ in full),
+        "full_calls": full[0][1],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.questions, args.repeats)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""One retry policy for every call that goes over the network: the agent's questions
+(``run_pool``) and the judges' calls (``judges/engine``).
+
+Transient errors (429 / RESOURCE_EXHAUSTED, 503, deadlines) are tried again after an exponential
+backoff with jitter, out of the caller's concurrency slot so others run meanwhile; anything else
+is raised at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+TRANSIENT_CODES = {429, 503, 504}
+TRANSIENT_WORDS = ("RESOURCE_EXHAUSTED", "UNAVAILABLE", "DEADLINE_EXCEEDED", "Too Many Requests", "Service Unavailable")
+# Of those, the ones that say "too much at once" (or too slow to answer): adaptive concurrency backs off on them.
+CONGESTION_CODES = {429, 504}
+CONGESTION_WORDS = ("RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED", "Too Many Requests")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryPolicy:
+    retries: int = 3
+    backoff_initial_s: float = 1.0
+    backoff_max_s: float = 30.0
+    # Attempts throttled while concurrency adapts are the pool's doing, not the call's: this many
+    # of them are tried again without using up ``retries``.
+    forgiven: int = 8
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before try ``attempt + 1`` (0-based), jittered as tenacity's
+        ``wait_exponential_jitter`` does."""
+        return min(self.backoff_max_s, self.backoff_initial_s * 2.0**attempt) + random.uniform(0, self.backoff_initial_s)
+
+
+def _code(error: BaseException) -> int | None:
+    for attribute in ("code", "status_code"):
+        value = getattr(error, attribute, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    value = getattr(getattr(error, "response", None), "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def _matches(error: BaseException, codes: set[int], words: tuple[str, ...]) -> bool:
+    if _code(error) in codes:
+        return True
+    text = f"{_type_name(error)} {error}"
+    return any(word in text for word in words) or str(error).startswith(tuple(str(c) for c in codes))
+
+
+def is_transient(error: BaseException) -> bool:
+    """429 / 503 / deadline errors from a model or an API server: worth another attempt."""
+    return _matches(error, TRANSIENT_CODES, TRANSIENT_WORDS)
+
+
+def is_congestion(error: BaseException) -> bool:
+    """A sign that too much is in flight: 429 / RESOURCE_EXHAUSTED or a deadline."""
+    return isinstance(error, TimeoutError) or _matches(error, CONGESTION_CODES, CONGESTION_WORDS)
+
+
+def _type_name(error: BaseException) -> str:
+    """The exception's class name; for one carried over from the agent's process, the original's."""
+    return str(getattr(error, "remote_type", type(error).__name__))
+
+
+def describe(error: BaseException) -> str:
+    message = str(error).strip() or repr(error)
+    if getattr(error, "plain", False):  # already a sentence (the agent's process died)
+        return message
+    return f"{_type_name(error)}: {message}"
+
+
+async def call_with_retries(
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    slot: Callable[[], AbstractAsyncContextManager[object]],
+    on_transient: Callable[[BaseException], bool] | None = None,
+) -> T:
+    """``call()`` inside ``slot()``, tried again on transient errors after a backoff spent outside
+    the slot. ``on_transient`` hears each transient error; when it answers True (the adaptive
+    pool took the blame) the retry is forgiven, up to ``policy.forgiven`` times."""
+    attempt = forgiven = 0
+    while True:
+        async with slot():
+            try:
+                return await call()
+            except Exception as error:
+                if not is_transient(error):
+                    raise
+                blamed = on_transient(error) if on_transient is not None else False
+                if blamed and forgiven < policy.forgiven:
+                    forgiven += 1
+                elif attempt < policy.retries:
+                    attempt += 1
+                else:
+                    raise
+        await asyncio.sleep(policy.delay(attempt + forgiven - 1))

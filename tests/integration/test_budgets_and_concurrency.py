@@ -1,0 +1,201 @@
+"""Adaptive concurrency against a loopback Gemini API with a hidden quota, and budgets: the
+agent's (a scripted model counting its calls across worker processes) and the judges'."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_eval_action.adaptive import Limiter
+from agent_eval_action.judges.client import judge_from_env
+from agent_eval_action.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
+from agent_eval_action.loaders import Record
+from agent_eval_action.models import Question, Trace
+from tests.fakes.gemini_server import FakeGemini
+from tests.integration.test_pr_flow import cli
+from tests.integration.test_reuse import golden
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# -- the limiter, on a clock of our own ----------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def busy(limit: Limiter) -> None:
+    """Every slot taken and more waiting: the limit is the bottleneck."""
+    limit.in_flight, limit.waiting = limit.limit, 1
+
+
+def test_the_limit_doubles_while_calm_halves_once_per_burst_then_adds_one() -> None:
+    clock = Clock()
+    limit = Limiter(start=4, ceiling=40, interval_s=1.0, slow_start_s=1.0, clock=clock)
+    seen = []
+    for _ in range(3):
+        clock.now += 1
+        busy(limit)
+        limit.tick()
+        seen.append(limit.limit)
+    assert seen == [8, 16, 32]  # slow start
+    clock.now += 1
+    assert limit.congested() is True
+    assert limit.congested() is True  # the same burst: one halving
+    assert limit.limit == 16 and limit.decreases == 1 and limit.congestion == 2
+    clock.now += 0.5
+    busy(limit)
+    assert not limit.tick()  # not a calm interval yet
+    for expected in (17, 18):
+        clock.now += 1
+        busy(limit)
+        assert limit.tick()
+        assert limit.limit == expected  # additive increase after the first congestion
+    limit.in_flight, limit.waiting = 3, 0
+    clock.now += 1
+    assert not limit.tick()  # nothing waiting: no reason to raise it
+    assert limit.stats().reached == 32
+
+
+def test_the_ceiling_holds_and_a_fixed_number_never_moves() -> None:
+    clock = Clock()
+    limit = Limiter(start=16, ceiling=20, interval_s=1.0, clock=clock)
+    for _ in range(5):
+        clock.now += 1
+        busy(limit)
+        limit.tick()
+    assert limit.limit == 20
+    fixed = Limiter(8, clock=clock)
+    clock.now += 5
+    busy(fixed)
+    assert not fixed.tick()
+    assert fixed.congested() is False and fixed.limit == 8
+    assert fixed.stats().concurrency == "8"
+
+
+# -- a model API with a quota only it knows ------------------------------------------------------
+
+
+@pytest.fixture
+def quota() -> Iterator[FakeGemini]:
+    server = FakeGemini(reply=lambda prompt: "Fine, thanks.", latency_s=0.15, limit=12)
+    yield server
+    server.close()
+
+
+def test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing(tmp_path: Path, quota: FakeGemini) -> None:
+    shutil.copytree(ROOT / "tests" / "apps" / "rate_limited", tmp_path / "rate_limited", ignore=shutil.ignore_patterns("__pycache__"))
+    questions = [
+        {
+            "id": f"q{i:03d}",
+            "user_inputs": [f"hello {i}"],
+            "agents_evaluated": ["rate_limited"],
+            "reference_data": {"reference_response": "Fine, thanks."},
+        }
+        for i in range(150)
+    ]
+    (tmp_path / "many.json").write_text(json.dumps({"golden_questions": questions}))
+    env = {"FAKE_GEMINI_URL": quota.url, "GOOGLE_API_KEY": "loopback-key", "GOOGLE_GENAI_USE_VERTEXAI": "false"}
+    args = ("evaluate", "many.json", "--agent", "rate_limited.agent:root_agent", "--retries", "2", "--progress", "always")
+    done = cli(tmp_path, *args, "--output-dir", "out", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    statuses = [q["status"] for q in results["datasets"][0]["questions"]]
+    assert statuses == ["ok"] * 150  # every 429 was absorbed: none became the question's error
+    run = results["run"]
+    assert run["concurrency"] == "auto" and run["ceiling"] == 64
+    assert quota.throttled > 0 and run["congestion"] > 0 and run["decreases"] >= 1  # it found the limit...
+    assert quota.in_flight_peak == 12
+    assert 6 <= run["final"] <= 24  # ...and stayed near it, not at the ceiling of 64
+    assert "concurrency" in done.stderr  # the progress line shows the limit as it moves
+    assert "concurrency auto: reached" in done.stdout
+
+
+# -- budgets -------------------------------------------------------------------------------------
+
+
+def counting_repo(tmp_path: Path, count: int) -> Path:
+    shutil.copytree(ROOT / "tests" / "apps" / "counting", tmp_path / "counting", ignore=shutil.ignore_patterns("__pycache__"))
+    golden(tmp_path / "prices.json", count)
+    return tmp_path
+
+
+def run_counting(repo: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    counter = repo / "calls.txt"
+    counter.write_text("")
+    done = cli(repo, "evaluate", "prices.json", "--agent", "counting", "--output-dir", "out", *args, env={"CALLS_FILE": str(counter)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return len(counter.read_text().splitlines()), json.loads((repo / "out" / "results.json").read_text()), done.stdout
+
+
+@pytest.mark.parametrize("concurrency", ["1", "auto"])
+def test_a_budget_of_n_model_calls_stops_at_n_with_the_rest_skipped(tmp_path: Path, concurrency: str) -> None:
+    repo = counting_repo(tmp_path, 40)
+    made, results, shown = run_counting(repo, "--max-model-calls", "10", "--concurrency", concurrency)
+    assert made == 10  # two calls a question: five questions, then no new one starts
+    questions = results["datasets"][0]["questions"]
+    ran = [q for q in questions if q["status"] == "ok"]
+    skipped = [q for q in questions if q["status"] == "skipped"]
+    assert len(ran) == 5 and len(skipped) == 35
+    assert not [q for q in questions if q["status"] == "error"]  # skipped for budget: not errors...
+    reason = "budget max-model-calls 10 reached: not run; raise it or select fewer questions"
+    assert {q["skip_reason"] for q in skipped} == {reason}
+    for question in skipped:  # ...and not zeros: every metric unscored, with the reason
+        assert all(score["value"] is None for score in question["scores"].values())
+    assert results["datasets"][0]["summary"]["tool_usage_accuracy"]["n"] == 5
+    assert results["run"]["budget"] == {
+        "max_calls": 10,
+        "max_cost_usd": None,
+        "calls": 10,
+        "cost_usd": 0.0,
+        "skipped": 35,
+        "reached": "max-model-calls 10 reached",
+    }
+    assert f"35 question runs skipped ({reason})" in shown
+    assert "agent budget 10 of 10 calls, reached: 35 not run" in shown
+
+
+def test_a_cost_budget_stops_at_the_price(tmp_path: Path) -> None:
+    repo = counting_repo(tmp_path, 20)
+    (repo / "agent-eval.toml").write_text("[prices.scripted-counting]\ninput = 1000000\noutput = 0\n")  # $20 a call
+    made, results, _ = run_counting(repo, "--max-cost-usd", "100", "--concurrency", "1")
+    assert made == 6  # $40 a question: after three, $120 >= $100
+    assert results["run"]["budget"]["cost_usd"] == 120.0
+    assert sum(q["status"] == "skipped" for q in results["datasets"][0]["questions"]) == 17
+
+
+def test_without_a_budget_nothing_is_skipped_and_no_budget_is_reported(tmp_path: Path) -> None:
+    repo = counting_repo(tmp_path, 6)
+    made, results, _ = run_counting(repo)
+    assert made == 12
+    assert results["run"]["budget"] is None and results["run"]["concurrency"] == "auto"
+
+
+def test_judge_calls_count_against_their_own_budget() -> None:
+    server = FakeGemini()
+    try:
+        client = judge_from_env({"GOOGLE_API_KEY": "loopback", "AGENT_EVAL_JUDGE_BASE_URL": server.url})
+        metric = JudgeMetric(name="helpfulness", template="Rate: {{ final_response }}")
+        engine = JudgeEngine([metric], JudgeSettings(concurrency=4, max_calls=3, cache_dir=None), client)
+        records = [Record(question=Question(id=f"q{i}", user_inputs=["hi"]), trace=Trace(final_response=f"answer {i}")) for i in range(10)]
+        scores = asyncio.run(engine.score(records))
+    finally:
+        server.close()
+    assert len(server.prompts) == 3
+    values = [s["helpfulness"] for s in scores.values()]
+    assert sum(v.value is not None for v in values) == 3
+    skipped = [v for v in values if v.value is None]
+    assert len(skipped) == 7
+    assert {v.explanation for v in skipped} == {"budget [judge] max-calls 3 reached: not run; raise it or select fewer questions"}
+    assert engine.budget.use().skipped == 7 and engine.usage.failed == 0
