@@ -56,12 +56,13 @@ def merge_results(parts: list[tuple[str, Results]], scorer: Scorer) -> Results:
     selections = {r.selection.model_dump_json() if r.selection else "" for _, r in parts}
     if len(selections) != 1:
         raise DatasetError(parts[0][0], "shards selected different datasets: were they run on the same commit?")
-    by_name: dict[str, list[DatasetResult]] = {}
+    # By repository path, as baselines are: a/cs.csv and b/cs.csv are two datasets with one name.
+    by_path: dict[str, list[DatasetResult]] = {}
     for _, results in parts:
         for dataset in results.datasets:
-            by_name.setdefault(dataset.name, []).append(dataset)
+            by_path.setdefault(dataset.path, []).append(dataset)
     merged = Results(tool_version=versions.pop(), selection=parts[0][1].selection)
-    for pieces in by_name.values():
+    for pieces in by_path.values():
         questions: list[QuestionResult] = []
         keys: set[tuple[str, int]] = set()
         for piece in pieces:

@@ -80,6 +80,21 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
     assert read_results(tmp_path / "via_action" / "results.json").datasets == a.datasets
 
 
+def test_two_datasets_with_one_name_stay_two_when_merged(tmp_path: Path) -> None:
+    from tests.integration.test_pr_flow import runs, write_dataset
+
+    for folder, count in (("a", 10), ("b", 14)):
+        write_dataset(tmp_path / "evaluation" / folder / "cs.csv", runs(count))
+    (tmp_path / "agent-eval.toml").write_text('datasets = ["evaluation/*/cs.csv"]\n')
+    for i in (1, 2):
+        done = cli(tmp_path, "run", "--shard", f"{i}/2", "--output-dir", f"shard{i}", "--no-comment")
+        assert done.returncode == 0, done.stderr
+    merged = cli(tmp_path, "merge", "shard*/results.json", "--output-dir", "merged", "--no-comment")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    datasets = read_results(tmp_path / "merged" / "results.json").datasets
+    assert sorted((d.path, len(d.questions)) for d in datasets) == [("evaluation/a/cs.csv", 10), ("evaluation/b/cs.csv", 14)]
+
+
 def test_merge_refuses_runs_that_do_not_belong_together(tmp_path: Path) -> None:
     scorer = merge_scorer(Config())
 
