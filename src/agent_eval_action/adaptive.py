@@ -11,6 +11,7 @@ of 429s is one signal). Never above ``ceiling`` nor below 1.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -45,7 +46,8 @@ class Limiter:
         self.peak = self.limit
         self.max_in_flight = 0
         self.congestion = self.decreases = 0
-        self._last_change = self._last_decrease = clock()
+        self._last_change = clock()
+        self._last_decrease = -math.inf  # the first 429 halves at once
         self._condition: asyncio.Condition | None = None
 
     # -- the slot ------------------------------------------------------------------------------

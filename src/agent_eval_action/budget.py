@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from agent_eval_action.metrics.trace_metrics import price_for, tokens_cost
 from agent_eval_action.models import BudgetUse, Trace
 
+# How every reason for work the budget did not let start begins.
+SKIPPED = "budget"
+
 
 @dataclass
 class Budget:
@@ -39,6 +42,8 @@ class Budget:
     def spend_trace(self, trace: Trace) -> None:
         """The live (not replayed) model calls of one question run and their cost."""
         made = trace.llm_calls or []
+        if not made:
+            return  # a run that failed tells nothing of what a question costs (its calls are unknown)
         replayed = trace.replayed_model_calls or 0
         live = max(len(made) - replayed, 0)
         cost = sum(
@@ -46,7 +51,7 @@ class Budget:
             for c in made
             if (price := price_for(c.model, self.prices)) is not None
         )
-        self.spend(live, cost * live / len(made) if made else 0.0)
+        self.spend(live, cost * live / len(made))
 
     def reached(self) -> str | None:
         """Why no more work may start, or None."""
@@ -61,15 +66,16 @@ class Budget:
         the calls per unit seen so far, so the budget is not overrun by what was already started."""
         if self.reached() is not None:
             return False
-        if self.max_calls is None:
+        if not in_flight:
             return True
-        if not self._units and in_flight:
-            return False  # how many calls a question makes is learnt from the first one
-        per_unit = self.calls / self._units if self._units else 1.0
-        return self.calls + per_unit * in_flight < self.max_calls
+        if not self._units:
+            return False  # what a question costs is learnt from the first one
+        if self.max_calls is not None and self.calls + self.calls / self._units * in_flight >= self.max_calls:
+            return False
+        return self.max_cost_usd is None or self.cost_usd + self.cost_usd / self._units * in_flight < self.max_cost_usd
 
     def skip_reason(self) -> str:
-        return f"budget {self.reached() or 'reached'}: not run; raise it or select fewer questions"
+        return f"{SKIPPED} {self.reached() or 'reached'}: not run; raise it or select fewer questions"
 
     def use(self) -> BudgetUse:
         return BudgetUse(

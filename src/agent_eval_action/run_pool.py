@@ -71,19 +71,31 @@ async def run_records(
 
     running = [0]  # questions past the budget's check, not yet done
 
+    def admitted() -> bool:
+        return budget is None or not budget.limited or budget.admits(running[0])
+
+    async def budget_allows() -> None:
+        """Returns when the budget lets one more question start; raises when it is spent.
+        Waited for outside the limiter, so a question held back here takes no slot."""
+        while not admitted():
+            assert budget is not None
+            if budget.reached() is not None or not running[0]:
+                raise _BudgetSpent(budget.skip_reason())
+            await asyncio.sleep(0.01)  # let what is running count its calls first
+
     @asynccontextmanager
     async def slot() -> AsyncIterator[None]:
         """A place in flight, when the budget still allows one more question to start."""
-        async with limit.slot():
-            while budget is not None and budget.limited and not budget.admits(running[0]):
-                if budget.reached() is not None or not running[0]:
-                    raise _BudgetSpent(budget.skip_reason())
-                await asyncio.sleep(0.01)  # let what is running count its calls first
-            running[0] += 1
-            try:
-                yield
-            finally:
-                running[0] -= 1
+        while True:
+            await budget_allows()
+            async with limit.slot():
+                if admitted():  # still, now that there is a slot
+                    running[0] += 1
+                    try:
+                        yield
+                    finally:
+                        running[0] -= 1
+                    return
 
     async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
         try:

@@ -166,10 +166,11 @@ def test_a_budget_of_n_model_calls_stops_at_n_with_the_rest_skipped(tmp_path: Pa
     assert "agent budget 10 of 10 calls, reached: 35 not run" in shown
 
 
-def test_a_cost_budget_stops_at_the_price(tmp_path: Path) -> None:
+@pytest.mark.parametrize("concurrency", ["1", "auto"])
+def test_a_cost_budget_stops_at_the_price(tmp_path: Path, concurrency: str) -> None:
     repo = counting_repo(tmp_path, 20)
     (repo / "agent-eval.toml").write_text("[prices.scripted-counting]\ninput = 1000000\noutput = 0\n")  # $20 a call
-    made, results, _ = run_counting(repo, "--max-cost-usd", "100", "--concurrency", "1")
+    made, results, _ = run_counting(repo, "--max-cost-usd", "100", "--concurrency", concurrency)
     assert made == 6  # $40 a question: after three, $120 >= $100
     assert results["run"]["budget"]["cost_usd"] == 120.0
     assert sum(q["status"] == "skipped" for q in results["datasets"][0]["questions"]) == 17
@@ -182,12 +183,14 @@ def test_without_a_budget_nothing_is_skipped_and_no_budget_is_reported(tmp_path:
     assert results["run"]["budget"] is None and results["run"]["concurrency"] == "auto"
 
 
-def test_judge_calls_count_against_their_own_budget() -> None:
+@pytest.mark.parametrize("rate_limit", [0.0, 50.0])
+def test_judge_calls_count_against_their_own_budget(rate_limit: float) -> None:
     server = FakeGemini()
     try:
         client = judge_from_env({"GOOGLE_API_KEY": "loopback", "AGENT_EVAL_JUDGE_BASE_URL": server.url})
         metric = JudgeMetric(name="helpfulness", template="Rate: {{ final_response }}")
-        engine = JudgeEngine([metric], JudgeSettings(concurrency=4, max_calls=3, cache_dir=None), client)
+        settings = JudgeSettings(concurrency=4, max_calls=3, cache_dir=None, rate_limit=rate_limit)
+        engine = JudgeEngine([metric], settings, client)
         records = [Record(question=Question(id=f"q{i}", user_inputs=["hi"]), trace=Trace(final_response=f"answer {i}")) for i in range(10)]
         scores = asyncio.run(engine.score(records))
     finally:

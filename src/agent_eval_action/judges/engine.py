@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_eval_action.budget import Budget
+from agent_eval_action.budget import SKIPPED, Budget
 from agent_eval_action.config import default_prices
 from agent_eval_action.judges.client import NO_CREDENTIALS, Answer, JudgeClient
 from agent_eval_action.judges.managed import NO_VERTEX
@@ -127,6 +127,8 @@ class JudgeEngine:
         parsed = [r for r in results if isinstance(r, tuple)]
         failures = [r for r in results if isinstance(r, str)]
         if not parsed:
+            if all(f.startswith(SKIPPED) for f in failures):
+                self.budget.skipped += 1  # one score the budget did not let be asked
             into[metric.name] = Score(value=None, explanation=failures[0], details={"model": metric.model, "failures": failures})
             return
         raw = statistics.median(score for score, _ in parsed)
@@ -160,6 +162,7 @@ class JudgeEngine:
                 raw, explanation = await self._retrying(lambda: managed.evaluate(metric.managed, prompt, response), gate, limit)
                 self.budget.spend(1)
             except _BudgetSpent as spent:
+                self.budget.skipped += 1
                 return Score(value=None, explanation=str(spent), details={"spec": metric.managed})
             except Exception as error:  # noqa: BLE001 - the service's failure is this score's reason
                 self.usage.failed += 1
@@ -217,12 +220,11 @@ class JudgeEngine:
                 if self.budget.limited:
                     while not self.budget.admits(self._in_flight):
                         if self.budget.reached() is not None or not self._in_flight:
-                            self.budget.skipped += 1
                             raise _BudgetSpent(self.budget.skip_reason())
                         await asyncio.sleep(0.01)  # let the calls in flight count first
-                await limit.wait()
-                self._in_flight += 1
+                self._in_flight += 1  # counted while it waits for the rate limit too
                 try:
+                    await limit.wait()
                     yield
                 finally:
                     self._in_flight -= 1
