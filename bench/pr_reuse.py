@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -23,25 +22,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-ITEMS = ["apple", "pear", "plum", "fig"]
-
-
-def _golden(path: Path, count: int, edited: int | None = None) -> None:
-    questions = [
-        {
-            "id": f"q{i:03d}",
-            "user_inputs": [f"{i}: {'please, ' if i == edited else ''}what is the price of {ITEMS[i % 4]}"],
-            "agents_evaluated": ["counting"],
-            "reference_data": {"reference_tool_interactions": [{"tool_name": "lookup", "input_arguments": {"item": ITEMS[i % 4]}}]},
-        }
-        for i in range(count)
-    ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"golden_questions": questions}, indent=1))
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
 def _check(repo: Path, *args: str) -> tuple[float, int]:
@@ -59,24 +39,16 @@ def _check(repo: Path, *args: str) -> tuple[float, int]:
 
 
 def measure(questions: int = 200, repeats: int = 3) -> dict[str, Any]:
+    from tests.repos import DATASET, counting_repo, git, golden
+
     with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp) / "repo"
-        repo.mkdir()
-        _git(repo, "init", "-q", "-b", "main")
-        _git(repo, "config", "user.email", "bench@example.com")
-        _git(repo, "config", "user.name", "bench")
-        shutil.copytree(ROOT / "tests" / "apps" / "counting", repo / "counting", ignore=shutil.ignore_patterns("__pycache__"))
-        (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting"\n')
-        (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
-        _golden(repo / "evaluation" / "datasets" / "prices.json", questions)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-qm", "agent and dataset")
+        repo = counting_repo(Path(tmp) / "repo", questions)
         _check(repo, "baseline", "update")
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-qm", "baselines")
-        _git(repo, "checkout", "-q", "-b", "pr")
-        _golden(repo / "evaluation" / "datasets" / "prices.json", questions, edited=7)
-        _git(repo, "commit", "-qam", "reword one question")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "baselines")
+        git(repo, "checkout", "-q", "-b", "pr")
+        golden(repo / DATASET, questions, edited={7})
+        git(repo, "commit", "-qam", "reword one question")
         reused, full = [], []
         for _ in range(repeats):  # alternated, so both see the same machine
             reused.append(_check(repo, "run", "--base", "main", "--no-comment"))

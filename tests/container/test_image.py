@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.github_server import FakeGitHub
-from tests.integration.test_pr_flow import git, runs, write_dataset
+from tests.integration.test_pr_flow import runs, write_dataset
+from tests.repos import git
 
 pytestmark = pytest.mark.container
 IMAGE = os.environ.get("AGENT_EVAL_IMAGE", "localhost/agent-eval-action:test")

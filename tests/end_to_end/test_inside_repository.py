@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import csv_row, customer_service_runs, write_csv
-from tests.integration.test_pr_flow import git
+from tests.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "MARKER_outside_7f3a9c"

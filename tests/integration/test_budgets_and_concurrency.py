@@ -19,7 +19,7 @@ from agent_eval_action.loaders import Record
 from agent_eval_action.models import Question, Trace
 from tests.fakes.gemini_server import FakeGemini
 from tests.integration.test_pr_flow import cli
-from tests.integration.test_reuse import golden
+from tests.repos import golden
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,7 +125,8 @@ def test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing(t
 # -- budgets -------------------------------------------------------------------------------------
 
 
-def counting_repo(tmp_path: Path, count: int) -> Path:
+def counting_folder(tmp_path: Path, count: int) -> Path:
+    """The counting agent beside ``count`` of its questions in prices.json (no repository: evaluate only)."""
     shutil.copytree(ROOT / "tests" / "apps" / "counting", tmp_path / "counting", ignore=shutil.ignore_patterns("__pycache__"))
     golden(tmp_path / "prices.json", count)
     return tmp_path
@@ -141,7 +142,7 @@ def run_counting(repo: Path, *args: str) -> tuple[int, dict[str, Any], str]:
 
 @pytest.mark.parametrize("concurrency", ["1", "auto"])
 def test_a_budget_of_n_model_calls_stops_at_n_with_the_rest_skipped(tmp_path: Path, concurrency: str) -> None:
-    repo = counting_repo(tmp_path, 40)
+    repo = counting_folder(tmp_path, 40)
     made, results, shown = run_counting(repo, "--max-model-calls", "10", "--concurrency", concurrency)
     assert made == 10  # two calls a question: five questions, then no new one starts
     questions = results["datasets"][0]["questions"]
@@ -168,7 +169,7 @@ def test_a_budget_of_n_model_calls_stops_at_n_with_the_rest_skipped(tmp_path: Pa
 
 @pytest.mark.parametrize("concurrency", ["1", "auto"])
 def test_a_cost_budget_stops_at_the_price(tmp_path: Path, concurrency: str) -> None:
-    repo = counting_repo(tmp_path, 20)
+    repo = counting_folder(tmp_path, 20)
     (repo / "agent-eval.toml").write_text("[prices.scripted-counting]\ninput = 1000000\noutput = 0\n")  # $20 a call
     made, results, _ = run_counting(repo, "--max-cost-usd", "100", "--concurrency", concurrency)
     assert made == 6  # $40 a question: after three, $120 >= $100
@@ -177,7 +178,7 @@ def test_a_cost_budget_stops_at_the_price(tmp_path: Path, concurrency: str) -> N
 
 
 def test_without_a_budget_nothing_is_skipped_and_no_budget_is_reported(tmp_path: Path) -> None:
-    repo = counting_repo(tmp_path, 6)
+    repo = counting_folder(tmp_path, 6)
     made, results, _ = run_counting(repo)
     assert made == 12
     assert results["run"]["budget"] is None and results["run"]["concurrency"] == "auto"

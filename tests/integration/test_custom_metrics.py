@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.test_pr_flow import cli, git, runs, write_dataset
+from tests.integration.test_pr_flow import cli, runs, write_dataset
+from tests.repos import git
 
 METRICS = """
 from agent_eval_action.models import Score

@@ -14,12 +14,9 @@ from typing import Any
 import pytest
 
 from tests.factories import Call, Run, csv_row, customer_service_runs, write_csv
+from tests.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
 def cli(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

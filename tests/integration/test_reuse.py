@@ -4,50 +4,20 @@ model that counts its calls across the worker processes."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.integration.test_pr_flow import cli, git
+from tests.integration.test_pr_flow import cli
+from tests.repos import DATASET, counting_repo, git, golden
 
-ROOT = Path(__file__).resolve().parents[2]
-ITEMS = ["apple", "pear", "plum", "fig"]
 LAST_OUTPUT = [""]  # what the last CLI run printed
-
-
-def golden(path: Path, count: int, *, edited: set[int] | None = None) -> None:
-    questions = []
-    for i in range(count):
-        item = ITEMS[i % len(ITEMS)]
-        # Distinct texts: identical requests would be one cache entry.
-        text = f"{i}: what is the price of {item}" if i not in (edited or set()) else f"{i}: please, the price of {item}"
-        questions.append(
-            {
-                "id": f"q{i:02d}",
-                "user_inputs": [text],
-                "agents_evaluated": ["counting"],
-                "reference_data": {"reference_tool_interactions": [{"tool_name": "lookup", "input_arguments": {"item": item}}]},
-            }
-        )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"golden_questions": questions}, indent=1))
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
-    shutil.copytree(ROOT / "tests" / "apps" / "counting", repo / "counting", ignore=shutil.ignore_patterns("__pycache__"))
-    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting"\n')
-    (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
-    golden(repo / "evaluation" / "datasets" / "prices.json", 40)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent and dataset")
+    repo = counting_repo(tmp_path / "repo", 40)
     assert calls(repo, "baseline", "update") == 80  # two model calls a question
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines")
@@ -72,7 +42,7 @@ def dataset(repo: Path) -> dict[str, Any]:
 
 
 def test_a_pr_editing_one_question_runs_one_and_reuses_39(repo: Path) -> None:
-    golden(repo / "evaluation" / "datasets" / "prices.json", 40, edited={7})
+    golden(repo / DATASET, 40, edited={7})
     git(repo, "commit", "-qam", "reword q07")
     assert calls(repo, "run", "--base", "main") == 2
     result = dataset(repo)
@@ -88,14 +58,14 @@ def test_a_pr_editing_one_question_runs_one_and_reuses_39(repo: Path) -> None:
 def test_an_agent_change_runs_all_40(repo: Path) -> None:
     agent = repo / "counting" / "agent.py"
     agent.write_text(agent.read_text().replace('"plum": 3', '"plum": 4'))
-    golden(repo / "evaluation" / "datasets" / "prices.json", 40, edited={7})
+    golden(repo / DATASET, 40, edited={7})
     git(repo, "commit", "-qam", "plum price and a reworded question")
     assert calls(repo, "run", "--base", "main") == 80
     assert dataset(repo)["reused"] == 0
 
 
 def test_no_reuse_runs_everything_selected(repo: Path) -> None:
-    golden(repo / "evaluation" / "datasets" / "prices.json", 40, edited={7})
+    golden(repo / DATASET, 40, edited={7})
     git(repo, "commit", "-qam", "reword q07")
     assert calls(repo, "run", "--base", "main", "--no-reuse") == 80
     assert dataset(repo)["reused"] == 0
@@ -109,7 +79,7 @@ def test_a_stale_baseline_is_not_reused(repo: Path) -> None:
     git(repo, "commit", "-qam", "agent tweak without a baseline update")
     git(repo, "checkout", "-q", "pr")
     git(repo, "merge", "-q", "main")
-    golden(repo / "evaluation" / "datasets" / "prices.json", 40, edited={7})
+    golden(repo / DATASET, 40, edited={7})
     git(repo, "commit", "-qam", "reword q07")
     assert calls(repo, "run", "--base", "main") == 80
 

@@ -1,0 +1,53 @@
+"""Real git repositories made in temp dirs, for the tests and the benchmarks: ``git``, and the
+counting agent's repository: ``tests/apps/counting`` (whose scripted model writes one line per
+call to $CALLS_FILE) beside a golden dataset of its price questions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ITEMS = ["apple", "pear", "plum", "fig"]
+DATASET = Path("evaluation") / "datasets" / "prices.json"
+
+
+def golden(path: Path, count: int, *, edited: set[int] | None = None) -> None:
+    """``count`` price questions, two model calls each; those in ``edited`` reworded."""
+    questions = []
+    for i in range(count):
+        item = ITEMS[i % len(ITEMS)]
+        # Distinct texts: identical requests would be one cache entry.
+        text = f"{i}: what is the price of {item}" if i not in (edited or set()) else f"{i}: please, the price of {item}"
+        questions.append(
+            {
+                "id": f"q{i:02d}",
+                "user_inputs": [text],
+                "agents_evaluated": ["counting"],
+                "reference_data": {"reference_tool_interactions": [{"tool_name": "lookup", "input_arguments": {"item": item}}]},
+            }
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"golden_questions": questions}, indent=1))
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+def counting_repo(repo: Path, questions: int) -> Path:
+    """A git repository (branch main, one commit) with the counting agent and ``questions`` of
+    its questions in ``DATASET``, checked by agent-eval.toml."""
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+    shutil.copytree(ROOT / "tests" / "apps" / "counting", repo / "counting", ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting"\n')
+    (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
+    golden(repo / DATASET, questions)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent and dataset")
+    return repo
