@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agent_eval_action.metrics.trace_metrics import price_for, tokens_cost
+from agent_eval_action.metrics.trace_metrics import calls_cost
 from agent_eval_action.models import BudgetUse, Trace
 
 # How every reason for work the budget did not let start begins.
@@ -46,11 +46,7 @@ class Budget:
             return  # a run that failed tells nothing of what a question costs (its calls are unknown)
         replayed = trace.replayed_model_calls or 0
         live = max(len(made) - replayed, 0)
-        cost = sum(
-            tokens_cost(price, c.input_tokens, c.output_tokens + c.thoughts_tokens, c.cached_tokens)
-            for c in made
-            if (price := price_for(c.model, self.prices)) is not None
-        )
+        cost, _ = calls_cost(made, self.prices)
         self.spend(live, cost * live / len(made))
 
     def reached(self) -> str | None:

@@ -6,7 +6,7 @@ events when recorded, else the producer's ``metric.*`` columns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from agent_eval_action.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
@@ -131,6 +131,20 @@ def tokens_cost(price: Mapping[str, float], input_tokens: int, output_tokens: in
     ) / 1_000_000
 
 
+def calls_cost(calls: Iterable[LlmCall], prices: Mapping[str, Mapping[str, float]]) -> tuple[float, set[str]]:
+    """USD of the agent's model calls (thinking tokens priced as output), and the models the price
+    table has no entry for (their calls are not in the total)."""
+    total = 0.0
+    unknown: set[str] = set()
+    for call in calls:
+        price = price_for(call.model, prices)
+        if price is None:
+            unknown.add(call.model or "(unnamed model)")
+            continue
+        total += tokens_cost(price, call.input_tokens, call.output_tokens + call.thoughts_tokens, call.cached_tokens)
+    return total, unknown
+
+
 @register("cost_usd", "lower", "Model cost in US dollars from the price table (per million tokens).", kind="trace")
 def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if not trace.llm_calls:
@@ -138,14 +152,7 @@ def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     blind = _usage_unknown(trace)
     if blind is not None:
         return unscored(blind)
-    total = 0.0
-    unknown: set[str] = set()
-    for call in trace.llm_calls:
-        price = price_for(call.model, ctx.prices)
-        if price is None:
-            unknown.add(call.model or "(unnamed model)")
-            continue
-        total += tokens_cost(price, call.input_tokens, call.output_tokens + call.thoughts_tokens, call.cached_tokens)
+    total, unknown = calls_cost(trace.llm_calls, ctx.prices)
     if unknown:
         return unscored(
             f"no price for model(s) {', '.join(sorted(unknown))}: add them under [prices] in the config",
