@@ -131,9 +131,9 @@ class Evaluation:
         )
 
     def _launch_workers(self) -> None:
-        """With an agent to run in worker processes, starts them now, before the dataset is read
-        and scored: they import ADK and load the agent meanwhile (they are closed unused if
-        every dataset turns out to hold its runs)."""
+        """With an agent to run in worker processes, starts them as soon as a dataset needs the
+        agent, before its questions are read and sorted into reused and to run: they import ADK
+        and load the agent meanwhile (closed unused if every question's score is reused)."""
         c = self.config
         if self._pool is None and self._runner is None and c.agent and not c.agent_url and not c.in_process:
             self._pool = self._new_pool()
@@ -154,7 +154,6 @@ class Evaluation:
 
         ``reuse``: a baseline whose unchanged questions need not run again (``reuse.py`` says when)."""
         self._reuse = reuse
-        self._launch_workers()
         scorer = Scorer.for_names(
             self.config.metrics,
             MetricContext(prices=self.config.price_table()),
@@ -166,6 +165,8 @@ class Evaluation:
         )
         try:
             dataset = load_dataset(path)
+            if dataset.format not in RECORDED_FORMATS:  # its questions need the agent
+                self._launch_workers()
             # ADK criteria that came with the dataset say how ADK's metrics are computed for it.
             scorer.context = replace(scorer.context, criteria=dataset.criterion_options)
             if self.config.shard:
