@@ -22,7 +22,7 @@ install: $(STAMP)
 ## is now against the baseline committed before its discount cap was lowered. The gate fails on
 ## that regression (exit 1), which is what this target shows; any other failure fails it.
 example: install
-	@cd examples/customer_service && ../../$(BIN)/python -m agent_eval_action run --no-comment --output-dir ../../agent-eval-results; \
+	@cd examples/customer_service && ../../$(BIN)/python -m agent_eval_action check --no-comment --output-dir ../../agent-eval-results; \
 	rc=$$?; \
 	if [ $$rc -eq 1 ]; then echo "make example: the gate failed (exit 1) on the regression the example ships: open agent-eval-results/report.html"; exit 0; fi; \
 	exit $$rc

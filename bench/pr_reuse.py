@@ -51,8 +51,8 @@ def measure(questions: int = 200, repeats: int = 3) -> dict[str, Any]:
         git(repo, "commit", "-qam", "reword one question")
         reused, full = [], []
         for _ in range(repeats):  # alternated, so both see the same machine
-            reused.append(_check(repo, "run", "--base", "main", "--no-comment"))
-            full.append(_check(repo, "run", "--base", "main", "--no-comment", "--no-reuse"))
+            reused.append(_check(repo, "check", "--base", "main", "--no-comment"))
+            full.append(_check(repo, "check", "--base", "main", "--no-comment", "--no-reuse"))
     return {
         "questions": questions,
         "one_question_s": statistics.median(s for s, _ in reused),

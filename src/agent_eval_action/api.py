@@ -33,6 +33,7 @@ from agent_eval_action.models import Problem, Question, Results, Selection
 from agent_eval_action.redaction import Redactor
 from agent_eval_action.results_io import read_results
 from agent_eval_action.rules import Rules
+from agent_eval_action.scaffold import Scaffold, scaffold
 from agent_eval_action.shards import merge_results, merge_scorer
 from agent_eval_action.steps import (
     DatasetFile,
@@ -92,6 +93,14 @@ def _config(config: Config | str | os.PathLike[str] | None, settings: dict[str, 
 
 def _problem(error: DatasetError) -> Problem:
     return Problem(path=error.path, message=error.message())
+
+
+def init(cwd: str | os.PathLike[str] | None = None, *, agent: str | None = None, agent_python: str | None = None) -> Scaffold:
+    """Writes what a repository needs to start (the config, a golden dataset drafted from the
+    agent's tools and sub-agents, the PR and baseline workflows), never over an existing file.
+    The agent (given, else an obvious ``pkg/agent.py`` with ``root_agent``) is read in a worker
+    process; one that cannot load raises AgentLoadError and nothing is written."""
+    return scaffold(Path(cwd) if cwd else Path.cwd(), agent=agent, agent_python=agent_python)
 
 
 def load(path: str | os.PathLike[str]) -> Dataset:

@@ -45,6 +45,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agent-eval-action {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    init = sub.add_parser(
+        "init",
+        help="start here: write agent-eval.toml, a first dataset drafted from the agent, the PR and baseline workflows",
+        description="Writes agent-eval.toml, evaluation/datasets/<agent>_golden.json (a question per tool and sub-agent of the "
+        "agent, to fill in), .github/workflows/agent-eval.yml and agent-eval-baseline.yml; never overwrites a file.",
+        epilog=EPILOG,
+    )
+    init.add_argument("--agent", help="the ADK agent, module:attr (e.g. app.agent:root_agent) or an agent directory (default: found)")
+    init.add_argument("--agent-python", help="the Python of the agent's own environment, which loads it (default: this one)")
+
     validate = sub.add_parser("validate", help="check datasets without running anything", epilog=EPILOG)
     validate.add_argument("paths", nargs="+", metavar="PATH", help="dataset files, directories or globs")
 
@@ -55,7 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--metrics", type=_names, help="comma-separated metric names (default: all deterministic metrics)")
     _agent_flags(evaluate)
 
-    run = sub.add_parser("run", help="the PR check: select, evaluate, compare with the base branch's baselines, gate", epilog=EPILOG)
+    # `run` was this command's name in 0.1; it stays an alias for one release (a note says so).
+    run = sub.add_parser(
+        "check",
+        aliases=["run"],
+        help="the PR check: select, evaluate, compare with the base branch's baselines, gate (Python: check())",
+        epilog=EPILOG,
+    )
     run.add_argument("--config", help="config file")
     run.add_argument("--datasets", nargs="+", metavar="GLOB", help="dataset globs (default: the config's datasets)")
     run.add_argument("--base", help="base branch or ref (default: $GITHUB_BASE_REF; none: evaluate everything)")
@@ -121,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--agent-name", help="with --to golden: the agents_evaluated entry for every question")
     convert.add_argument("--config", help="config file")
     _agent_flags(convert)
-    for command in [*sub.choices.values(), update]:
+    # An alias (run) maps to its command's parser: each parser once.
+    for command in [*dict.fromkeys(sub.choices.values()), update]:
         if command is not baseline:
             command.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error (else: debug.log)")
             loudness = command.add_mutually_exclusive_group()
@@ -196,12 +213,16 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agent_eval_action.errors import AgentEvalError, ExitCode
 
-    if args.command not in ("validate",):
+    if args.command not in ("validate", "init"):
         from agent_eval_action import scoring
 
         scoring.FREEZE_LARGE_RESULTS = True  # our own process: large results are kept out of gc scans
 
     try:
+        if args.command == "init":
+            from agent_eval_action.commands import init
+
+            return init(args.agent, args.agent_python, out=out, err=err)
         if args.command == "validate":
             from agent_eval_action.commands import validate
 
@@ -226,8 +247,11 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             from agent_eval_action.action import main as action_main
 
             return action_main(out=out, err=err)
-        if args.command == "run":
+        if args.command in ("check", "run"):
             from agent_eval_action.commands import run
+
+            if args.command == "run":
+                print("note: `run` is renamed `check` (as in Python's check()); `run` goes away in the next release", file=err)
 
             flags = {name: getattr(args, name) for name in RUN_FLAGS}
             no_comment = False if args.no_comment else None

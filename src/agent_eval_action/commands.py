@@ -37,6 +37,36 @@ def _written(results: Results, config: Config, out: TextIO, err: TextIO) -> Path
     return write_results(results, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env], out, err))
 
 
+def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Writes the starting files (none over an existing one) and prints the next three steps."""
+    done = api.init(agent=agent, agent_python=agent_python)
+    if done.agent is None:
+        print(
+            "note: no --agent given and no obvious one (a folder with an agent.py that sets root_agent): "
+            "the dataset is a generic template; set `agent` in agent-eval.toml",
+            file=err,
+        )
+    elif done.detected:
+        print(f"found the agent {done.agent}", file=out)
+    for path in done.written:
+        drafted = f" ({done.questions} questions to fill in, drafted from the agent's tools and sub-agents)" if path == done.dataset else ""
+        print(f"wrote {path}{drafted}", file=out)
+    for path in done.skipped:
+        print(f"skipped {path}: it exists (init never overwrites a file)", file=out)
+    print(
+        "\nNext:\n"
+        f"  1. Fill in {done.dataset}: the user's words and the references marked TODO. Check it:\n"
+        f"       python -m agent_eval_action validate {Path(done.dataset).parent.as_posix()}\n"
+        "  2. On your default branch, record the baseline and commit it with the rest:\n"
+        "       python -m agent_eval_action baseline update\n"
+        '       git add agent-eval.toml evaluation .github/workflows && git commit -m "Evaluate the agent on every PR"\n'
+        "  3. Name this action's repository in .github/workflows/agent-eval*.yml (your-org/agent-eval-action@v1), push,\n"
+        "     and open a PR: the check comments on it. The same check locally: python -m agent_eval_action check --base main",
+        file=out,
+    )
+    return int(ExitCode.PASSED)
+
+
 def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Reads every dataset fully and reports each problem on one line; runs nothing."""
     datasets, problems = api.validate(paths)
@@ -209,7 +239,7 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
 
 
 def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr, **flags: object) -> int:
-    """Joins the results of every shard of a run, then compares, gates and publishes as ``run`` does."""
+    """Joins the results of every shard of a run, then compares, gates and publishes as ``check`` does."""
     from agent_eval_action.publish import GitHubContext
 
     config = load_config(config_path).with_overrides(**flags)

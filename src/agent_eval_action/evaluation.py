@@ -1,6 +1,6 @@
 """Evaluating dataset files: load, run the agent where a dataset has no recorded runs, score.
 
-Shared by ``evaluate``, ``run``, ``baseline update``, ``convert`` and the Python API.
+Shared by ``evaluate``, ``check``, ``baseline update``, ``convert`` and the Python API.
 """
 
 from __future__ import annotations

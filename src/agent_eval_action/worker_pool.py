@@ -295,11 +295,23 @@ class WorkerPool:
     # -- questions -----------------------------------------------------------------------------
 
     async def _ask(self, question: Question) -> dict[str, Any]:
+        return await self._request({"question": question_request(question, self.settings.user_simulator)}, f"question {question.id!r}")
+
+    async def describe(self) -> dict[str, Any]:
+        """The agent's tree as the worker sees it (``agent_worker.tree``): agents, their tools with
+        parameter schemas, sub-agents. Raises RemoteError when describing it failed there."""
+        answer = await asyncio.wait_for(self._request({"describe": True}, "describing the agent"), self.settings.startup_timeout_s)
+        if "error" in answer:
+            error = answer["error"]
+            raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
+        return dict(answer["result"])
+
+    async def _request(self, payload: dict[str, Any], what: str) -> dict[str, Any]:
         worker = await self._pick()
         number = next(self.ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         worker.pending[number] = future
-        request = {"id": number, "question": question_request(question, self.settings.user_simulator)}
+        request = {"id": number, **payload}
         stdin = worker.process.stdin
         assert stdin is not None
         try:
@@ -313,7 +325,7 @@ class WorkerPool:
             # The per-question timeout: the agent may be stuck in a blocking call or swallow
             # cancellation, so the only sure stop is its process (a new one takes over).
             if worker.pending.pop(number, None) is not None:
-                await self._kill(worker, f"question {question.id!r} did not answer within the timeout")
+                await self._kill(worker, f"{what} did not answer within the timeout")
             raise
 
     async def run_question(self, question: Question) -> Trace:

@@ -26,7 +26,7 @@ def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path) -> None:
     """The command `make example` runs, from the example's folder (Makefile: example)."""
-    done = run(EXAMPLE, "run", "--no-comment", "--output-dir", str(tmp_path))
+    done = run(EXAMPLE, "check", "--no-comment", "--output-dir", str(tmp_path))
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[:2] == [
@@ -68,7 +68,7 @@ def test_the_shipped_baseline_is_the_agent_before_the_change(tmp_path: Path) -> 
     assert "\nMAX_DISCOUNT = 5\n" in tools.read_text()
     tools.write_text(tools.read_text().replace("\nMAX_DISCOUNT = 5\n", "\nMAX_DISCOUNT = 10\n"))
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
-    passed = run(copy, "run", "--no-comment", "--output-dir", str(tmp_path / "out"))
+    passed = run(copy, "check", "--no-comment", "--output-dir", str(tmp_path / "out"))
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert passed.stdout.startswith("gate: passed - ")
     shipped = json.loads((copy / BASELINE).read_text())

@@ -1,7 +1,8 @@
 """The worker's process: ``python -m agent_eval_worker`` under the agent's own interpreter.
 
 Protocol, one JSON object per line. The parent writes requests on our stdin:
-``{"id": N, "question": {"id", "user_inputs", "initial_state"}}``. We answer on the file
+``{"id": N, "question": {"id", "user_inputs", "initial_state"}}``, or ``{"id": N, "describe": true}``
+for the agent's tree (``tree.agent_tree``: names, descriptions, tools and their schemas, sub-agents). We answer on the file
 descriptor that was stdout when we started (the agent's own prints go to stderr instead):
 first ``{"ready": {"app_name", "models", "adk_version", "python"}}`` or ``{"fatal": "why"}``,
 then per request ``{"id": N, "started": true}`` when it is read, and ``{"id": N, "result":
@@ -21,8 +22,9 @@ import sys
 import threading
 from typing import IO, Any
 
-from .loader import AgentLoadError, load_agent
+from .loader import AgentLoadError, LoadedAgent, load_agent
 from .runner import AgentSessions
+from .tree import agent_tree
 
 
 def _protocol_stream() -> IO[str]:
@@ -54,8 +56,9 @@ def error_payload(error: BaseException) -> dict[str, Any]:
 
 
 class Worker:
-    def __init__(self, sessions: AgentSessions, out: IO[str]):
+    def __init__(self, sessions: AgentSessions, out: IO[str], agent: LoadedAgent):
         self.sessions = sessions
+        self.agent = agent
         self.out = out
         self.lock = threading.Lock()
         self.tasks: set[asyncio.Task[None]] = set()
@@ -73,7 +76,10 @@ class Worker:
         self.send({"id": number, "started": True})
         self.in_flight.add(number)
         try:
-            result = await self.sessions.run(request["question"])
+            if request.get("describe"):
+                result = agent_tree(self.agent.root_agent)
+            else:
+                result = await self.sessions.run(request["question"])
         except BaseException as error:  # noqa: BLE001 - the agent's failure, whatever it is (sys.exit too), is this question's
             self.send({"id": number, "error": error_payload(error)})
             return
@@ -147,7 +153,7 @@ def main() -> int:
         adk_version = version.__version__
     except ImportError:
         adk_version = "unknown"
-    worker = Worker(sessions, out)
+    worker = Worker(sessions, out, agent)
     worker.send({"ready": {**sessions.describe(), "adk_version": adk_version, "python": sys.version.split()[0]}})
     return worker.run()
 
