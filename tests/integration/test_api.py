@@ -1,4 +1,4 @@
-"""The Python API: the README's example runs as written, and a pytest test fails readably."""
+"""The Python API: the examples of docs/python-api.md run as written, and a pytest test fails readably."""
 
 from __future__ import annotations
 
@@ -18,19 +18,20 @@ ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
 
 
-def readme_example() -> str:
-    text = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- api-example[^>]*-->\n```python\n(.*?)```\n<!-- /api-example -->", text, re.S)
-    assert block, "the README's Python API example is missing"
+def page_example(marker: str) -> str:
+    """The python block between ``<!-- MARKER ... -->`` and ``<!-- /MARKER -->`` in docs/python-api.md."""
+    text = (ROOT / "docs" / "python-api.md").read_text()
+    block = re.search(rf"<!-- {marker}[^>]*-->\n```python\n(.*?)```\n<!-- /{marker} -->", text, re.S)
+    assert block, f"docs/python-api.md's {marker} is missing"
     return block.group(1)
 
 
-def test_the_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_api_example_runs_as_written(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import gc
 
     monkeypatch.chdir(ROOT / "examples" / "customer_service")
     path_before, frozen = list(sys.path), gc.get_freeze_count()
-    exec(compile(readme_example(), "README.md", "exec"), {})
+    exec(compile(page_example("api-example"), "docs/python-api.md", "exec"), {})
     out = capsys.readouterr()
     # The example ships a regression (the discount cap lowered under the scripted model's offer).
     assert out.out == "customer_service_golden: state fidelity 60% over 5 questions\n"
@@ -71,9 +72,7 @@ def test_a_pytest_test_fails_with_the_gates_reasons(tmp_path: Path) -> None:
     git(repo, "checkout", "-q", "-b", "pr")
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12, broken={0, 2, 4}))
     git(repo, "commit", "-qam", "break")
-    (repo / "test_agent_eval.py").write_text(
-        "import agent_eval_action as aea\n\n\ndef test_the_agent_keeps_its_baseline():\n    aea.assert_passed(aea.check(base='main'))\n"
-    )
+    (repo / "test_agent_eval.py").write_text(page_example("pytest-example"))  # the page's test, as written
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_agent_eval.py"],
         cwd=repo,

@@ -26,7 +26,16 @@ def test_dockerfile_entrypoint_is_exec_form_without_workdir_or_user() -> None:
     assert "requirements.runtime.lock" in text
 
 
-def test_readme_workflows_are_the_linted_ones() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_action_page_names_every_linted_workflow() -> None:
+    page = (ROOT / "docs" / "action.md").read_text()
     for workflow in (ROOT / "examples" / "workflows").glob("*.yml"):
-        assert f"examples/workflows/{workflow.name}" in readme, workflow.name
+        assert f"examples/workflows/{workflow.name}" in page, workflow.name
+
+
+def test_the_workflows_init_writes_are_the_linted_examples() -> None:
+    """init writes these from package data (an installed package has no examples/): the two
+    copies are the same bytes, so actionlint's check of the examples covers what init writes."""
+    templates = ROOT / "src" / "agent_eval_action" / "templates" / "workflows"
+    assert sorted(p.name for p in templates.glob("*.yml")) == ["agent-eval-baseline.yml", "agent-eval-pr.yml"]
+    for template in templates.glob("*.yml"):
+        assert template.read_bytes() == (ROOT / "examples" / "workflows" / template.name).read_bytes(), template.name

@@ -1,5 +1,5 @@
 """The layers as three things state them: the code, the import-linter contract in pyproject.toml
-(which `make lint` enforces), and the README's "Layout". A module missing from the contract is
+(which `make lint` enforces), and the "Layout" of docs/architecture.md. A module missing from the contract is
 checked by nothing; one missing from the README is unexplained."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ PACKAGE = ROOT / "src" / "agent_eval_action"
 
 
 def modules() -> set[str]:
-    """Every module and sub-package directly in the package, as the README names them (``x.py``, ``x/``)."""
+    """Every module and sub-package directly in the package, as the docs name them (``x.py``, ``x/``)."""
     found = {p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
     return found | {f"{p.name}/" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
 
@@ -29,8 +29,8 @@ def contract_layers() -> list[set[str]]:
 
 
 def readme_layers() -> list[set[str]]:
-    """The modules under each layer heading of the README's module list, top to bottom."""
-    text = (ROOT / "README.md").read_text()
+    """The modules under each layer heading of docs/architecture.md's module list, top to bottom."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
     section = text[text.index("## Layout\n") :]
     block = re.findall(r"```\n(src/agent_eval_action/\n.*?)```", section, re.S)[0]
     layers: list[set[str]] = []
@@ -51,6 +51,6 @@ def test_every_module_is_in_one_layer_of_the_contract() -> None:
     assert set(listed) == modules(), f"not in a layer: {modules() - set(listed)}; no such module: {set(listed) - modules()}"
 
 
-def test_the_readme_names_every_module_under_its_layer() -> None:
+def test_the_architecture_page_names_every_module_under_its_layer() -> None:
     readme = [layer - {"__init__.py"} for layer in readme_layers()]
     assert readme == contract_layers()
