@@ -45,7 +45,7 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest -q; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
 
-## Benchmarks, side by side in one run (see README). ADK's AgentEvaluator needs ADK's eval extra,
+## Benchmarks, side by side in one run (see docs/performance.md). ADK's AgentEvaluator needs ADK's eval extra,
 ## which drags in scipy and scikit-learn: it gets a venv of its own so it cannot slow the others.
 bench: install
 	test -x .venv-bench/bin/python || $(PYTHON) -m venv .venv-bench

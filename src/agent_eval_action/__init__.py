@@ -1,6 +1,6 @@
 """agent-eval-action: evaluate ADK agents on golden datasets and gate pull requests on regressions.
 
-The Python API (see the README's "Python API")::
+The Python API (see docs/python-api.md)::
 
     import agent_eval_action as aea
     results = aea.evaluate("evaluation/datasets", agent="app.agent:root_agent")

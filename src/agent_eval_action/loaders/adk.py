@@ -27,7 +27,7 @@ from agent_eval_action.loaders.fields import Where, expect_type, tool_calls
 from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall
 
 # ADK's prebuilt metrics that are LLM judges, Vertex services or efficiency reports: criteria
-# naming them are read but not computed here (README: "ADK's metrics").
+# naming them are read but not computed here (docs/metrics.md, "ADK's metrics").
 ADK_NOT_COMPUTED = {
     "response_evaluation_score", "safety_v1", "final_response_match_v2", "rubric_based_final_response_quality_v1",
     "hallucinations_v1", "rubric_based_tool_use_quality_v1", "per_turn_user_simulator_quality_v1",
@@ -94,7 +94,7 @@ def criteria_from(source: str, criteria: Any, warnings: list[str]) -> AdkConfig:
             raise DatasetError(source, "needs a numeric threshold", pointer=f"$.criteria.{name}")
         if name not in REGISTRY:
             what = "one of ADK's judged or informational metrics" if name in ADK_NOT_COMPUTED else "not a metric known here"
-            warnings.append(f"{source}: criterion {name!r} is {what}; it is not computed here (README: ADK's metrics)")
+            warnings.append(f"{source}: criterion {name!r} is {what}; it is not computed here (docs/metrics.md: ADK's metrics)")
             continue
         options = dict(value) if isinstance(value, dict) else {"threshold": threshold}
         try:

@@ -1,0 +1,150 @@
+"""`init`, the way in, and the PR check's one name (`check`, with `run` as its alias), through the
+command line as a subprocess in fresh git repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.repos import git
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOP = ROOT / "tests" / "apps" / "shop"  # a root agent (tools lookup_order, explode) with a sub-agent (refunds)
+WRITTEN = [
+    "agent-eval.toml",
+    "evaluation/datasets/shop_golden.json",
+    ".github/workflows/agent-eval.yml",
+    ".github/workflows/agent-eval-baseline.yml",
+]
+
+
+def app_repo(repo: Path, package: str = "app") -> Path:
+    """A git repository on main whose ADK app (the scripted multi-agent shop) is ``package/agent.py``."""
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+    shutil.copytree(SHOP, repo / package, ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the agent")
+    return repo
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_", "INPUT_"))}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def files(repo: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(repo)): p.read_bytes() for p in sorted(repo.rglob("*")) if p.is_file() and ".git" not in p.parts}
+
+
+def test_init_drafts_a_valid_dataset_from_the_agents_tools_and_sub_agents(tmp_path: Path) -> None:
+    repo = app_repo(tmp_path / "repo")
+    done = cli(repo, "init", "--agent", "app.agent:root_agent")
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("wrote ")] == WRITTEN
+    assert "Next:" in done.stdout and "baseline update" in done.stdout and "check --base main" in done.stdout
+
+    dataset = json.loads((repo / "evaluation" / "datasets" / "shop_golden.json").read_text())
+    questions = {q["id"]: q for q in dataset["golden_questions"]}
+    # A greeting, each tool of each agent once, the sub-agent's hand-over.
+    assert list(questions) == [
+        "q_greeting_01",
+        "q_shop_lookup_order_01",
+        "q_shop_explode_01",
+        "q_refunds_01",
+        "q_refunds_lookup_order_01",
+        "q_refunds_refund_01",
+    ]
+    refund = questions["q_refunds_refund_01"]
+    assert refund["user_inputs"] == ["TODO: what a user says that needs refunds to call refund"]
+    assert refund["agents_evaluated"] == ["shop"]
+    # The parameters come from the tool's schema as ADK declares it (tool_context left out).
+    assert refund["reference_data"]["reference_tool_interactions"] == [
+        {"tool_name": "refund", "input_arguments": {"order_id": "TODO (string)", "amount": "TODO (number)"}}
+    ]
+    assert refund["reference_data"]["reference_trajectory"] == ["shop", "refunds", "refund"]
+    assert refund["metadata"]["tool_description"] == "Refunds an order."
+    assert questions["q_refunds_01"]["reference_data"]["reference_trajectory"] == ["shop", "refunds"]
+
+    config = (repo / "agent-eval.toml").read_text()
+    assert 'agent = "app.agent:root_agent"' in config and 'datasets = ["evaluation/datasets/*.json"]' in config
+    workflow = (repo / ".github" / "workflows" / "agent-eval.yml").read_text()
+    assert workflow == (ROOT / "examples" / "workflows" / "agent-eval-pr.yml").read_text()  # it names app.agent:root_agent too
+
+    valid = cli(repo, "validate", "evaluation/datasets")
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    assert "evaluation/datasets/shop_golden.json (golden, 6 valid question runs)" in valid.stdout
+    assert valid.stderr == ""  # no warning either
+
+
+def test_init_again_overwrites_nothing_and_names_what_it_skipped(tmp_path: Path) -> None:
+    repo = app_repo(tmp_path / "repo")
+    assert cli(repo, "init", "--agent", "app.agent:root_agent").returncode == 0
+    (repo / "agent-eval.toml").write_text('datasets = ["mine/*.json"]\n')  # the user's edit
+    before = files(repo)
+    again = cli(repo, "init", "--agent", "app.agent:root_agent")
+    assert again.returncode == 0, again.stderr
+    assert files(repo) == before
+    assert [line.split()[1].rstrip(":") for line in again.stdout.splitlines() if line.startswith("skipped ")] == WRITTEN
+    assert "wrote" not in again.stdout
+
+
+def test_init_finds_an_obvious_agent_and_without_one_writes_a_generic_template(tmp_path: Path) -> None:
+    found = app_repo(tmp_path / "found", package="store")
+    done = cli(found, "init")
+    assert done.returncode == 0, done.stderr
+    assert "found the agent store.agent:root_agent" in done.stdout
+    assert 'agent = "store.agent:root_agent"' in (found / "agent-eval.toml").read_text()
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    git(bare, "init", "-q", "-b", "main")
+    done = cli(bare, "init")
+    assert done.returncode == 0, done.stderr
+    assert "no --agent given" in done.stderr
+    assert '# agent = "app.agent:root_agent"' in (bare / "agent-eval.toml").read_text()
+    (question,) = json.loads((bare / "evaluation" / "datasets" / "my_agent_golden.json").read_text())["golden_questions"]
+    assert question["user_inputs"] == ["Hi"] and question["reference_data"]["reference_response"].startswith("TODO")
+    assert cli(bare, "validate", "evaluation/datasets").returncode == 0
+
+
+def test_init_with_an_agent_that_cannot_load_writes_nothing_and_exits_2(tmp_path: Path) -> None:
+    repo = app_repo(tmp_path / "repo")
+    shutil.copytree(ROOT / "tests" / "apps" / "exits_at_import", repo / "broken", ignore=shutil.ignore_patterns("__pycache__"))
+    before = files(repo)
+    done = cli(repo, "init", "--agent", "broken.agent:root_agent")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("error: --agent: broken.agent:root_agent: ")
+    assert files(repo) == before
+
+
+def test_the_pr_check_is_check_and_run_is_its_alias_with_a_note(tmp_path: Path) -> None:
+    help_text = cli(tmp_path, "--help").stdout
+    assert "check (run)" in help_text and "init" in help_text
+    repo = app_repo(tmp_path / "repo")
+    assert cli(repo, "init", "--agent", "app.agent:root_agent").returncode == 0
+    update = cli(repo, "baseline", "update")
+    assert update.returncode == 0, update.stdout + update.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "app" / "agent.py").write_text((repo / "app" / "agent.py").read_text() + "\n# a comment\n")
+    git(repo, "commit", "-qam", "agent change: every question runs")
+    check = cli(repo, "check", "--base", "main", "--no-comment", "--output-dir", "check-out")
+    run = cli(repo, "run", "--base", "main", "--no-comment", "--output-dir", "run-out")
+    assert check.returncode == run.returncode == 0, check.stdout + check.stderr + run.stdout + run.stderr
+    assert "renamed" not in check.stderr
+    assert run.stderr.splitlines()[0] == "note: `run` is renamed `check` (as in Python's check()); `run` goes away in the next release"
+    # The same check: the same selection and verdict.
+    results = [json.loads((repo / out / "results.json").read_text()) for out in ("check-out", "run-out")]
+    assert [r["gate"]["outcome"] for r in results] == ["passed", "passed"]
+    assert results[0]["selection"] == results[1]["selection"]
+    assert [q["id"] for q in results[0]["datasets"][0]["questions"]] == [q["id"] for q in results[1]["datasets"][0]["questions"]]
