@@ -1,0 +1,67 @@
+"""The README's "Use it in your repo" steps, pasted as written into a fresh repository with an ADK
+app, one code block after another. The commands are read from the README itself, so the README
+and this test cannot drift apart. The one step not run is the install: this checkout is the
+installed package here (the step is checked to name this package at a release tag)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from tests.end_to_end.test_init import app_repo
+from tests.repos import git
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def steps() -> list[str]:
+    """The bash blocks of the README's "Use it in your repo", in order, as written (dedented)."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Use it in your repo\n") :]
+    section = section[: section.index("\n## ", 1)]
+    blocks = re.findall(r"^( *)```bash\n(.*?)^\1```$", section, re.S | re.M)
+    return ["".join(line[len(indent) :] + "\n" for line in body.splitlines()) for indent, body in blocks]
+
+
+def test_the_install_step_names_this_package_at_a_release_tag() -> None:
+    (install, *_) = steps()
+    name = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
+    assert re.fullmatch(rf'pip install "{name} @ git\+https://github\.com/[\w-]+/{name}@v\d+"\n', install), install
+    # The same repository and tag the workflows' `uses:` name.
+    uses = re.search(rf"uses: ([\w-]+/{name}@v\d+)", (ROOT / "examples" / "workflows" / "agent-eval-pr.yml").read_text())
+    assert uses and f"github.com/{uses.group(1)}" in install, (install, uses)
+
+
+def test_the_readme_steps_work_when_pasted_into_a_fresh_repository(tmp_path: Path) -> None:
+    _install, *rest = steps()
+    assert len(rest) >= 4, "init, baseline, commit and PR steps expected"
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    seed = app_repo(tmp_path / "seed")
+    git(seed, "push", "-q", str(origin), "main")
+    git(tmp_path, "clone", "-q", str(origin), "repo")
+    repo = tmp_path / "repo"
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "Dev")
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_", "INPUT_"))}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "/usr/bin:/bin")])  # `python` is ours
+    env["PYTHONPATH"] = str(ROOT / "src")  # the installed package is this checkout
+    for block in rest:
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"$ {block}{done.stdout}{done.stderr}"
+
+    # main on the remote has what init wrote and the baseline; the PR branch is pushed.
+    pushed = git(repo, "ls-tree", "-r", "--name-only", "origin/main").split()
+    assert {"agent-eval.toml", "evaluation/datasets/shop_golden.json", ".github/workflows/agent-eval.yml"} <= set(pushed)
+    assert any(p.startswith("evaluation/baselines/") for p in pushed), pushed
+    branches = git(origin, "branch", "--format=%(refname:short)").split()
+    assert sorted(branches) == ["main", "try-agent-eval"]
+    results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    assert results["gate"]["outcome"] == "passed"
+    assert results["selection"]["base_ref"] == "main"
