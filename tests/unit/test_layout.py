@@ -32,7 +32,7 @@ def readme_layers() -> list[set[str]]:
     """The modules under each layer heading of docs/architecture.md's module list, top to bottom."""
     text = (ROOT / "docs" / "architecture.md").read_text()
     section = text[text.index("## Layout\n") :]
-    block = re.findall(r"```\n(src/agent_eval_action/\n.*?)```", section, re.S)[0]
+    block = re.findall(r"```text\n(src/agent_eval_action/\n.*?)```", section, re.S)[0]
     layers: list[set[str]] = []
     for line in block.splitlines()[1:]:
         if re.match(r"^  \S", line) and not line.strip().startswith("templates/"):
