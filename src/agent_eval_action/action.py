@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -82,29 +81,19 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
     return flags
 
 
-@contextmanager
-def group(title: str, out: TextIO) -> Iterator[None]:
-    from agent_eval_action.workflow import command
-
-    command(out, f"::group::{title}")
-    try:
-        yield
-    finally:
-        command(out, "::endgroup::")
-
-
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     from agent_eval_action.api import base_ref
     from agent_eval_action.commands import check_and_publish
     from agent_eval_action.config import load_config
     from agent_eval_action.git_ops import Git
     from agent_eval_action.publish import GitHubContext
-    from agent_eval_action.workflow import mask
+    from agent_eval_action.workflow import group, in_actions, mask
 
     env = dict(os.environ if env is None else env)
+    actions = in_actions(env)
     inputs = read_inputs(env)
     token = inputs["github-token"] or env.get("GITHUB_TOKEN") or ""
-    mask(token, out)
+    mask(token, out, actions=actions)
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
     # The workspace is mounted from the host, owned by another user: git refuses it otherwise.
     Git(workspace).trust_checkouts()
@@ -129,13 +118,13 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     if inputs["merge"]:
         from agent_eval_action.commands import merge_and_finish
 
-        with group("Merge shards", out):
+        with group(out, "Merge shards", actions=actions):
             code = merge_and_finish(inputs["merge"].split(), config, context, out=out, err=err)
-        return _lenient(code, inputs, out)
+        return _lenient(code, inputs, out, actions)
     base = base_ref(inputs["base-ref"] or None, config, env if event in PR_EVENTS else {})
-    with group("Evaluate", out):
+    with group(out, "Evaluate", actions=actions):
         code = check_and_publish(config, base=base, evaluate_all=event not in PR_EVENTS and not base, context=context, out=out, err=err)
-    return _lenient(code, inputs, out)
+    return _lenient(code, inputs, out, actions)
 
 
 def install_agent_environment(command: str, env: Mapping[str, str], out: TextIO) -> str:
@@ -146,11 +135,12 @@ def install_agent_environment(command: str, env: Mapping[str, str], out: TextIO)
     import tempfile
 
     from agent_eval_action.agent_env import agent_environment
+    from agent_eval_action.workflow import group, in_actions
 
     venv = Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / "agent-eval-agent-venv"
     # The interpreter our own venv was made from: the agent's venv must not see our packages.
     base = getattr(sys, "_base_executable", None) or sys.executable
-    with group("Install the agent's environment", out):
+    with group(out, "Install the agent's environment", actions=in_actions(env)):
         made = subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=False, capture_output=True, text=True)
         if made.returncode != 0:
             raise InfrastructureError(f"could not create the agent's venv at {venv}: {(made.stderr or made.stdout).strip()[:300]}")
@@ -166,11 +156,11 @@ def install_agent_environment(command: str, env: Mapping[str, str], out: TextIO)
     return str(bin_dir / "python")
 
 
-def _lenient(code: int, inputs: dict[str, str], out: TextIO) -> int:
+def _lenient(code: int, inputs: dict[str, str], out: TextIO, actions: bool) -> int:
     from agent_eval_action.workflow import annotation, command
 
     if code == ExitCode.GATE_FAILED and not _bool("fail-on-regression", inputs["fail-on-regression"], True):
-        command(out, annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"))
+        command(out, annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"), actions=actions)
         return int(ExitCode.PASSED)
     return code
 
@@ -186,13 +176,14 @@ def update_baselines(config: Config, env: Mapping[str, str], context: GitHubCont
     """On a push to the default branch: write the baselines, commit and push them if they changed."""
     from agent_eval_action.commands import write_baselines
     from agent_eval_action.git_ops import Git
+    from agent_eval_action.workflow import group
 
     branch = env.get("GITHUB_REF_NAME") or env.get("GITHUB_REF", "").removeprefix("refs/heads/")
     default = context.default_branch
     if default and branch != default:
         print(f"baselines are only written on the default branch ({default}); this push is to {branch}", file=out)
         return int(ExitCode.PASSED)
-    with group("Update baselines", out):
+    with group(out, "Update baselines", actions=context.in_actions):
         code = write_baselines(config, None, out=out, err=err)
     if code != ExitCode.PASSED:
         return code

@@ -150,8 +150,8 @@ def run(
 
 def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, context: GitHubContext, out: TextIO, err: TextIO) -> int:
     """Runs the check, writes results.json, prints the summary and publishes; returns the exit code."""
-    if context.in_actions and context.token:
-        mask(context.token, out)
+    if context.token:
+        mask(context.token, out, actions=context.in_actions)
     redactor_for([config.agent_auth_env], out, err)
     outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err)
     selection = outcome.results.selection

@@ -20,6 +20,17 @@ CONFIG_FILE = "agent-eval.toml"
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
 
 
+def negations_only(patterns: list[str]) -> str | None:
+    """Why a list of path patterns that only exclude (``!x``, see ``globs``) is refused: an
+    exclusion drops what the patterns before it matched, so such a list matches nothing."""
+    if patterns and all(p.startswith("!") for p in patterns):
+        return (
+            "every pattern starts with `!`, which excludes what the patterns before it matched, so nothing is matched: "
+            "list what to include first (e.g. `evaluation/datasets/**`, then `!evaluation/datasets/drafts/**`)"
+        )
+    return None
+
+
 class Price(BaseModel):
     model_config = ConfigDict(extra="forbid")
     input: float = Field(ge=0)
@@ -231,6 +242,14 @@ class Config(BaseModel):
     # Gate settings given explicitly for this run (the action's max-regression input): laid over
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
+    @field_validator("datasets", "agent_paths")
+    @classmethod
+    def _includes_something(cls, patterns: list[str] | None) -> list[str] | None:
+        refused = negations_only(patterns or [])
+        if refused:
+            raise ValueError(refused)
+        return patterns
 
     @field_validator("concurrency", mode="before")
     @classmethod

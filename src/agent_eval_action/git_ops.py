@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_eval_action.errors import ConfigError, InfrastructureError
+from agent_eval_action.globs import NEGATION, split
 from agent_eval_action.selection import Change
 
 SHALLOW_HINT = "the checkout is shallow: use actions/checkout with `fetch-depth: 0` so the base branch's history is there"
@@ -159,8 +160,11 @@ class Workspace:
         return full.relative_to(self.root).as_posix() if full.is_relative_to(self.root) else Path(path).as_posix()
 
     def glob(self, pattern: str) -> str:
-        """A glob written relative to the working directory, as a glob over root-relative paths."""
-        return pattern if pattern.startswith("/") else self.prefix + pattern.removeprefix("./")
+        """A glob written relative to the working directory, as a glob over root-relative paths
+        (an exclusion stays one: ``!drafts/**`` -> ``!agents/drafts/**``)."""
+        include, glob = split(pattern)
+        rooted = glob if glob.startswith("/") else self.prefix + glob
+        return rooted if include else NEGATION + rooted
 
     def file(self, rel: str) -> Path:
         return self.root / rel

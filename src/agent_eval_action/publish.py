@@ -19,7 +19,7 @@ from agent_eval_action.redaction import Redactor
 from agent_eval_action.render import COMMENT_LIMIT, Renderer, render_comment, render_summary, view
 from agent_eval_action.report import write_report
 from agent_eval_action.results_io import redacted
-from agent_eval_action.workflow import annotation, append_summary, command, set_outputs
+from agent_eval_action.workflow import Command, annotation, append_summary, command, in_actions, set_outputs
 
 MAX_ANNOTATIONS = 10
 PERMISSION_HINT = "the workflow token needs `pull-requests: write` (fork PRs never get it: post comment.md from a `workflow_run` job)"
@@ -53,7 +53,7 @@ class GitHubContext:
         sha = head.get("sha") if isinstance(head, dict) else None
         server, repo, run_id = env.get("GITHUB_SERVER_URL", "https://github.com"), env.get("GITHUB_REPOSITORY"), env.get("GITHUB_RUN_ID")
         return cls(
-            in_actions=env.get("GITHUB_ACTIONS") == "true",
+            in_actions=in_actions(env),
             api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
             repository=repo,
             event_name=env.get("GITHUB_EVENT_NAME"),
@@ -142,10 +142,10 @@ def publish(
         published.warnings.append(f"could not write the step summary: {error}")
     if settings.comment and context.pr_number is not None and context.repository:
         _post(comment, page, renderer, settings, context, client_factory, published, redactor)
-    for line in _annotations(results, settings.root):
-        command(out, redactor.text(line))
+    for note in _annotations(results, settings.root):
+        command(out, note, actions=context.in_actions, redactor=redactor)
     for warning in published.warnings:
-        command(out, redactor.text(annotation("warning", warning)))
+        command(out, annotation("warning", warning), actions=context.in_actions, redactor=redactor)
     outputs = {
         "passed": "true" if results.gate is None or results.gate.outcome == "passed" else "false",
         "results-json": str(output_dir / "results.json"),
@@ -158,7 +158,7 @@ def publish(
     try:
         set_outputs(context.output_path, outputs, redactor)
     except OSError as error:
-        command(out, redactor.text(annotation("warning", f"could not write outputs: {error}")))
+        command(out, annotation("warning", f"could not write outputs: {error}"), actions=context.in_actions, redactor=redactor)
     return published
 
 
@@ -199,10 +199,10 @@ def _deltas(results: Results) -> dict[str, dict[str, float | None]]:
     return {c.path: {m.metric: m.delta for m in c.metrics} for c in results.comparison or []}
 
 
-def _annotations(results: Results, root: Path) -> list[str]:
-    """``::error`` at the line of each question that regressed (at most ten); ``file=`` is the
+def _annotations(results: Results, root: Path) -> list[Command]:
+    """An error at the line of each question that regressed (at most ten); ``file=`` is the
     repository-relative path GitHub expects."""
-    lines: list[str] = []
+    lines: list[Command] = []
     for comparison in results.comparison or []:
         path = comparison.path
         where = _id_lines(root / path)

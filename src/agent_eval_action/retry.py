@@ -4,6 +4,11 @@
 Transient errors (429 / RESOURCE_EXHAUSTED, 503, deadlines) are tried again after an exponential
 backoff with jitter, out of the caller's concurrency slot so others run meanwhile; anything else
 is raised at once.
+
+Not built on tenacity: the one part that is no stock policy, attempts that do not use up
+``retries`` because the adaptive limiter takes the blame for them (its own throttling, decided
+by the limiter at each failure), would be a stop callback with side effects on the limiter,
+and nothing else of tenacity would be used. The policy is the loop of :func:`call_with_retries`.
 """
 
 from __future__ import annotations
@@ -34,8 +39,8 @@ class RetryPolicy:
     forgiven: int = 8
 
     def delay(self, attempt: int) -> float:
-        """Seconds to wait before try ``attempt + 1`` (0-based), jittered as tenacity's
-        ``wait_exponential_jitter`` does."""
+        """Seconds to wait before try ``attempt + 1`` (0-based): exponential, capped, plus up to
+        one initial backoff of random jitter so that throttled callers do not retry in step."""
         return min(self.backoff_max_s, self.backoff_initial_s * 2.0**attempt) + random.uniform(0, self.backoff_initial_s)
 
 

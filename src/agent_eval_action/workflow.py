@@ -5,6 +5,10 @@ The runner obeys any line of a step's stdout or stderr that starts (after leadin
 ids, agent output, error messages) could otherwise set outputs or forge annotations. The CLI
 writes through :class:`LogStream`, which redacts secrets and defuses such lines; our own
 commands go through :func:`command`, the one way a command reaches the log.
+
+Commands are written only in a step of a workflow (:func:`in_actions`); on a terminal the same
+information prints as plain lines (``error: path:line: message``), and groups and masks, which
+mean nothing there, print as a title or not at all.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -118,15 +124,73 @@ class LogStream(io.TextIOBase, TextIO):
         self.raw.write("".join(out))
 
 
-def command(out: TextIO, line: str, *, redact: bool = True) -> None:
-    """Prints one of our own workflow commands (``::group::``, ``::error ...::``, ``::add-mask::``).
+def in_actions(env: Mapping[str, str]) -> bool:
+    """Whether this process runs as a step of a GitHub Actions workflow: the one place that
+    decides whether workflow commands are written."""
+    return env.get("GITHUB_ACTIONS") == "true"
 
-    Through a :class:`LogStream` it bypasses the neutralizing (still redacted unless
-    ``redact`` is false, as ``::add-mask::`` must name the secret); elsewhere it is printed."""
+
+ANNOTATIONS = ("error", "warning", "notice")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One of our own workflow commands: an annotation (``error``, ``warning``, ``notice``, at a
+    file's line), ``group`` / ``endgroup``, or ``add-mask``."""
+
+    name: str
+    message: str = ""
+    file: str | None = None
+    line: int | None = None
+    title: str | None = None
+
+    def workflow(self) -> str:
+        props = []
+        if self.file:
+            props.append(f"file={escape_property(self.file)}")
+        if self.line:
+            props.append(f"line={self.line}")
+        if self.title:
+            props.append(f"title={escape_property(self.title)}")
+        head = f"{self.name} {','.join(props)}" if props else self.name
+        return f"::{head}::{escape_data(self.message)}"
+
+    def plain(self) -> str | None:
+        """The line a terminal shows instead (None: nothing, as for a mask or a group's end)."""
+        if self.name in ANNOTATIONS:
+            where = f"{self.file}:{self.line}: " if self.file and self.line else f"{self.file}: " if self.file else ""
+            return f"{self.name}: {where}{self.message}"
+        return f"== {self.message}" if self.name == "group" else None
+
+
+def command(out: TextIO, cmd: Command, *, actions: bool, redactor: Redactor | None = None) -> None:
+    """Prints one of our own commands: as a workflow command when ``actions`` (see
+    :func:`in_actions`), else as its plain line. Secrets are redacted (by ``redactor``, and by a
+    :class:`LogStream`), except from ``add-mask``, which must name the secret. Through a
+    :class:`LogStream` a workflow command bypasses the neutralizing; a plain line does not."""
+    masking = cmd.name == "add-mask"
+    if not actions:
+        text = cmd.plain()
+        if text is not None:
+            print(redactor.text(text) if redactor is not None else text, file=out, flush=True)
+        return
+    line = cmd.workflow()
+    if redactor is not None and not masking:
+        line = redactor.text(line)
     if isinstance(out, LogStream):
-        out.command(line, redact=redact)
+        out.command(line, redact=not masking)
     else:
         print(line, file=out, flush=True)
+
+
+@contextmanager
+def group(out: TextIO, title: str, *, actions: bool) -> Iterator[None]:
+    """A foldable group of the log around what the block prints (a title line on a terminal)."""
+    command(out, Command("group", title), actions=actions)
+    try:
+        yield
+    finally:
+        command(out, Command("endgroup"), actions=actions)
 
 
 def redactor_for(names: Iterable[str], *streams: TextIO) -> Redactor:
@@ -146,20 +210,14 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(level: str, message: str, *, file: str | None = None, line: int | None = None, title: str | None = None) -> str:
-    props = []
-    if file:
-        props.append(f"file={escape_property(file)}")
-    if line:
-        props.append(f"line={line}")
-    if title:
-        props.append(f"title={escape_property(title)}")
-    return f"::{level} {','.join(props)}::{escape_data(message)}" if props else f"::{level}::{escape_data(message)}"
+def annotation(level: str, message: str, *, file: str | None = None, line: int | None = None, title: str | None = None) -> Command:
+    return Command(level, message, file=file, line=line, title=title)
 
 
-def mask(secret: str, out: TextIO = sys.stdout) -> None:
+def mask(secret: str, out: TextIO = sys.stdout, *, actions: bool) -> None:
+    """Asks the runner to hide ``secret`` in the log (a terminal has no log to hide it in)."""
     if secret:
-        command(out, f"::add-mask::{secret}", redact=False)
+        command(out, Command("add-mask", secret), actions=actions)
 
 
 def set_outputs(path: str | None, values: dict[str, str], redactor: Redactor | None = None) -> None:

@@ -124,6 +124,27 @@ def test_regressing_half_the_questions_fails(repo: Path) -> None:
     assert "gate: FAILED" in done.stdout
 
 
+def test_workflow_commands_only_in_actions_and_plain_lines_on_a_terminal(repo: Path) -> None:
+    """GITHUB_ACTIONS=true decides: there the regression is an `::error` annotation at the
+    question's line; on a terminal the same error is a readable line and no `::` command prints."""
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(broken={0}))
+    git(repo, "commit", "-qam", "regress one question")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env.update({"PYTHONPATH": str(ROOT / "src"), "GITHUB_TOKEN": "ghs_e2e_secret"})
+    args = [sys.executable, "-m", "agent_eval_action", "run", "--base", "main", "--no-comment"]
+    local = subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, timeout=180)
+    assert local.returncode == 1, local.stdout + local.stderr
+    assert not [line for line in (local.stdout + local.stderr).splitlines() if "::" in line], local.stdout + local.stderr
+    assert "error: evaluation/datasets/cs_runs.csv:2: tool_usage_accuracy fell from 1 to 0 on question q_cart_01_00" in local.stdout
+    actions = subprocess.run(args, cwd=repo, env={**env, "GITHUB_ACTIONS": "true"}, capture_output=True, text=True, timeout=180)
+    assert actions.returncode == 1, actions.stdout + actions.stderr
+    assert (
+        "::error file=evaluation/datasets/cs_runs.csv,line=2,title=agent-eval regression::"
+        "tool_usage_accuracy fell from 1 to 0 on question q_cart_01_00"
+    ) in actions.stdout.splitlines()
+    assert "::add-mask::ghs_e2e_secret" in actions.stdout.splitlines()
+
+
 def test_no_score_change_passes(repo: Path) -> None:
     items = runs()
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", list(reversed(items)))  # rows reordered

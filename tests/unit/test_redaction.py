@@ -8,7 +8,7 @@ import json
 from typing import TextIO
 
 from agent_eval_action.redaction import Redactor
-from agent_eval_action.workflow import LogStream, command, mask, neutralize
+from agent_eval_action.workflow import Command, LogStream, annotation, command, group, in_actions, mask, neutralize
 
 ENV = {
     "GITHUB_TOKEN": "ghs_0123456789abcdef",
@@ -101,9 +101,9 @@ def test_our_own_commands_pass_and_are_redacted_except_add_mask() -> None:
     log, raw = stream()
     out: TextIO = log  # a LogStream is a TextIO for the type checker too: no cast where the CLI passes it on
     print("before", file=log)
-    command(out, "::group::Evaluate")
-    command(out, "::error file=a.csv,line=3::ghs_0123456789abcdef leaked")
-    mask("ghs_0123456789abcdef", out)
+    command(out, Command("group", "Evaluate"), actions=True)
+    command(out, annotation("error", "ghs_0123456789abcdef leaked", file="a.csv", line=3), actions=True)
+    mask("ghs_0123456789abcdef", out, actions=True)
     log.drain()
     assert raw.getvalue().splitlines() == [
         "before",
@@ -111,6 +111,20 @@ def test_our_own_commands_pass_and_are_redacted_except_add_mask() -> None:
         "::error file=a.csv,line=3::*** leaked",
         "::add-mask::ghs_0123456789abcdef",
     ]
+
+
+def test_outside_actions_our_commands_print_as_plain_lines() -> None:
+    """A terminal gets what a command says, readably, and nothing the runner would obey: no
+    group markers, no mask (naming the secret), and an annotation as `error: file:line: message`."""
+    log, raw = stream()
+    out: TextIO = log
+    with group(out, "Evaluate", actions=False):
+        command(out, annotation("error", "ghs_0123456789abcdef leaked", file="a.csv", line=3, title="agent-eval regression"), actions=False)
+        command(out, annotation("warning", "::set-output name=x::y forged"), actions=False)
+    mask("ghs_0123456789abcdef", out, actions=False)
+    log.drain()
+    assert raw.getvalue().splitlines() == ["== Evaluate", "error: a.csv:3: *** leaked", "warning: ::set-output name=x::y forged"]
+    assert in_actions({"GITHUB_ACTIONS": "true"}) and not in_actions({}) and not in_actions({"GITHUB_ACTIONS": "false"})
 
 
 def test_a_secret_printed_in_one_call_is_redacted_even_across_lines() -> None:
