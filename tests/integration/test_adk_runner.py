@@ -98,6 +98,40 @@ def test_failures_stay_with_their_question(shop: AdkRunner) -> None:
     assert [c.tool_name for c in flaky.tool_interactions or []] == ["lookup_order"]
 
 
+def _before_the_error(trace: Trace) -> None:
+    """A run whose second tool raised keeps its first call, its state write and the error."""
+    assert "tool exploded: after the lookup" in (trace.error or ""), trace.error
+    calls = trace.tool_interactions or []
+    assert [c.tool_name for c in calls][:1] == ["lookup_order"], calls
+    assert calls[0].output_result == {"order_id": "A1", "status": "shipped", "total": 10} and calls[0].error is None
+    assert trace.final_state == {"last_order": "A1", "lookups": 1}
+    assert trace.turns and trace.turns[0].user_input == "my order, then boom"
+
+
+def test_an_error_keeps_what_the_run_did_before_it_in_process(shop: AdkRunner) -> None:
+    """The question's result is the partial trace with the error, not an empty trace."""
+    (done,) = run(shop, [q("partial", "my order, then boom")])
+    _before_the_error(traced(done))
+
+
+def test_an_error_keeps_what_the_run_did_before_it_in_a_worker() -> None:
+    """The same through the worker process: the partial run crosses the protocol with the error."""
+    from agent_eval_action.agent_env import agent_environment
+    from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+
+    async def go() -> list[Record]:
+        pool = WorkerPool(WorkerSettings(agent="shop", python=sys.executable, cwd=APPS, env=agent_environment(dict(os.environ))))
+        await pool.start()
+        try:
+            # A generous timeout: the worker's start (ADK's import) must not decide this test on a busy machine.
+            return await run_records([q("partial", "my order, then boom")], pool, RunSettings(concurrency=1, timeout_s=120, retries=0))
+        finally:
+            await pool.close()
+
+    (done,) = asyncio.run(go())
+    _before_the_error(traced(done))
+
+
 def test_429_beyond_retries_is_an_error(shop: AdkRunner) -> None:
     settings = RunSettings(concurrency=1, timeout_s=5, retries=1, backoff_initial_s=0.01, backoff_max_s=0.01)
     (done,) = run(shop, [q("f", "flaky once more")], settings)

@@ -334,11 +334,11 @@ def test_what_moved_marks_and_words() -> None:
     """🔴 for a row that fails the gate, with the rule in words; the trend ends at this PR's value."""
     comment = render_comment(Renderer(), sample_view())
     assert (
-        "| 🔴 | tool\\_usage\\_accuracy | 100% | 50% | −50\u00a0pts | [−75\u00a0pts, −25\u00a0pts] | ▇██→▅ | fails the gate: 6 questions "
+        "| 🔴 | tool\\_usage\\_accuracy | 100% | 50% | 12 | −50\u00a0pts | [−75\u00a0pts, −25\u00a0pts] | ▇██→▅ | fails the gate: 6 questions "
         "dropped (100% → 0%); regressed −50\u00a0pts, more than the 5\u00a0pts allowed (max\\_regression 0.05) |"
     ) in comment
     assert "| 🔴 | state\\_management\\_fidelity | 100% | 50% |" in comment and "| █·█→▅ |" in comment
-    assert "| latency | 1.55\u00a0s | 1.55\u00a0s |  | 0 |" in comment  # unchanged, no rule: no trend
+    assert "| latency | 1.55\u00a0s | 1.55\u00a0s | 12 |  | 0 |" in comment  # unchanged, no rule: no trend
 
 
 def test_size_limits(tmp_path: Path) -> None:

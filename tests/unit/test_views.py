@@ -89,14 +89,16 @@ def test_rows_that_fail_improve_or_hold() -> None:
     slower = MetricComparison(
         metric="latency", direction="lower", baseline=1.0, current=1.5, delta=0.5, ci95=(0.3, 0.7), verdict="regressed"
     )
+    gated = Background(rules={"latency": RuleView(max_regression="50%")})
     row = dataset_view(
         DatasetResult(path=PATH, name="cs", format="golden"),
         DatasetComparison(dataset="cs", path=PATH, status="compared", metrics=[slower]),
         None,
         {},
-        Background(),
+        gated,
     ).moved[0]
-    assert (row.emoji, row.words) == ("⚠️", "worse, beyond noise; no rule gates it")
+    # A timing a rule names is compared like any metric.
+    assert (row.emoji, row.words) == ("⚠️", "worse, beyond noise; within the 50% of the baseline allowed (max_regression 50%)")
 
 
 def test_headline_says_the_verdict_and_its_reason_in_words() -> None:
@@ -107,7 +109,7 @@ def test_headline_says_the_verdict_and_its_reason_in_words() -> None:
     ]
     results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
     found = reasons(results, RULES)
-    assert [(r.short, r.detail) for r in found] == [("2 of 4 questions lost their state writes", f"{STATE} 100% → 0% on q2, q3")]
+    assert [(r.short, r.detail) for r in found] == [("2 of 4 questions lost their state writes", f"q2, q3 lost: {STATE} 100% → 0%")]
     assert headline(results, [], found) == "Agent evaluation failed: 2 of 4 questions lost their state writes"
     one = Results(
         datasets=[dataset({"q1": 1.0, "q2": 0.0}, mismatch="x: expected 1, got 2")],
