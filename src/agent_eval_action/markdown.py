@@ -40,7 +40,7 @@ def cut(text: str, limit: int) -> str:
         return text
     head = text[: max(limit - 1, 0)]
     space = head.rfind(" ")
-    if space >= limit * 0.6 and not text[len(head)].isspace():
+    if space > limit // 3 and not text[len(head)].isspace():
         head = head[:space]
     return head.rstrip(" ,;:") + "…"
 

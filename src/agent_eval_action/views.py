@@ -667,19 +667,17 @@ def reasons(results: Results, rules: dict[str, RuleView]) -> list[Reason]:
         prefix = f"{dataset.name}: " if several else ""
         total = len({q.id for q in dataset.questions})
         short = f"{len(ids)} of {total} questions {_phrase(metrics[0][0], runs, len(ids) == 1)}"
-        # The questions named once, then what each metric did on them.
-        changes = []
+        # Each question named once: the questions whose metrics fell alike, then how they fell.
+        fell: dict[str, list[str]] = defaultdict(list)
         for metric, failures in metrics:
-            by_change: dict[tuple[str, str], list[str]] = defaultdict(list)
             for f in failures:
-                by_change[(fmt(f.baseline, metric), fmt(f.current, metric))].append(f.question or "")
-            if len(by_change) == 1:
-                ((a, b),) = by_change
-                changes.append(f"{metric} {a} → {b}")
-            else:
-                changes.append(f"{metric} " + ", ".join(f"{a} → {b} ({_ids(q)})" for (a, b), q in by_change.items()))
+                fell[f.question or ""].append(f"{metric} {fmt(f.baseline, metric)} → {fmt(f.current, metric)}")
+        alike: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for question, changes in fell.items():
+            alike[tuple(changes)].append(question)
+        detail = "; ".join(f"{_ids(questions)} lost: {', '.join(changes)}" for changes, questions in alike.items())
         rank = (order.index("question_drop"), -len(ids), metric_order.get(metrics[0][0], 99), path)
-        found.append((rank, Reason(short=prefix + short, detail=f"{_ids(list(ids))} lost: " + ", ".join(changes))))
+        found.append((rank, Reason(short=prefix + short, detail=detail)))
     for (path, rule_name, metric), failures in groups.items():
         dataset = by_path.get(path)
         prefix = f"{dataset.name}: " if dataset and several else ""
