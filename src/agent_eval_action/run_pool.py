@@ -6,6 +6,7 @@ which no new question starts. One failing question never stops the others."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -27,10 +28,8 @@ _PARTIAL = "agent_eval_partial_trace"
 def keep_partial(error: BaseException, trace: Trace) -> None:
     """Lets a runner's error carry what the run did before it (the tool calls that succeeded,
     the state they wrote): the question's result is that trace with the error, not an empty one."""
-    try:
+    with contextlib.suppress(AttributeError, TypeError):  # an exception that takes no attributes: the error alone
         setattr(error, _PARTIAL, trace)
-    except (AttributeError, TypeError):
-        pass  # an exception that takes no attributes: the error alone
 
 
 def failed_trace(error: BaseException) -> Trace:

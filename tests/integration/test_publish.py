@@ -401,7 +401,9 @@ def _timed(latency: float) -> list[Record]:
 def test_a_pr_that_changes_only_the_machine_shows_no_alarm_on_github() -> None:
     """The baseline was written on a machine that answered in 0.16 s, this run took 0.57 s on
     another: no ⚠️ row as GitHub renders the comment; the timings are folded, for information."""
-    scorer = Scorer.for_names(["tool_usage_accuracy", "latency", "turn_latency"], MetricContext(), pass_thresholds=default_pass_thresholds({}))
+    scorer = Scorer.for_names(
+        ["tool_usage_accuracy", "latency", "turn_latency"], MetricContext(), pass_thresholds=default_pass_thresholds({})
+    )
     dataset = LoadedDataset(path=DATASET, name="cs_golden", format="golden", records=iter(()))
     before, after = scorer.score_dataset(dataset, _timed(0.16)), scorer.score_dataset(dataset, _timed(0.57))
     comparison = compare_dataset(after, before, baseline_path="evaluation/baselines/cs_golden.json")
@@ -409,7 +411,9 @@ def test_a_pr_that_changes_only_the_machine_shows_no_alarm_on_github() -> None:
     def comment(gate_config: GateConfig) -> str:
         gate = evaluate_gate([after], [comparison], gate_config, metric_kinds())
         results = Results(tool_version="0.1.0", datasets=[after], comparison=[comparison], gate=gate)
-        background = Background(base_label="merge-base 1a2b3c4", base_runs={DATASET: before}, rules=rules_of(results, gate_config, metric_kinds()))
+        background = Background(
+            base_label="merge-base 1a2b3c4", base_runs={DATASET: before}, rules=rules_of(results, gate_config, metric_kinds())
+        )
         return render_comment(Renderer(), view(results, thresholds=default_pass_thresholds({}), background=background))
 
     page = rendered(comment(GateConfig()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.history import Background, RuleView
 from agent_eval_action.markdown import escape_html, escape_md
 from agent_eval_action.models import (
@@ -20,7 +21,6 @@ from agent_eval_action.models import (
     ToolInteraction,
     Transcript,
 )
-from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.render import Renderer, view
 from agent_eval_action.terminal import render
 from agent_eval_action.views import (
@@ -267,7 +267,9 @@ def test_a_timing_measured_elsewhere_is_information_unless_a_rule_names_it() -> 
     assert "0 metrics unchanged, 1 timing for information</summary>" in comment
     assert "| ℹ️ latency | 0.16\u00a0s | 0.57\u00a0s | 8 | 0 |" in comment
     terminal = render(results, {}, Background())
-    assert "\n  ! " not in terminal and "timings, for information (they move with the machine; no rule gates them): latency 0.16" in terminal
+    assert (
+        "\n  ! " not in terminal and "timings, for information (they move with the machine; no rule gates them): latency 0.16" in terminal
+    )
     # A rule on latency makes it a compared metric again.
     gated = dataset_view(head, compared, results.gate, {}, Background(rules={"latency": RuleView(max_regression="20%")}))
     assert [(r.metric, r.emoji) for r in gated.moved] == [("latency", "⚠️")] and gated.info == []
@@ -300,7 +302,7 @@ def test_an_errored_question_shows_its_calls_before_the_error_beside_the_base_ru
     ]
     results = Results(datasets=[head], comparison=[compared])
     comment = Renderer().render("comment.md.j2", view_of(results, Background(base_runs={PATH: base})))
-    assert "predates transcripts" not in comment and "| call 1 | lookup(order: A1) → {\"total\": 10} |" in comment
+    assert "predates transcripts" not in comment and '| call 1 | lookup(order: A1) → {"total": 10} |' in comment
     # Only a base run without a transcript gets the note about old baselines.
     old = DatasetResult(path=PATH, name="cs", format="golden", questions=[base_run.model_copy(update={"transcript": None})])
     comment = Renderer().render("comment.md.j2", view_of(results, Background(base_runs={PATH: old})))
@@ -325,7 +327,10 @@ def test_the_headline_names_questions_once_for_many_metrics_and_cuts_at_a_word()
     results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
     (reason,) = reasons(results, RULES)
     assert reason.detail == (
-        "q_discount_01 lost: " + ", ".join(f"{m} 100% → 50%" for m in metrics) + "; q2 lost: " + ", ".join(f"{m} 100% → 0%" for m in metrics)
+        "q_discount_01 lost: "
+        + ", ".join(f"{m} 100% → 50%" for m in metrics)
+        + "; q2 lost: "
+        + ", ".join(f"{m} 100% → 0%" for m in metrics)
     )
     same = [f.model_copy(update={"current": 0.0}) for f in failures]
     (reason,) = reasons(Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=same)), RULES)

@@ -6,6 +6,7 @@ The same code runs in the worker process and, with ``--in-process``, in ours.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import Any
@@ -150,10 +151,8 @@ class AgentSessions:
 
 def _attach(error: BaseException, partial: dict[str, Any]) -> None:
     """Gives ``error`` the run it interrupted; an exception that takes no attributes keeps none."""
-    try:
+    with contextlib.suppress(AttributeError, TypeError):
         setattr(error, PARTIAL, partial)
-    except (AttributeError, TypeError):
-        pass
 
 
 def partial_run(error: BaseException) -> dict[str, Any] | None:

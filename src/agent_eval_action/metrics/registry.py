@@ -58,7 +58,9 @@ def register(
     def wrap(fn: ScoreFn) -> ScoreFn:
         if name in REGISTRY:
             raise ValueError(f"metric {name!r} registered twice")
-        REGISTRY[name] = Metric(name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare, timing=timing)
+        REGISTRY[name] = Metric(
+            name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare, timing=timing
+        )
         return fn
 
     return wrap
