@@ -565,8 +565,11 @@ def question_diff(qid: str, fell: list[str], current: DatasetResult, base: Datas
     recorded = before is None or before.transcript is not None
     if head.status == "error":
         # What the run did before the error, call by call beside the base run's, then the error.
-        if base_calls is not None:
-            rows.extend(sequence_rows(base_calls, head_calls or []))
+        if base_calls is not None and head_calls is not None:
+            rows.extend(sequence_rows(base_calls, head_calls))
+        elif base_calls is not None:  # timed out, or its process died: nothing of the run came back
+            made = ", ".join(c.tool_name for c in base_calls) or "none"
+            rows.append(DiffRow(label="tool calls", base=made, head="not recorded: the run ended before it reported any", kind="call"))
         if error_row is not None:
             rows.append(error_row)
     else:

@@ -303,6 +303,14 @@ def test_an_errored_question_shows_its_calls_before_the_error_beside_the_base_ru
     results = Results(datasets=[head], comparison=[compared])
     comment = Renderer().render("comment.md.j2", view_of(results, Background(base_runs={PATH: base})))
     assert "predates transcripts" not in comment and '| call 1 | lookup(order: A1) → {"total": 10} |' in comment
+    # A run that timed out sent nothing back: its calls are not recorded, not "not reached".
+    timed_out = head_run.model_copy(update={"error": "timed out after 300 s", "transcript": Transcript(error="timed out after 300 s")})
+    (group,) = dataset_view(
+        DatasetResult(path=PATH, name="cs", format="golden", questions=[timed_out]), compared, None, {}, Background(base_runs={PATH: base})
+    ).groups
+    assert group.rows[0] == DiffRow(
+        label="tool calls", base="lookup, refund", head="not recorded: the run ended before it reported any", kind="call"
+    )
     # Only a base run without a transcript gets the note about old baselines.
     old = DatasetResult(path=PATH, name="cs", format="golden", questions=[base_run.model_copy(update={"transcript": None})])
     comment = Renderer().render("comment.md.j2", view_of(results, Background(base_runs={PATH: old})))

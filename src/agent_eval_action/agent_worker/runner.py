@@ -90,7 +90,10 @@ class AgentSessions:
         except Exception as error:
             # The agent raised mid-question: what it did until then (the tool calls that
             # succeeded, the state they wrote) goes with the error, not down with it.
-            partial = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
+            try:
+                partial = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
+            except Exception:  # noqa: BLE001 - the state is lost; the events and the agent's error still go
+                partial = None
             _attach(error, self._result(events, partial, times, spans))
             raise
         finally:
