@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_eval_action.agent_loader import LoadedAgent
-from agent_eval_action.agent_worker.runner import AgentSessions
+from agent_eval_action.agent_worker.runner import AgentSessions, partial_run
 from agent_eval_action.models import Question, Trace
+from agent_eval_action.run_pool import keep_partial
 from agent_eval_action.worker_pool import question_request, trace_from_worker
 
 
@@ -30,7 +31,16 @@ class AdkRunner:
         self.user_simulator = dict(user_simulator or {})
 
     async def run_question(self, question: Question) -> Trace:
-        result = await self.sessions.run(question_request(question, self.user_simulator))
+        try:
+            result = await self.sessions.run(question_request(question, self.user_simulator))
+        except Exception as error:
+            partial = partial_run(error)
+            if partial is not None:
+                keep_partial(error, self._trace(question, partial))
+            raise
+        return self._trace(question, result)
+
+    def _trace(self, question: Question, result: dict[str, Any]) -> Trace:
         return trace_from_worker(
             question, result, app_name=self.app_name, models=self.sessions.models, model_cache=self.model_cache is not None
         )

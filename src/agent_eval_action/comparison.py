@@ -72,22 +72,28 @@ def _compare_metric(name: str, current: DatasetResult, baseline: DatasetResult, 
     a, b = per_question(current, name), per_question(baseline, name)
     shared = sorted(a.keys() & b.keys())
     if shared:
+        # Base and this run averaged over the same questions as their difference: means over
+        # different sets (a question that now errs, one added) would contradict the change.
         diffs = [a[q] - b[q] for q in shared]
         delta = math.fsum(diffs) / len(diffs)
         ci = bootstrap_mean_ci(diffs, seed_for(current.name, name, "delta", base=seed))
+        base_mean, mean = math.fsum(b[q] for q in shared) / len(shared), math.fsum(a[q] for q in shared) / len(shared)
     else:
         delta, ci = now.mean - before.mean, None
+        base_mean, mean = before.mean, now.mean
     drops = []
     if direction == "higher":
         drops = [QuestionDrop(id=q, metric=name, baseline=b[q], current=a[q]) for q in shared if b[q] - a[q] >= max_question_drop - EPSILON]
     return MetricComparison(
         metric=name,
         direction=direction,
-        baseline=before.mean,
-        current=now.mean,
+        baseline=base_mean,
+        current=mean,
         delta=delta,
         ci95=ci,
         n_shared=len(shared),
+        baseline_only=len(b.keys() - a.keys()),
+        current_only=len(a.keys() - b.keys()),
         verdict=verdict(delta, ci, direction),
         drops=drops,
     )

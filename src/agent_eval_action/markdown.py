@@ -33,12 +33,24 @@ _SPECIAL = str.maketrans(
 )
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, ending in "…" at a word's end where one is near
+    (a sentence cut mid-word reads as a typo); a single long token is cut where it must be."""
+    if len(text) <= limit:
+        return text
+    head = text[: max(limit - 1, 0)]
+    space = head.rfind(" ")
+    if space > limit // 3 and not text[len(head)].isspace():
+        head = head[:space]
+    return head.rstrip(" ,;:") + "…"
+
+
 def escape_md(value: object, limit: int | None = None) -> str:
     """Inline-safe text for a table cell or a sentence: one line, no markup, no pings."""
     text = "" if value is None else str(value)
     text = _SPACES.sub(" ", text).strip()  # newlines end a table row: keep one line
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
+    if limit is not None:
+        text = cut(text, limit)
     text = _AUTOLINK.sub(ZERO_WIDTH, text.translate(_SPECIAL))
     text = _MENTION.sub("@" + ZERO_WIDTH, text)
     return _REFERENCE.sub("#" + ZERO_WIDTH, text)
@@ -60,8 +72,8 @@ def escape_html(value: object, limit: int | None = None) -> str:
     escapes there, so a backslash would show; HTML escaping, one line, no pings."""
     text = "" if value is None else str(value)
     text = _SPACES.sub(" ", text).strip()
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
+    if limit is not None:
+        text = cut(text, limit)
     text = _AUTOLINK.sub(ZERO_WIDTH, html.escape(text, quote=True))
     text = _MENTION.sub("@" + ZERO_WIDTH, text)
     return _REFERENCE.sub("#" + ZERO_WIDTH, text)

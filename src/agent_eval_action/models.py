@@ -380,6 +380,9 @@ class QuestionDrop(_Model):
 class MetricComparison(_Model):
     metric: str
     direction: Literal["higher", "lower", "neutral"]
+    # The base's and this run's means over the ``n_shared`` questions both scored, so that
+    # ``delta`` is their difference; over all their questions when they share none (and in
+    # files written before the means were paired).
     baseline: float | None
     current: float | None
     # Mean paired difference (current - baseline) over the questions both runs scored;
@@ -387,6 +390,10 @@ class MetricComparison(_Model):
     delta: float | None
     ci95: tuple[float, float] | None = None
     n_shared: int = 0
+    # Questions only the base scored (removed, or an error / unscored now) and only this run
+    # scored (added, or unscored on the base): left out of the means above.
+    baseline_only: int = 0
+    current_only: int = 0
     verdict: Literal["improved", "unchanged", "regressed", "new", "removed"]
     drops: list[QuestionDrop] = Field(default_factory=list)
 

@@ -6,6 +6,7 @@ which no new question starts. One failing question never stops the others."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,7 +19,25 @@ from agent_eval_action.models import Question, Trace
 from agent_eval_action.progress import Progress
 from agent_eval_action.retry import RetryPolicy, call_with_retries, describe, is_congestion
 
-__all__ = ["QuestionRunner", "RunSettings", "run_records"]
+__all__ = ["QuestionRunner", "RunSettings", "keep_partial", "run_records"]
+
+# The attribute a runner's error carries the run it interrupted in (see ``keep_partial``).
+_PARTIAL = "agent_eval_partial_trace"
+
+
+def keep_partial(error: BaseException, trace: Trace) -> None:
+    """Lets a runner's error carry what the run did before it (the tool calls that succeeded,
+    the state they wrote): the question's result is that trace with the error, not an empty one."""
+    with contextlib.suppress(AttributeError, TypeError):  # an exception that takes no attributes: the error alone
+        setattr(error, _PARTIAL, trace)
+
+
+def failed_trace(error: BaseException) -> Trace:
+    """The trace of a run that ended in ``error``: what it did before, if its runner kept that."""
+    partial = getattr(error, _PARTIAL, None)
+    if isinstance(partial, Trace):
+        return partial.model_copy(update={"error": describe(error)})
+    return Trace(error=describe(error))
 
 
 class QuestionRunner(Protocol):
@@ -107,7 +126,7 @@ async def run_records(
         except TimeoutError:
             trace = Trace(error=f"timed out after {settings.timeout_s:g} s")
         except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
-            trace = Trace(error=describe(error))
+            trace = failed_trace(error)
         if budget is not None and trace.skipped is None:
             budget.spend_trace(trace)
         if progress is not None:

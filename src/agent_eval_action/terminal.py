@@ -61,7 +61,7 @@ def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = 
     return lines
 
 
-MARK = {"fail": "x", "worse": "!", "better": "+", "same": " ", "new": "*"}
+MARK = {"fail": "x", "worse": "!", "better": "+", "same": " ", "new": "*", "info": "i"}
 GATE_HEADLINE = {"passed": "gate: passed", "failed": "gate: FAILED", "unchecked": "gate: COULD NOT BE CHECKED"}
 # Regressed questions shown under a dataset, and rows of each one's base-vs-this-run comparison.
 REGRESSED_SHOWN = 10
@@ -110,18 +110,25 @@ def moved_lines(d: DatasetView, label: str | None) -> list[str]:
         width = max(len(r.metric) for r in d.moved)
         trends = max((len(r.trend) for r in d.moved), default=0)
         title = "what moved" if d.comparison is not None and d.comparison.status == "compared" else "metric"
-        head = f"    {title:<{width}}  {'base':>9}  {'this run':>9}  {'change':>10}  {'95% CI of change':>22}"
+        compared = d.comparison is not None and d.comparison.status == "compared"
+        head = f"    {title:<{width}}  {'base':>9}  {'this run':>9}  " + (f"{'n':>4}  " if compared else "")
+        head += f"{'change':>10}  {'95% CI of change':>22}"
         lines.append(head + (f"  {'trend':<{trends}}" if trends else ""))
         for r in d.moved:
             interval = ci(r.ci95, r.metric)
             trend = f"  {r.trend:<{max(trends, 5)}}" if trends else ""
+            n = f"{r.n or '-':>4}  " if compared else ""
             lines.append(
-                f"  {MARK[r.mark]} {r.metric:<{width}}  {fmt(r.baseline, r.metric):>9}  {fmt(r.current, r.metric):>9}  "
+                f"  {MARK[r.mark]} {r.metric:<{width}}  {fmt(r.baseline, r.metric):>9}  {fmt(r.current, r.metric):>9}  {n}"
                 f"{signed(r.delta, r.metric):>10}  {interval:>22}{trend}  {r.words}"
             )
     else:
         lines.append("  nothing moved")
-    lines.extend(_wrapped(f"  unchanged ({len(d.unchanged)}): ", [f"{r.metric} {fmt(r.current, r.metric)}" for r in d.unchanged]))
+    held = [r for r in d.unchanged if r.mark != "info"]
+    lines.extend(_wrapped(f"  unchanged ({len(held)}): ", [f"{r.metric} {fmt(r.current, r.metric)}" for r in held]))
+    info = [f"{r.metric} {fmt(r.baseline, r.metric)} -> {fmt(r.current, r.metric)}" for r in d.info]
+    lines.extend(_wrapped("  timings, for information (they move with the machine; no rule gates them): ", info))
+    lines.extend(f"  not paired: {line}" for line in d.unpaired)
     return lines
 
 

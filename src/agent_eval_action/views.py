@@ -31,8 +31,10 @@ from agent_eval_action.models import (
 
 SECONDS = {"latency", "turn_latency"}
 COUNTS = {"llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens"}
-Mark = Literal["fail", "worse", "better", "same", "new"]
-MARKS: dict[str, str] = {"fail": "🔴", "worse": "⚠️", "better": "🟢", "same": "⚪", "new": "🆕"}
+Mark = Literal["fail", "worse", "better", "same", "new", "info"]
+# "info": a timing no rule gates, measured on another machine at another hour than its baseline.
+MARKS: dict[str, str] = {"fail": "🔴", "worse": "⚠️", "better": "🟢", "same": "⚪", "new": "🆕", "info": "ℹ️"}
+INFO_WORDS = "a timing: it moves with the machine and its load, shown for information (a gate rule on it would compare it)"
 SPARK = "▁▂▃▄▅▆▇█"
 # Between a figure and its unit, so a narrow table cell never breaks "0.20 s" in two.
 NBSP = "\u00a0"
@@ -58,6 +60,14 @@ def fmt(value: float | None, metric: str = "") -> str:
 def _percent(number: float) -> str:
     text = f"{number:.1f}"
     return text[:-2] if text.endswith(".0") else text
+
+
+def is_timing(metric: str) -> bool:
+    """Whether the metric is measured in wall-clock time (declared where it is registered)."""
+    from agent_eval_action.metrics import REGISTRY
+
+    found = REGISTRY.get(metric)
+    return found.timing if found is not None else metric in SECONDS
 
 
 def is_share(metric: str) -> bool:
@@ -155,6 +165,10 @@ class MetricRow:
     rule: RuleView | None
     points: list[Point] = field(default_factory=list)  # the baseline history, oldest first
     moved: bool = False
+    # Questions both runs scored: what Base, This PR and Change average (0: no pairs, or no base).
+    n: int = 0
+    # This run's mean over all its scored questions: the end of the trend, as the history's points are.
+    overall: float | None = None
 
     @property
     def emoji(self) -> str:
@@ -165,7 +179,7 @@ class MetricRow:
         """History then this run's value: ``▇▇▇▇→▄``; empty without history."""
         if not self.points:
             return ""
-        line = spark([p.value for p in self.points] + [self.current], self.metric)
+        line = spark([p.value for p in self.points] + [self.overall if self.overall is not None else self.current], self.metric)
         return line[:-1] + "→" + line[-1]
 
 
@@ -253,9 +267,13 @@ def _row(
         else:
             mark = "better" if significant or comparison.ci95 is None else "same"
             words = "better" if mark == "better" else "better, within noise"
+        if is_timing(metric) and (rule is None or not rule.gated):
+            mark, words = "info", INFO_WORDS
     unscored = summary.unscored if summary else 0
     threshold = rule is not None and (rule.min is not None or rule.max is not None)
     visible = fmt(comparison.baseline, metric) != fmt(comparison.current, metric) and comparison.baseline is not None
+    # A timing no rule gates is folded with what held: a PR that changes only the machine moves nothing.
+    visible = visible and mark != "info"
     return MetricRow(
         metric=metric,
         direction=comparison.direction,
@@ -270,6 +288,8 @@ def _row(
         rule=rule,
         points=points if rule is not None and rule.gated else [],
         moved=bool(failures) or threshold or visible,
+        n=comparison.n_shared if compared else 0,
+        overall=summary.mean if summary is not None else comparison.current,
     )
 
 
@@ -296,7 +316,7 @@ class QuestionDiff:
     rows: list[DiffRow]
     base: QuestionResult | None
     head: QuestionResult
-    recorded: bool  # both runs have transcripts: tool calls and state could be compared
+    recorded: bool  # the base run has a transcript (False: its baseline predates them)
 
 
 @dataclass
@@ -476,6 +496,28 @@ def call_rows(base: list[ToolInteraction], head: list[ToolInteraction]) -> list[
     return rows
 
 
+def _call_text(call: ToolInteraction) -> str:
+    """One call on one line: ``lookup(q: "x") → {"found": true}``."""
+    arguments = _arguments_text(call.input_arguments, sorted(call.input_arguments)) if call.input_arguments else ""
+    return f"{call.tool_name}({arguments}) → {_result_text(call)}"
+
+
+def sequence_rows(base: list[ToolInteraction], head: list[ToolInteraction]) -> list[DiffRow]:
+    """Every call of a run that ended in an error, in order, beside the base run's n-th call:
+    what succeeded before the error shows even where it matches the base."""
+    rows = []
+    for i in range(max(len(base), len(head))):
+        rows.append(
+            DiffRow(
+                label=f"call {i + 1}",
+                base=_call_text(base[i]) if i < len(base) else "not called",
+                head=_call_text(head[i]) if i < len(head) else "not reached (the run ended in an error)",
+                kind="call",
+            )
+        )
+    return rows
+
+
 def state_rows(base: dict[str, Any], head: dict[str, Any]) -> list[DiffRow]:
     rows = []
     for key in sorted(base.keys() | head.keys()):
@@ -509,19 +551,32 @@ def question_diff(qid: str, fell: list[str], current: DatasetResult, base: Datas
         b, h = (before.scores.get(metric) if before else None), head.scores.get(metric)
         rows.append(DiffRow(label=metric, base=_score_text(b, metric), head=_score_text(h, metric), kind="score"))
         fell_text.append(f"{metric} {_score_text(b, metric)} → {_score_text(h, metric)}")
+    error_row = None
     if (before.error if before else None) != head.error:
-        rows.append(
-            DiffRow(
-                label="error",
-                base=compact(before.error) if before and before.error else "none",
-                head=compact(head.error) if head.error else "none",
-                kind="error",
-            )
+        error_row = DiffRow(
+            label="error",
+            base=compact(before.error) if before and before.error else "none",
+            head=compact(head.error) if head.error else "none",
+            kind="error",
         )
     base_calls, head_calls = _calls(before), _calls(head)
-    recorded = base_calls is not None and head_calls is not None
-    if base_calls is not None and head_calls is not None:
-        rows.extend(call_rows(base_calls, head_calls))
+    # Only a base run without a transcript predates them: this run may lack tool calls because
+    # it ended in an error before it made any (or its process died).
+    recorded = before is None or before.transcript is not None
+    if head.status == "error":
+        # What the run did before the error, call by call beside the base run's, then the error.
+        if base_calls is not None and head_calls is not None:
+            rows.extend(sequence_rows(base_calls, head_calls))
+        elif base_calls is not None:  # timed out, or its process died: nothing of the run came back
+            made = ", ".join(c.tool_name for c in base_calls) or "none"
+            rows.append(DiffRow(label="tool calls", base=made, head="not recorded: the run ended before it reported any", kind="call"))
+        if error_row is not None:
+            rows.append(error_row)
+    else:
+        if error_row is not None:
+            rows.append(error_row)
+        if base_calls is not None and head_calls is not None:
+            rows.extend(call_rows(base_calls, head_calls))
     bt, ht = (before.transcript if before else None), head.transcript
     if bt is not None and ht is not None:
         if bt.final_state is not None and ht.final_state is not None:
@@ -615,14 +670,17 @@ def reasons(results: Results, rules: dict[str, RuleView]) -> list[Reason]:
         prefix = f"{dataset.name}: " if several else ""
         total = len({q.id for q in dataset.questions})
         short = f"{len(ids)} of {total} questions {_phrase(metrics[0][0], runs, len(ids) == 1)}"
-        details = []
+        # Each question named once: the questions whose metrics fell alike, then how they fell.
+        fell: dict[str, list[str]] = defaultdict(list)
         for metric, failures in metrics:
-            by_change: dict[tuple[str, str], list[str]] = defaultdict(list)
             for f in failures:
-                by_change[(fmt(f.baseline, metric), fmt(f.current, metric))].append(f.question or "")
-            details.append("; ".join(f"{metric} {a} → {b} on {_ids(q)}" for (a, b), q in by_change.items()))
+                fell[f.question or ""].append(f"{metric} {fmt(f.baseline, metric)} → {fmt(f.current, metric)}")
+        alike: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for question, changes in fell.items():
+            alike[tuple(changes)].append(question)
+        detail = "; ".join(f"{_ids(questions)} lost: {', '.join(changes)}" for changes, questions in alike.items())
         rank = (order.index("question_drop"), -len(ids), metric_order.get(metrics[0][0], 99), path)
-        found.append((rank, Reason(short=prefix + short, detail="; ".join(details))))
+        found.append((rank, Reason(short=prefix + short, detail=detail)))
     for (path, rule_name, metric), failures in groups.items():
         dataset = by_path.get(path)
         prefix = f"{dataset.name}: " if dataset and several else ""
@@ -703,6 +761,10 @@ class DatasetView:
     base: DatasetResult | None
     question_count: int
     lines: list[str] = field(default_factory=list)  # dataset-level gate failures (errors)
+    # Questions one run scored and the other did not, left out of Base, This PR and Change.
+    unpaired: list[str] = field(default_factory=list)
+    # The rows folded away as timings shown for information.
+    info: list[MetricRow] = field(default_factory=list)
     # What this PR paid for: reused runs, skipped ones (and why), live and replayed model calls.
     notes: list[str] = field(default_factory=list)
 
@@ -754,6 +816,26 @@ def run_line(results: Results) -> str | None:
     return "; ".join(parts) or None
 
 
+def unpaired_lines(comparison: DatasetComparison | None) -> list[str]:
+    """Per group of metrics, the questions scored on one side only: "1 question scored only on
+    the base for llm_calls, tool_calls (removed, or an error or unscored now)"."""
+    if comparison is None or comparison.status != "compared":
+        return []
+    groups: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for m in comparison.metrics:
+        if m.verdict not in ("new", "removed") and (m.baseline_only or m.current_only):
+            groups[(m.baseline_only, m.current_only)].append(m.metric)
+    lines = []
+    for (base_only, head_only), metrics in groups.items():
+        parts = []
+        if base_only:
+            parts.append(f"{_plural(base_only, 'question')} scored only on the base (removed, or an error or unscored now)")
+        if head_only:
+            parts.append(f"{_plural(head_only, 'question')} scored only on this PR (added, or unscored on the base)")
+        lines.append(f"{', '.join(metrics)}: {'; '.join(parts)}")
+    return lines
+
+
 def _dataset_line(failure: GateFailure) -> str:
     """A dataset-level failure (errors, nothing scored) in words."""
     if failure.rule == "new_errors":
@@ -768,7 +850,7 @@ def _metric_order() -> dict[str, int]:
     return {name: i for i, name in enumerate(REGISTRY)}
 
 
-MARK_ORDER = {"fail": 0, "worse": 1, "better": 2, "new": 3, "same": 4}
+MARK_ORDER = {"fail": 0, "worse": 1, "better": 2, "new": 3, "same": 4, "info": 5}
 
 
 def dataset_view(
@@ -828,6 +910,8 @@ def dataset_view(
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
         notes=cost_notes(dataset),
+        unpaired=unpaired_lines(comparison),
+        info=[r for r in rows if r.mark == "info"],
     )
 
 

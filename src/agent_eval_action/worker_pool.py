@@ -27,6 +27,7 @@ from typing import Any
 from agent_eval_action.adk_events import trace_from_run
 from agent_eval_action.errors import AgentLoadError
 from agent_eval_action.models import Question, Trace
+from agent_eval_action.run_pool import keep_partial
 from agent_eval_action.spans import RawSpan
 
 PACKAGE = "agent_eval_worker"
@@ -339,10 +340,16 @@ class WorkerPool:
             raise WorkerDied("the agent's processes kept ending before they could start this question")
         if "error" in answer:
             error = answer["error"]
-            raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
+            remote = RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
+            if isinstance(error.get("partial"), dict):
+                keep_partial(remote, self._trace(question, error["partial"]))
+            raise remote
+        return self._trace(question, answer["result"])
+
+    def _trace(self, question: Question, result: dict[str, Any]) -> Trace:
         return trace_from_worker(
             question,
-            answer["result"],
+            result,
             app_name=self.info.get("app_name"),
             models=dict(self.info.get("models") or {}),
             model_cache=bool(self.settings.model_cache),

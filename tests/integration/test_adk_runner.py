@@ -21,7 +21,8 @@ from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
-FAST = RunSettings(concurrency=8, timeout_s=5, retries=3, backoff_initial_s=0.01, backoff_max_s=0.05)
+# A generous timeout: nothing here asserts on it, and a busy machine must not turn a slow start into an error.
+FAST = RunSettings(concurrency=8, timeout_s=60, retries=3, backoff_initial_s=0.01, backoff_max_s=0.05)
 
 
 def q(qid: str, *inputs: str, state: dict | None = None) -> Record:
@@ -87,9 +88,12 @@ def test_spans_are_captured_per_question(shop: AdkRunner) -> None:
 
 
 def test_failures_stay_with_their_question(shop: AdkRunner) -> None:
-    records = [q("ok1", "hello"), q("boom", "boom please"), q("slow", "slow answer"), q("flaky", "flaky order"), q("ok2", "hello again")]
-    settings = RunSettings(concurrency=4, timeout_s=1.0, retries=3, backoff_initial_s=0.01, backoff_max_s=0.05)
-    done = {r.question.id: traced(r) for r in run(shop, records, settings)}
+    records = [q("ok1", "hello"), q("boom", "boom please"), q("flaky", "flaky order"), q("ok2", "hello again")]
+    done = {r.question.id: traced(r) for r in run(shop, records)}
+    # The timeout apart, on the question alone whose model sleeps 30 s: the others never race a
+    # 1 s timer (on a busy machine they lost it), and this one's 29 s margin is no race either.
+    settings = RunSettings(concurrency=4, timeout_s=1.0, retries=0)
+    done.update({r.question.id: traced(r) for r in run(shop, [q("slow", "slow answer")], settings)})
     assert done["ok1"].error is None and done["ok2"].error is None
     assert "tool exploded: test" in (done["boom"].error or "")
     assert done["slow"].error == "timed out after 1 s"
@@ -98,34 +102,70 @@ def test_failures_stay_with_their_question(shop: AdkRunner) -> None:
     assert [c.tool_name for c in flaky.tool_interactions or []] == ["lookup_order"]
 
 
+def _before_the_error(trace: Trace) -> None:
+    """A run whose second tool raised keeps its first call, its state write and the error."""
+    assert "tool exploded: after the lookup" in (trace.error or ""), trace.error
+    calls = trace.tool_interactions or []
+    assert [c.tool_name for c in calls][:1] == ["lookup_order"], calls
+    assert calls[0].output_result == {"order_id": "A1", "status": "shipped", "total": 10} and calls[0].error is None
+    assert trace.final_state == {"last_order": "A1", "lookups": 1}
+    assert trace.turns and trace.turns[0].user_input == "my order, then boom"
+
+
+def test_an_error_keeps_what_the_run_did_before_it_in_process(shop: AdkRunner) -> None:
+    """The question's result is the partial trace with the error, not an empty trace."""
+    (done,) = run(shop, [q("partial", "my order, then boom")])
+    _before_the_error(traced(done))
+
+
+def test_an_error_keeps_what_the_run_did_before_it_in_a_worker() -> None:
+    """The same through the worker process: the partial run crosses the protocol with the error."""
+    from agent_eval_action.agent_env import agent_environment
+    from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+
+    async def go() -> list[Record]:
+        pool = WorkerPool(WorkerSettings(agent="shop", python=sys.executable, cwd=APPS, env=agent_environment(dict(os.environ))))
+        await pool.start()
+        try:
+            # A generous timeout: the worker's start (ADK's import) must not decide this test on a busy machine.
+            return await run_records([q("partial", "my order, then boom")], pool, RunSettings(concurrency=1, timeout_s=120, retries=0))
+        finally:
+            await pool.close()
+
+    (done,) = asyncio.run(go())
+    _before_the_error(traced(done))
+
+
 def test_429_beyond_retries_is_an_error(shop: AdkRunner) -> None:
-    settings = RunSettings(concurrency=1, timeout_s=5, retries=1, backoff_initial_s=0.01, backoff_max_s=0.01)
+    settings = RunSettings(concurrency=1, timeout_s=60, retries=1, backoff_initial_s=0.01, backoff_max_s=0.01)
     (done,) = run(shop, [q("f", "flaky once more")], settings)
     assert done.trace is not None and "429" in (done.trace.error or "") and "RESOURCE_EXHAUSTED" in (done.trace.error or "")
 
 
 def test_runs_are_distinct_sessions(shop: AdkRunner) -> None:
-    done = run(shop, [q("a", "where is my order"), q("b", "hello")], RunSettings(concurrency=4, runs=3, timeout_s=5))
+    done = run(shop, [q("a", "where is my order"), q("b", "hello")], RunSettings(concurrency=4, runs=3, timeout_s=60))
     assert [(r.question.id, r.run) for r in done] == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1), ("b", 2)]
     assert [traced(r).final_state for r in done[:3]] == [{"last_order": "A1", "lookups": 1}] * 3
 
 
 def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """All 16 questions are in flight at once (counted, not timed)."""
+    """All 16 questions are in flight at once: counted, never timed. Each waits until all 16 have
+    started (an event, not a model latency the first might outlast on a busy machine); a pool
+    that let fewer run at once would leave them waiting into their timeout, and fail here."""
     monkeypatch.syspath_prepend(str(ROOT / "examples" / "customer_service"))
-    import customer_service.scripted_model as model
-
-    # 100 ms a model call (it reads EXAMPLE_MODEL_LATENCY_MS once, at import): set back after the test, passed or not.
-    monkeypatch.setattr(model, "LATENCY_S", 0.1)
     inner = AdkRunner(load_agent("customer_service", cwd=ROOT / "examples" / "customer_service"))
     in_flight, most = 0, 0
+    everyone = asyncio.Event()
 
     class Counting:
         async def run_question(self, question: Question) -> Trace:
             nonlocal in_flight, most
             in_flight += 1
             most = max(most, in_flight)
+            if in_flight == 16:
+                everyone.set()
             try:
+                await everyone.wait()
                 return await inner.run_question(question)
             finally:
                 in_flight -= 1
@@ -134,7 +174,7 @@ def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None
         Record(question=Question(id=f"c{i}", user_inputs=["Hi", "What's in my cart?"], agents_evaluated=["customer_service"]))
         for i in range(16)
     ]
-    done = run(Counting(), records, RunSettings(concurrency=16, timeout_s=30))
+    done = run(Counting(), records, RunSettings(concurrency=16, timeout_s=60))
     assert all(r.trace and r.trace.error is None for r in done)
     assert most == 16
 

@@ -31,7 +31,7 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     lines = done.stdout.splitlines()
     assert lines[:2] == [
         "gate: FAILED - 2 of 8 questions lost their state writes",
-        "  state_management_fidelity 100% → 0% on q_discount_01, q_discount_02",
+        "  q_discount_01, q_discount_02 lost: state_management_fidelity 100% → 0%",
     ]
     state = next(line for line in lines if line.startswith("  x state_management_fidelity"))
     assert state.split()[2:4] == ["100%", "60%"]
@@ -49,7 +49,11 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     assert {p.name for p in tmp_path.iterdir()} >= {"results.json", "comment.md", "summary.md", "report.html", "junit.xml"}
     comment = (tmp_path / "comment.md").read_text().splitlines()
     assert comment[1] == "## ❌ Agent evaluation failed: 2 of 8 questions lost their state writes"
-    assert comment[3] == "state\\_management\\_fidelity 100% → 0% on q\\_discount\\_01, q\\_discount\\_02"
+    assert comment[3] == "q\\_discount\\_01, q\\_discount\\_02 lost: state\\_management\\_fidelity 100% → 0%"
+    # The baseline's timings were measured on another machine: folded for information, never a warning.
+    timings = [line for line in comment if "latency" in line and line.startswith("|")]
+    assert [line.split(" | ")[0] for line in timings] == ["| ℹ️ latency", "| ℹ️ turn\\_latency"], timings
+    assert not any(line.startswith("| ⚠️") and "latency" in line for line in comment)
     assert '| generate\\_qr\\_code result | {"qr\\_code": "QR-123-percentage-10"} | error: discounts above 5% need approval |' in comment
     gate = json.loads((tmp_path / "results.json").read_text())["gate"]
     assert [(f["rule"], f["question"]) for f in gate["failures"]] == [

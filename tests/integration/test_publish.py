@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.comparison import compare_dataset
-from agent_eval_action.config import GateConfig
+from agent_eval_action.config import GateConfig, MetricRule
 from agent_eval_action.gate import evaluate_gate, metric_kinds
 from agent_eval_action.github import GitHubClient
 from agent_eval_action.history import Background, Point, rules_of
@@ -334,11 +334,11 @@ def test_what_moved_marks_and_words() -> None:
     """🔴 for a row that fails the gate, with the rule in words; the trend ends at this PR's value."""
     comment = render_comment(Renderer(), sample_view())
     assert (
-        "| 🔴 | tool\\_usage\\_accuracy | 100% | 50% | −50\u00a0pts | [−75\u00a0pts, −25\u00a0pts] | ▇██→▅ | fails the gate: 6 questions "
+        "| 🔴 | tool\\_usage\\_accuracy | 100% | 50% | 12 | −50\u00a0pts | [−75\u00a0pts, −25\u00a0pts] | ▇██→▅ | fails the gate: 6 questions "
         "dropped (100% → 0%); regressed −50\u00a0pts, more than the 5\u00a0pts allowed (max\\_regression 0.05) |"
     ) in comment
     assert "| 🔴 | state\\_management\\_fidelity | 100% | 50% |" in comment and "| █·█→▅ |" in comment
-    assert "| latency | 1.55\u00a0s | 1.55\u00a0s |  | 0 |" in comment  # unchanged, no rule: no trend
+    assert "| latency | 1.55\u00a0s | 1.55\u00a0s | 12 |  | 0 |" in comment  # unchanged, no rule: no trend
 
 
 def test_size_limits(tmp_path: Path) -> None:
@@ -375,3 +375,58 @@ def test_user_template_extends_the_builtin(tmp_path: Path) -> None:
     (tmp_path / "comment.md.j2").write_text("{{ marker }} {{ ''.__class__.__mro__ }}")
     with pytest.raises(ConfigError, match=r"SecurityError|unsafe"):
         render_comment(Renderer(str(tmp_path)), view(sample_results()))
+
+
+def _timed(latency: float) -> list[Record]:
+    """Eight questions answered right, every turn taking ``latency`` seconds (plus a little per question)."""
+    out = []
+    for i in range(8):
+        question = Question(
+            id=f"q{i}",
+            user_inputs=["hi"],
+            reference_data=ReferenceData(reference_tool_interactions=[ReferenceToolCall(tool_name="lookup", input_arguments={"q": "ok"})]),
+        )
+        seconds = latency + i / 1000
+        trace = Trace(
+            turns=[Turn(user_input="hi", response="Found ok", duration_s=seconds)],
+            final_response="Found ok",
+            tool_interactions=[ToolInteraction(tool_name="lookup", input_arguments={"q": "ok"}, output_result={"found": True})],
+            latency_s=seconds,
+            latency_source="measured",
+        )
+        out.append(Record(question=question, trace=trace))
+    return out
+
+
+def test_a_pr_that_changes_only_the_machine_shows_no_alarm_on_github() -> None:
+    """The baseline was written on a machine that answered in 0.16 s, this run took 0.57 s on
+    another: no ⚠️ row as GitHub renders the comment; the timings are folded, for information."""
+    scorer = Scorer.for_names(
+        ["tool_usage_accuracy", "latency", "turn_latency"], MetricContext(), pass_thresholds=default_pass_thresholds({})
+    )
+    dataset = LoadedDataset(path=DATASET, name="cs_golden", format="golden", records=iter(()))
+    before, after = scorer.score_dataset(dataset, _timed(0.16)), scorer.score_dataset(dataset, _timed(0.57))
+    comparison = compare_dataset(after, before, baseline_path="evaluation/baselines/cs_golden.json")
+
+    def comment(gate_config: GateConfig) -> str:
+        gate = evaluate_gate([after], [comparison], gate_config, metric_kinds())
+        results = Results(tool_version="0.1.0", datasets=[after], comparison=[comparison], gate=gate)
+        background = Background(
+            base_label="merge-base 1a2b3c4", base_runs={DATASET: before}, rules=rules_of(results, gate_config, metric_kinds())
+        )
+        return render_comment(Renderer(), view(results, thresholds=default_pass_thresholds({}), background=background))
+
+    page = rendered(comment(GateConfig()))
+    visible = "".join(page.text)
+    assert page.headings[0] == "✅ Agent evaluation passed: 1 gated metric held on 8 questions"
+    assert "⚠️" not in visible and "🔴" not in visible and "worse" not in visible
+    assert "Nothing moved." in visible
+    assert page.summaries == ["1 metric unchanged, 2 timings for information"]
+    assert "ℹ️ latency0.16\u00a0s0.57\u00a0s8" in visible.replace("\n", "") and "ℹ️ turn_latency" in visible
+    assert "latency, turn_latency: timings, measured on whatever machine ran each side" in visible
+    for rows in page.tables:
+        assert len(set(rows)) == 1, rows
+    # A rule that names latency compares it: a 3.5x slowdown fails it.
+    gated = rendered(comment(GateConfig(metrics={"latency": MetricRule(max_regression="20%")})))
+    assert gated.headings[0].startswith("❌ Agent evaluation failed: latency rose")
+    assert "🔴latency0.16\u00a0s0.57\u00a0s8" in "".join(gated.text).replace("\n", "").replace(" ", "")

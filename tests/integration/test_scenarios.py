@@ -85,7 +85,7 @@ def test_a_scenario_is_played_out_by_adks_user_simulator(tmp_path: Path, monkeyp
     runner = AdkRunner(load_agent("shop", cwd=APPS), capture_spans=True, user_simulator={"model": "scripted-user"})
     import asyncio
 
-    (done,) = asyncio.run(run_records([record], runner, RunSettings(timeout_s=20)))
+    (done,) = asyncio.run(run_records([record], runner, RunSettings(timeout_s=120)))
     trace = done.trace
     assert trace is not None and trace.error is None and trace.skipped is None
     assert [t.user_input for t in trace.turns] == ["hello", "where is my order", "I want a refund"]

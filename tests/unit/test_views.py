@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.history import Background, RuleView
 from agent_eval_action.markdown import escape_html, escape_md
 from agent_eval_action.models import (
@@ -18,9 +19,23 @@ from agent_eval_action.models import (
     Results,
     Score,
     ToolInteraction,
+    Transcript,
 )
+from agent_eval_action.render import Renderer, view
 from agent_eval_action.terminal import render
-from agent_eval_action.views import DiffRow, call_rows, dataset_view, fmt, headline, page, reasons, signed, spark, state_rows
+from agent_eval_action.views import (
+    DiffRow,
+    call_rows,
+    dataset_view,
+    fmt,
+    headline,
+    page,
+    reasons,
+    signed,
+    spark,
+    state_rows,
+    unpaired_lines,
+)
 
 PATH = "evaluation/datasets/cs.json"
 STATE = "state_management_fidelity"
@@ -89,14 +104,16 @@ def test_rows_that_fail_improve_or_hold() -> None:
     slower = MetricComparison(
         metric="latency", direction="lower", baseline=1.0, current=1.5, delta=0.5, ci95=(0.3, 0.7), verdict="regressed"
     )
+    gated = Background(rules={"latency": RuleView(max_regression="50%")})
     row = dataset_view(
         DatasetResult(path=PATH, name="cs", format="golden"),
         DatasetComparison(dataset="cs", path=PATH, status="compared", metrics=[slower]),
         None,
         {},
-        Background(),
+        gated,
     ).moved[0]
-    assert (row.emoji, row.words) == ("⚠️", "worse, beyond noise; no rule gates it")
+    # A timing a rule names is compared like any metric.
+    assert (row.emoji, row.words) == ("⚠️", "worse, beyond noise; within the 50% of the baseline allowed (max_regression 50%)")
 
 
 def test_headline_says_the_verdict_and_its_reason_in_words() -> None:
@@ -107,7 +124,7 @@ def test_headline_says_the_verdict_and_its_reason_in_words() -> None:
     ]
     results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
     found = reasons(results, RULES)
-    assert [(r.short, r.detail) for r in found] == [("2 of 4 questions lost their state writes", f"{STATE} 100% → 0% on q2, q3")]
+    assert [(r.short, r.detail) for r in found] == [("2 of 4 questions lost their state writes", f"q2, q3 lost: {STATE} 100% → 0%")]
     assert headline(results, [], found) == "Agent evaluation failed: 2 of 4 questions lost their state writes"
     one = Results(
         datasets=[dataset({"q1": 1.0, "q2": 0.0}, mismatch="x: expected 1, got 2")],
@@ -186,3 +203,148 @@ def test_the_passed_headline_counts_only_the_changes_the_table_shows() -> None:
     shown = page(Results(datasets=[current], comparison=[compared], gate=GateResult(passed=True)), background=Background(rules=RULES))
     assert shown["datasets"][0].moved == []
     assert shown["headline"] == "Agent evaluation passed: 1 gated metric held on 2 questions"
+
+
+# --- issue 24: no false alarm -------------------------------------------------------------------
+
+
+def _runs(metric: str, values: dict[str, float | None], direction: Literal["higher", "lower"] = "lower") -> DatasetResult:
+    """A dataset result of one metric; a None value is a question that ended in an error."""
+    questions = [
+        QuestionResult(id=qid, scores={metric: Score(value=v)})
+        if v is not None
+        else QuestionResult(id=qid, status="error", error="RuntimeError: boom")
+        for qid, v in values.items()
+    ]
+    scored = [v for v in values.values() if v is not None]
+    summary = MetricSummary(mean=sum(scored) / len(scored), n=len(scored), unscored=0, direction=direction)
+    return DatasetResult(path=PATH, name="cs", format="golden", summary={metric: summary}, questions=questions)
+
+
+def test_base_and_pr_columns_average_the_questions_the_change_pairs() -> None:
+    """llm_calls 2.3 → 2, change ±0 was two means over different questions: the one that now errs
+    counted on the base only. Both columns now average the paired questions; the other is counted apart."""
+    base = _runs("llm_calls", {"a": 2.0, "b": 2.0, "c": 3.0})
+    head = _runs("llm_calls", {"a": 2.0, "b": 2.0, "c": None})
+    compared = compare_dataset(head, base, baseline_path="b.json")
+    (metric,) = compared.metrics
+    assert (metric.baseline, metric.current, metric.delta, metric.n_shared) == (2.0, 2.0, 0.0, 2)
+    assert (metric.baseline_only, metric.current_only) == (1, 0)
+    view = dataset_view(head, compared, GateResult(passed=True), {}, Background())
+    (row,) = view.unchanged
+    assert (fmt(row.baseline, "llm_calls"), fmt(row.current, "llm_calls"), row.n, row.words) == ("2", "2", 2, "unchanged")
+    assert view.unpaired == ["llm_calls: 1 question scored only on the base (removed, or an error or unscored now)"]
+    comment = Renderer().render("comment.md.j2", view_of(Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True))))
+    assert "| llm\\_calls | 2 | 2 | 2 | 0 |" in comment
+    assert "Not paired: llm\\_calls: 1 question scored only on the base" in comment
+    lines = render(Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True)), {}, Background()).splitlines()
+    assert "  not paired: llm_calls: 1 question scored only on the base (removed, or an error or unscored now)" in lines
+    # Added and removed questions pair with nothing either.
+    grown = compare_dataset(_runs("llm_calls", {"a": 2.0, "d": 9.0}), _runs("llm_calls", {"a": 2.0, "b": 5.0}), baseline_path="b.json")
+    assert (grown.metrics[0].baseline, grown.metrics[0].current, grown.metrics[0].delta) == (2.0, 2.0, 0.0)
+    assert unpaired_lines(grown) == [
+        "llm_calls: 1 question scored only on the base (removed, or an error or unscored now); "
+        "1 question scored only on this PR (added, or unscored on the base)"
+    ]
+
+
+def view_of(results: Results, background: Background | None = None) -> dict[str, object]:
+    return view(results, background=background or Background())
+
+
+def test_a_timing_measured_elsewhere_is_information_unless_a_rule_names_it() -> None:
+    """Latency 0.16 s on the machine that wrote the baseline, 0.57 s on this one: no ⚠️ row."""
+    base = _runs("latency", {f"q{i}": 0.16 + i / 1000 for i in range(8)})
+    head = _runs("latency", {f"q{i}": 0.57 + i / 1000 for i in range(8)})
+    compared = compare_dataset(head, base, baseline_path="b.json")
+    assert compared.metrics[0].verdict == "regressed"  # the comparison still says what it measured
+    results = Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True))
+    view = dataset_view(head, compared, results.gate, {}, Background())
+    assert view.moved == [] and [(r.metric, r.mark, r.emoji) for r in view.info] == [("latency", "info", "ℹ️")]
+    assert page(results, background=Background())["headline"].startswith("Agent evaluation passed")
+    comment = Renderer().render("comment.md.j2", view_of(results))
+    assert "⚠️" not in comment and "Nothing moved." in comment
+    assert "0 metrics unchanged, 1 timing for information</summary>" in comment
+    assert "| ℹ️ latency | 0.16\u00a0s | 0.57\u00a0s | 8 | 0 |" in comment
+    terminal = render(results, {}, Background())
+    assert (
+        "\n  ! " not in terminal and "timings, for information (they move with the machine; no rule gates them): latency 0.16" in terminal
+    )
+    # A rule on latency makes it a compared metric again.
+    gated = dataset_view(head, compared, results.gate, {}, Background(rules={"latency": RuleView(max_regression="20%")}))
+    assert [(r.metric, r.emoji) for r in gated.moved] == [("latency", "⚠️")] and gated.info == []
+
+
+def test_an_errored_question_shows_its_calls_before_the_error_beside_the_base_run() -> None:
+    lookup = ToolInteraction(tool_name="lookup", input_arguments={"order": "A1"}, output_result={"total": 10})
+    refund = ToolInteraction(tool_name="refund", input_arguments={"order": "A1"}, output_result="ok")
+    base_run = QuestionResult(
+        id="q1",
+        scores={STATE: Score(value=1.0)},
+        transcript=Transcript(tool_calls=[lookup, refund], final_state={"refund": 10}, final_response="Refunded."),
+    )
+    head_run = QuestionResult(
+        id="q1",
+        status="error",
+        error="RuntimeError: the refund service is down",
+        transcript=Transcript(tool_calls=[lookup], final_state={}, error="RuntimeError: the refund service is down"),
+    )
+    base = DatasetResult(path=PATH, name="cs", format="golden", questions=[base_run])
+    head = DatasetResult(path=PATH, name="cs", format="golden", questions=[head_run])
+    compared = DatasetComparison(dataset="cs", path=PATH, status="compared", baseline_errors=0, current_errors=1)
+    view = dataset_view(head, compared, None, {}, Background(base_runs={PATH: base}))
+    (group,) = view.groups
+    assert group.questions[0].recorded and group.questions[0].fell == ["ended in an error"]
+    assert group.rows[:3] == [
+        DiffRow(label="call 1", base='lookup(order: A1) → {"total": 10}', head='lookup(order: A1) → {"total": 10}', kind="call"),
+        DiffRow(label="call 2", base="refund(order: A1) → ok", head="not reached (the run ended in an error)", kind="call"),
+        DiffRow(label="error", base="none", head="RuntimeError: the refund service is down", kind="error"),
+    ]
+    results = Results(datasets=[head], comparison=[compared])
+    comment = Renderer().render("comment.md.j2", view_of(results, Background(base_runs={PATH: base})))
+    assert "predates transcripts" not in comment and '| call 1 | lookup(order: A1) → {"total": 10} |' in comment
+    # A run that timed out sent nothing back: its calls are not recorded, not "not reached".
+    timed_out = head_run.model_copy(update={"error": "timed out after 300 s", "transcript": Transcript(error="timed out after 300 s")})
+    (group,) = dataset_view(
+        DatasetResult(path=PATH, name="cs", format="golden", questions=[timed_out]), compared, None, {}, Background(base_runs={PATH: base})
+    ).groups
+    assert group.rows[0] == DiffRow(
+        label="tool calls", base="lookup, refund", head="not recorded: the run ended before it reported any", kind="call"
+    )
+    # Only a base run without a transcript gets the note about old baselines.
+    old = DatasetResult(path=PATH, name="cs", format="golden", questions=[base_run.model_copy(update={"transcript": None})])
+    comment = Renderer().render("comment.md.j2", view_of(results, Background(base_runs={PATH: old})))
+    assert "the base run's tool calls and state were not recorded: its baseline predates transcripts" in comment
+
+
+def test_the_headline_names_questions_once_for_many_metrics_and_cuts_at_a_word() -> None:
+    metrics = [
+        STATE,
+        "tool_usage_accuracy",
+        "tool_call_precision",
+        "trajectory_accuracy",
+        "trajectory_exact_match",
+        "trajectory_in_order_match",
+    ]
+    failures = [
+        GateFailure(dataset=PATH, metric=m, question=q, rule="question_drop", baseline=1.0, current=0.0 if q == "q2" else 0.5, message="x")
+        for m in metrics
+        for q in ("q_discount_01", "q2")
+    ]
+    current = dataset({"q_discount_01": 0.5, "q2": 0.0, "q3": 1.0})
+    results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
+    (reason,) = reasons(results, RULES)
+    assert reason.detail == (
+        "q_discount_01 lost: "
+        + ", ".join(f"{m} 100% → 50%" for m in metrics)
+        + "; q2 lost: "
+        + ", ".join(f"{m} 100% → 0%" for m in metrics)
+    )
+    same = [f.model_copy(update={"current": 0.0}) for f in failures]
+    (reason,) = reasons(Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=same)), RULES)
+    assert reason.detail == "q_discount_01, q2 lost: " + ", ".join(f"{m} 100% → 0%" for m in metrics)
+    assert escape_md("q_discount_01 lost: state_management_fidelity 100%", 30) == "q\\_discount\\_01 lost…"
+    assert escape_md("a" * 40, 10) == "a" * 9 + "…"  # one long token: cut where it must be
+    for limit in range(20, len(reason.detail)):
+        cut = escape_md(reason.detail, limit).replace("\\", "")
+        assert cut.endswith("…") and reason.detail.startswith(cut[:-1]) and reason.detail[len(cut) - 1] in " ,;:", (limit, cut)

@@ -6,7 +6,8 @@ for the agent's tree (``tree.agent_tree``: names, descriptions, tools and their 
 descriptor that was stdout when we started (the agent's own prints go to stderr instead):
 first ``{"ready": {"app_name", "models", "adk_version", "python"}}`` or ``{"fatal": "why"}``,
 then per request ``{"id": N, "started": true}`` when it is read, and ``{"id": N, "result":
-{...}}`` or ``{"id": N, "error": {"type", "message", "code"}}``; ``{"exiting": "why"}`` before
+{...}}`` or ``{"id": N, "error": {"type", "message", "code", "partial"?}}`` (``partial``: the
+result so far, when the agent raised mid-question); ``{"exiting": "why"}`` before
 the process ends on its own. Questions run concurrently in one event loop; the parent decides how many.
 Anything the agent raises, ``SystemExit`` and ``KeyboardInterrupt`` included, is that question's
 error; what kills the process (``os._exit``, a signal) costs the questions in flight, and the
@@ -23,7 +24,7 @@ import threading
 from typing import IO, Any
 
 from .loader import AgentLoadError, LoadedAgent, load_agent
-from .runner import AgentSessions
+from .runner import AgentSessions, partial_run
 from .tree import agent_tree
 
 
@@ -81,7 +82,11 @@ class Worker:
             else:
                 result = await self.sessions.run(request["question"])
         except BaseException as error:  # noqa: BLE001 - the agent's failure, whatever it is (sys.exit too), is this question's
-            self.send({"id": number, "error": error_payload(error)})
+            payload = error_payload(error)
+            partial = partial_run(error)
+            if partial is not None:
+                payload["partial"] = partial  # what the run did before the error: its tool calls, its state
+            self.send({"id": number, "error": payload})
             return
         finally:
             self.in_flight.discard(number)

@@ -6,6 +6,7 @@ The same code runs in the worker process and, with ``--in-process``, in ours.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import Any
@@ -14,6 +15,9 @@ from .loader import LoadedAgent
 from .span_capture import SpanCapture
 
 USER_ID = "agent-eval"
+# The attribute a question's error carries its partial run in: what the run did before the
+# agent raised (events, state, turn times, spans), so its tool calls are not lost with it.
+PARTIAL = "agent_eval_partial_run"
 
 
 def models_by_agent(agent: Any) -> dict[str, str]:
@@ -72,22 +76,38 @@ class AgentSessions:
             for text in question["user_inputs"]:
                 message = self._types.Content(role="user", parts=[self._types.Part(text=text)])
                 started, clock = time.time(), time.perf_counter()
-                if self.spans is not None:
-                    with self.spans.turn(str(question["id"])) as turn_spans:
+                turn_spans: list[dict[str, Any]] = []
+                try:
+                    if self.spans is not None:
+                        with self.spans.turn(str(question["id"])) as turn_spans:
+                            await self._turn(session.id, message, events)
+                    else:
                         await self._turn(session.id, message, events)
+                finally:
                     spans.extend(turn_spans)
-                else:
-                    await self._turn(session.id, message, events)
                 times.append([started, time.perf_counter() - clock])
             final = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
+        except Exception as error:
+            # The agent raised mid-question: what it did until then (the tool calls that
+            # succeeded, the state they wrote) goes with the error, not down with it.
+            try:
+                partial = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
+            except Exception:  # noqa: BLE001 - the state is lost; the events and the agent's error still go
+                partial = None
+            _attach(error, self._result(events, partial, times, spans))
+            raise
         finally:
             await self.sessions.delete_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
+        return self._result(events, final, times, spans)
+
+    @staticmethod
+    def _result(events: list[dict[str, Any]], session: Any, times: list[list[float]], spans: list[dict[str, Any]]) -> dict[str, Any]:
         from .model_cache import replayed_calls
 
         return {
             "replayed_model_calls": replayed_calls(events),
             "events": events,
-            "final_state": dict(final.state) if final is not None else None,
+            "final_state": dict(session.state) if session is not None else None,
             "turn_times": times,
             "spans": spans,
         }
@@ -130,3 +150,15 @@ class AgentSessions:
             "turn_times": [list(t) for t in done.turn_times],
             "spans": spans,
         }
+
+
+def _attach(error: BaseException, partial: dict[str, Any]) -> None:
+    """Gives ``error`` the run it interrupted; an exception that takes no attributes keeps none."""
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(error, PARTIAL, partial)
+
+
+def partial_run(error: BaseException) -> dict[str, Any] | None:
+    """The run ``error`` interrupted, as :meth:`AgentSessions.run` would have returned it (None: none kept)."""
+    found = getattr(error, PARTIAL, None)
+    return found if isinstance(found, dict) else None

@@ -76,8 +76,8 @@ class SpanCapture:
             try:
                 yield collected
             finally:
-                done = self.buckets.pop(trace_id, [])
-        collected.extend(span_dict(s) for s in done)
+                # Filled on an error too: the spans of what the turn did before it are the run's.
+                collected.extend(span_dict(s) for s in self.buckets.pop(trace_id, []))
 
 
 def span_dict(span: Any) -> dict[str, Any]:

@@ -33,6 +33,10 @@ class Metric:
     score: ScoreFn
     # "reference": needs reference data; "trace": measured from what the agent did.
     kind: Literal["reference", "trace"] = "reference"
+    # Measured in wall-clock time: it moves with the machine and its load, so a run on another
+    # machine or hour is no evidence of a change; the views show it for information unless a
+    # gate rule names it.
+    timing: bool = False
     # Slow set-up (imports) the scorer may do ahead, while the agent runs.
     prepare: Callable[[], object] | None = None
 
@@ -46,13 +50,17 @@ def register(
     description: str,
     kind: Literal["reference", "trace"] = "reference",
     prepare: Callable[[], object] | None = None,
+    *,
+    timing: bool = False,
 ) -> Callable[[ScoreFn], ScoreFn]:
     """Decorator that adds a scoring function to :data:`REGISTRY` under ``name``."""
 
     def wrap(fn: ScoreFn) -> ScoreFn:
         if name in REGISTRY:
             raise ValueError(f"metric {name!r} registered twice")
-        REGISTRY[name] = Metric(name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare)
+        REGISTRY[name] = Metric(
+            name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare, timing=timing
+        )
         return fn
 
     return wrap

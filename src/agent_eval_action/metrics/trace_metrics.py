@@ -13,7 +13,7 @@ from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.models import LlmCall, Question, Score, Trace
 
 
-@register("latency", "lower", "Wall-clock seconds for the whole question (all turns).", kind="trace")
+@register("latency", "lower", "Wall-clock seconds for the whole question (all turns).", kind="trace", timing=True)
 def latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if trace.latency_s is not None:
         return Score(value=trace.latency_s, explanation=f"{trace.latency_s:.3f} s", details={"source": trace.latency_source})
@@ -23,7 +23,7 @@ def latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     return unscored(trace.missing.get("timing", "no timing recorded"))
 
 
-@register("turn_latency", "lower", "Mean wall-clock seconds per turn.", kind="trace")
+@register("turn_latency", "lower", "Mean wall-clock seconds per turn.", kind="trace", timing=True)
 def turn_latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     durations = [turn.duration_s for turn in trace.turns if turn.duration_s is not None]
     if not durations:

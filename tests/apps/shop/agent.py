@@ -1,5 +1,5 @@
-"""A second small ADK app for runner tests: transfers, state writes, a raising tool, a model
-that answers 429 twice, and a slow model. Behaviour is chosen by the user's words."""
+"""A second small ADK app for runner tests: transfers, state writes, a raising tool (alone, or
+after a call that succeeds), a model that answers 429 twice, and a slow model. Behaviour is chosen by the user's words."""
 
 from __future__ import annotations
 
@@ -75,6 +75,8 @@ class ShopModel(BaseLlm):
                 yield call("lookup_order", order_id="A1")
             elif "boom" in said and not answered:
                 yield call("explode", reason="test")
+            elif "boom" in said and answered == ["lookup_order"]:  # "my order, then boom": a call succeeds, the next raises
+                yield call("explode", reason="after the lookup")
             else:
                 yield reply(types.Part(text=f"shop: {said}"))
         else:  # refunds
