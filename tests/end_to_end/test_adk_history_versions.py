@@ -135,6 +135,11 @@ def test_fields_an_older_adk_wrote_are_accepted_only_where_it_wrote_them(tmp_pat
             edited(document, lambda c: with_cache_metadata(c, {**OLD_CACHE, "cached_contents_count": "three"})),
             f"{CASE}.session_details.events[1].cache_metadata.cached_contents_count: input should be a valid integer",
         ),
+        # the pinned name, written wrong in a file with historic fields elsewhere, is named as written
+        "cache_new_broken.evalset_result.json": (
+            edited(document, lambda c: with_cache_metadata(c, {"fingerprint": "ab12", "contents_count": "three"})),
+            f"{CASE}.session_details.events[1].cache_metadata.contents_count: input should be a valid integer",
+        ),
     }
     for name, data in accepted.items():
         (tmp_path / name).write_text(json.dumps(json.dumps(data)))

@@ -140,11 +140,12 @@ def _where(model: type[Any], data: Any, read: Any, loc: tuple[Any, ...]) -> str:
         return where
     holder = _model_at(model, loc[:-1])
     names = {cls.__name__ for cls in holder.__mro__} if holder is not None else set()
+    node = _node_at(data, loc[:-1])
     for field in HISTORIC_FIELDS:
-        if field.model in names and field.renamed_to in (loc[-1], camel(loc[-1])):
-            written, _ = _json_path(data, (*loc[:-1], field.name))
-            if written.endswith((f".{field.name}", f".{camel(field.name)}")):
-                return written
+        if field.model in names and field.renamed_to in (loc[-1], camel(loc[-1])) and isinstance(node, dict):
+            for old in (field.name, camel(field.name)):
+                if old in node:
+                    return _json_path(data, (*loc[:-1], old))[0]
     return where
 
 
@@ -169,16 +170,22 @@ def _historic(model: type[Any], item: Any) -> HistoricField | None:
     return None
 
 
-def _read_as_pinned(data: Any, loc: tuple[Any, ...], field: HistoricField) -> bool:
-    """Drops the historic field at ``loc`` from ``data``, or moves it to its new name; False: it is not there."""
+def _node_at(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The JSON value at a pydantic location (union member names skipped), or None."""
     node = data
-    for part in loc[:-1]:
+    for part in loc:
         if isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):  # noqa: SIM114 - mypy narrows the index per branch
             node = node[part]
         elif isinstance(part, str) and isinstance(node, dict) and part in node:
             node = node[part]
         elif not _is_member(part):
-            return False
+            return None
+    return node
+
+
+def _read_as_pinned(data: Any, loc: tuple[Any, ...], field: HistoricField) -> bool:
+    """Drops the historic field at ``loc`` from ``data``, or moves it to its new name; False: it is not there."""
+    node = _node_at(data, loc[:-1])
     if not isinstance(node, dict):
         return False
     for old in (field.name, camel(field.name)):
