@@ -1,6 +1,8 @@
 """ADK eval history files written with ADK's own models from a real run of the shop test app (a
-``Runner`` with scripted models): as ADK 2.x writes them with and without the session, and as
-older ADK wrote them (bare tool uses, every null Part field spelt out)."""
+``Runner`` with scripted models): as ADK 2.x writes them with and without the session (and with
+its own writer, ``LocalEvalSetResultsManager``), and as older ADK wrote them (bare tool uses,
+every null Part field spelt out). ``ADK_1_HISTORY`` was written by ADK 1.21.0 itself
+(tests/adk_history/README.md)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# Written by ADK 1.21.0's own `adk eval`: double-encoded, judge_model_options in every metric result.
+ADK_1_HISTORY = ROOT / "tests" / "adk_history" / "1.21.0" / "shop_shop_set_1795465006.2185001.evalset_result.json"
 INPUTS = ["where is my order", "I want a refund"]
 ANSWERS = ["Your order A1 has shipped.", "Your order A1 was refunded 10."]
 # What ADK 2.13.0's TrajectoryEvaluator (EXACT) and RougeEvaluator gave on these invocations
 # (checked live in test_adk_history where they import).
 ADK_TRAJECTORY = 0.5
 ADK_ROUGE = 0.463636
+ADK_TRAJECTORY_PER_TURN = [1.0, 0.0]
+ADK_ROUGE_PER_TURN = [0.2, 0.7272727272727272]
 
 
 def run_shop() -> tuple[list[Any], Any]:
@@ -67,10 +73,10 @@ def expected_invocations() -> list[Any]:
     ]
 
 
-def history(path: Path, *, with_session: bool) -> Path:
-    """ADK 2.x's eval history of the run, its actual invocations made by ADK's own EvaluationGenerator."""
+def eval_case_result(*, with_session: bool) -> Any:
+    """The shop run's EvalCaseResult, its actual invocations made by ADK's own EvaluationGenerator."""
     from google.adk.evaluation.eval_metrics import EvalMetricResult, EvalMetricResultPerInvocation, EvalStatus
-    from google.adk.evaluation.eval_result import EvalCaseResult, EvalSetResult
+    from google.adk.evaluation.eval_result import EvalCaseResult
     from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 
     events, session = run_shop()
@@ -81,12 +87,39 @@ def history(path: Path, *, with_session: bool) -> Path:
         EvalMetricResult(metric_name="response_match_score", threshold=0.5, score=ADK_ROUGE, eval_status=EvalStatus.PASSED),
         EvalMetricResult(metric_name="safety_v1", threshold=0.8, score=1.0, eval_status=EvalStatus.PASSED),
     ]
-    case = EvalCaseResult(
+    per_turn = [
+        [
+            EvalMetricResult(metric_name="tool_trajectory_avg_score", threshold=1.0, score=trajectory, eval_status=EvalStatus.PASSED),
+            EvalMetricResult(metric_name="response_match_score", threshold=0.5, score=rouge, eval_status=EvalStatus.PASSED),
+        ]
+        for trajectory, rouge in zip(ADK_TRAJECTORY_PER_TURN, ADK_ROUGE_PER_TURN, strict=True)
+    ]
+    return EvalCaseResult(
         eval_set_id="shop_set", eval_id="refund_case", final_eval_status=EvalStatus.FAILED, overall_eval_metric_results=metrics,
-        eval_metric_result_per_invocation=[EvalMetricResultPerInvocation(actual_invocation=a, expected_invocation=e) for a, e in zip(actual, expected, strict=True)],
+        eval_metric_result_per_invocation=[
+            EvalMetricResultPerInvocation(actual_invocation=a, expected_invocation=e, eval_metric_results=m)
+            for a, e, m in zip(actual, expected, per_turn, strict=True)
+        ],
         session_id=session.id, session_details=session if with_session else None, user_id="u",
     )  # fmt: skip
-    result = EvalSetResult(eval_set_result_id="r1", eval_set_id="shop_set", eval_case_results=[case])
+
+
+def written_by_adk(agents_dir: Path) -> Path:
+    """The eval history of the shop run as the installed ADK's LocalEvalSetResultsManager writes it."""
+    from google.adk.evaluation.local_eval_set_results_manager import LocalEvalSetResultsManager
+
+    LocalEvalSetResultsManager(agents_dir=str(agents_dir)).save_eval_set_result(
+        app_name="shop", eval_set_id="shop_set", eval_case_results=[eval_case_result(with_session=True)]
+    )
+    (path,) = (agents_dir / "shop" / ".adk" / "eval_history").glob("*.evalset_result.json")
+    return path
+
+
+def history(path: Path, *, with_session: bool) -> Path:
+    """ADK 2.x's eval history of the run, its actual invocations made by ADK's own EvaluationGenerator."""
+    from google.adk.evaluation.eval_result import EvalSetResult
+
+    result = EvalSetResult(eval_set_result_id="r1", eval_set_id="shop_set", eval_case_results=[eval_case_result(with_session=with_session)])
     path.write_text(result.model_dump_json(indent=2))
     return path
 
@@ -131,6 +164,18 @@ def old_history(path: Path) -> Path:
         {"metric_name": "tool_trajectory_avg_score", "threshold": 0.8, "score": ADK_TRAJECTORY, "eval_status": 2},
         {"metric_name": "response_match_score", "threshold": 0.5, "score": ADK_ROUGE, "eval_status": 1},
     ]
+
+    def turn_metrics(trajectory: float, rouge: float) -> list[dict[str, Any]]:
+        return [
+            {
+                "metric_name": "tool_trajectory_avg_score",
+                "threshold": 0.8,
+                "score": trajectory,
+                "eval_status": 1 if trajectory >= 0.8 else 2,
+            },
+            {"metric_name": "response_match_score", "threshold": 0.5, "score": rouge, "eval_status": 1 if rouge >= 0.5 else 2},
+        ]
+
     case = {
         "eval_set_file": "eval/data/shop.evalset.json",
         "eval_set_id": "eval/data/shop.evalset.json",
@@ -139,7 +184,8 @@ def old_history(path: Path) -> Path:
         "eval_metric_results": [],
         "overall_eval_metric_results": metrics,
         "eval_metric_result_per_invocation": [
-            {"actual_invocation": a, "expected_invocation": e, "eval_metric_results": metrics} for a, e in pairs
+            {"actual_invocation": a, "expected_invocation": e, "eval_metric_results": turn_metrics(t, r)}
+            for (a, e), t, r in zip(pairs, ADK_TRAJECTORY_PER_TURN, ADK_ROUGE_PER_TURN, strict=True)
         ],
         "session_id": "___eval___session___a5b9345c",
         "session_details": None,

@@ -152,6 +152,9 @@ class Trace(_Model):
     latency_source: str | None = None
     # Producer-computed figures (``metric.*`` columns), used when nothing better is recorded.
     recorded_metrics: dict[str, float] = Field(default_factory=dict)
+    # Per-turn scores the producer recorded, by metric (ADK's eval history scores each invocation;
+    # None where it did not score one): what ``adk_agreement`` compares turn by turn.
+    recorded_turn_scores: dict[str, list[float | None]] = Field(default_factory=dict)
     # Why a fact the metrics need is not recorded, by fact ("llm_calls", "tokens", "timing",
     # "tool_calls"): the unscored reason instead of a guess.
     missing: dict[str, str] = Field(default_factory=dict)

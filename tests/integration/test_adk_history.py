@@ -18,7 +18,18 @@ import pytest
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.loaders import Record, load_dataset
 from agent_eval_action.metrics import REGISTRY, MetricContext
-from tests.adk_files import ADK_ROUGE, ADK_TRAJECTORY, ANSWERS, INPUTS, expected_invocations, history, old_history, run_shop
+from tests.adk_files import (
+    ADK_ROUGE,
+    ADK_ROUGE_PER_TURN,
+    ADK_TRAJECTORY,
+    ADK_TRAJECTORY_PER_TURN,
+    ANSWERS,
+    INPUTS,
+    expected_invocations,
+    history,
+    old_history,
+    run_shop,
+)
 
 # Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
 pytestmark = pytest.mark.usefixtures("in_tmp")
@@ -53,6 +64,8 @@ def test_adk_values_recorded_here_are_adks() -> None:
         actual, expected_invocations()
     )
     assert trajectory.overall_score == ADK_TRAJECTORY and round(rouge.overall_score or 0, 6) == ADK_ROUGE
+    assert [r.score for r in trajectory.per_invocation_results] == ADK_TRAJECTORY_PER_TURN
+    assert [round(r.score or 0, 9) for r in rouge.per_invocation_results] == [round(v, 9) for v in ADK_ROUGE_PER_TURN]
 
 
 def test_adk_2x_history_without_session_takes_model_calls_from_invocation_events(tmp_path: Path) -> None:

@@ -250,3 +250,37 @@ def test_agreement_with_the_scores_adk_recorded() -> None:
     assert REGISTRY["adk_agreement"].score(case.question(), case.trace(), MetricContext()).explanation == (
         "the source recorded no ADK score to compare with"
     )
+
+
+def test_agreement_per_invocation_names_the_turns_that_differ() -> None:
+    case = Case([[LOOKUP], [LOOKUP, REFUND]], [[LOOKUP], [REFUND]])
+    # ADK recorded the case's mean right but scored the turns the other way round.
+    trace = case.trace().model_copy(
+        update={
+            "recorded_metrics": {"score.tool_trajectory_avg_score": 0.5},
+            "recorded_turn_scores": {"tool_trajectory_avg_score": [0.0, 1.0], "response_match_score": [None, None]},
+        }
+    )
+    score = REGISTRY["adk_agreement"].score(case.question(), trace, MetricContext())
+    assert score.value == 0.0
+    entry = score.details["compared"]["tool_trajectory_avg_score"]
+    assert (entry["adk_per_turn"], entry["ours_per_turn"], entry["differs"]) == ([0.0, 1.0], [1.0, 0.0], ["turn 1", "turn 2"])
+    assert score.explanation == (
+        "0 of 1 recorded ADK score(s) reproduced; differs: tool_trajectory_avg_score (turn 1, turn 2: turn 1 ADK 0 vs ours 1; turn 2 ADK 1 vs ours 0)"
+    )
+    agreeing = trace.model_copy(update={"recorded_turn_scores": {"tool_trajectory_avg_score": [1.0, 0.0]}})
+    assert REGISTRY["adk_agreement"].score(case.question(), agreeing, MetricContext()).value == 1.0
+
+
+def test_historic_fields_are_fields_no_longer_and_their_new_names_are() -> None:
+    """The table of fields older ADK versions wrote stays true of the pinned ADK."""
+    import importlib
+
+    from agent_eval_action.loaders.adk_schema import HISTORIC_FIELDS
+
+    homes = {"EvalMetric": "google.adk.evaluation.eval_metrics", "CacheMetadata": "google.adk.models.cache_metadata"}
+    assert {historic.model for historic in HISTORIC_FIELDS} == set(homes)
+    for historic in HISTORIC_FIELDS:
+        model = getattr(importlib.import_module(homes[historic.model]), historic.model)
+        assert historic.name not in model.model_fields, historic
+        assert historic.renamed_to is None or historic.renamed_to in model.model_fields, historic

@@ -7,17 +7,32 @@ would skip them, so a cached run would not do what a live one does. ADK's random
 ids are left out of the key, so a second run of the same conversation hits. A PR that changes
 one tool's output changes the requests from where each conversation diverged: those, and only
 those, go to the model again. Entries are versioned; a corrupt one is a miss, never a crash.
+
+A response is stored as soon as it is complete, before the agent sees it: ADK stops reading the
+model's stream once it has what it acts on (a ``transfer_to_agent`` call: the sub-agent runs and
+the root's stream is closed), so nothing after the last response the agent read ever runs. A
+complete response is one that is not a partial streaming chunk: a non-streaming call's first
+response, a stream's final (aggregated) chunk; a stream closed after partial chunks only stores
+nothing. Identical requests in flight at once (every question opening with the same greeting)
+make one model call: the others, in this process or in another worker sharing the directory,
+wait for it and replay what it stored.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import os
+import sys
 import tempfile
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
+
+if sys.platform != "win32":
+    import fcntl
 
 VERSION = 1
 REPLAYED = "agent_eval_cache"
@@ -56,6 +71,9 @@ class ResponseStore:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
+    def lock_path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.lock"
+
     def get(self, key: str) -> list[dict[str, Any]] | None:
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
@@ -77,33 +95,131 @@ class ResponseStore:
             pass  # a cache that cannot write is a cache that misses
 
 
-def caching_model(inner: Any, store: ResponseStore) -> Any:
+class Claim:
+    """The right to ask the model one request: held while its response is being made, released
+    as soon as the response is stored (or will not be)."""
+
+    def __init__(self, release: Callable[[], None]):
+        self._release: Callable[[], None] | None = release
+
+    def release(self) -> None:
+        if self._release is not None:
+            release, self._release = self._release, None
+            release()
+
+
+class InFlight:
+    """One model call at a time per request key: tasks of this process wait on an asyncio lock,
+    worker processes on an ``flock`` of ``<key>.lock`` beside the entry (released by the OS if a
+    worker dies)."""
+
+    POLL_S = (0.005, 0.1)  # the first and the longest wait between tries of another process's lock
+
+    def __init__(self, store: ResponseStore):
+        self.store = store
+        self.locks: dict[tuple[int, str], tuple[asyncio.Lock, list[int]]] = {}
+
+    async def claim(self, key: str) -> Claim:
+        slot = (id(asyncio.get_running_loop()), key)
+        lock, users = self.locks.setdefault(slot, (asyncio.Lock(), [0]))
+        users[0] += 1
+
+        def leave() -> None:
+            users[0] -= 1
+            if not users[0]:
+                self.locks.pop(slot, None)
+
+        try:
+            await lock.acquire()
+        except BaseException:
+            leave()
+            raise
+        try:
+            handle = await self._lock_file(self.store.lock_path(key))
+        except BaseException:
+            lock.release()
+            leave()
+            raise
+
+        def release() -> None:
+            if handle is not None:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+                os.close(handle)
+            lock.release()
+            leave()
+
+        return Claim(release)
+
+    async def _lock_file(self, path: Path) -> int | None:
+        if sys.platform == "win32":
+            return None  # no flock: identical requests are de-duplicated within a worker process only
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return None  # a directory we cannot write: no entry will be stored either
+        delay, longest = self.POLL_S
+        try:
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return handle
+                except BlockingIOError:
+                    await asyncio.sleep(delay)  # another worker asks the model this request now
+                    delay = min(delay * 2, longest)
+        except OSError:
+            os.close(handle)
+            return None  # a file system without locks: de-duplicated within this process only
+        except BaseException:
+            os.close(handle)
+            raise
+
+
+def caching_model(inner: Any, store: ResponseStore, in_flight: InFlight | None = None) -> Any:
     """A BaseLlm that answers from ``store`` or asks ``inner`` and records what it said."""
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_request import LlmRequest
     from google.adk.models.llm_response import LlmResponse
 
+    flights = in_flight or InFlight(store)
+
+    def replayable(key: str) -> list[Any] | None:
+        recorded = store.get(key)
+        if recorded is None:
+            return None
+        try:
+            return [LlmResponse.model_validate(r) for r in recorded]
+        except ValueError:
+            return None
+
     class CachingLlm(BaseLlm):
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
             key = request_key(llm_request, inner.model)
-            recorded = store.get(key)
-            replay = None
-            if recorded is not None:
+            replay = replayable(key)
+            if replay is None:
+                claim = await flights.claim(key)
                 try:
-                    replay = [LlmResponse.model_validate(r) for r in recorded]
-                except ValueError:
-                    replay = None
-            if replay is not None:
-                for response in replay:
-                    response.custom_metadata = {**(response.custom_metadata or {}), REPLAYED: "replayed"}
-                    yield response
-                return
-            seen: list[dict[str, Any]] = []
-            async for response in inner.generate_content_async(llm_request, stream=stream):
-                seen.append(_without_call_ids(response.model_dump(mode="json", exclude_none=True)))
+                    replay = replayable(key)  # answered while this one waited
+                    if replay is None:
+                        seen: list[dict[str, Any]] = []
+                        failed = False
+                        async with contextlib.aclosing(inner.generate_content_async(llm_request, stream=stream)) as responses:
+                            async for response in responses:
+                                seen.append(_without_call_ids(response.model_dump(mode="json", exclude_none=True)))
+                                failed = failed or bool(response.error_code)
+                                if not response.partial:
+                                    # Complete: stored before the agent sees it, as the agent may stop reading here.
+                                    if not failed:
+                                        store.put(key, seen)
+                                    claim.release()
+                                yield response
+                        return
+                finally:
+                    claim.release()
+            for response in replay:
+                response.custom_metadata = {**(response.custom_metadata or {}), REPLAYED: "replayed"}
                 yield response
-            if seen and not any(r.get("error_code") for r in seen):
-                store.put(key, seen)
 
     return CachingLlm(model=inner.model)
 
@@ -111,11 +227,12 @@ def caching_model(inner: Any, store: ResponseStore) -> Any:
 def install(root_agent: Any, directory: str) -> None:
     """Wraps the model of every LLM agent in the tree (an agent without one inherits its parent's)."""
     store = ResponseStore(directory)
+    in_flight = InFlight(store)
     stack = [root_agent]
     while stack:
         agent = stack.pop()
         if hasattr(agent, "canonical_model"):
-            agent.model = caching_model(agent.canonical_model, store)
+            agent.model = caching_model(agent.canonical_model, store, in_flight)
         stack.extend(getattr(agent, "sub_agents", None) or [])
 
 

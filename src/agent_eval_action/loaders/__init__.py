@@ -55,11 +55,8 @@ def _open(path: str) -> LoadedDataset:
         raise DatasetError(path, f"not valid JSON: {error.msg}", pointer=f"line {error.lineno}, column {error.colno}") from None
     if isinstance(data, dict) and "golden_questions" in data:
         return load_golden(path, data, text)
-    if isinstance(data, str) and lower.endswith(".evalset_result.json"):
-        try:  # older ADK versions wrote the result as a JSON string inside the file
-            data = json.loads(data)
-        except json.JSONDecodeError as error:
-            raise DatasetError(path, f"not valid JSON inside the JSON string: {error.msg}") from None
+    if isinstance(data, str):
+        data = _inner_json(path, data)
     if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
         return load_eval_history(path, data)
     if isinstance(data, dict) and ("eval_cases" in data or "evalCases" in data):
@@ -70,6 +67,20 @@ def _open(path: str) -> LoadedDataset:
         raise DatasetError(path, "this looks like a judge metric definition, not a dataset")
     raise DatasetError(
         path,
-        'unrecognised dataset: expected {"golden_questions": [...]}, an ADK EvalSet ({"eval_cases": [...]}) '
+        'unrecognised dataset: expected {"golden_questions": [...]}, an ADK EvalSet ({"eval_cases": [...]}), '
+        'ADK eval history ({"eval_case_results": [...]}, or that as a JSON string) '
         'or an ADK .test.json list of {"query", "expected_tool_use", "reference"} turns',
     )
+
+
+def _inner_json(path: str, text: str) -> object:
+    """The document a file holds as a JSON string: ADK 1.0.0-1.21.0 wrote its eval history as
+    ``json.dumps(result.model_dump_json())`` (``adk_schema.DOUBLE_ENCODED_HISTORY``), and such
+    files are renamed and moved, so the content decides, not the name."""
+    try:
+        inner = json.loads(text)
+    except json.JSONDecodeError as error:
+        if path.lower().endswith(".evalset_result.json"):
+            raise DatasetError(path, f"not valid JSON inside the JSON string (ADK's eval history): {error.msg}") from None
+        return text
+    return inner if isinstance(inner, dict) and ("eval_case_results" in inner or "evalCaseResults" in inner) else text

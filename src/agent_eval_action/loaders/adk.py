@@ -232,7 +232,7 @@ def _eval_case(path: str, index: int, case: Any, simulator: dict[str, Any]) -> Q
         raise where.error(f"{pointer}.conversation", "required field is missing (or give a conversation_scenario)")
     if conversation is not None:
         expect_type(where, f"{pointer}.conversation", conversation, list, "a list of invocations")
-    validate(eval_case_model(), case, path=path, pointer=pointer, question_id=qid, what="an eval case")
+    case = validate(eval_case_model(), case, path=path, pointer=pointer, question_id=qid, what="an eval case")
     session = get(case, "session_input") or {}
     state = get(session, "state") if isinstance(session, dict) else None
     expected_state = get(case, "final_session_state")
@@ -372,7 +372,7 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
     expect_type(Where(path, prefix=""), pointer, case, dict, "an object")
     qid = get(case, "eval_id")
     qid = qid if isinstance(qid, str) and qid else None
-    validate(eval_case_result_model(), case, path=path, pointer=pointer, question_id=qid, what="an eval case result")
+    case = validate(eval_case_result_model(), case, path=path, pointer=pointer, question_id=qid, what="an eval case result")
     if qid is None:
         raise DatasetError(path, "missing eval_id: a question needs an id", pointer=f"{pointer}.eval_id")
     where = Where(path, qid, prefix="")
@@ -434,12 +434,28 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
         trace.final_state = None
         trace.missing["state"] = "the eval history keeps no session state"
     for result in get(case, "overall_eval_metric_results") or []:
-        score = get(result, "score")
-        if isinstance(score, int | float) and not isinstance(score, bool):
-            trace.recorded_metrics[f"score.{get(result, 'metric_name')}"] = float(score)
+        score = _number(get(result, "score"))
+        if score is not None:
+            trace.recorded_metrics[f"score.{get(result, 'metric_name')}"] = score
+    trace.recorded_turn_scores = _turn_scores(per_invocation)
     if get(case, "final_eval_status") in NOT_EVALUATED and not events:
         trace.error = "ADK did not evaluate this case"
     return Record(question=question, trace=trace)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _turn_scores(per_invocation: list[Any]) -> dict[str, list[float | None]]:
+    """The scores ADK recorded for each invocation, by metric (None where it scored none)."""
+    out: dict[str, list[float | None]] = {}
+    for j, item in enumerate(per_invocation):
+        for result in get(item, "eval_metric_results") or []:
+            name = get(result, "metric_name")
+            if isinstance(name, str):
+                out.setdefault(name, [None] * len(per_invocation))[j] = _number(get(result, "score"))
+    return {name: scores for name, scores in out.items() if any(s is not None for s in scores)}
 
 
 def _invocation_events(invocations: list[Any]) -> tuple[list[dict[str, Any]], bool]:

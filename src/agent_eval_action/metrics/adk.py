@@ -254,7 +254,7 @@ COMPUTED = {TRAJECTORY: tool_trajectory_avg_score, RESPONSE: response_match_scor
     "adk_agreement",
     "higher",
     "Share of the scores ADK recorded for the run (eval history, score.* columns) of tool_trajectory_avg_score and "
-    "response_match_score that ours reproduce.",
+    "response_match_score that ours reproduce, for the case and for each invocation ADK scored.",
     kind="trace",
 )
 def adk_agreement(question: Question, trace: Trace, ctx: MetricContext) -> Score:
@@ -262,15 +262,27 @@ def adk_agreement(question: Question, trace: Trace, ctx: MetricContext) -> Score
     uncomputed: list[str] = []
     for name, metric in COMPUTED.items():
         recorded = trace.recorded_metrics.get(f"score.{name}")
-        if recorded is None:
+        recorded_turns = trace.recorded_turn_scores.get(name)
+        if recorded is None and recorded_turns is None:
             continue
         ours = metric(question, trace, ctx)
         if ours.value is None:
             uncomputed.append(f"{name} ({ours.explanation})")
             continue
-        agrees = abs(ours.value - recorded) < AGREEMENT_TOLERANCE
-        entry: dict[str, Any] = {"adk": recorded, "ours": ours.value, "agrees": agrees}
-        if not agrees and name == TRAJECTORY and any(c.tool_name == "transfer_to_agent" for c in trace.tool_interactions or ()):
+        entry: dict[str, Any] = {"adk": recorded, "ours": ours.value}
+        differs = [] if recorded is None or abs(ours.value - recorded) < AGREEMENT_TOLERANCE else ["the case"]
+        if recorded_turns is not None:
+            ours_turns = ours.details.get("per_turn") or []
+            entry["adk_per_turn"], entry["ours_per_turn"] = recorded_turns, ours_turns
+            differs += [
+                f"turn {turn + 1}"
+                for turn, adk in enumerate(recorded_turns)
+                if adk is not None and (turn >= len(ours_turns) or abs(ours_turns[turn] - adk) >= AGREEMENT_TOLERANCE)
+            ]
+        entry["agrees"] = not differs
+        if differs and recorded_turns is not None:
+            entry["differs"] = differs
+        if differs and name == TRAJECTORY and any(c.tool_name == "transfer_to_agent" for c in trace.tool_interactions or ()):
             entry["note"] = "ADK counts every transfer_to_agent as a tool call; here it is an agent step unless the reference names it"
         compared[name] = entry
     if not compared:
@@ -278,8 +290,24 @@ def adk_agreement(question: Question, trace: Trace, ctx: MetricContext) -> Score
             return unscored(f"ADK recorded scores we could not compute: {'; '.join(uncomputed)}")
         return unscored("the source recorded no ADK score to compare with")
     agreeing = [name for name, entry in compared.items() if entry["agrees"]]
-    differing = [f"{name} ADK {e['adk']:.4g} vs ours {e['ours']:.4g}" for name, e in compared.items() if not e["agrees"]]
+    differing = [_difference(name, entry) for name, entry in compared.items() if not entry["agrees"]]
     explanation = f"{len(agreeing)} of {len(compared)} recorded ADK score(s) reproduced" + (
         f"; differs: {', '.join(differing)}" if differing else ""
     )
     return Score(value=len(agreeing) / len(compared), explanation=explanation, details={"compared": compared, "not_computed": uncomputed})
+
+
+def _difference(name: str, entry: dict[str, Any]) -> str:
+    """Where ADK's recorded score and ours part: the case's mean, or the invocations (turns) that differ."""
+    differs = entry.get("differs", ["the case"])
+    if differs == ["the case"]:
+        return f"{name} ADK {entry['adk']:.4g} vs ours {entry['ours']:.4g}"
+    where = ", ".join(differs)
+    turns = [int(part.split()[1]) - 1 for part in differs if part.startswith("turn ")]
+    detail = "; ".join(
+        f"turn {t + 1} ADK {entry['adk_per_turn'][t]:.4g} vs ours "
+        + (f"{entry['ours_per_turn'][t]:.4g}" if t < len(entry["ours_per_turn"]) else "none")
+        for t in turns
+    )
+    case = f"case ADK {entry['adk']:.4g} vs ours {entry['ours']:.4g}; " if "the case" in differs else ""
+    return f"{name} ({where}: {case}{detail})"
