@@ -27,7 +27,7 @@ from agent_eval_action.convert import write_golden, write_runs
 from agent_eval_action.discovery import dataset_files, expand_paths
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.evaluation import Evaluation
-from agent_eval_action.git_ops import Git
+from agent_eval_action.git_ops import Git, Snapshot
 from agent_eval_action.loaders import Record, load_dataset
 from agent_eval_action.models import Problem, Question, Results, Selection
 from agent_eval_action.redaction import Redactor
@@ -37,6 +37,7 @@ from agent_eval_action.shards import merge_results, merge_scorer
 from agent_eval_action.steps import (
     DatasetFile,
     agent_fingerprint,
+    base_state,
     baselines_in,
     baselines_in_repository,
     compare_and_gate,
@@ -174,21 +175,24 @@ def run_check(
     unchanged questions when the agent's code is unchanged), compare with the baselines at the
     merge-base and gate, with the gate's rules from there."""
     git = Git(Path(cwd) if cwd else Path.cwd())
+    merge_base = git.merge_base(base) if base else None
+    changes = git.changes(merge_base) if merge_base else []
+    # Everything the verdict reads of the base is read now, before any agent code runs.
+    snapshot = Snapshot(git, merge_base) if merge_base else None
+    rules = gate_rules(config, git, snapshot)
+    config = rules.config
     files, problems = dataset_files(config.datasets, defaults=config.datasets == DEFAULT_DATASETS)
     workspace = git.workspace()
     by_path = {workspace.rel(f): f for f in files}
-    merge_base = git.merge_base(base) if base else None
-    changes = git.changes(merge_base) if merge_base else []
-    rules = gate_rules(config, git, merge_base)
-    config = rules.config
     selection = select_datasets(
         config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, workspace=workspace
     )
+    state = base_state(git, snapshot, selection, config) if snapshot is not None else None
     fingerprint = agent_fingerprint(config, git, workspace)
     # Unchanged questions keep their baseline scores only when no agent path changed.
     reuse = None
-    if config.reuse and merge_base is not None and not selection.agent_changes and fingerprint is not None:
-        reuse = reusable_baselines(git, selection, config, fingerprint)
+    if config.reuse and snapshot is not None and not selection.agent_changes and fingerprint is not None:
+        reuse = reusable_baselines(git, selection, config, fingerprint, snapshot)
     done = evaluate_files(
         config, [DatasetFile(by_path[s.path], s.path) for s in selection.selected], progress=progress, fingerprint=fingerprint, reuse=reuse
     )
@@ -200,7 +204,9 @@ def run_check(
         problems=problems + done.problems,
         run=done.run,
     )
-    return compare_and_gate(results, rules, baselines_in_repository(git, selection, config))
+    outcome = compare_and_gate(results, rules, baselines_in_repository(git, selection, config, snapshot))
+    outcome.base = state
+    return outcome
 
 
 def check(
@@ -230,8 +236,9 @@ def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] |
     merged = merge_results([(f, read_results(f)) for f in files], merge_scorer(config))
     git = Git(Path(cwd) if cwd else Path.cwd())
     selection = merged.selection or Selection()
-    rules = gate_rules(config, git, selection.merge_base)
-    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config))
+    snapshot = Snapshot(git, selection.merge_base) if selection.merge_base else None
+    rules = gate_rules(config, git, snapshot)
+    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot))
     outcome.sources = files
     return outcome
 

@@ -144,7 +144,7 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     target = _written(results, config, out, err)
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
-    background = repository_background(results, Path.cwd(), rules.gate, metric_kinds(rules, results))
+    background = repository_background(results, Path.cwd(), rules.gate, metric_kinds(rules, results), outcome.base)
     print(render(results, thresholds, background), file=out)
     _report_problems(results.problems, err)
     settings = PublishSettings(
