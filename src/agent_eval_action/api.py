@@ -267,7 +267,15 @@ def update_baselines(
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
     redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
     baselines_dir = workspace.rel(config.baselines_dir)
-    written = [write_baseline(workspace.root, baselines_dir, result, __version__, redactor) for result in results.datasets]
+    written = []
+    for result in results.datasets:
+        # One baseline that cannot be written costs that dataset, never the datasets after it.
+        try:
+            written.append(write_baseline(workspace.root, baselines_dir, result, __version__, redactor))
+        except OSError as error:
+            results.problems.append(
+                Problem(path=result.path, message=f"{result.path}: could not write its baseline: {error.strerror or error}")
+            )
     return BaselineUpdate(results=results, written=written)
 
 

@@ -11,6 +11,7 @@ are still read, the stem-keyed ones only for the dataset whose path they recorde
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import posixpath
 from collections.abc import Callable
@@ -91,7 +92,9 @@ def find_baseline(read: Reader, where: str, baselines_dir: str, paths: list[str]
         text = read(path)
         if text is None:
             continue
-        found = _pick(parse_results(text, f"{path} {where}".strip(), what="baseline"), baselines_dir, path, dataset_path, dataset_name, legacy)
+        found = _pick(
+            parse_results(text, f"{path} {where}".strip(), what="baseline"), baselines_dir, path, dataset_path, dataset_name, legacy
+        )
         if found is not None:
             return Found(dataset=found, path=path, legacy=path != baseline_path(baselines_dir, dataset_path))
     return None
@@ -119,8 +122,14 @@ def _pick(results: Results, baselines_dir: str, file: str, dataset_path: str, da
 
 def working_tree_reader(root: Path) -> Reader:
     def read(path: str) -> str | None:
-        file = root / path
-        return file.read_text(encoding="utf-8") if file.is_file() else None
+        try:
+            return (root / path).read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except OSError as error:
+            if error.errno == errno.ENAMETOOLONG:  # an older layout's name for a long dataset name
+                return None
+            raise
 
     return read
 

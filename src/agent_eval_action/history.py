@@ -84,7 +84,9 @@ def read_base(files: Snapshot, baselines_dir: str, datasets: list[tuple[str, str
     for path, old in datasets:
         paths = [path, *([old] if old else [])]
         files.load(file for file, _, _ in candidates(baselines_dir, paths))
-        state.history[path] = metric_history(files.git, files.rev, baselines_dir, paths, posixpath.splitext(posixpath.basename(path))[0], depth)
+        state.history[path] = metric_history(
+            files.git, files.rev, baselines_dir, paths, posixpath.splitext(posixpath.basename(path))[0], depth
+        )
     files.seal()
     return state
 
@@ -115,7 +117,11 @@ def read_background(
     workspace = git.workspace()
     in_repo = git.is_repository()
     read: Reader = (
-        base.files.read if base is not None else (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+        base.files.read
+        if base is not None
+        else (lambda path: git.show(merge_base, path))
+        if merge_base
+        else working_tree_reader(workspace.root)
     )
     background = Background(
         base_label=f"merge-base {merge_base[:7]}" if merge_base else "the working tree's baselines", rules=dict(rules or {})

@@ -184,7 +184,9 @@ def baselines_in_repository(git: Git, selection: Selection, config: Config, base
     or, when the PR renamed it, its path before."""
     merge_base = selection.merge_base
     workspace = git.workspace()
-    read = base.read if base is not None else (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+    read = (
+        base.read if base is not None else (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+    )
     where = f"at {merge_base[:12]}" if merge_base else "in the working tree"
     baselines_dir = workspace.rel(config.baselines_dir)
     renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}
