@@ -173,3 +173,24 @@ def test_a_255_character_dataset_name_gets_a_baseline_and_so_do_the_others(repo:
     assert done.returncode == 1, done.stdout + done.stderr
     (comparison,) = results(repo)["comparison"]
     assert comparison["status"] == "compared" and comparison["baseline_path"].endswith(hashed)
+
+
+def test_a_baseline_of_the_doubled_suffix_layout_is_read_and_moved_by_update(tmp_path: Path) -> None:
+    repo = counting_repo(tmp_path / "repo", 2)
+    env = {"CALLS_FILE": str(tmp_path / "calls.txt")}
+    assert cli(repo, "baseline", "update", env=env).returncode == 0
+    current = repo / BASELINES / DATASET
+    doubled = current.with_name("prices.json.json")  # the layout before
+    current.rename(doubled)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "baselines, older layout")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / DATASET).write_text((repo / DATASET).read_text() + "\n")
+    git(repo, "commit", "-qam", "touch the dataset")
+    done = cli(repo, "run", "--base", "main", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (comparison,) = results(repo)["comparison"]
+    assert comparison["status"] == "compared" and comparison["baseline_path"] == (BASELINES / DATASET).as_posix() + ".json"
+    update = cli(repo, "baseline", "update", env=env)
+    assert "moved from" in update.stdout and "prices.json.json" in update.stdout, update.stdout
+    assert current.is_file() and not doubled.exists()
