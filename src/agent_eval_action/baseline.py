@@ -154,9 +154,13 @@ def write_baseline(root: Path, baselines_dir: str, dataset: DatasetResult, tool_
         path.write_text(text, encoding="utf-8")
     moved = None
     read = working_tree_reader(root)
-    for old_file, _, _ in candidates(baselines_dir, [dataset.path])[1:]:
+
+    def only(file: str) -> Reader:
+        return lambda path: read(path) if path == file else None
+
+    for old_file, _, _ in candidates(baselines_dir, [dataset.path])[1:]:  # [0] is the file just written
         try:
-            old = find_baseline(lambda p, f=old_file: read(p) if p == f else None, "", baselines_dir, [dataset.path], dataset.name)
+            old = find_baseline(only(old_file), "", baselines_dir, [dataset.path], dataset.name)
         except DatasetError:
             old = None  # an unreadable old file is left where it is
         if old is not None and old.legacy:

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -32,7 +32,7 @@ def github() -> Iterator[FakeGitHub]:
     server.close()
 
 
-def post(github: FakeGitHub, tmp_path: Path, body: str, *, run: dict[str, object] | None = None) -> subprocess.CompletedProcess[str]:
+def post(github: FakeGitHub, tmp_path: Path, body: str, *, run: Mapping[str, object] | None = None) -> subprocess.CompletedProcess[str]:
     """The workflow_run job: the artifact (comment.md and the pr-number an old artifact carried) as the fork wrote it."""
     (tmp_path / "comment.md").write_text(body, encoding="utf-8")
     (tmp_path / "pr-number").write_text("3\n")
