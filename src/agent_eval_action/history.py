@@ -81,12 +81,11 @@ def read_base(files: Snapshot, baselines_dir: str, datasets: list[tuple[str, str
     have at the snapshot's commit, reads their metric histories, then seals it: nothing more is
     read of the base after this."""
     state = BaseState(files=files)
-    for path, old in datasets:
-        paths = [path, *([old] if old else [])]
-        files.load(file for file, _, _ in candidates(baselines_dir, paths))
-        state.history[path] = metric_history(
-            files.git, files.rev, baselines_dir, paths, posixpath.splitext(posixpath.basename(path))[0], depth
-        )
+    known = [(path, [path, *([old] if old else [])]) for path, old in datasets]
+    files.load(file for _, paths in known for file, _, _ in candidates(baselines_dir, paths))  # one git call
+    for path, paths in known:
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        state.history[path] = metric_history(files.git, files.rev, baselines_dir, paths, stem, depth)
     files.seal()
     return state
 
