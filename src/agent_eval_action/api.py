@@ -180,8 +180,13 @@ def run_check(
     # Everything the verdict reads of the base is read now, before any agent code runs.
     snapshot = Snapshot(git, merge_base) if merge_base else None
     rules = gate_rules(config, git, snapshot)
-    config = rules.config
     files, problems = dataset_files(config.datasets, defaults=config.datasets == DEFAULT_DATASETS)
+    # The base's globs the PR dropped are still evaluated; one that matches nothing now is no
+    # typo of the PR's: the files it matched were deleted, and are reported as removed.
+    extra, _ = expand_paths([g for g in rules.config.datasets if g not in config.datasets])
+    seen = set(files)
+    files += [f for f in extra if f not in seen]
+    config = rules.config
     workspace = git.workspace()
     by_path = {workspace.rel(f): f for f in files}
     selection = select_datasets(

@@ -194,3 +194,20 @@ def test_a_baseline_of_the_doubled_suffix_layout_is_read_and_moved_by_update(tmp
     update = cli(repo, "baseline", "update", env=env)
     assert "moved from" in update.stdout and "prices.json.json" in update.stdout, update.stdout
     assert current.is_file() and not doubled.exists()
+
+
+def test_a_pr_that_moves_every_dataset_away_reports_the_base_ones_removed(repo: Path) -> None:
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/new/*.csv"]\n')
+    git(repo, "rm", "-q", "evaluation/datasets/cs_runs.csv", "evaluation/datasets/other_runs.csv")
+    write_dataset(repo / "evaluation" / "new" / "fresh_runs.csv", runs(4))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start over")
+    done = cli(repo, "run", "--base", "main")
+    # The base's glob matches nothing now: its datasets were deleted, which is no typo of the PR's.
+    assert done.returncode == 0, done.stdout + done.stderr
+    statuses = {c["path"]: c["status"] for c in results(repo)["comparison"]}
+    assert statuses == {
+        "evaluation/new/fresh_runs.csv": "new",
+        "evaluation/datasets/cs_runs.csv": "removed",
+        "evaluation/datasets/other_runs.csv": "removed",
+    }
