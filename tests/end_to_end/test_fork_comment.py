@@ -99,3 +99,28 @@ def test_a_run_of_a_push_is_bad_input(github: FakeGitHub, tmp_path: Path) -> Non
     done = post(github, tmp_path, "## hello\n", run={"event": "push", "head_sha": SHA})
     assert done.returncode == 2 and "not a workflow_run event of a pull_request run" in done.stderr
     assert github.comments == {}
+
+
+def test_the_action_posts_it_with_the_fork_comment_input(github: FakeGitHub, tmp_path: Path) -> None:
+    (tmp_path / "comment.md").write_text("<!-- agent-eval-action:default -->\n## from the fork\n")
+    (tmp_path / "event.json").write_text(
+        json.dumps({"workflow_run": {"event": "pull_request", "head_sha": SHA, "head_repository": {"full_name": "evil/r"}}})
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT / "src"),
+            "GITHUB_WORKSPACE": str(tmp_path),
+            "GITHUB_API_URL": github.url,
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_EVENT_NAME": "workflow_run",
+            "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+            "INPUT_GITHUB-TOKEN": github.token,
+            "INPUT_FORK-COMMENT": "comment.md",
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", "action"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [c["body"] for c in github.on(7)] == [f"{MARKER}\n## from the fork\n"]
