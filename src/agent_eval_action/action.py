@@ -24,7 +24,7 @@ INPUTS = (
     "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
     "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
     "shard", "merge", "working-directory", "metrics", "agent-python", "model-cache",
-    "max-concurrency", "max-model-calls", "max-cost-usd",
+    "max-concurrency", "max-model-calls", "max-cost-usd", "fork-comment",
 )  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
@@ -95,6 +95,11 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     token = inputs["github-token"] or env.get("GITHUB_TOKEN") or ""
     mask(token, out, actions=actions)
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    if inputs["fork-comment"]:
+        from agent_eval_action.commands import fork_comment
+
+        # Nothing of the fork runs here: only its artifact's text is posted.
+        return fork_comment(str(workspace / inputs["fork-comment"]), comment_key=inputs["comment-key"] or "default", out=out, env=env)
     # The workspace is mounted from the host, owned by another user: git refuses it otherwise.
     Git(workspace).trust_checkouts()
     directory = workspace / inputs["working-directory"] if inputs["working-directory"] else workspace

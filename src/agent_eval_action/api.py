@@ -27,7 +27,7 @@ from agent_eval_action.convert import write_golden, write_runs
 from agent_eval_action.discovery import dataset_files, expand_paths
 from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.evaluation import Evaluation
-from agent_eval_action.git_ops import Git
+from agent_eval_action.git_ops import Git, Snapshot
 from agent_eval_action.loaders import Record, load_dataset
 from agent_eval_action.models import Problem, Question, Results, Selection
 from agent_eval_action.redaction import Redactor
@@ -38,6 +38,7 @@ from agent_eval_action.shards import merge_results, merge_scorer
 from agent_eval_action.steps import (
     DatasetFile,
     agent_fingerprint,
+    base_state,
     baselines_in,
     baselines_in_repository,
     compare_and_gate,
@@ -183,21 +184,29 @@ def run_check(
     unchanged questions when the agent's code is unchanged), compare with the baselines at the
     merge-base and gate, with the gate's rules from there."""
     git = Git(Path(cwd) if cwd else Path.cwd())
-    files, problems = dataset_files(config.datasets, defaults=config.datasets == DEFAULT_DATASETS)
-    workspace = git.workspace()
-    by_path = {workspace.rel(f): f for f in files}
     merge_base = git.merge_base(base) if base else None
     changes = git.changes(merge_base) if merge_base else []
-    rules = gate_rules(config, git, merge_base)
+    # Everything the verdict reads of the base is read now, before any agent code runs.
+    snapshot = Snapshot(git, merge_base) if merge_base else None
+    rules = gate_rules(config, git, snapshot)
+    files, problems = dataset_files(config.datasets, defaults=config.datasets == DEFAULT_DATASETS)
+    # The base's globs the PR dropped are still evaluated; one that matches nothing now is no
+    # typo of the PR's: the files it matched were deleted, and are reported as removed.
+    extra, _ = expand_paths([g for g in rules.config.datasets if g not in config.datasets])
+    seen = set(files)
+    files += [f for f in extra if f not in seen]
     config = rules.config
+    workspace = git.workspace()
+    by_path = {workspace.rel(f): f for f in files}
     selection = select_datasets(
         config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, workspace=workspace
     )
+    state = base_state(git, snapshot, selection, config) if snapshot is not None else None
     fingerprint = agent_fingerprint(config, git, workspace)
     # Unchanged questions keep their baseline scores only when no agent path changed.
     reuse = None
-    if config.reuse and merge_base is not None and not selection.agent_changes and fingerprint is not None:
-        reuse = reusable_baselines(git, selection, config, fingerprint)
+    if config.reuse and snapshot is not None and not selection.agent_changes and fingerprint is not None:
+        reuse = reusable_baselines(git, selection, config, fingerprint, snapshot)
     done = evaluate_files(
         config, [DatasetFile(by_path[s.path], s.path) for s in selection.selected], progress=progress, fingerprint=fingerprint, reuse=reuse
     )
@@ -209,7 +218,9 @@ def run_check(
         problems=problems + done.problems,
         run=done.run,
     )
-    return compare_and_gate(results, rules, baselines_in_repository(git, selection, config))
+    outcome = compare_and_gate(results, rules, baselines_in_repository(git, selection, config, snapshot))
+    outcome.base = state
+    return outcome
 
 
 def check(
@@ -239,8 +250,9 @@ def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] |
     merged = merge_results([(f, read_results(f)) for f in files], merge_scorer(config))
     git = Git(Path(cwd) if cwd else Path.cwd())
     selection = merged.selection or Selection()
-    rules = gate_rules(config, git, selection.merge_base)
-    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config))
+    snapshot = Snapshot(git, selection.merge_base) if selection.merge_base else None
+    rules = gate_rules(config, git, snapshot)
+    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot))
     outcome.sources = files
     return outcome
 
@@ -269,7 +281,15 @@ def update_baselines(
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
     redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
     baselines_dir = workspace.rel(config.baselines_dir)
-    written = [write_baseline(workspace.root, baselines_dir, result, __version__, redactor) for result in results.datasets]
+    written = []
+    for result in results.datasets:
+        # One baseline that cannot be written costs that dataset, never the datasets after it.
+        try:
+            written.append(write_baseline(workspace.root, baselines_dir, result, __version__, redactor))
+        except OSError as error:
+            results.problems.append(
+                Problem(path=result.path, message=f"{result.path}: could not write its baseline: {error.strerror or error}")
+            )
     return BaselineUpdate(results=results, written=written)
 
 

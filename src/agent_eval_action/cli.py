@@ -124,6 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("action", help="the GitHub Action's entrypoint: reads INPUT_* and GITHUB_* variables", epilog=EPILOG)
 
+    fork = sub.add_parser(
+        "fork-comment",
+        help="in a workflow_run job: post a fork PR's comment.md on the PR whose head is the run's head commit",
+        description="Trusts nothing from the artifact but its text: the PR comes from the triggering run's head commit "
+        "(asked of GitHub), the marker is built here, only the token's own comment is edited, the body is capped.",
+        epilog=EPILOG,
+    )
+    fork.add_argument("comment_file", metavar="COMMENT_MD", help="comment.md from the fork run's artifact")
+    fork.add_argument("--comment-key", default="default", help="the comment key the fork's run used (default: default)")
+
     convert = sub.add_parser(
         "convert",
         help="rewrite datasets as golden JSON, or their runs as a simulation CSV / JSONL",
@@ -247,6 +257,10 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             from agent_eval_action.action import main as action_main
 
             return action_main(out=out, err=err)
+        if args.command == "fork-comment":
+            from agent_eval_action.commands import fork_comment
+
+            return fork_comment(args.comment_file, comment_key=args.comment_key, out=out)
         if args.command in ("check", "run"):
             from agent_eval_action.commands import run
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -174,7 +175,7 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     target = _written(results, config, out, err)
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
-    background = repository_background(results, Path.cwd(), rules.gate, metric_kinds(rules, results))
+    background = repository_background(results, Path.cwd(), rules.gate, metric_kinds(rules, results), outcome.base)
     print(render(results, thresholds, background), file=out)
     _report_problems(results.problems, err)
     settings = PublishSettings(
@@ -288,4 +289,38 @@ def report(
     counts = shown["counts"]
     base = f"; base runs from {background.base_label}" if background.base_runs else "; no base runs to show beside them"
     print(f"wrote {target} ({counts['all']} question runs, {counts['regressed']} got worse, {counts['failing']} failing{base})", file=out)
+    return int(ExitCode.PASSED)
+
+
+# comment.md is read up to this size: a fork's artifact is cut to GitHub's limit anyway.
+ARTIFACT_MAX_BYTES = 4_000_000
+
+
+def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.stdout, env: Mapping[str, str] | None = None) -> int:
+    """The ``workflow_run`` half of the fork-safe pair: posts the fork run's comment.md on the PR
+    whose head is the run's head commit (see ``publish.post_fork_comment``)."""
+    from agent_eval_action.errors import ConfigError, InfrastructureError
+    from agent_eval_action.github import GitHubClient, GitHubError
+    from agent_eval_action.publish import GitHubContext, post_fork_comment, read_event
+
+    env = dict(os.environ if env is None else env)
+    context = GitHubContext.from_env(env)
+    if not context.repository or not context.token:
+        raise ConfigError("GITHUB_REPOSITORY / GITHUB_TOKEN", "both are needed to post: run this in the workflow_run job")
+    if context.in_actions:
+        mask(context.token, out)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(ARTIFACT_MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError as error:
+        raise ConfigError(path, f"cannot read the fork's comment ({error.strerror}): download the artifact first") from None
+    client = GitHubClient(context.api_url, context.token)
+    try:
+        posted = post_fork_comment(text, read_event(env), context.repository, comment_key, client)
+    except GitHubError as error:
+        raise InfrastructureError(f"could not post the fork PR's comment: {error}") from None
+    if posted is None:
+        print("no open PR has the run's head commit any more (closed, or pushed again): nothing posted", file=out)
+    else:
+        print(f"comment: {posted.url}", file=out)
     return int(ExitCode.PASSED)

@@ -9,13 +9,19 @@ import base64
 import hashlib
 import os
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_eval_action.errors import ConfigError, InfrastructureError
 from agent_eval_action.globs import NEGATION, split
 from agent_eval_action.selection import Change
+
+# Every git command we run sees the repository's real objects and history: replace refs and
+# grafts are ignored (a PR's agent that runs `git replace <baseline blob> <fake>` or writes
+# .git/info/grafts must not change what we read of the base), and paths are literal (a dataset
+# named `what?.json` is that file, not a pattern).
+GIT_ENV = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.devnull, "GIT_LITERAL_PATHSPECS": "1"}
 
 SHALLOW_HINT = "the checkout is shallow: use actions/checkout with `fetch-depth: 0` so the base branch's history is there"
 
@@ -25,15 +31,52 @@ class Git:
     cwd: Path
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = self._run(list(args), None)
+        out = subprocess.CompletedProcess(done.args, done.returncode, _text(done.stdout), _text(done.stderr))
+        if check and out.returncode != 0:
+            raise InfrastructureError(f"git {' '.join(args)} failed: {out.stderr.strip() or out.stdout.strip()}")
+        return out
+
+    def _run(self, args: list[str], stdin: bytes | None) -> subprocess.CompletedProcess[bytes]:
+        """The one place git is started: with replace refs, grafts and pathspec magic off."""
         try:
-            done = subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, text=True, timeout=120)
+            return subprocess.run(
+                ["git", "--no-replace-objects", *args],
+                cwd=self.cwd,
+                input=stdin,
+                capture_output=True,
+                timeout=120,
+                env={**os.environ, **GIT_ENV},
+            )
         except FileNotFoundError:
             raise InfrastructureError("git is not installed") from None
         except subprocess.TimeoutExpired:
             raise InfrastructureError(f"git {' '.join(args)} took longer than 120 s") from None
-        if check and done.returncode != 0:
-            raise InfrastructureError(f"git {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()}")
-        return done
+
+    def blobs(self, names: list[str]) -> dict[str, str | None]:
+        """Each ``REV:PATH`` name's text (None when there is no such file), in one
+        ``git cat-file --batch``: object names, never pathspecs, so no character of a path is special."""
+        out: dict[str, str | None] = dict.fromkeys(names)
+        batch = [name for name in out if "\n" not in name]
+        for name in out.keys() - set(batch):  # the batch reads a name a line
+            done = self._run(["cat-file", "blob", name], None)
+            out[name] = _text(done.stdout) if done.returncode == 0 else None
+        if not batch:
+            return out
+        done = self._run(["cat-file", "--batch"], "".join(name + "\n" for name in batch).encode())
+        if done.returncode != 0:
+            raise InfrastructureError(f"git cat-file --batch failed: {_text(done.stderr).strip()}")
+        data, at = done.stdout, 0
+        for name in batch:
+            end = data.index(b"\n", at)
+            header = data[at:end].split(b" ")
+            at = end + 1
+            if len(header) == 3 and header[2].isdigit():
+                size = int(header[2])
+                if header[1] == b"blob":
+                    out[name] = _text(data[at : at + size])
+                at += size + 1
+        return out
 
     def is_repository(self) -> bool:
         return self.run("rev-parse", "--is-inside-work-tree", check=False).returncode == 0
@@ -77,9 +120,8 @@ class Git:
         return changes
 
     def show(self, rev: str, path: str) -> str | None:
-        """A file's text at ``rev``; None when it did not exist there."""
-        done = self.run("show", f"{rev}:{path}", check=False)
-        return done.stdout if done.returncode == 0 else None
+        """A file's text at ``rev`` (``path`` from the repository root); None when it did not exist there."""
+        return self.blobs([f"{rev}:{path}"])[f"{rev}:{path}"]
 
     def fingerprint(self, rev: str, keep: Callable[[str], bool], *, working_tree: bool = False) -> str | None:
         """A hash of the blobs of the paths ``keep`` accepts at ``rev`` (a git tree hash of the
@@ -133,6 +175,39 @@ class Git:
 
     def workspace(self) -> Workspace:
         return Workspace(root=(self.toplevel() or self.cwd).resolve(), cwd=self.cwd.resolve())
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+@dataclass
+class Snapshot:
+    """Files of one commit (the merge-base), read once and kept: everything the verdict reads of
+    the base is loaded before any agent code runs, so nothing the agent does to ``.git`` later
+    (replace refs, grafts, rewritten objects or refs) changes it. After :meth:`seal`, a file not
+    loaded is a programming error, never a late read."""
+
+    git: Git
+    rev: str
+    files: dict[str, str | None] = field(default_factory=dict)
+    sealed: bool = False
+
+    def load(self, paths: Iterable[str]) -> None:
+        wanted = [p for p in dict.fromkeys(paths) if p not in self.files]
+        if not wanted:
+            return
+        if self.sealed:
+            raise InfrastructureError(f"{wanted[0]} at {self.rev[:12]} was not read before the agent ran")
+        texts = self.git.blobs([f"{self.rev}:{p}" for p in wanted])
+        self.files.update({p: texts[f"{self.rev}:{p}"] for p in wanted})
+
+    def read(self, path: str) -> str | None:
+        self.load([path])
+        return self.files[path]
+
+    def seal(self) -> None:
+        self.sealed = True
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,14 @@ class Comment:
     author: str = ""
 
 
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    state: str
+    head_sha: str
+    head_repository: str  # owner/name of the head branch's repository (a fork's, for a fork PR)
+
+
 # What is wrong with a JSON answer, or None when it has the shape expected.
 Check = Callable[[Any], str | None]
 
@@ -55,6 +63,26 @@ def _not_user(data: Any) -> str | None:
     if not isinstance(data, dict):
         return f"{_kind(data)} where an object was expected"
     return None if isinstance(data.get("login"), str) and data["login"] else "an object without a login"
+
+
+def _not_pull_list(data: Any) -> str | None:
+    if not isinstance(data, list):
+        return f"{_kind(data)} where a list was expected"
+    for item in data:
+        if not isinstance(item, dict) or type(item.get("number")) is not int or not isinstance(item.get("head"), dict):
+            return "a list holding an item without a number and head"
+    return None
+
+
+def _pull(data: dict[str, Any]) -> PullRequest:
+    head = data["head"]
+    repo = head.get("repo") if isinstance(head.get("repo"), dict) else {}
+    return PullRequest(
+        number=int(data["number"]),
+        state=str(data.get("state") or ""),
+        head_sha=str(head.get("sha") or ""),
+        head_repository=str(repo.get("full_name") or ""),
+    )
 
 
 def _comment(data: dict[str, Any]) -> Comment:
@@ -178,6 +206,12 @@ class GitHubClient:
             return None
         login = self.login()
         return max((c for c in candidates if c.author == login), key=lambda c: c.id, default=None)
+
+    def pulls_of_commit(self, repository: str, sha: str) -> list[PullRequest]:
+        """The pull requests of ``repository`` whose head or history holds the commit ``sha``."""
+        path = f"/repos/{repository}/commits/{sha}/pulls?per_page=100"
+        _, data = self.request("GET", path, "finding the pull request of the run's head commit", _not_pull_list)
+        return [_pull(item) for item in data]
 
     def create_comment(self, repository: str, number: int, body: str) -> Comment:
         path = f"/repos/{repository}/issues/{number}/comments"

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_eval_action.baseline import Reader, baseline_path, find_baseline, legacy_baseline_path, working_tree_reader
+from agent_eval_action.baseline import Reader, baseline_path, candidates, find_baseline, working_tree_reader
 from agent_eval_action.errors import DatasetError, InfrastructureError
-from agent_eval_action.git_ops import Git
+from agent_eval_action.git_ops import Git, Snapshot
 from agent_eval_action.models import DatasetComparison, DatasetResult, Results
 
 if TYPE_CHECKING:
@@ -65,14 +65,39 @@ class Background:
     rules: dict[str, RuleView] = field(default_factory=dict)
 
 
+@dataclass
+class BaseState:
+    """What the verdict and its views read of the merge-base, all of it read before any agent
+    code runs (a PR's agent may rewrite ``.git`` while it runs): the files (the config, each
+    selected dataset's baseline files) and each selected dataset's metric history."""
+
+    files: Snapshot
+    # Dataset path -> metric -> the last baseline commits' values, oldest first.
+    history: dict[str, dict[str, list[Point]]] = field(default_factory=dict)
+
+
+def read_base(files: Snapshot, baselines_dir: str, datasets: list[tuple[str, str | None]], *, depth: int = HISTORY_DEPTH) -> BaseState:
+    """Loads into ``files`` the baseline files the ``datasets`` ((path, path before a rename)) may
+    have at the snapshot's commit, reads their metric histories, then seals it: nothing more is
+    read of the base after this."""
+    state = BaseState(files=files)
+    known = [(path, [path, *([old] if old else [])]) for path, old in datasets]
+    files.load(file for _, paths in known for file, _, _ in candidates(baselines_dir, paths))  # one git call
+    for path, paths in known:
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        state.history[path] = metric_history(files.git, files.rev, baselines_dir, paths, stem, depth)
+    files.seal()
+    return state
+
+
 def _baselines_dir(comparison: DatasetComparison, paths: list[str]) -> str | None:
     """The baselines folder the comparison's file lives in, from its path and the dataset's."""
     found = comparison.baseline_path
     if not found:
         return None
-    for path in paths:
-        suffix = "/" + path + ".json"
-        if found.endswith(suffix):
+    for file, _, legacy in candidates("X", paths):
+        suffix = file.removeprefix("X")
+        if not legacy and found.endswith(suffix):
             return found[: -len(suffix)]
     return posixpath.dirname(found)
 
@@ -81,13 +106,22 @@ def _paths(comparison: DatasetComparison) -> list[str]:
     return [comparison.path, *([comparison.renamed_from] if comparison.renamed_from else [])]
 
 
-def read_background(results: Results, git: Git, rules: dict[str, RuleView] | None = None, *, depth: int = HISTORY_DEPTH) -> Background:
+def read_background(
+    results: Results, git: Git, rules: dict[str, RuleView] | None = None, *, depth: int = HISTORY_DEPTH, base: BaseState | None = None
+) -> Background:
     """The base runs and metric histories of ``results``' compared datasets, read at the
-    selection's merge-base (without one: the working tree, and the history of HEAD)."""
+    selection's merge-base (without one: the working tree, and the history of HEAD); from
+    ``base`` when the run read them before its agent ran."""
     merge_base = results.selection.merge_base if results.selection else None
     workspace = git.workspace()
     in_repo = git.is_repository()
-    read: Reader = (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+    read: Reader = (
+        base.files.read
+        if base is not None
+        else (lambda path: git.show(merge_base, path))
+        if merge_base
+        else working_tree_reader(workspace.root)
+    )
     background = Background(
         base_label=f"merge-base {merge_base[:7]}" if merge_base else "the working tree's baselines", rules=dict(rules or {})
     )
@@ -104,7 +138,9 @@ def read_background(results: Results, git: Git, rules: dict[str, RuleView] | Non
             found = None  # the comparison reported it already
         if found is not None:
             background.base_runs[comparison.path] = found.dataset
-        if in_repo:
+        if base is not None:
+            background.history[comparison.path] = base.history.get(comparison.path, {})
+        elif in_repo:
             background.history[comparison.path] = metric_history(git, merge_base or "HEAD", folder, paths, comparison.dataset, depth)
     return background
 
@@ -114,12 +150,10 @@ def metric_history(git: Git, rev: str, folder: str, paths: list[str], name: str,
     baseline, oldest first. Each commit is read in the files it touched: a stem-keyed file of
     the older layout counts only where it recorded this dataset, so another dataset of the same
     file name adds no point."""
-    new = [baseline_path(folder, path) for path in paths]
-    legacy = [legacy_baseline_path(folder, path) for path in paths]
-    # ":(top)": the paths are named from the repository root, wherever the run started.
-    files = [f":(top){file}" for file in sorted(set(new + legacy))]
+    files = sorted({file for file, _, _ in candidates(folder, paths)})
     try:
-        log = git.run(
+        # From the root: the paths are named from there (and taken literally), wherever the run started.
+        log = Git(git.workspace().root).run(
             "-c", "core.quotePath=false", "log", f"-n{depth}", "--format=%x1e%H%x1f%cs%x1f%s", "--name-only", rev, "--", *files, check=False
         )
     except InfrastructureError:
@@ -154,22 +188,20 @@ def _reader_at(git: Git, rev: str) -> Reader:
 def _summary_at(read: Callable[[str], str | None], folder: str, paths: list[str], name: str, touched: set[str]) -> dict[str, Any] | None:
     """The dataset's summary in the baseline files one commit ``touched``, without validating
     the whole file (its questions are most of it, and only the means are wanted)."""
-    for legacy in (False, True):
-        for path in paths:
-            file = (legacy_baseline_path if legacy else baseline_path)(folder, path)
-            if file not in touched:
-                continue
-            text = read(file)
-            if text is None:
-                continue
-            try:
-                data = json.loads(text)
-            except ValueError:
-                continue
-            datasets = [d for d in data.get("datasets", []) if isinstance(d, dict)] if isinstance(data, dict) else []
-            picked = _pick(datasets, path, name, legacy)
-            if picked is not None and isinstance(picked.get("summary"), dict):
-                return dict(picked["summary"])
+    for file, path, legacy in candidates(folder, paths):
+        if file not in touched:
+            continue
+        text = read(file)
+        if text is None:
+            continue
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        datasets = [d for d in data.get("datasets", []) if isinstance(d, dict)] if isinstance(data, dict) else []
+        picked = _pick(datasets, folder, file, path, name, legacy)
+        if picked is not None and isinstance(picked.get("summary"), dict):
+            return dict(picked["summary"])
     return None
 
 
@@ -177,14 +209,21 @@ def _clean(path: object) -> str:
     return posixpath.normpath(str(path).replace("\\", "/")).removeprefix("./").rstrip("/")
 
 
-def _pick(datasets: list[dict[str, Any]], path: str, name: str, legacy: bool) -> dict[str, Any] | None:
+def _pick(datasets: list[dict[str, Any]], folder: str, file: str, path: str, name: str, legacy: bool) -> dict[str, Any] | None:
     """As ``baseline.find_baseline`` picks: by path; a stem-keyed file only for the dataset it
-    recorded; else by name, or the only one."""
+    recorded (and not another dataset's current file); else by name, or the only one."""
     for dataset in datasets:
         if _clean(dataset.get("path", "")) == _clean(path):
             return dataset
     if legacy:
-        return next((d for d in datasets if _clean(path).endswith("/" + _clean(d.get("path", "")))), None)
+        return next(
+            (
+                d
+                for d in datasets
+                if _clean(path).endswith("/" + _clean(d.get("path", ""))) and baseline_path(folder, _clean(d.get("path", ""))) != file
+            ),
+            None,
+        )
     named = [d for d in datasets if d.get("name") == name]
     return named[0] if named else datasets[0] if len(datasets) == 1 else None
 
@@ -222,11 +261,14 @@ def rules_of(results: Results, gate: GateConfig, kinds: Mapping[str, str]) -> di
     return out
 
 
-def repository_background(results: Results, cwd: Path, gate: GateConfig, kinds: Mapping[str, str]) -> Background:
-    """The background of a run made in the repository at ``cwd``, with the gate config's rules.
-    Git failing here costs the views their history, never the run its results."""
+def repository_background(
+    results: Results, cwd: Path, gate: GateConfig, kinds: Mapping[str, str], base: BaseState | None = None
+) -> Background:
+    """The background of a run made in the repository at ``cwd``, with the gate config's rules
+    (``base``: what the run read of the merge-base before its agent ran). Git failing here
+    costs the views their history, never the run its results."""
     rules = rules_of(results, gate, kinds)
     try:
-        return read_background(results, Git(cwd), rules)
+        return read_background(results, Git(cwd), rules, base=base)
     except InfrastructureError:
         return Background(rules=rules)

@@ -77,3 +77,29 @@ def escape_html(value: object, limit: int | None = None) -> str:
     text = _AUTOLINK.sub(ZERO_WIDTH, html.escape(text, quote=True))
     text = _MENTION.sub("@" + ZERO_WIDTH, text)
     return _REFERENCE.sub("#" + ZERO_WIDTH, text)
+
+
+_OUR_MARKER = re.compile(r"(?im)^[ \t]*<!--\s*agent-eval-action:[^\n]*?-->[ \t]*$\n?")
+_DETAILS_TAG = re.compile(r"(?i)<(/?)details\b[^>]*>?")
+
+
+def untrusted_markdown(text: str, limit: int) -> str:
+    """A comment body someone else wrote (a fork's artifact) made safe to post as ours: its
+    markers are dropped and every other HTML comment is shown as text (it cannot hide a marker
+    or anything else), nobody is pinged, and it is cut to ``limit`` characters at a line end
+    outside any ``<details>``, so the notice of the cut is seen."""
+    text = _OUR_MARKER.sub("", text.replace("\r\n", "\n")).replace("<!--", "&lt;!--")
+    text = _MENTION.sub("@" + ZERO_WIDTH, text)
+    if len(text) <= limit:
+        return text
+    notice = f"\n\n> ⚠️ This comment was cut at {limit:,} characters: the run's artifacts have all of it.\n"
+    cut = text[: max(limit - len(notice), 0)]
+    cut = cut[: cut.rfind("\n") + 1] or cut
+    opened: list[int] = []  # where each <details> still open in the cut starts
+    for tag in _DETAILS_TAG.finditer(cut):
+        if tag.group(1):
+            if opened:
+                opened.pop()
+        else:
+            opened.append(tag.start())
+    return (cut[: opened[0]] if opened else cut) + notice

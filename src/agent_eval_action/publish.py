@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from agent_eval_action.github import GitHubClient, GitHubError
+from agent_eval_action.errors import ConfigError
+from agent_eval_action.github import Comment, GitHubClient, GitHubError
 from agent_eval_action.history import Background
 from agent_eval_action.junit import write_junit
+from agent_eval_action.markdown import untrusted_markdown
 from agent_eval_action.models import Results
 from agent_eval_action.redaction import Redactor
-from agent_eval_action.render import COMMENT_LIMIT, Renderer, render_comment, render_summary, view
+from agent_eval_action.render import COMMENT_LIMIT, Renderer, marker, render_comment, render_summary, view
 from agent_eval_action.report import write_report
 from agent_eval_action.results_io import redacted
 from agent_eval_action.workflow import Command, annotation, append_summary, command, in_actions, set_outputs
@@ -237,3 +239,34 @@ def _id_lines(path: Path) -> dict[str, int]:
             if token and token not in out:
                 out[token] = number
     return out
+
+
+def post_fork_comment(artifact: str, event: Mapping[str, object], repository: str, key: str, client: GitHubClient) -> Comment | None:
+    """Posts a fork PR's comment.md (``artifact``) from a ``workflow_run`` job, trusting nothing the
+    fork wrote but the text, shown as untrusted markdown: the PR is the open one whose head is the
+    triggering run's head commit (asked of GitHub, never read from the artifact), the marker is
+    ours, and only a comment the token's own identity wrote is edited. None when no open PR has
+    that head any more (closed, or pushed again: a newer run posts)."""
+    run = event.get("workflow_run")
+    if not isinstance(run, dict) or run.get("event") != "pull_request":
+        raise ConfigError("GITHUB_EVENT_PATH", "not a workflow_run event of a pull_request run: run this from the `on: workflow_run` job")
+    sha = run.get("head_sha")
+    if not isinstance(sha, str) or len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
+        raise ConfigError("GITHUB_EVENT_PATH", "the workflow_run event has no head_sha")
+    head = run.get("head_repository")
+    head_repository = head.get("full_name") if isinstance(head, dict) else None
+    numbers = sorted(
+        {
+            pull.number
+            for pull in client.pulls_of_commit(repository, sha)
+            if pull.state == "open" and pull.head_sha == sha and (not head_repository or pull.head_repository == head_repository)
+        }
+    )
+    if not numbers:
+        return None
+    if len(numbers) > 1:
+        listed = ", ".join(f"#{n}" for n in numbers)
+        raise ConfigError("workflow_run", f"the run's head commit {sha[:12]} heads several open PRs ({listed}): nothing posted")
+    ours = marker(key)
+    body = f"{ours}\n{untrusted_markdown(artifact, COMMENT_LIMIT - len(ours) - 1)}"
+    return client.upsert_comment(repository, numbers[0], ours, body)

@@ -2,8 +2,10 @@
 
 A PR must not loosen the check that judges it: the settings that decide the verdict (the
 ``[gate]`` table, and ``baselines-dir``, ``agent-paths`` and ``select``, which decide what is
-compared at all) are read from the config as it is at the merge-base. What the PR changes in
-them is listed and applies after merge. Datasets, the agent and the metric choices come from HEAD.
+compared at all) are read from the config as it is at the merge-base. The datasets and
+metrics the base checks are checked on the PR too: the PR may add to them, never take away.
+What the PR changes in any of them is listed and applies after merge. The agent and everything
+else come from HEAD.
 """
 
 from __future__ import annotations
@@ -42,9 +44,39 @@ def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, 
         if found is not None:
             base, source = found, f"{name} at {short_rev}"
             break
-    settings = {name: getattr(base, name) for name in FROM_BASE}
-    merged = head.model_copy(update={k: v for k, v in settings.items() if k != "gate"}).with_gate(base.gate)
-    return Rules(config=merged, source=source, changes=differences(base, head))
+    settings = {name: getattr(base, name) for name in FROM_BASE if name != "gate"}
+    settings["datasets"] = [*head.datasets, *(g for g in base.datasets if g not in head.datasets)]
+    settings["metrics"] = _metrics(base, head)
+    merged = head.model_copy(update=settings).with_gate(base.gate)
+    return Rules(config=merged, source=source, changes=differences(base, head) + narrowed(base, head))
+
+
+def _metrics(base: Config, head: Config) -> list[str]:
+    """The metrics computed on the PR: at least the base's. Empty means every metric, so either
+    side's empty list wins. A custom metric the PR no longer defines cannot be computed: it is
+    listed as narrowed, and its gate rule reports it missing."""
+    if not base.metrics or not head.metrics:
+        return []
+    known = {*head.custom_metrics, *_registry()}
+    return [*head.metrics, *(m for m in base.metrics if m not in head.metrics and m in known)]
+
+
+def _registry() -> set[str]:
+    from agent_eval_action.metrics import REGISTRY
+
+    return set(REGISTRY)
+
+
+def narrowed(base: Config, head: Config) -> list[str]:
+    """What the PR stops checking, in the words of the other changes: the base's values still
+    apply to this PR."""
+    lines = []
+    if base.datasets != head.datasets and any(g not in head.datasets for g in base.datasets):
+        lines.append(f"datasets {_show(base.datasets)} -> {_show(head.datasets)} (the base's datasets are still evaluated)")
+    if head.metrics and (not base.metrics or any(m not in head.metrics for m in base.metrics)):
+        before = _show(base.metrics) if base.metrics else "(every metric)"
+        lines.append(f"metrics {before} -> {_show(head.metrics)} (the base's metrics are still computed)")
+    return lines
 
 
 def differences(base: Config, head: Config) -> list[str]:

@@ -20,7 +20,8 @@ from agent_eval_action.config import Config
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.gate import evaluate_gate, metric_kinds, unchecked_datasets
-from agent_eval_action.git_ops import Git, Workspace
+from agent_eval_action.git_ops import Git, Snapshot, Workspace
+from agent_eval_action.history import BaseState, read_base
 from agent_eval_action.models import DatasetComparison, DatasetResult, Problem, Results, RunStats, Selection
 from agent_eval_action.rules import Rules, rules_at_base
 from agent_eval_action.selection import Change, PathRoles, select, select_all
@@ -35,6 +36,8 @@ class Outcome:
     config: Config
     # The results files it was joined from (``merge``).
     sources: list[str] = field(default_factory=list)
+    # What was read of the merge-base before the agent ran: the views' base runs and trends.
+    base: BaseState | None = None
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,19 @@ def evaluate_files(
     return Evaluated(datasets=datasets, problems=evaluation.problems, run=evaluation.stats())
 
 
-def gate_rules(config: Config, git: Git, merge_base: str | None) -> Rules:
-    """The config the verdict is made with: the gate's rules from the merge-base when there is one."""
-    if merge_base is None:
+def gate_rules(config: Config, git: Git, base: Snapshot | None) -> Rules:
+    """The config the verdict is made with: the gate's rules (and the datasets and metrics checked
+    at least) from the merge-base when there is one."""
+    if base is None:
         return Rules(config=config, source=config.source or "the defaults")
-    return rules_at_base(config, lambda path: git.show(merge_base, path), git.workspace().prefix, merge_base[:7])
+    return rules_at_base(config, base.read, git.workspace().prefix, base.rev[:7])
+
+
+def base_state(git: Git, base: Snapshot, selection: Selection, config: Config) -> BaseState:
+    """Reads everything the verdict and its views need of the merge-base (each selected dataset's
+    baseline files, their history), before any agent code runs; nothing is read there after."""
+    baselines_dir = git.workspace().rel(config.baselines_dir)
+    return read_base(base, baselines_dir, [(s.path, s.renamed_from) for s in selection.selected])
 
 
 def path_roles(config: Config, workspace: Workspace) -> PathRoles:
@@ -147,11 +158,11 @@ def agent_fingerprint(config: Config, git: Git, workspace: Workspace) -> str | N
     return git.fingerprint("HEAD", path_roles(config, workspace).is_agent, working_tree=True)
 
 
-def reusable_baselines(git: Git, selection: Selection, config: Config, fingerprint: str) -> Callable[[DatasetFile], DatasetResult | None]:
-    """A dataset's baseline at the merge-base when it was made with the same agent code
-    (``fingerprint``): its unchanged questions need not run again (``reuse.py`` says which)."""
-    merge_base = selection.merge_base
-    assert merge_base is not None
+def reusable_baselines(
+    git: Git, selection: Selection, config: Config, fingerprint: str, base: Snapshot
+) -> Callable[[DatasetFile], DatasetResult | None]:
+    """A dataset's baseline at the merge-base (as ``base`` read it) when it was made with the same
+    agent code (``fingerprint``): its unchanged questions need not run again (``reuse.py`` says which)."""
     baselines_dir = git.workspace().rel(config.baselines_dir)
     renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}
 
@@ -159,7 +170,7 @@ def reusable_baselines(git: Git, selection: Selection, config: Config, fingerpri
         path = item.path or item.file
         old = renamed.get(path)
         try:
-            found = find_baseline(lambda p: git.show(merge_base, p), "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
+            found = find_baseline(base.read, "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
         except DatasetError:
             return None  # reported when the comparison reads it
         return found.dataset if found is not None and found.dataset.agent_fingerprint == fingerprint else None
@@ -167,12 +178,15 @@ def reusable_baselines(git: Git, selection: Selection, config: Config, fingerpri
     return baseline
 
 
-def baselines_in_repository(git: Git, selection: Selection, config: Config) -> BaselineLookup:
-    """Each dataset's baseline file at the selection's merge-base (without one: in the working
-    tree), under its path now or, when the PR renamed it, its path before."""
+def baselines_in_repository(git: Git, selection: Selection, config: Config, base: Snapshot | None = None) -> BaselineLookup:
+    """Each dataset's baseline file at the selection's merge-base (as ``base`` read it before the
+    agent ran, else read now; without a merge-base: in the working tree), under its path now
+    or, when the PR renamed it, its path before."""
     merge_base = selection.merge_base
     workspace = git.workspace()
-    read = (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+    read = (
+        base.read if base is not None else (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+    )
     where = f"at {merge_base[:12]}" if merge_base else "in the working tree"
     baselines_dir = workspace.rel(config.baselines_dir)
     renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}

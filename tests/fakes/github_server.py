@@ -1,5 +1,5 @@
-"""A real HTTP server on 127.0.0.1 that answers like the GitHub REST API's issue-comment routes
-and ``GET /user``: pagination with Link headers, bearer-token auth, comment authors (editing
+"""A real HTTP server on 127.0.0.1 that answers like the GitHub REST API's issue-comment routes,
+``GET /user`` and the pull requests of a commit: pagination with Link headers, bearer-token auth, comment authors (editing
 someone else's comment is refused), and failures scripted per test, HTML pages included."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 LIST = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
 ONE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$")
+PULLS_OF_COMMIT = re.compile(r"^/repos/([^/]+/[^/]+)/commits/([0-9a-f]{40})/pulls$")
 ACTIONS_BOT = "github-actions[bot]"
 PROXY_PAGE = "<html><head><title>502 Bad Gateway</title></head><body><h1>proxy error</h1></body></html>"
 
@@ -42,6 +43,8 @@ class FakeGitHub:
         self.failures: list[Failure] = []
         self.log: list[tuple[str, str, int]] = []
         self.seen_tokens: set[str] = set()
+        # GET /repos/R/commits/SHA/pulls: the pull requests, each {"number", "state", "head_sha", "head_repo"}.
+        self.pulls: list[dict[str, Any]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,6 +86,19 @@ class FakeGitHub:
                         self._reply(403, {"message": "Resource not accessible by integration"})
                     else:
                         self._reply(200, {"login": outer.login, "id": 1, "type": "User"})
+                elif (m := PULLS_OF_COMMIT.match(url.path)) and self.command == "GET":
+                    found = [p for p in outer.pulls if p["head_sha"] == m.group(2)]
+                    self._reply(
+                        200,
+                        [
+                            {
+                                "number": p["number"],
+                                "state": p["state"],
+                                "head": {"sha": p["head_sha"], "repo": {"full_name": p["head_repo"]}},
+                            }
+                            for p in found
+                        ],
+                    )
                 elif (m := LIST.match(url.path)) and self.command == "GET":
                     page = int(parse_qs(url.query).get("page", ["1"])[0])
                     per_page = int(parse_qs(url.query).get("per_page", ["30"])[0])

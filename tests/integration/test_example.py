@@ -14,7 +14,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"
-BASELINE = "evaluation/baselines/examples/customer_service/evaluation/datasets/customer_service_golden.json.json"
+BASELINE = "evaluation/baselines/examples/customer_service/evaluation/datasets/customer_service_golden.json"
 TIMING = {"latency", "turn_latency"}
 
 
