@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import posixpath
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -160,7 +161,8 @@ class Workspace:
 
     def glob(self, pattern: str) -> str:
         """A glob written relative to the working directory, as a glob over root-relative paths."""
-        return pattern if pattern.startswith("/") else self.prefix + pattern.removeprefix("./")
+        # Normalized: a config above the working directory names its paths ``../evaluation/...``.
+        return pattern if pattern.startswith("/") else posixpath.normpath(self.prefix + pattern.removeprefix("./"))
 
     def file(self, rel: str) -> Path:
         return self.root / rel

@@ -44,6 +44,8 @@ class DatasetFile:
 
     file: str
     path: str | None = None
+    # Where it may resolve besides the repository: a file the user named (``inside.places``).
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def evaluate_files(
     datasets: list[DatasetResult] = []
     try:
         for item in files:
-            result = evaluation.evaluate_file(item.file, reuse=reuse(item) if reuse is not None else None)
+            result = evaluation.evaluate_file(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
             if result is None:
                 continue
             if item.path is not None:
