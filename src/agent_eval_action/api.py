@@ -42,6 +42,7 @@ from agent_eval_action.steps import (
     compare_and_gate,
     evaluate_files,
     gate_rules,
+    path_roles,
     reusable_baselines,
     select_datasets,
 )
@@ -186,10 +187,9 @@ def run_check(
     changes = git.changes(merge_base) if merge_base else []
     rules = gate_rules(config, git, merge_base)
     config = rules.config
-    selection = select_datasets(
-        config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, workspace=workspace
-    )
-    fingerprint = agent_fingerprint(config, git, workspace)
+    roles = path_roles(config, workspace)  # one definition of the agent's code: what re-runs, what makes a baseline stale
+    selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
+    fingerprint = agent_fingerprint(config, git, roles)
     # Unchanged questions keep their baseline scores only when no agent path changed.
     reuse = None
     if config.reuse and merge_base is not None and not selection.agent_changes and fingerprint is not None:
@@ -261,7 +261,7 @@ def update_baselines(
         config,
         [DatasetFile(file, workspace.rel(file)) for file in found.files],
         progress=progress,
-        fingerprint=agent_fingerprint(config, git, workspace),
+        fingerprint=agent_fingerprint(config, git, path_roles(config, workspace)),
     )
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
     redactor = Redactor.from_env(os.environ, [config.agent_auth_env])

@@ -199,7 +199,8 @@ class Config(BaseModel):
     capture_spans: bool = True
     # Where `baseline update` writes and PR runs read (at the merge-base) the baselines.
     baselines_dir: str = "evaluation/baselines"
-    # Paths whose change re-evaluates every dataset; default: any path that is not a dataset or baseline.
+    # Paths (globs) whose change re-evaluates every dataset and makes a baseline stale; default: the
+    # agent's package, the repository modules it imports, its dependency files and this config (agent_code.py).
     agent_paths: list[str] | None = None
     # In a PR, "changed" evaluates the datasets it changed (all of them when agent code changed).
     select: Literal["changed", "all"] = "changed"
