@@ -89,7 +89,7 @@ class Git:
             status = self.run("status", "--porcelain", "-z", "--untracked-files=all", check=False).stdout
             if any(keep(entry[3:]) for entry in status.split("\0") if len(entry) > 3):
                 return None
-        done = self.run("ls-tree", "-r", "-z", rev, check=False)
+        done = self.run("ls-tree", "-r", "-z", "--full-tree", rev, check=False)  # paths from the root, wherever we run
         if done.returncode != 0:
             return None
         digest = hashlib.sha256()
