@@ -87,6 +87,7 @@ class Evaluation:
         if c.agent and c.in_process:
             from agent_eval_action.adk_runner import AdkRunner
             from agent_eval_action.agent_loader import load_agent
+            from agent_eval_action.worker_pool import agent_spec
 
             return AdkRunner(
                 load_agent(agent_spec(c.agent), c.import_root()),
@@ -123,7 +124,7 @@ class Evaluation:
         python = c.agent_python or sys.executable
         return WorkerPool(
             WorkerSettings(
-                agent=agent_spec(c.agent),
+                agent=c.agent,
                 python=os.path.abspath(python) if os.sep in python else python,
                 cwd=c.import_root(),
                 env=env,
@@ -308,11 +309,3 @@ def _model_calls(records: list[Record]) -> ModelCalls | None:
     replayed = sum(t.replayed_model_calls or 0 for t in traces)
     total = sum(len(t.llm_calls or []) for t in traces)
     return ModelCalls(live=max(total - replayed, 0), replayed=replayed)
-
-
-def agent_spec(spec: str) -> str:
-    """``spec`` as the agent's process (which runs from the project's folder) reads it: an agent
-    directory, named from the working directory, made absolute; a module name as it is."""
-    import os
-
-    return os.path.abspath(spec) if ":" not in spec and os.path.isdir(spec) else spec
