@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tests.factories import csv_row, customer_service_runs, write_csv
 from tests.integration.test_agent_paths import calls
 from tests.integration.test_pr_flow import cli
 from tests.repos import DATASET, counting_repo, git, golden
@@ -52,6 +53,8 @@ def test_a_run_from_a_subfolder_gives_the_same_verdict_in_the_same_place(tmp_pat
     assert not (package / "agent-eval-results").exists()
     assert verdict(results(repo)) == from_top
     assert from_top[0] == "passed" and from_top[4] == QUESTIONS - 1
+    gate = results(repo)["gate"]  # the gate's rules from the base's config, found above as at HEAD
+    assert gate["rules_from"].startswith("../agent-eval.toml at ") and not gate["config_changes"], gate
 
     # evaluate and validate find the config's datasets from the subfolder too.
     done = cli(package, "evaluate", env={"CALLS_FILE": str(repo / "calls.txt")})
@@ -72,3 +75,15 @@ def test_the_config_in_pyproject_is_found_above_and_a_nearer_one_wins(tmp_path: 
     nearer = cli(repo / "counting", "evaluate")
     assert nearer.returncode == 2 and "nothing/*.json: matched no dataset files" in nearer.stderr
     assert (repo / "counting" / "agent-eval-results" / "results.json").is_file()  # next to the config that was used
+
+
+def test_without_a_config_the_defaults_are_the_repository_top(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "app").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "evaluation" / "datasets").mkdir(parents=True)
+    write_csv(repo / "evaluation" / "datasets" / "runs.csv", [csv_row(run) for run in customer_service_runs()])
+    done = cli(repo / "app", "evaluate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [d["path"] for d in results(repo)["datasets"]] == ["../evaluation/datasets/runs.csv"]
+    assert not (repo / "app" / "agent-eval-results").exists()
