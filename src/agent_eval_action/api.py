@@ -219,9 +219,9 @@ def check(
     """The whole PR check in the repository at ``cwd``: select what changed since the merge-base
     with ``base`` (default: the config's ``base``, else ``$GITHUB_BASE_REF``), evaluate it, compare
     with the baselines there and gate, with the gate's rules from the base. Nothing is posted or
-    written: publish the returned results as you like. ``cwd`` is the git work tree; dataset globs
-    and other paths in the config are read from the process's working directory, as the command
-    line reads them."""
+    written: publish the returned results as you like. ``cwd`` is the git work tree; the config
+    (without one given: found upward from the process's working directory, as the command line
+    finds it) names its paths relative to its own folder."""
     chosen = _config(config, settings)
     return run_check(chosen, cwd=cwd, base=base_ref(base, chosen, os.environ), evaluate_all=evaluate_all).results
 

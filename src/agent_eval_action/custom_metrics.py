@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 
 def import_function(spec: str, setting: str, cwd: Path | None = None) -> Any:
-    """``module:function``, imported with the working directory on ``sys.path`` for the import
-    only (the caller's ``sys.path`` is left as found)."""
+    """``module:function``, imported with ``cwd`` (the project's folder; default: the working
+    directory) on ``sys.path`` for the import only (the caller's ``sys.path`` is left as found)."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ConfigError(setting, f"{spec!r} is not module:function")
