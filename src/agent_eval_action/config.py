@@ -234,6 +234,8 @@ class Config(BaseModel):
     # paths were written relative to it (and are held relative to the working directory); the
     # agent and custom metrics are imported from it. None: a Config made in code (the working directory).
     folder: str | None = Field(default=None, exclude=True)
+    # That folder as its paths were rewritten from it: relative to the working directory ("." when it is).
+    moved_from: str = Field(default=".", exclude=True)
     # Gate settings given explicitly for this run (the action's max-regression input): laid over
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
@@ -303,13 +305,12 @@ class Config(BaseModel):
         data.update({key: value for key, value in flags.items() if value is not None})
         config = _validate(data, self.source or "command line")
         config.file, config.table, config.gate_override = self.file, self.table, dict(self.gate_override)
-        config.folder = self.folder
+        config.folder, config.moved_from = self.folder, self.moved_from
         return config
 
     def default_datasets(self) -> list[str]:
         """The built-in dataset globs, in the project's folder (relative to the working directory)."""
-        folder = Path(os.path.relpath(self.folder)).as_posix() if self.folder else "."
-        return [_moved(p, folder) for p in DEFAULT_DATASETS]
+        return [_moved(p, self.moved_from) for p in DEFAULT_DATASETS]
 
     def import_root(self) -> Path:
         """Where the agent's and custom metrics' modules are imported from: the project's folder."""
@@ -431,7 +432,7 @@ def placed(config: Config, folder: str, cwd: str | Path = ".") -> Config:
     """``config`` (whose paths are written relative to ``folder``, itself relative to ``cwd``) with
     its paths made relative to ``cwd``, and ``folder`` recorded. Changes it in place."""
     config.folder = str((Path(cwd) / folder).resolve())
-    folder = Path(folder).as_posix()
+    folder = config.moved_from = Path(folder).as_posix()
     if folder in ("", "."):
         return config
 
