@@ -22,7 +22,7 @@ from typing import Any, Literal, TextIO
 
 from agent_eval_action import __version__
 from agent_eval_action.baseline import Written, write_baseline
-from agent_eval_action.config import DEFAULT_DATASETS, Config, load_config
+from agent_eval_action.config import Config, load_config
 from agent_eval_action.convert import write_golden, write_runs
 from agent_eval_action.discovery import dataset_files, expand_paths
 from agent_eval_action.errors import DatasetError, UsageError
@@ -44,6 +44,7 @@ from agent_eval_action.steps import (
     compare_and_gate,
     evaluate_files,
     gate_rules,
+    path_roles,
     reusable_baselines,
     select_datasets,
 )
@@ -85,7 +86,8 @@ class Conversion:
 def _config(config: Config | str | os.PathLike[str] | None, settings: dict[str, Any], progress: TextIO | None = None) -> Config:
     """The config to run with: ``config`` (a path, or ``Config``), the settings laid over it; no
     progress line unless a stream was given for it."""
-    base = config if isinstance(config, Config) else load_config(None if config is None else str(config))
+    # A config file the caller names is read wherever it is, as on the command line.
+    base = config if isinstance(config, Config) else load_config(None if config is None else str(config), anywhere=True)
     chosen = {key: value for key, value in settings.items() if value is not None}
     if progress is None:
         chosen["progress"] = "never"
@@ -104,10 +106,11 @@ def init(cwd: str | os.PathLike[str] | None = None, *, agent: str | None = None,
     return scaffold(Path(cwd) if cwd else Path.cwd(), agent=agent, agent_python=agent_python)
 
 
-def load(path: str | os.PathLike[str]) -> Dataset:
-    """Reads a dataset file (any supported format) without running anything."""
+def load(path: str | os.PathLike[str], also: Sequence[str] = ()) -> Dataset:
+    """Reads a dataset file (any supported format) without running anything. ``also``: where it
+    may resolve besides the repository (``inside.places``)."""
     try:
-        loaded = load_dataset(str(path))
+        loaded = load_dataset(str(path), also)
     except DatasetError as error:
         return Dataset(path=str(path), name=Path(path).stem, format="unknown", questions=[], problems=[_problem(error)])
     questions, problems = [], []
@@ -123,9 +126,10 @@ def load(path: str | os.PathLike[str]) -> Dataset:
 
 def validate(paths: Sequence[str]) -> tuple[list[Dataset], list[Problem]]:
     """Every dataset file that ``paths`` (files, directories, globs) name, read fully with nothing
-    run, and a problem for each path that names none."""
-    files, problems = dataset_files(list(paths))
-    return [load(file) for file in files], problems
+    run, and a problem for each path that names none. The paths are the caller's: a file is read
+    wherever it is (``inside.places``)."""
+    found = dataset_files(list(paths), named=True)
+    return [load(file, found.places.get(file, ())) for file in found.files], found.problems
 
 
 def evaluate(
@@ -145,9 +149,10 @@ def evaluate(
     """
     chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings}, progress)
     given = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])]
-    files, problems = dataset_files(given or chosen.datasets, defaults=not given and chosen.datasets == DEFAULT_DATASETS)
-    done = evaluate_files(chosen, [DatasetFile(file) for file in files], progress=progress)
-    return Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
+    # Paths the caller gives are theirs (read wherever they are); the config's stay in the repository.
+    found = dataset_files(given or chosen.datasets, defaults=not given and chosen.datasets == chosen.default_datasets(), named=bool(given))
+    done = evaluate_files(chosen, [DatasetFile(file, also=found.places.get(file, ())) for file in found.files], progress=progress)
+    return Results(tool_version=__version__, datasets=done.datasets, problems=found.problems + done.problems, run=done.run)
 
 
 def compare(
@@ -189,7 +194,8 @@ def run_check(
     # Everything the verdict reads of the base is read now, before any agent code runs.
     snapshot = Snapshot(git, merge_base) if merge_base else None
     rules = gate_rules(config, git, snapshot)
-    files, problems = dataset_files(config.datasets, defaults=config.datasets == DEFAULT_DATASETS)
+    found = dataset_files(config.datasets, defaults=config.datasets == config.default_datasets())
+    files, problems = found.files, found.problems
     # The base's globs the PR dropped are still evaluated; one that matches nothing now is no
     # typo of the PR's: the files it matched were deleted, and are reported as removed.
     extra, _ = expand_paths([g for g in rules.config.datasets if g not in config.datasets])
@@ -198,11 +204,10 @@ def run_check(
     config = rules.config
     workspace = git.workspace()
     by_path = {workspace.rel(f): f for f in files}
-    selection = select_datasets(
-        config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, workspace=workspace
-    )
+    roles = path_roles(config, workspace)  # one definition of the agent's code: what re-runs, what makes a baseline stale
+    selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
     state = base_state(git, snapshot, selection, config) if snapshot is not None else None
-    fingerprint = agent_fingerprint(config, git, workspace)
+    fingerprint = agent_fingerprint(config, git, roles)
     # Unchanged questions keep their baseline scores only when no agent path changed.
     reuse = None
     if config.reuse and snapshot is not None and not selection.agent_changes and fingerprint is not None:
@@ -234,9 +239,9 @@ def check(
     """The whole PR check in the repository at ``cwd``: select what changed since the merge-base
     with ``base`` (default: the config's ``base``, else ``$GITHUB_BASE_REF``), evaluate it, compare
     with the baselines there and gate, with the gate's rules from the base. Nothing is posted or
-    written: publish the returned results as you like. ``cwd`` is the git work tree; dataset globs
-    and other paths in the config are read from the process's working directory, as the command
-    line reads them."""
+    written: publish the returned results as you like. ``cwd`` is the git work tree; the config
+    (without one given: found upward from the process's working directory, as the command line
+    finds it) names its paths relative to its own folder."""
     chosen = _config(config, settings)
     return run_check(chosen, cwd=cwd, base=base_ref(base, chosen, os.environ), evaluate_all=evaluate_all).results
 
@@ -271,12 +276,13 @@ def update_baselines(
     git = Git(Path(cwd) if cwd else Path.cwd())
     workspace = git.workspace()
     given = list(datasets or [])
-    files, problems = dataset_files(given or config.datasets, defaults=not given and config.datasets == DEFAULT_DATASETS)
+    found = dataset_files(given or config.datasets, defaults=not given and config.datasets == config.default_datasets())
+    problems = found.problems
     done = evaluate_files(
         config,
-        [DatasetFile(file, workspace.rel(file)) for file in files],
+        [DatasetFile(file, workspace.rel(file)) for file in found.files],
         progress=progress,
-        fingerprint=agent_fingerprint(config, git, workspace),
+        fingerprint=agent_fingerprint(config, git, path_roles(config, workspace)),
     )
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
     redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
@@ -304,13 +310,14 @@ def convert(
 ) -> Conversion:
     """Writes the datasets as one golden JSON file (``to="golden"``), or their runs (recorded, or
     made now by the agent) as a simulation CSV / JSONL."""
-    files, problems = dataset_files(list(paths))
+    found = dataset_files(list(paths), named=True)
+    problems = found.problems
     records: list[Record] = []
     evaluation = Evaluation(config, err=progress or io.StringIO())
     try:
-        for path in files:
+        for path in found.files:
             try:
-                dataset = load_dataset(path)
+                dataset = load_dataset(path, found.places.get(path, ()))
                 items = list(dataset.records) if to == "golden" else evaluation.traced(dataset)
             except DatasetError as error:
                 problems.append(_problem(error))

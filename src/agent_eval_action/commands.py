@@ -97,7 +97,7 @@ def evaluate(
     """
     from agent_eval_action.terminal import render
 
-    config = load_config(config_path).with_overrides(**flags)
+    config = load_config(config_path, anywhere=True).with_overrides(**flags)
     redactor_for([config.agent_auth_env], out, err)
     results = api.evaluate(paths or None, config=config, progress=err)
     target = _written(results, config, out, err)
@@ -122,7 +122,7 @@ def convert(
 ) -> int:
     """Writes the datasets as one golden JSON file, or their runs (recorded, or made now by the
     agent) as a simulation CSV / JSONL."""
-    config = load_config(config_path).with_overrides(**flags)
+    config = load_config(config_path, anywhere=True).with_overrides(**flags)
     redactor_for([config.agent_auth_env], out, err)
     done = api.convert(paths, config, to=to, output=output, agent_name=agent_name, progress=err)
     print(f"wrote {done.count} {'questions' if to == 'golden' else 'runs'} to {done.target}", file=out)
@@ -142,7 +142,7 @@ def run(
     """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate."""
     from agent_eval_action.publish import GitHubContext
 
-    config = load_config(config_path).with_overrides(**flags)
+    config = load_config(config_path, anywhere=True).with_overrides(**flags)
     context = GitHubContext.from_env(os.environ)
     return check_and_publish(
         config, base=api.base_ref(base, config, os.environ), evaluate_all=evaluate_all, context=context, out=out, err=err
@@ -202,7 +202,7 @@ def compare_files(
     """Compares two results files (datasets matched by path, else by name) and applies the gate."""
     from agent_eval_action.terminal import render
 
-    config = load_config(config_path).with_overrides(output_dir=output_dir)
+    config = load_config(config_path, anywhere=True).with_overrides(output_dir=output_dir)
     results = api.compare(Path(current), Path(baseline), config=config)
     target = _written(results, config, out, err)
     print(render(results, config.pass_thresholds()), file=out)
@@ -220,7 +220,7 @@ def baseline_update(
     **flags: object,
 ) -> int:
     """Evaluates the datasets and writes their baselines (sorted, rounded: unchanged scores rewrite nothing)."""
-    return write_baselines(load_config(config_path).with_overrides(**flags), datasets, out=out, err=err)
+    return write_baselines(load_config(config_path, anywhere=True).with_overrides(**flags), datasets, out=out, err=err)
 
 
 def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
@@ -243,7 +243,7 @@ def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys
     """Joins the results of every shard of a run, then compares, gates and publishes as ``check`` does."""
     from agent_eval_action.publish import GitHubContext
 
-    config = load_config(config_path).with_overrides(**flags)
+    config = load_config(config_path, anywhere=True).with_overrides(**flags)
     return merge_and_finish(paths, config, GitHubContext.from_env(os.environ), out=out, err=err)
 
 
@@ -272,7 +272,7 @@ def report(
     from agent_eval_action.report import context, render_context, write_page
     from agent_eval_action.results_io import read_results
 
-    config = load_config(config_path)
+    config = load_config(config_path, anywhere=True)
     results = read_results(results_path)
     kinds = metric_kinds(config, results)
     rules = rules_of(results, config.gate, kinds)
@@ -307,8 +307,7 @@ def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.s
     context = GitHubContext.from_env(env)
     if not context.repository or not context.token:
         raise ConfigError("GITHUB_REPOSITORY / GITHUB_TOKEN", "both are needed to post: run this in the workflow_run job")
-    if context.in_actions:
-        mask(context.token, out)
+    mask(context.token, out, actions=context.in_actions)
     try:
         with open(path, "rb") as handle:
             text = handle.read(ARTIFACT_MAX_BYTES).decode("utf-8", errors="replace")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import tomllib
 from functools import cache
 from importlib import resources
@@ -14,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from agent_eval_action.errors import ConfigError
-from agent_eval_action.inside import require_inside
+from agent_eval_action.inside import require_inside, roots
 
 CONFIG_FILE = "agent-eval.toml"
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
@@ -209,7 +210,8 @@ class Config(BaseModel):
     capture_spans: bool = True
     # Where `baseline update` writes and PR runs read (at the merge-base) the baselines.
     baselines_dir: str = "evaluation/baselines"
-    # Paths whose change re-evaluates every dataset; default: any path that is not a dataset or baseline.
+    # Paths (globs) whose change re-evaluates every dataset and makes a baseline stale; default: the
+    # agent's package, the repository modules it imports, its dependency files and this config (agent_code.py).
     agent_paths: list[str] | None = None
     # In a PR, "changed" evaluates the datasets it changed (all of them when agent code changed).
     select: Literal["changed", "all"] = "changed"
@@ -239,6 +241,12 @@ class Config(BaseModel):
     # The file the settings came from (None: defaults and flags only), and the TOML table in it.
     file: str | None = Field(default=None, exclude=True)
     table: str | None = Field(default=None, exclude=True)
+    # The project's folder (absolute): the config file's, else the repository's top. The config's
+    # paths were written relative to it (and are held relative to the working directory); the
+    # agent and custom metrics are imported from it. None: a Config made in code (the working directory).
+    folder: str | None = Field(default=None, exclude=True)
+    # That folder as its paths were rewritten from it: relative to the working directory ("." when it is).
+    moved_from: str = Field(default=".", exclude=True)
     # Gate settings given explicitly for this run (the action's max-regression input): laid over
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
@@ -316,7 +324,16 @@ class Config(BaseModel):
         data.update({key: value for key, value in flags.items() if value is not None})
         config = _validate(data, self.source or "command line")
         config.file, config.table, config.gate_override = self.file, self.table, dict(self.gate_override)
+        config.folder, config.moved_from = self.folder, self.moved_from
         return config
+
+    def default_datasets(self) -> list[str]:
+        """The built-in dataset globs, in the project's folder (relative to the working directory)."""
+        return [_moved(p, self.moved_from) for p in DEFAULT_DATASETS]
+
+    def import_root(self) -> Path:
+        """Where the agent's and custom metrics' modules are imported from: the project's folder."""
+        return Path(self.folder) if self.folder else Path.cwd()
 
     def with_gate(self, gate: GateConfig) -> Config:
         """A copy whose gate is ``gate`` with this run's explicit gate settings laid over it."""
@@ -370,40 +387,106 @@ def _validate(data: dict[str, Any], source: str) -> Config:
 PYPROJECT_TABLE = "tool.agent-eval"
 
 
-def config_candidates(path: str | None) -> list[tuple[str, str | None]]:
-    """The files (relative to the working directory) a config is looked for in, in order, with
-    the TOML table that holds it: the same search at HEAD and at the merge-base."""
+CANDIDATES: list[tuple[str, str | None]] = [(CONFIG_FILE, None), ("pyproject.toml", PYPROJECT_TABLE)]
+
+
+def config_candidates(path: str | None, folders: list[str] | None = None) -> list[tuple[str, str | None]]:
+    """The files a config is looked for in, in order, with the TOML table that holds it: ``path``
+    when given, else ``agent-eval.toml`` then ``pyproject.toml`` in each of ``folders`` (nearest
+    first; default: the working directory alone). The same search at HEAD and at the merge-base."""
     if path is not None:
         return [(path, PYPROJECT_TABLE if Path(path).name == "pyproject.toml" else None)]
-    return [(CONFIG_FILE, None), ("pyproject.toml", PYPROJECT_TABLE)]
+    return [(posixpath.join(folder, name) if folder else name, table) for folder in (folders or [""]) for name, table in CANDIDATES]
 
 
-def load_config(path: str | None = None, cwd: str | Path = ".") -> Config:
-    """Reads ``path``, else ``agent-eval.toml``, else ``[tool.agent-eval]`` of ``pyproject.toml``, else defaults.
+def upward(start: Path, top: Path) -> list[Path]:
+    """``start`` and its parents up to ``top`` (inclusive), nearest first: where a config is looked
+    for, as ruff and pytest look for theirs. Only ``start`` when it is not inside ``top``."""
+    start, top = start.resolve(), top.resolve()
+    if not start.is_relative_to(top):
+        return [start]
+    return [start, *(p for p in start.parents if p.is_relative_to(top))]
 
-    The file must lie inside the repository holding ``cwd`` (symlinks resolved)."""
+
+def load_config(path: str | None = None, cwd: str | Path = ".", *, anywhere: bool = False) -> Config:
+    """Reads ``path``, else the nearest ``agent-eval.toml`` or ``pyproject.toml`` with
+    ``[tool.agent-eval]`` from ``cwd`` up to the repository's top, else defaults.
+
+    The paths in it are relative to its folder (without a file: the repository's top) and are
+    returned relative to ``cwd``. A file found by the search must lie inside the repository
+    holding ``cwd`` (symlinks resolved), and so must ``path`` unless ``anywhere`` (a file the user
+    named on the command line, which is read wherever it is)."""
     base = Path(cwd)
     if path is not None:
-        require_inside(path, "config", base)
+        if not anywhere:
+            require_inside(path, "config", base)
         if not (base / path).is_file():
             raise ConfigError(str(path), "config file not found")
-    for name, table in config_candidates(path):
+        candidates = config_candidates(path)
+    else:
+        folders = [os.path.relpath(folder, base.resolve()) for folder in upward(base, roots(base)[0])]
+        candidates = config_candidates(None, [Path(f).as_posix() if f != "." else "" for f in folders])
+    for name, table in candidates:
         file = base / name
         if not file.is_file():
             continue
-        require_inside(file, "config", base)
+        if path is None:
+            require_inside(file, "config", base)
         try:
             text = file.read_text(encoding="utf-8")
         except UnicodeDecodeError as error:
             raise ConfigError(name, f"not valid TOML: {error}") from None
         config = config_from_text(text, name, table)
         if config is not None:
+            placed(config, os.path.relpath(file.resolve().parent, base.resolve()), base)
             if config.custom_metrics:
                 from agent_eval_action.custom_metrics import custom_metrics
 
                 custom_metrics(config)  # an import error is bad input naming the setting, before anything runs
             return config
-    return Config()
+    return placed(Config(), os.path.relpath(roots(base)[0], base.resolve()), base)
+
+
+def placed(config: Config, folder: str, cwd: str | Path = ".") -> Config:
+    """``config`` (whose paths are written relative to ``folder``, itself relative to ``cwd``) with
+    its paths made relative to ``cwd``, and ``folder`` recorded. Changes it in place."""
+    config.folder = str((Path(cwd) / folder).resolve())
+    folder = config.moved_from = Path(folder).as_posix()
+    if folder in ("", "."):
+        return config
+
+    def moved(path: str) -> str:
+        return _moved(path, folder)
+
+    config.datasets = [moved(p) for p in config.datasets]
+    config.output_dir, config.baselines_dir = moved(config.output_dir), moved(config.baselines_dir)
+    config.metric_definitions = [moved(p) for p in config.metric_definitions]
+    if config.agent_paths is not None:
+        config.agent_paths = [moved(p) for p in config.agent_paths]
+    for setting in ("model_cache", "templates_dir"):
+        value = getattr(config, setting)
+        if value:
+            setattr(config, setting, moved(value))
+    if config.judge.cache_dir:
+        config.judge.cache_dir = moved(config.judge.cache_dir)
+    for judge in config.judges.values():
+        if judge.prompt_file:
+            judge.prompt_file = moved(judge.prompt_file)
+    if config.agent_python and "/" in config.agent_python:
+        config.agent_python = moved(config.agent_python)
+    if config.agent and ":" not in config.agent and (Path(config.folder) / config.agent).is_dir():
+        config.agent = moved(config.agent)  # an agent directory (a module name stays as it is)
+    return config
+
+
+def _moved(path: str, folder: str) -> str:
+    """``path``, written relative to ``folder``, relative to the working directory instead (an
+    exclusion stays one: ``!drafts/**`` -> ``!agents/drafts/**``)."""
+    if path.startswith("!"):
+        return "!" + _moved(path[1:], folder)
+    if os.path.isabs(path) or path.startswith("~") or folder in ("", "."):
+        return path
+    return posixpath.normpath(posixpath.join(folder, path))
 
 
 def config_from_text(text: str, name: str, table: str | None) -> Config | None:

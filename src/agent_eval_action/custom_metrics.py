@@ -2,7 +2,7 @@
 
 The function gets the question and its trace and returns a float, None (unscored) or a
 ``Score``; the metric is then scored, summarized, compared, gated and shown like a built-in one.
-Functions are imported from the working directory when the config is loaded, so a typo is bad
+Functions are imported from the project's folder (the config file's) when the config is loaded, so a typo is bad
 input naming the setting before anything runs.
 """
 
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 
 def import_function(spec: str, setting: str, cwd: Path | None = None) -> Any:
-    """``module:function``, imported with the working directory on ``sys.path`` for the import
-    only (the caller's ``sys.path`` is left as found)."""
+    """``module:function``, imported with ``cwd`` (the project's folder; default: the working
+    directory) on ``sys.path`` for the import only (the caller's ``sys.path`` is left as found)."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ConfigError(setting, f"{spec!r} is not module:function")
@@ -55,9 +55,11 @@ class CustomScore:
 
     name: str
     spec: str
+    # The folder its module is imported from (the project's); None: the working directory.
+    root: str | None = None
 
     def __call__(self, question: Question, trace: Trace, context: MetricContext) -> Score:
-        function = import_function(self.spec, f"custom-metrics.{self.name}.function")
+        function = import_function(self.spec, f"custom-metrics.{self.name}.function", Path(self.root) if self.root else None)
         value = function(question, trace)
         if value is None:
             return unscored(f"{self.spec} returned None")
@@ -72,13 +74,13 @@ def custom_metrics(config: Config) -> list[Metric]:
     """The config's custom metrics, each function imported (ConfigError naming the setting)."""
     out = []
     for name, spec in config.custom_metrics.items():
-        import_function(spec.function, f"custom-metrics.{name}.function")
+        import_function(spec.function, f"custom-metrics.{name}.function", config.import_root())
         out.append(
             Metric(
                 name=name,
                 direction=spec.direction,
                 description=spec.description or f"custom metric {spec.function}",
-                score=CustomScore(name, spec.function),
+                score=CustomScore(name, spec.function, str(config.import_root())),
                 kind=spec.kind,
             )
         )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 
 from wcmatch import glob as wc
 
 from agent_eval_action.config import negations_only
 from agent_eval_action.globs import FLAGS, is_glob, matches, split
+from agent_eval_action.inside import places
 from agent_eval_action.models import Problem
 
 DATASET_SUFFIXES = (".json", ".csv", ".jsonl", ".ndjson")
@@ -36,14 +38,7 @@ def expand_paths(patterns: list[str]) -> tuple[list[str], list[str]]:
         if not include:
             files = [f for f in files if not matches(f, [glob])]
             continue
-        if os.path.isdir(pattern):
-            found = _dataset_files_below(pattern)
-        elif is_glob(pattern) and not os.path.isfile(pattern):
-            # `**` does not enter linked directories; a linked file is checked where it points when read.
-            hits = wc.glob(glob, flags=FLAGS)
-            found = sorted({f for hit in hits for f in ([hit] if os.path.isfile(hit) else _dataset_files_below(hit))})
-        else:
-            found = [pattern]  # a missing file is reported by the loader, by name
+        found = expand(pattern)
         if not found:
             empty.append(pattern)
         for path in found:
@@ -52,15 +47,45 @@ def expand_paths(patterns: list[str]) -> tuple[list[str], list[str]]:
     return files, empty
 
 
-def dataset_files(patterns: list[str], *, defaults: bool = False) -> tuple[list[str], list[Problem]]:
+def expand(pattern: str) -> list[str]:
+    """The files one path, directory or glob (not an exclusion) names, relative to the working directory."""
+    if os.path.isdir(pattern):
+        return _dataset_files_below(pattern)
+    if is_glob(pattern) and not os.path.isfile(pattern):
+        # `**` does not enter linked directories; a linked file is checked where it points when read.
+        hits = wc.glob(pattern, flags=FLAGS)
+        return sorted({f for hit in hits for f in ([hit] if os.path.isfile(hit) else _dataset_files_below(hit))})
+    return [pattern]  # a missing file is reported by the loader, by name
+
+
+@dataclass
+class Found:
+    """Dataset files, a problem for each pattern that named none, and for the files the user
+    named, where else than the repository each may resolve (``inside.places``)."""
+
+    files: list[str]
+    problems: list[Problem]
+    places: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = False) -> Found:
     """The dataset files the patterns name, and a problem for each that names none: a typo in a
     glob must not turn into a green check with nothing checked. The built-in default globs are
-    one choice among formats, so only all of them matching nothing is a problem."""
+    one choice among formats, so only all of them matching nothing is a problem. ``named``: the
+    user typed the patterns (command-line paths), so what they name is read where it is."""
     refused = negations_only(patterns)
     if refused:
-        return [], [Problem(path=", ".join(patterns), message=f"{', '.join(patterns)}: {refused}")]
+        return Found([], [Problem(path=", ".join(patterns), message=f"{', '.join(patterns)}: {refused}")])
     files, empty = expand_paths(patterns)
     if defaults:
         empty = [] if files else [", ".join(patterns)]
     fix = "check the spelling, the `datasets` setting or the --datasets flag, and the working directory"
-    return files, [Problem(path=p, message=f"{p}: matched no dataset files ({fix})") for p in empty]
+    problems = [Problem(path=p, message=f"{p}: matched no dataset files ({fix})") for p in empty]
+    where: dict[str, tuple[str, ...]] = {}
+    for pattern in patterns if named else []:
+        include, _ = split(pattern)
+        allowed = places(pattern) if include else ()
+        for file in expand(pattern) if allowed else []:
+            if file in files:  # a later exclusion dropped the others
+                where[file] = (*where.get(file, ()), *allowed)
+    return Found(files, problems, where)

@@ -87,9 +87,10 @@ class Evaluation:
         if c.agent and c.in_process:
             from agent_eval_action.adk_runner import AdkRunner
             from agent_eval_action.agent_loader import load_agent
+            from agent_eval_action.worker_pool import agent_spec
 
             return AdkRunner(
-                load_agent(c.agent),
+                load_agent(agent_spec(c.agent), c.import_root()),
                 capture_spans=c.capture_spans,
                 model_cache=self._model_cache(),
                 user_simulator=c.user_simulator.settings(),
@@ -117,11 +118,15 @@ class Evaluation:
         c = self.config
         assert c.agent is not None
         env = agent_environment(os.environ, also_withhold=[c.agent_auth_env], pass_through=c.agent_env.allow, remove=c.agent_env.withhold)
+        if c.import_root().resolve() != Path.cwd().resolve():
+            # The agent runs from the project's folder; a module beside a run from a subfolder still imports.
+            env["PYTHONPATH"] = os.pathsep.join([*([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []), str(Path.cwd())])
+        python = c.agent_python or sys.executable
         return WorkerPool(
             WorkerSettings(
                 agent=c.agent,
-                python=c.agent_python or sys.executable,
-                cwd=Path.cwd(),
+                python=os.path.abspath(python) if os.sep in python else python,
+                cwd=c.import_root(),
                 env=env,
                 capture_spans=c.capture_spans,
                 workers=c.agent_worker_count(),
@@ -149,8 +154,9 @@ class Evaluation:
     def _model_cache(self) -> str | None:
         return str(Path(self.config.model_cache).resolve()) if self.config.model_cache else None
 
-    def evaluate_file(self, path: str, reuse: DatasetResult | None = None) -> DatasetResult | None:
+    def evaluate_file(self, path: str, reuse: DatasetResult | None = None, also: tuple[str, ...] = ()) -> DatasetResult | None:
         """The dataset's result, or None when the file could not be evaluated (see :attr:`problems`).
+        ``also``: where the file may resolve besides the repository (one the user named).
 
         ``reuse``: a baseline whose unchanged questions need not run again (``reuse.py`` says when)."""
         self._reuse = reuse
@@ -164,7 +170,7 @@ class Evaluation:
             configured_thresholds=self.config.configured_thresholds(),
         )
         try:
-            dataset = load_dataset(path)
+            dataset = load_dataset(path, also)
             if dataset.format not in RECORDED_FORMATS:  # its questions need the agent
                 self._launch_workers()
             # ADK criteria that came with the dataset say how ADK's metrics are computed for it.

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import posixpath
 import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -131,7 +132,7 @@ class Git:
             status = self.run("status", "--porcelain", "-z", "--untracked-files=all", check=False).stdout
             if any(keep(entry[3:]) for entry in status.split("\0") if len(entry) > 3):
                 return None
-        done = self.run("ls-tree", "-r", "-z", rev, check=False)
+        done = self.run("ls-tree", "-r", "-z", "--full-tree", rev, check=False)  # paths from the root, wherever we run
         if done.returncode != 0:
             return None
         digest = hashlib.sha256()
@@ -238,7 +239,8 @@ class Workspace:
         """A glob written relative to the working directory, as a glob over root-relative paths
         (an exclusion stays one: ``!drafts/**`` -> ``!agents/drafts/**``)."""
         include, glob = split(pattern)
-        rooted = glob if glob.startswith("/") else self.prefix + glob
+        # Normalized: a config above the working directory names its paths ``../evaluation/...``.
+        rooted = glob if glob.startswith("/") else posixpath.normpath(self.prefix + glob.removeprefix("./"))
         return rooted if include else NEGATION + rooted
 
     def file(self, rel: str) -> Path:

@@ -4,6 +4,8 @@ A pull request controls the datasets, the config and the templates it evaluates;
 among them (``evaluation/datasets/env.jsonl -> /proc/self/environ``) would otherwise have the
 runner read files it never meant to publish and quote them in errors, results and comments.
 Every input file is therefore checked where it really is (symlinks resolved) before it is read.
+What the user names on the command line is theirs to choose (``places``): a file is read
+wherever it is, and a folder or glob named outside the repository may find files inside it.
 
 The allowed roots: the git repository's top level that holds the working directory (found by
 walking up to a ``.git``; without one, the working directory itself), and ``$GITHUB_WORKSPACE``
@@ -12,8 +14,9 @@ when set. Results and baseline files that ``compare`` / ``merge`` read are ours,
 
 from __future__ import annotations
 
+import glob
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,10 +40,26 @@ def roots(cwd: str | Path | None = None, env: Mapping[str, str] | None = None) -
     return found
 
 
-def is_inside(path: str | Path, cwd: str | Path | None = None) -> bool:
-    """Whether ``path``, symlinks resolved, lies within one of the :func:`roots`. Reads nothing."""
+def is_inside(path: str | Path, cwd: str | Path | None = None, also: Sequence[str] = ()) -> bool:
+    """Whether ``path``, symlinks resolved, lies within one of the :func:`roots` or of the places
+    ``also`` (resolved paths: see :func:`places`). Reads nothing."""
     real = Path(os.path.realpath(path))
-    return any(real.is_relative_to(root) for root in roots(cwd))
+    return any(real.is_relative_to(root) for root in [*roots(cwd), *map(Path, also)])
+
+
+def places(pattern: str, cwd: str | Path | None = None) -> tuple[str, ...]:
+    """Where what ``pattern`` finds may resolve besides the repository, when the user named it on
+    the command line: a file, wherever it is (symlinks and all); a folder or glob, inside the
+    folder named when that lies outside the repository (a link met in it must not lead out of it,
+    and one met inside the repository stays confined to it)."""
+    if not glob.has_magic(pattern) and not os.path.isdir(pattern):
+        return (os.path.realpath(pattern),)
+    parts = Path(pattern).parts
+    fixed = Path(*parts[: next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))] or ["."])
+    named = Path(os.path.abspath(fixed))
+    if any(named.is_relative_to(root) for root in roots(cwd)):
+        return ()
+    return (os.path.realpath(named),)
 
 
 def outside_reason(cwd: str | Path | None = None) -> str:

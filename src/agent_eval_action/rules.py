@@ -10,11 +10,12 @@ else come from HEAD.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.config import Config, config_candidates, config_from_text
+from agent_eval_action.config import Config, config_candidates, config_from_text, placed
 from agent_eval_action.errors import ConfigError
 
 # Settings that decide the verdict, taken from the base.
@@ -30,19 +31,29 @@ class Rules:
 
 def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, short_rev: str) -> Rules:
     """``head`` with its verdict settings replaced by those of the base config (read by ``read``
-    from repository-relative paths; ``prefix`` is the working directory from the root)."""
-    base, source = Config(), f"the defaults (no config at {short_rev})"
-    for name, table in config_candidates(head.file if head.file else None):
-        text = read(prefix + name.removeprefix("./"))
+    from repository-relative paths; ``prefix`` is the working directory from the root), found
+    where HEAD's was, else by the same search upward from the working directory; its paths, like
+    HEAD's, relative to the working directory."""
+    here = prefix.rstrip("/") or "."
+    # The defaults' folder: the repository's top, from the working directory (a Config made in code: the working directory).
+    top = posixpath.relpath(".", here) if head.folder else "."
+    base, source = placed(Config(), top), f"the defaults (no config at {short_rev})"
+    wanted = posixpath.normpath(posixpath.join(here, head.file)) if head.file else None
+    parts = [] if here == "." else here.split("/")
+    folders = ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]  # nearest first, "" the top
+    for name, table in config_candidates(wanted, folders):
+        name = posixpath.normpath(name)
+        shown = posixpath.relpath(name, here)
+        text = read(name)
         if text is None:
             continue
         try:
-            found = config_from_text(text, f"{name} at {short_rev}", table)
+            found = config_from_text(text, f"{shown} at {short_rev}", table)
         except ConfigError as error:
-            base, source = Config(), f"the defaults ({error} could not be read)"
+            base, source = placed(Config(), top), f"the defaults ({error} could not be read)"
             break
         if found is not None:
-            base, source = found, f"{name} at {short_rev}"
+            base, source = placed(found, posixpath.relpath(posixpath.dirname(name) or ".", here)), f"{shown} at {short_rev}"
             break
     settings = {name: getattr(base, name) for name in FROM_BASE if name != "gate"}
     settings["datasets"] = [*head.datasets, *(g for g in base.datasets if g not in head.datasets)]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from agent_eval_action.agent_code import agent_paths
 from agent_eval_action.baseline import find_baseline, working_tree_reader
 from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import Config
@@ -47,6 +48,8 @@ class DatasetFile:
 
     file: str
     path: str | None = None
+    # Where it may resolve besides the repository: a file the user named (``inside.places``).
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ def evaluate_files(
     datasets: list[DatasetResult] = []
     try:
         for item in files:
-            result = evaluation.evaluate_file(item.file, reuse=reuse(item) if reuse is not None else None)
+            result = evaluation.evaluate_file(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
             if result is None:
                 continue
             if item.path is not None:
@@ -122,10 +125,23 @@ def base_state(git: Git, base: Snapshot, selection: Selection, config: Config) -
 
 
 def path_roles(config: Config, workspace: Workspace) -> PathRoles:
+    """What each repository path is to the check: the one definition that selection (what a PR
+    re-runs) and the agent's fingerprint (when a baseline is stale) both use. Agent code is
+    ``agent_paths`` when set, else the agent's package, the modules it imports, its dependency
+    files and the config (``agent_code``); without an agent in the repository, every path that
+    is neither a dataset nor a baseline."""
+    if config.agent_paths is not None:
+        agent: list[str] | None = [workspace.glob(g) for g in config.agent_paths]
+    elif config.agent and not config.agent_url:
+        roots = [config.import_root(), workspace.cwd]
+        config_file = workspace.cwd / config.file if config.file else None
+        agent = agent_paths(config.agent, top=workspace.root, import_roots=roots, config_file=config_file)
+    else:
+        agent = None
     return PathRoles(
         dataset_globs=[workspace.glob(g) for g in config.datasets],
         baselines_dir=workspace.rel(config.baselines_dir),
-        agent_paths=[workspace.glob(g) for g in config.agent_paths] if config.agent_paths is not None else None,
+        agent_paths=agent,
     )
 
 
@@ -137,7 +153,7 @@ def select_datasets(
     base: str | None,
     merge_base: str | None,
     evaluate_all: bool,
-    workspace: Workspace,
+    roles: PathRoles,
 ) -> Selection:
     """Which of the datasets (repository paths) a check evaluates: those the PR changed, all of
     them when an agent path changed, or all of them when asked or when there is no base to diff with."""
@@ -145,17 +161,17 @@ def select_datasets(
         reason = "--all" if evaluate_all else "select = all" if config.select == "all" else "no base branch: everything"
         chosen = select_all(sorted(paths), reason, changes)
     else:
-        chosen = select(sorted(paths), changes, path_roles(config, workspace))
+        chosen = select(sorted(paths), changes, roles)
     chosen.base_ref, chosen.merge_base = base, merge_base
     return chosen
 
 
-def agent_fingerprint(config: Config, git: Git, workspace: Workspace) -> str | None:
-    """The hash of the agent's code at HEAD (None with uncommitted changes to it, without a
-    repository, or for an agent that is not in the repository: --agent-url)."""
+def agent_fingerprint(config: Config, git: Git, roles: PathRoles) -> str | None:
+    """The hash of the agent's code (``roles``: :func:`path_roles`) at HEAD (None with uncommitted
+    changes to it, without a repository, or for an agent that is not in the repository: --agent-url)."""
     if not config.agent:
         return None
-    return git.fingerprint("HEAD", path_roles(config, workspace).is_agent, working_tree=True)
+    return git.fingerprint("HEAD", roles.is_agent, working_tree=True)
 
 
 def reusable_baselines(

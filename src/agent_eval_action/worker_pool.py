@@ -70,6 +70,12 @@ class WorkerSettings:
     startup_timeout_s: float = 180.0
 
 
+def agent_spec(spec: str) -> str:
+    """``spec`` as the agent's process, which runs from the project's folder, reads it: an agent
+    directory named from the working directory made absolute; a module name as it is."""
+    return os.path.abspath(spec) if ":" not in spec and os.path.isdir(spec) else spec
+
+
 def worker_files() -> Path:
     """The worker's own files in a new temporary directory, as the package ``agent_eval_worker``:
     nothing else of ours lands on the agent's path."""
@@ -159,7 +165,7 @@ class WorkerPool:
         assert self._files is not None
         env = dict(self.settings.env)
         env["PYTHONPATH"] = os.pathsep.join([str(self._files), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-        env["AGENT_EVAL_WORKER_AGENT"] = self.settings.agent
+        env["AGENT_EVAL_WORKER_AGENT"] = agent_spec(self.settings.agent)  # the worker runs from settings.cwd
         env["AGENT_EVAL_WORKER_SPANS"] = "1" if self.settings.capture_spans else "0"
         env.pop("AGENT_EVAL_WORKER_MODEL_CACHE", None)
         if self.settings.model_cache:

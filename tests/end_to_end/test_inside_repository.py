@@ -1,6 +1,7 @@
 """Inputs stay inside the repository: a pull request that links a dataset, the config, a template
 or a judge prompt to a file outside (``/proc/self/environ``) gets exit 2 and a message naming the
-link, and nothing of the file's content anywhere."""
+link, and nothing of the file's content anywhere. What the user names on the command line is
+theirs: a file is read wherever it is, symlinks and all."""
 
 from __future__ import annotations
 
@@ -66,7 +67,6 @@ def test_dataset_links_outside_are_refused_and_the_valid_dataset_is_scored(repo:
     for args in (
         ["evaluate"],  # the config's globs
         ["evaluate", "evaluation/datasets"],  # a directory
-        ["evaluate", "evaluation/datasets/env.jsonl", "evaluation/datasets/stolen.csv", "evaluation/datasets/good.csv"],  # paths
         ["run"],
     ):
         done = cli(repo, *args)
@@ -93,9 +93,36 @@ def test_a_link_inside_the_repository_is_fine_and_so_is_the_actions_workspace(re
     assert cli(repo, "evaluate", "evaluation/datasets/again.csv").returncode == 0
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
-    dataset = str(repo / "evaluation" / "datasets" / "good.csv")
-    assert cli(outside, "evaluate", dataset).returncode == 2
-    assert cli(outside, "evaluate", dataset, env={"GITHUB_WORKSPACE": str(repo)}).returncode == 0
+    # The config's glob names the repository's datasets from a folder outside it: confined to the
+    # working directory, unless that repository is the Actions workspace.
+    (outside / "agent-eval.toml").write_text(f"datasets = ['{repo}/evaluation/datasets/good.csv']\n")
+    refused = cli(outside, "evaluate")
+    assert refused.returncode == 2 and "good.csv: resolves outside the repository" in refused.stderr
+    assert cli(outside, "evaluate", env={"GITHUB_WORKSPACE": str(repo)}).returncode == 0
+
+
+def test_files_named_on_the_command_line_are_read_wherever_they_are(repo: Path, elsewhere: Path, tmp_path: Path) -> None:
+    """``validate ~/Downloads/run.csv`` from inside a repository: the user chose the file."""
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    write_csv(downloads / "run.csv", [csv_row(run) for run in customer_service_runs()])
+    for command in ("validate", "evaluate"):
+        done = cli(repo / "evaluation", command, str(downloads / "run.csv"))
+        assert done.returncode == 0, (command, done.stdout + done.stderr)
+    assert "ok: " + str(downloads / "run.csv") in cli(repo, "validate", str(downloads / "run.csv")).stdout
+    converted = cli(repo, "convert", str(downloads / "run.csv"), "--to", "golden", "-o", str(tmp_path / "golden.json"))
+    assert converted.returncode == 0, converted.stderr
+    # A link the user names is followed too (symlinks and all) ...
+    linked = cli(repo, "validate", "evaluation/datasets/stolen.csv")
+    assert "resolves outside" not in linked.stderr and "stolen.csv" in linked.stdout, linked.stdout + linked.stderr
+    # ... and a folder named outside the repository is read, but a link in it must not lead out of it.
+    (downloads / "more.csv").symlink_to(elsewhere / "stolen.csv")
+    folder = cli(repo, "validate", str(downloads))
+    assert f"ok: {downloads / 'run.csv'}" in folder.stdout, folder.stdout + folder.stderr
+    assert f"error: {downloads / 'more.csv'}: resolves outside the repository" in folder.stderr
+    assert_nothing_read(folder.stdout, folder.stderr)
+    glob = cli(repo, "validate", f"{downloads}/*.csv")
+    assert f"ok: {downloads / 'run.csv'}" in glob.stdout and "more.csv: resolves outside the repository" in glob.stderr
 
 
 @pytest.mark.parametrize(
@@ -122,11 +149,25 @@ def test_settings_naming_files_outside_are_refused(repo: Path, elsewhere: Path, 
             assert_nothing_read((repo / "agent-eval-results" / name).read_text())
 
 
-def test_a_config_file_outside_is_refused(repo: Path, elsewhere: Path) -> None:
-    (repo / "linked.toml").symlink_to(elsewhere / "agent-eval.toml")
-    done = cli(repo, "evaluate", "--config", "linked.toml")
-    assert done.returncode == 2 and "error: config: linked.toml resolves outside the repository" in done.stderr
+def test_a_config_file_found_outside_is_refused_and_one_named_is_read(repo: Path, elsewhere: Path, tmp_path: Path) -> None:
     (repo / "agent-eval.toml").symlink_to(elsewhere / "agent-eval.toml")
     done = cli(repo, "evaluate")
     assert done.returncode == 2 and "error: config: agent-eval.toml resolves outside the repository" in done.stderr
     assert_nothing_read(done.stdout, done.stderr)
+    (repo / "evaluation" / "app").mkdir()  # found from a subfolder, above it: the same
+    below = cli(repo / "evaluation" / "app", "evaluate")
+    assert below.returncode == 2 and "error: config: ../../agent-eval.toml resolves outside the repository" in below.stderr
+    assert_nothing_read(below.stdout, below.stderr)
+    # The action's config input is a PR's to set: confined.
+    (repo / "agent-eval.toml").unlink()
+    (repo / "linked.toml").symlink_to(elsewhere / "agent-eval.toml")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"GITHUB_WORKSPACE": str(repo), "GITHUB_EVENT_NAME": "workflow_dispatch", "INPUT_CONFIG": "linked.toml"}
+    action = cli(tmp_path, "action", env={**env, "HOME": str(home), "INPUT_COMMENT": "false"})
+    assert action.returncode == 2 and "error: config: linked.toml resolves outside the repository" in action.stderr
+    # A config the user names on the command line is theirs: read where it is, its paths relative to its folder.
+    (elsewhere / "agent-eval.toml").write_text("datasets = ['stolen.csv']\n")
+    named = cli(repo, "evaluate", "--config", str(elsewhere / "agent-eval.toml"))
+    assert "error: config" not in named.stderr, named.stderr
+    assert "error: ../elsewhere/stolen.csv: resolves outside the repository" in named.stderr  # its datasets stay confined

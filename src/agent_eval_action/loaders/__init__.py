@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.inside import is_inside, outside_reason
@@ -19,14 +20,14 @@ __all__ = ["LoadedDataset", "Record", "dataset_stem", "load_dataset"]
 NOT_DATASETS = {"test_config.json", "eval_config.json"}
 
 
-def load_dataset(path: str) -> LoadedDataset:
+def load_dataset(path: str, also: Sequence[str] = ()) -> LoadedDataset:
     """Opens ``path`` with the loader its extension and content call for.
 
     File-level problems raise :class:`DatasetError`; problems with single questions come
-    out of ``records`` in their place. A file that resolves outside the repository is refused
-    before it is read (see :mod:`agent_eval_action.inside`).
+    out of ``records`` in their place. A file that resolves outside the repository (and outside
+    the places ``also`` the user named) is refused before it is read (see :mod:`agent_eval_action.inside`).
     """
-    if not is_inside(path):
+    if not is_inside(path, also=also):
         raise DatasetError(path, outside_reason())
     if not os.path.isfile(path):
         raise DatasetError(path, "no such file" if not os.path.exists(path) else "not a file")

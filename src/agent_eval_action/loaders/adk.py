@@ -60,7 +60,8 @@ def read_test_config(path: str, warnings: list[str]) -> AdkConfig:
     config = Path(path).parent / "test_config.json"
     if not config.is_file():
         return AdkConfig()
-    if not is_inside(config):
+    # Inside the repository, or in the folder where the dataset it configures really is (one the user named).
+    if not is_inside(config, also=(os.path.dirname(os.path.realpath(path)),)):
         warnings.append(f"{config}: {outside_reason()}; its criteria are ignored")
         return AdkConfig()
     try:
