@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from agent_eval_action.baseline import baseline_path
 from tests.factories import csv_row, customer_service_runs, write_csv
 from tests.integration.test_agent_paths import calls
 from tests.integration.test_pr_flow import cli
@@ -38,7 +39,7 @@ def test_a_run_from_a_subfolder_gives_the_same_verdict_in_the_same_place(tmp_pat
     package = repo / "counting"
     # Written from inside the package, the baselines land where a run from the top writes them.
     assert calls(repo, "baseline", "update", cwd=package) == 2 * QUESTIONS
-    assert (repo / "evaluation" / "baselines" / DATASET.parent / (DATASET.name + ".json")).is_file()
+    assert (repo / baseline_path("evaluation/baselines", DATASET.as_posix())).is_file()
     assert not (package / "evaluation").exists()
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines")
