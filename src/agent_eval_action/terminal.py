@@ -12,6 +12,8 @@ from agent_eval_action.views import DatasetView, Reason, ci, fmt, page, signed
 def _num(value: float | None) -> str:
     if value is None:
         return "-"
+    if abs(value) >= 1e15:
+        return f"{value:.3g}"
     if abs(value) >= 1000:
         return f"{value:,.0f}"
     if value != 0 and abs(value) < 0.001:

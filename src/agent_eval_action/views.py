@@ -42,10 +42,16 @@ IDS_NAMED = 5
 VALUE_CHARS = 160
 
 
+# Figures from this size on are shown with an exponent.
+HUGE = 1e15
+
+
 def fmt(value: float | None, metric: str = "") -> str:
     """A figure in the metric's unit: seconds, counts, dollars, else a percentage of 0..1."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
+    if abs(value) >= HUGE:  # 300 digits of a recorded 1e308 say nothing more than its exponent
+        return f"{value:.3g}"
     if metric in SECONDS:
         return f"{value:.2f}{NBSP}s"
     if metric in COUNTS:

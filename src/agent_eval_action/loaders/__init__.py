@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.inside import is_inside, outside_reason
+from agent_eval_action.jsonish import LONE_SURROGATES, TooDeep, loads
 from agent_eval_action.loaders.adk import dataset_stem, load_eval_history, load_eval_set, load_test_json
 from agent_eval_action.loaders.base import LoadedDataset, Record
 from agent_eval_action.loaders.golden import load_golden
@@ -48,18 +50,30 @@ def _open(path: str) -> LoadedDataset:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
-        data = json.loads(text)
+        data, replaced = loads(text)
     except UnicodeDecodeError:
         raise DatasetError(path, "not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise DatasetError(path, f"not valid JSON: {error.msg}", pointer=f"line {error.lineno}, column {error.colno}") from None
-    if isinstance(data, dict) and "golden_questions" in data:
-        return load_golden(path, data, text)
+    except TooDeep as error:
+        raise DatasetError(path, str(error)) from None
     if isinstance(data, str) and lower.endswith(".evalset_result.json"):
         try:  # older ADK versions wrote the result as a JSON string inside the file
-            data = json.loads(data)
+            data, inner = loads(data)
         except json.JSONDecodeError as error:
             raise DatasetError(path, f"not valid JSON inside the JSON string: {error.msg}") from None
+        except TooDeep as error:
+            raise DatasetError(path, str(error)) from None
+        replaced += inner
+    dataset = _by_content(path, lower, data, text)
+    if replaced:
+        dataset.warnings.append(f"{path}: {LONE_SURROGATES}")
+    return dataset
+
+
+def _by_content(path: str, lower: str, data: Any, text: str) -> LoadedDataset:
+    if isinstance(data, dict) and "golden_questions" in data:
+        return load_golden(path, data, text)
     if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
         return load_eval_history(path, data)
     if isinstance(data, dict) and ("eval_cases" in data or "evalCases" in data):
