@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 
 ZERO_WIDTH = "\u200b"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
@@ -65,3 +66,43 @@ def escape_html(value: object, limit: int | None = None) -> str:
     text = _AUTOLINK.sub(ZERO_WIDTH, html.escape(text, quote=True))
     text = _MENTION.sub("@" + ZERO_WIDTH, text)
     return _REFERENCE.sub("#" + ZERO_WIDTH, text)
+
+
+_DETAILS_OPEN = re.compile(r"<details\b", re.IGNORECASE)
+_DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def cut_blocks(text: str, budget: int, measure: Callable[[str], int] = len) -> str:
+    """The longest start of ``text`` that ends where a block ends (a blank line or a
+    ``</details>``, outside code fences), with the ``<details>`` still open there closed, that
+    measures at most ``budget``: what the caller adds after it is outside every ``<details>``,
+    where a reader sees it. When not even the first block fits, the cut falls at a line's end
+    (an open fence closed too)."""
+    depth = 0
+    fence: str | None = None
+    pos = used = 0
+    best: str | None = None
+    fallback = ""
+    for line in text.splitlines(keepends=True):
+        used += measure(line)
+        pos += len(line)
+        if used > budget:
+            break
+        opens = _FENCE.match(line)
+        if fence is not None:
+            if opens and opens.group(1)[0] == fence[0] and len(opens.group(1)) >= len(fence) and not line[opens.end() :].strip():
+                fence = None
+        elif opens:
+            fence = opens.group(1)
+        else:
+            depth = max(depth + len(_DETAILS_OPEN.findall(line)) - len(_DETAILS_CLOSE.findall(line)), 0)
+        head = text[:pos] if line.endswith("\n") else text[:pos] + "\n"
+        closers = (f"\n{fence}\n" if fence else "") + "\n</details>\n" * depth
+        if used + measure(closers) + 1 > budget:
+            continue
+        if fence is None and (not line.strip() or _DETAILS_CLOSE.search(line)):
+            best = head + closers
+        elif best is None:
+            fallback = head + closers
+    return best if best is not None else fallback
