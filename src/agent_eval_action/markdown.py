@@ -1,7 +1,7 @@
 """Making untrusted text (agent output, dataset strings) safe inside a GitHub comment.
 
 Nothing an agent says may break a table, start raw HTML, ping a user (``@name``), link an
-issue (``#123``), or open a code span or a link.
+issue (``#123``), open a code span or a link, or reorder the text around it on screen.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from typing import Any
 
 ZERO_WIDTH = "\u200b"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
@@ -34,9 +35,29 @@ _SPECIAL = str.maketrans(
 )
 
 
+# Bidirectional controls (the RTL override U+202E among them) reorder what follows them on screen:
+# agent text could show a reviewer something other than what it holds. They are shown as escapes,
+# in a form with no character special to markdown, HTML or a terminal.
+BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+_SHOWN_CONTROLS = {code: f"\\u{code:04x}" for code in BIDI_CONTROLS}
+
+
+def show_controls(text: str) -> str:
+    """``text`` with every bidirectional control written as its escape (``\\u202e``)."""
+    return text.translate(_SHOWN_CONTROLS)
+
+
+def printed(value: Any) -> Any:
+    """What a template prints (its ``finalize``), with bidirectional controls shown as escapes:
+    a template that prints agent text without an escaping filter still shows none. Markup is kept."""
+    from markupsafe import Markup
+
+    return show_controls(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 def escape_md(value: object, limit: int | None = None) -> str:
     """Inline-safe text for a table cell or a sentence: one line, no markup, no pings."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else show_controls(str(value))
     text = _SPACES.sub(" ", text).strip()  # newlines end a table row: keep one line
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
@@ -47,7 +68,7 @@ def escape_md(value: object, limit: int | None = None) -> str:
 
 def code_block(value: object, limit: int = 2000) -> str:
     """A fenced block for longer text (JSON of tool arguments): a fence longer than any run inside."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else show_controls(str(value))
     if len(text) > limit:
         text = text[:limit] + "\n… (truncated)"
     text = _MENTION.sub("@" + ZERO_WIDTH, text)
@@ -59,7 +80,7 @@ def code_block(value: object, limit: int = 2000) -> str:
 def escape_html(value: object, limit: int | None = None) -> str:
     """Text inside an HTML tag of a comment (``<summary>``): GitHub does not apply markdown
     escapes there, so a backslash would show; HTML escaping, one line, no pings."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else show_controls(str(value))
     text = _SPACES.sub(" ", text).strip()
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"

@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_eval_action.errors import ConfigError
 from agent_eval_action.history import Background
-from agent_eval_action.markdown import code_block, cut_blocks, escape_html, escape_md
+from agent_eval_action.markdown import code_block, cut_blocks, escape_html, escape_md, printed
 from agent_eval_action.models import Results
 from agent_eval_action.views import MARKS, QuestionView, ci, failed_metrics, fmt, page, signed
 
@@ -63,7 +63,12 @@ class Renderer:
             loaders.append(template_loader(templates_dir))  # refuses files outside the repository
         loaders.append(builtin)
         self.env = SandboxedEnvironment(
-            loader=ChoiceLoader(loaders), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False
+            loader=ChoiceLoader(loaders),
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            autoescape=False,
+            finalize=printed,  # a template that prints agent text unescaped still shows no bidi control
         )
         self.env.filters.update(
             escape_md=escape_md,
