@@ -142,14 +142,18 @@ def summarize_values(
     figures = _figures([scaled(v, k) for v in values] if k else values, seed, percentiles)
     if k:
         figures = {name: None if v is None else unscaled(v, k) for name, v in figures.items()}
-    low, high = figures.pop("ci_low"), figures.pop("ci_high")
+    low, high = figures["ci_low"], figures["ci_high"]
     return MetricSummary(
+        mean=figures["mean"],
         n=len(values),
         unscored=sum(reasons.values()),
+        stdev=figures["stdev"],
         ci95=None if low is None or high is None else (low, high),
         direction=direction,  # type: ignore[arg-type]
         unscored_reasons=dict(reasons.most_common()),
-        **figures,
+        p50=figures.get("p50"),
+        p90=figures.get("p90"),
+        max=figures.get("max"),
     )
 
 

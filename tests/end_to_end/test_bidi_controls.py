@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from agent_eval_action.markdown import BIDI_CONTROLS, escape_html, escape_md, show_controls
-from tests.factories import Call
+from tests.factories import Call, Run
 from tests.integration.test_pr_flow import cli, runs, write_dataset
 from tests.integration.test_verdict import commit, new_repo
 from tests.repos import git
@@ -16,7 +16,7 @@ RLO = "\u202e"
 HOSTILE_RESULT = {"file": f"invoice{RLO}fdp.exe", "note": f"isolated \u2066text\u2069 and {RLO}reversed"}
 
 
-def hostile(items: list) -> list:  # type: ignore[type-arg]
+def hostile(items: list[Run]) -> list[Run]:
     """The first run calls its tools with a wrong argument and gets a result holding U+202E."""
     run = items[0]
     turns = [
