@@ -60,7 +60,8 @@ def loads(text: str, *, finite: bool = False, depth: int | None = MAX_DEPTH) -> 
         value = json.loads(text, parse_constant=_refuse_constant) if finite else json.loads(text)
     except RecursionError:
         raise TooDeep(depth or sys.getrecursionlimit()) from None
-    if depth is not None and isinstance(value, dict | list) and deeper_than(value, depth):
+    # Each level takes two characters at least: a short text (most cells, a span's attributes) is not walked.
+    if depth is not None and len(text) > 2 * depth and isinstance(value, dict | list) and deeper_than(value, depth):
         raise TooDeep(depth)
     if finite and _BIG_NUMERAL.search(text) and _overflows(value):
         raise NotFinite("holds a number too large for a float (it reads as infinity)")
@@ -89,15 +90,18 @@ def _overflows(value: Any) -> bool:
 
 
 def deeper_than(value: dict[str, Any] | list[Any], limit: int) -> bool:
-    """Whether containers nest more than ``limit`` deep; visits containers only, without recursion."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
+    """Whether containers nest more than ``limit`` deep: level by level, containers only, no recursion."""
+    containers = (dict, list)  # what json.loads makes: exact types, so ``type() in`` (faster than isinstance)
+    level: list[Any] = [value]
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        for child in item.values() if isinstance(item, dict) else item:
-            if isinstance(child, dict | list):
-                stack.append((child, depth + 1))
+        below: list[Any] = []
+        for item in level:
+            below += [child for child in (item.values() if type(item) is dict else item) if type(child) in containers]
+        level = below
+        depth += 1
     return False
 
 
