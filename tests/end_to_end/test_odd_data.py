@@ -183,3 +183,44 @@ def test_a_base_baseline_of_1e308_is_compared_without_overflow(repo: Path) -> No
     assert done.returncode in (0, 1), done.stdout + done.stderr
     results = strict(repo / "agent-eval-results" / "results.json")
     assert results["gate"]["outcome"] in ("passed", "failed")
+
+
+def adk_history(tmp_path: Path) -> tuple[Path, str]:
+    from tests.adk_files import history
+
+    path = history(tmp_path / "shop.evalset_result.json", with_session=False)
+    return path, path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("field", "number", "pointer"),
+    [
+        ('"score": ', "Infinity", "$.eval_case_results[0].overall_eval_metric_results[0].score"),
+        ('"duration": ', "-Infinity", "$.eval_case_results[0].eval_metric_result_per_invocation[0].actual_invocation.duration"),
+    ],
+)
+def test_infinity_in_adk_eval_history_is_that_cases_error(tmp_path: Path, field: str, number: str, pointer: str) -> None:
+    path, text = adk_history(tmp_path)
+    start = text.index(field) + len(field)
+    end = start + min(text.index(",", start) - start, text.index("\n", start) - start)
+    path.write_text(text[:start] + number + text[end:])
+    done, _ = evaluate(tmp_path, path.name)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{path.name}, question 'refund_case', at {pointer}: " in done.stderr and "is not a finite number" in done.stderr
+
+
+def test_a_lone_surrogate_in_adk_eval_history_is_replaced_with_a_warning(tmp_path: Path) -> None:
+    path, text = adk_history(tmp_path)
+    path.write_text(text.replace('"text": "', '"text": "\\ud83d ', 1))
+    done, results = evaluate(tmp_path, path.name)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert f"warning: {path.name}: lone surrogates" in done.stderr
+    assert scored(results) == 1
+
+
+def test_a_non_finite_adk_criterion_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "shop.test.json").write_text('[{"query": "hi", "expected_tool_use": [], "reference": "hello"}]')
+    (tmp_path / "test_config.json").write_text('{"criteria": {"tool_trajectory_avg_score": NaN}}')
+    done = cli(tmp_path, "validate", "shop.test.json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "test_config.json" in done.stderr and "needs a finite numeric threshold" in done.stderr

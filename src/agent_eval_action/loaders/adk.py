@@ -413,9 +413,9 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
         events, calls_known = _invocation_events(actual)
     state = get(session, "state") if isinstance(session, dict) else None
     durations = [get(inv, "duration") for inv in actual]
-    timed = all(isinstance(d, int | float) and not isinstance(d, bool) for d in durations)
+    timed = all(isinstance(d, int | float) and not isinstance(d, bool) and d == d for d in durations)  # NaN: not timed
     for i, duration in enumerate(durations):
-        if timed and not math.isfinite(duration):
+        if isinstance(duration, float) and math.isinf(duration):
             raise DatasetError(
                 path,
                 NOT_FINITE.format(value=duration),
