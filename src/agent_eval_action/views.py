@@ -122,13 +122,13 @@ def spark(values: list[float | None], metric: str) -> str:
     if not known:
         return ""
     low, high = (0.0, 1.0) if is_share(metric) else (min(0.0, *known), max(known))
-    span = high - low
+    span = high / 2 - low / 2  # halves: the span of -1e308 and 1e308 is past the float range
     out = []
     for value in values:
         if value is None:
             out.append("·")
             continue
-        level = 0 if span <= 0 else round((min(max(value, low), high) - low) / span * (len(SPARK) - 1))
+        level = 0 if span <= 0 else round((min(max(value, low), high) / 2 - low / 2) / span * (len(SPARK) - 1))
         out.append(SPARK[level])
     return "".join(out)
 

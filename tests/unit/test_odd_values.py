@@ -113,3 +113,18 @@ def test_a_non_finite_figure_is_never_stored() -> None:
     summary = MetricSummary(mean=math.inf, n=1, unscored=0, ci95=(0.0, math.nan))
     assert summary.mean is None and summary.ci95 is None
     assert MetricComparison(metric="m", direction="higher", baseline=1.0, current=math.inf, delta=-math.inf, verdict="new").delta is None
+
+
+def test_a_trend_of_values_near_the_float_limit_is_drawn() -> None:
+    from agent_eval_action.views import fmt, spark
+
+    assert spark([-BIG, BIG, 0.0, None], "latency") == "▁█▅·"
+    assert spark([1.0, 2.0, 3.0], "latency") == "▃▆█"  # ordinary values: as before
+    assert fmt(BIG, "latency") == "1e+308" and fmt(-BIG) == "-1e+308"  # not 309 digits
+
+
+def test_a_results_file_with_a_lone_surrogate_is_read_with_it_replaced() -> None:
+    text = dumps(Results(datasets=[dataset({"q1": [1.0]})])).replace('"id":"q1"', '"id":"q1\\ud83d"')
+    assert "\\ud83d" in text
+    (question,) = parse_results(text, "r.json").datasets[0].questions
+    assert question.id == "q1\ufffd"
