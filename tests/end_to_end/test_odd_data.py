@@ -224,3 +224,19 @@ def test_a_non_finite_adk_criterion_is_refused(tmp_path: Path) -> None:
     done = cli(tmp_path, "validate", "shop.test.json")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "test_config.json" in done.stderr and "needs a finite numeric threshold" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "where"),
+    [
+        ("[gate.metrics.tool_usage_accuracy]\npass-threshold = inf", "gate.metrics.tool_usage_accuracy.pass_threshold"),
+        ("[gate.metrics.tool_usage_accuracy]\nmin = nan", "gate.metrics.tool_usage_accuracy.min"),
+        ('[gate]\nmax-regression = "nan%"', "gate.max_regression"),
+    ],
+)
+def test_a_non_finite_number_in_the_config_is_a_config_error(tmp_path: Path, setting: str, where: str) -> None:
+    write_csv(tmp_path / "runs.csv", rows())
+    (tmp_path / "agent-eval.toml").write_text(f'datasets = ["runs.csv"]\n{setting}\n')
+    done = cli(tmp_path, "evaluate")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"agent-eval.toml: {where}: " in done.stderr and "finite" in done.stderr
