@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from tests.factories import csv_row, write_csv
+from tests.integration import test_verdict
 from tests.integration.test_pr_flow import cli, runs
-from tests.integration.test_verdict import commit, new_repo
+from tests.integration.test_verdict import commit
 from tests.repos import git
 
 ROWS = 4
@@ -136,32 +137,21 @@ def test_a_dataset_nested_1100_levels_deep_is_refused_naming_the_file(tmp_path: 
     assert scored(results) == ROWS - 1
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = new_repo(
-        tmp_path / "repo",
-        {
-            "agent-eval.toml": 'datasets = ["evaluation/datasets/*.csv"]\n',
-            "app/agent.py": "root_agent = None\n",
-            "evaluation/datasets/cs_runs.csv": runs(),
-        },
-    )
-    commit(repo, "datasets")
-    assert cli(repo, "baseline", "update").returncode == 0
-    commit(repo, "baselines")
-    return repo
-
-
+# main with the recorded dataset and its committed baseline, checked out on branch pr.
+repo = test_verdict.repo
 BASELINE = "evaluation/baselines/evaluation/datasets/cs_runs.csv.json"
 
 
 def tamper(repo: Path, old: str, new: str) -> None:
+    """The base branch's baseline edited; the PR (merged with it) changes the agent."""
+    git(repo, "checkout", "-q", "main")
     path = repo / BASELINE
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new))
     commit(repo, "tamper with the baseline")
-    git(repo, "checkout", "-q", "-b", "pr")
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "merge", "-q", "main")
     (repo / "app" / "agent.py").write_text("root_agent = 1\n")
     commit(repo, "change the agent")
 
