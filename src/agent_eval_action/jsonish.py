@@ -1,4 +1,6 @@
-"""Helpers for loosely typed JSON: camelCase or snake_case keys, JSON text inside strings."""
+"""Helpers for loosely typed JSON: camelCase or snake_case keys, JSON text inside strings, and
+decoding data so that odd input is an error with a reason or repaired, never a crash (nesting
+past a stated depth, lone surrogates, NaN and Infinity where only finite numbers belong)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ NOT_FINITE = "{value} is not a finite number: record a finite value, or leave it
 
 
 class TooDeep(ValueError):
-    """JSON nested deeper than :data:`MAX_DEPTH`."""
+    """JSON nested deeper than a limit (:data:`MAX_DEPTH` for data)."""
 
     def __init__(self, depth: int = MAX_DEPTH) -> None:
         super().__init__(f"nested more than {depth} levels deep (arrays and objects inside each other): flatten it")
@@ -52,9 +54,9 @@ def get(obj: Any, key: str, default: Any = None) -> Any:
 def loads(text: str, *, finite: bool = False, depth: int | None = MAX_DEPTH) -> tuple[Any, int]:
     """JSON text of data -> (value, how many lone surrogates were replaced with U+FFFD).
 
-    Raises ``ValueError``: :class:`json.JSONDecodeError`, :class:`TooDeep` past
-    ``depth`` (None: only where Python's decoder stops), and with ``finite`` :class:`NotFinite` for NaN, Infinity or a number too
-    large for a float (stored results hold only finite figures).
+    Raises ``ValueError``: :class:`json.JSONDecodeError`; :class:`TooDeep` past ``depth`` (None:
+    only where Python's decoder stops); with ``finite``, :class:`NotFinite` for NaN, Infinity or a
+    number too large for a float (stored results hold only finite figures).
     """
     try:
         value = json.loads(text, parse_constant=_refuse_constant) if finite else json.loads(text)
@@ -67,7 +69,10 @@ def loads(text: str, *, finite: bool = False, depth: int | None = MAX_DEPTH) -> 
         raise NotFinite("holds a number too large for a float (it reads as infinity)")
     if _SURROGATE_ESCAPE.search(text) is None:
         return value, 0
-    return scrub(value)
+    try:
+        return scrub(value)
+    except RecursionError:  # only without a depth limit: nested as deep as the decoder allows
+        raise TooDeep(depth or sys.getrecursionlimit()) from None
 
 
 def _refuse_constant(name: str) -> Any:
