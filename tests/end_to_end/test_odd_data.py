@@ -230,3 +230,16 @@ def test_a_non_finite_number_in_the_config_is_a_config_error(tmp_path: Path, set
     done = cli(tmp_path, "evaluate")
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"agent-eval.toml: {where}: " in done.stderr and "finite" in done.stderr
+
+
+def test_an_infinite_duration_in_latency_data_is_that_rows_error(tmp_path: Path) -> None:
+    items = [{k: v for k, v in row.items() if k != "session_trace"} for row in rows()]  # latency from latency_data
+    for row in items:
+        row["latency_data"] = {"duration_seconds": 1.5}
+    line = json.dumps({**items[2], "latency_data": {"children": [{"name": "turn 1", "duration_seconds": 1e308}] * 2}})
+    write_jsonl(tmp_path / "runs.jsonl", items, {2: line})
+    done, results = evaluate(tmp_path, "runs.jsonl")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "at line 3, column latency_data: its duration (inf) is not a finite number" in done.stderr
+    assert scored(results) == ROWS - 1
+    assert results["datasets"][0]["summary"]["latency"]["mean"] == 1.5
