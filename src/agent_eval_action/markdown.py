@@ -120,7 +120,7 @@ def cut_blocks(text: str, budget: int, measure: Callable[[str], int] = len) -> s
             depth = max(depth + len(_DETAILS_OPEN.findall(line)) - len(_DETAILS_CLOSE.findall(line)), 0)
         head = text[:pos] if line.endswith("\n") else text[:pos] + "\n"
         closers = (f"\n{fence}\n" if fence else "") + "\n</details>\n" * depth
-        if used + measure(closers) + 1 > budget:
+        if used + measure(closers) + 1 > budget:  # + 1: a last line without its newline is given one
             continue
         if fence is None and (not line.strip() or _DETAILS_CLOSE.search(line)):
             best = head + closers
