@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import sys
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agent_eval_action.models import MetricSummary, Score
@@ -20,6 +21,42 @@ _FEW_DISTINCT = 64
 _EXACT_MAX = 5000
 _EXACT_TAIL = 64
 _MIDDLE_BINS = 384
+# Values past this magnitude are summarized scaled down by a power of two, which is exact: their
+# sums, squares and differences would overflow to infinity (two scores of 1e308). A figure whose
+# true value is past the float range (the spread of -1e308 and 1e308) is kept at the largest float.
+_LARGE = 2.0**500
+
+
+def scale_of(values: Iterable[float]) -> int:
+    """The power of two to divide ``values`` by so that no sum or difference of them overflows (0: none)."""
+    top = max(map(abs, values), default=0.0)
+    return math.frexp(top)[1] if top > _LARGE else 0
+
+
+def scaled(value: float, k: int) -> float:
+    return math.ldexp(value, -k) if k else value
+
+
+def unscaled(value: float, k: int) -> float:
+    """``value`` scaled back up; past the float range it stays at the largest float, with its sign."""
+    if not k:
+        return value
+    try:
+        return math.ldexp(value, k)
+    except OverflowError:
+        return math.copysign(sys.float_info.max, value)
+
+
+def mean_of(values: Sequence[float]) -> float:
+    """The mean, which cannot overflow however large the values (``values`` is not empty)."""
+    k = scale_of(values)
+    return unscaled(math.fsum(scaled(v, k) for v in values) / len(values), k)
+
+
+def difference(a: float, b: float) -> float:
+    """``a - b``, kept at the largest float when it is past the float range."""
+    d = a - b
+    return d if math.isfinite(d) else math.copysign(sys.float_info.max, d)
 
 
 def passes(value: float, threshold: float, direction: str) -> bool:
@@ -37,6 +74,10 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTS
     n = len(values)
     if n < 2:
         return None
+    k = scale_of(values)
+    if k:
+        ci = bootstrap_mean_ci([scaled(v, k) for v in values], seed, resamples)
+        return None if ci is None else (unscaled(ci[0], k), unscaled(ci[1], k))
     import numpy as np
 
     # Sorted: the interval must not depend on the order questions came in (shards merge in any order).
@@ -97,19 +138,33 @@ def summarize_values(
 ) -> MetricSummary:
     """The summary of one metric's scored values; ``reasons`` counts the unscored ones by explanation
     (ties keep the order reasons were first counted in)."""
+    k = scale_of(values)
+    figures = _figures([scaled(v, k) for v in values] if k else values, seed, percentiles)
+    if k:
+        figures = {name: None if v is None else unscaled(v, k) for name, v in figures.items()}
+    low, high = figures["ci_low"], figures["ci_high"]
+    return MetricSummary(
+        mean=figures["mean"],
+        n=len(values),
+        unscored=sum(reasons.values()),
+        stdev=figures["stdev"],
+        ci95=None if low is None or high is None else (low, high),
+        direction=direction,  # type: ignore[arg-type]
+        unscored_reasons=dict(reasons.most_common()),
+        p50=figures.get("p50"),
+        p90=figures.get("p90"),
+        max=figures.get("max"),
+    )
+
+
+def _figures(values: Sequence[float], seed: int, percentiles: bool) -> dict[str, float | None]:
+    """Mean, spread, CI and (with ``percentiles``) p50, p90 and max of values that cannot overflow."""
     mean = math.fsum(values) / len(values) if values else None
     # statistics.stdev computes in exact fractions: far too slow for thousands of values.
     stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)) if mean is not None and len(values) >= 2 else None
-    summary = MetricSummary(
-        mean=mean,
-        n=len(values),
-        unscored=sum(reasons.values()),
-        stdev=stdev,
-        ci95=bootstrap_mean_ci(values, seed),
-        direction=direction,  # type: ignore[arg-type]
-        unscored_reasons=dict(reasons.most_common()),
-    )
+    ci = bootstrap_mean_ci(values, seed)
+    figures = {"mean": mean, "stdev": stdev, "ci_low": ci and ci[0], "ci_high": ci and ci[1]}
     if percentiles and values:
         ordered = sorted(values)
-        summary.p50, summary.p90, summary.max = _percentile(ordered, 0.5), _percentile(ordered, 0.9), ordered[-1]
-    return summary
+        figures.update(p50=_percentile(ordered, 0.5), p90=_percentile(ordered, 0.9), max=ordered[-1])
+    return figures

@@ -7,7 +7,7 @@ import math
 from collections import defaultdict
 from typing import Literal
 
-from agent_eval_action.aggregate import bootstrap_mean_ci, seed_for
+from agent_eval_action.aggregate import bootstrap_mean_ci, difference, mean_of, scale_of, scaled, seed_for, unscaled
 from agent_eval_action.models import DatasetComparison, DatasetResult, MetricComparison, QuestionDrop
 
 EPSILON = 1e-9
@@ -20,7 +20,7 @@ def per_question(dataset: DatasetResult, metric: str) -> dict[str, float]:
         score = question.scores.get(metric)
         if question.status == "ok" and score is not None and score.value is not None:
             values[question.id].append(score.value)
-    return {qid: math.fsum(v) / len(v) for qid, v in values.items()}
+    return {qid: mean_of(v) for qid, v in values.items()}
 
 
 def _errors(dataset: DatasetResult) -> int:
@@ -74,12 +74,15 @@ def _compare_metric(name: str, current: DatasetResult, baseline: DatasetResult, 
     if shared:
         # Base and this run averaged over the same questions as their difference: means over
         # different sets (a question that now errs, one added) would contradict the change.
-        diffs = [a[q] - b[q] for q in shared]
-        delta = math.fsum(diffs) / len(diffs)
+        # Differences of values near the float limit would overflow: they are taken scaled down.
+        k = scale_of([*(a[q] for q in shared), *(b[q] for q in shared)])
+        diffs = [scaled(a[q], k) - scaled(b[q], k) for q in shared]
+        delta = unscaled(math.fsum(diffs) / len(diffs), k)
         ci = bootstrap_mean_ci(diffs, seed_for(current.name, name, "delta", base=seed))
-        base_mean, mean = math.fsum(b[q] for q in shared) / len(shared), math.fsum(a[q] for q in shared) / len(shared)
+        ci = None if ci is None else (unscaled(ci[0], k), unscaled(ci[1], k))
+        base_mean, mean = mean_of([b[q] for q in shared]), mean_of([a[q] for q in shared])
     else:
-        delta, ci = now.mean - before.mean, None
+        delta, ci = difference(now.mean, before.mean), None
         base_mean, mean = before.mean, now.mean
     drops = []
     if direction == "higher":

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import posixpath
 import tomllib
@@ -33,7 +34,7 @@ def negations_only(patterns: list[str]) -> str | None:
 
 
 class Price(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached: float | None = Field(default=None, ge=0)
@@ -45,14 +46,18 @@ def parse_regression(value: float | str) -> tuple[float, bool]:
         text = value.strip()
         if not text.endswith("%"):
             raise ValueError(f"{value!r}: give a number of points (0.05) or a percentage ('5%')")
-        return float(text[:-1]) / 100, True
-    return float(value), False
+        amount, relative = float(text[:-1]) / 100, True
+    else:
+        amount, relative = float(value), False
+    if not math.isfinite(amount):
+        raise ValueError(f"{value!r}: give a finite number")
+    return amount, relative
 
 
 class MetricRule(BaseModel):
     """Gate thresholds for one metric."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     min: float | None = None
     max: float | None = None
     max_regression: float | str | None = None
@@ -71,7 +76,7 @@ class MetricRule(BaseModel):
 
 
 class GateConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     # A drop beyond max_regression fails only when the delta's 95% CI lies entirely on the worse side.
     require_significance: bool = True
     # Applied to every reference metric (higher is better) without a rule of its own.
@@ -92,7 +97,7 @@ class GateConfig(BaseModel):
 class AgentEnv(BaseModel):
     """Which environment variables the agent's worker gets besides the defaults (agent_env.py)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     # Withheld by default (ours), passed to the agent anyway.
     allow: list[str] = Field(default_factory=list)
     # Also withheld from the agent.
@@ -102,7 +107,7 @@ class AgentEnv(BaseModel):
 class CustomMetricConfig(BaseModel):
     """A metric of the user's: ``function(question, trace) -> float | None | Score``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     function: str = Field(pattern=r"^[\w.]+:\w+$")
     direction: Literal["higher", "lower", "neutral"] = "higher"
     # "reference": compares with reference data (gated with the default max-regression);
@@ -114,7 +119,7 @@ class CustomMetricConfig(BaseModel):
 class JudgeMetricConfig(BaseModel):
     """One LLM-judged metric: a Jinja prompt that can use the conversation, response, trace and reference."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     prompt: str | None = None
     prompt_file: str | None = None
     score_range: tuple[float, float] = (1.0, 5.0)
@@ -131,7 +136,7 @@ class JudgeMetricConfig(BaseModel):
 
 
 class JudgeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     model: str = "gemini-2.5-flash"
     concurrency: int = Field(default=8, ge=1, le=256)
     rate_limit: float = Field(default=0.0, ge=0)  # judge calls started per second; 0: no limit
@@ -152,7 +157,7 @@ class UserSimulatorConfig(BaseModel):
     ``user_simulator_config``), else from ADK's defaults (``gemini-2.5-flash``, 20 turns).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     # Any model name ADK's model registry resolves (Gemini by default; LiteLlm names work too).
     model: str | None = None
     # User turns at most, the starting prompt included (ADK's max_allowed_invocations).
@@ -171,7 +176,7 @@ class UserSimulatorConfig(BaseModel):
 class Config(BaseModel):
     """Settings of a run. Keys may be written with hyphens or underscores."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     datasets: list[str] = Field(default_factory=lambda: list(DEFAULT_DATASETS))
     # Metrics of the user's own, by name: `[custom-metrics.NAME] function = "module:function"`.

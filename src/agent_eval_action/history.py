@@ -9,7 +9,6 @@ at the merge-base. No extra branch, no extra commits.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agent_eval_action.baseline import Reader, baseline_path, candidates, find_baseline, working_tree_reader
 from agent_eval_action.errors import DatasetError, InfrastructureError
 from agent_eval_action.git_ops import Git, Snapshot
+from agent_eval_action.jsonish import loads
 from agent_eval_action.models import DatasetComparison, DatasetResult, Results
 
 if TYPE_CHECKING:
@@ -194,8 +194,8 @@ def _summary_at(read: Callable[[str], str | None], folder: str, paths: list[str]
         text = read(file)
         if text is None:
             continue
-        try:
-            data = json.loads(text)
+        try:  # a baseline of the past holding NaN or Infinity, or nested too deep, is left out of the trend
+            data = loads(text, finite=True, depth=None)[0]
         except ValueError:
             continue
         datasets = [d for d in data.get("datasets", []) if isinstance(d, dict)] if isinstance(data, dict) else []

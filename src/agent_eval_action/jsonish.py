@@ -1,9 +1,40 @@
-"""Helpers for loosely typed JSON: camelCase or snake_case keys, JSON text inside strings."""
+"""Helpers for loosely typed JSON: camelCase or snake_case keys, JSON text inside strings, and
+decoding data so that odd input is an error with a reason or repaired, never a crash (nesting
+past a stated depth, lone surrogates, NaN and Infinity where only finite numbers belong)."""
 
 from __future__ import annotations
 
 import json
+import math
+import re
+import sys
 from typing import Any
+
+# JSON data nests at most this deep (arrays and objects inside each other). Python's decoder stops
+# near 1,000 with a RecursionError, and results are serialized with a limit near 255 levels of
+# which our own models take about 15: 200 leaves room and no real dataset comes near it.
+MAX_DEPTH = 200
+# A lone surrogate can only come from a JSON escape (text is read as strict UTF-8): its JSON text
+# holds ``\ud800``-``\udfff``. Searching for that is cheap; walking every string is not.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# Only numerals with a 3-digit exponent or 300 digits can overflow a float: the rest need no walk.
+_BIG_NUMERAL = re.compile(r"[eE]\+?0*[1-9]\d\d|\d{300}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATES = "lone surrogates (half of a UTF-16 pair, e.g. the JSON escape \\ud83d without its other half) replaced with U+FFFD"
+
+# A recorded number that is ±Infinity (or overflows to it) cannot be scored: its row is refused.
+NOT_FINITE = "{value} is not a finite number: record a finite value, or leave it out when nothing was measured"
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than a limit (:data:`MAX_DEPTH` for data)."""
+
+    def __init__(self, depth: int = MAX_DEPTH) -> None:
+        super().__init__(f"nested more than {depth} levels deep (arrays and objects inside each other): flatten it")
+
+
+class NotFinite(ValueError):
+    """A stored number that is NaN or infinite."""
 
 
 def camel(name: str) -> str:
@@ -20,30 +51,108 @@ def get(obj: Any, key: str, default: Any = None) -> Any:
     return obj.get(camel(key), default)
 
 
-def parse_cell(value: Any) -> Any:
-    """A table cell: JSON text becomes the object it encodes; empty cells become ``None``.
+def loads(text: str, *, finite: bool = False, depth: int | None = MAX_DEPTH) -> tuple[Any, int]:
+    """JSON text of data -> (value, how many lone surrogates were replaced with U+FFFD).
 
-    Raises ``ValueError`` for text that starts like JSON but is not.
+    Raises ``ValueError``: :class:`json.JSONDecodeError`; :class:`TooDeep` past ``depth`` (None:
+    only where Python's decoder stops); with ``finite``, :class:`NotFinite` for NaN, Infinity or a
+    number too large for a float (stored results hold only finite figures).
+    """
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant) if finite else json.loads(text)
+    except RecursionError:
+        raise TooDeep(depth or sys.getrecursionlimit()) from None
+    # Each level takes two characters at least: a short text (most cells, a span's attributes) is not walked.
+    if depth is not None and len(text) > 2 * depth and isinstance(value, dict | list) and deeper_than(value, depth):
+        raise TooDeep(depth)
+    if finite and _BIG_NUMERAL.search(text) and _overflows(value):
+        raise NotFinite("holds a number too large for a float (it reads as infinity)")
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return value, 0
+    try:
+        return scrub(value)
+    except RecursionError:  # only without a depth limit: nested as deep as the decoder allows
+        raise TooDeep(depth or sys.getrecursionlimit()) from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotFinite(f"holds {name}, which is not a finite number")
+
+
+def _overflows(value: Any) -> bool:
+    # Only a numeral like 1e999 decodes to infinity here (the constants are refused above).
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if math.isinf(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def deeper_than(value: dict[str, Any] | list[Any], limit: int) -> bool:
+    """Whether containers nest more than ``limit`` deep: level by level, containers only, no recursion."""
+    containers = (dict, list)  # what json.loads makes: exact types, so ``type() in`` (faster than isinstance)
+    level: list[Any] = [value]
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for item in level:
+            below += [child for child in (item.values() if type(item) is dict else item) if type(child) in containers]
+        level = below
+        depth += 1
+    return False
+
+
+def scrub(value: Any) -> tuple[Any, int]:
+    """``value`` with every lone surrogate in its strings (keys too) replaced with U+FFFD, and how
+    many were; unchanged containers are returned as they are. Depth is bounded by the caller."""
+    if isinstance(value, str):
+        fixed, count = _LONE_SURROGATE.subn("\ufffd", value)
+        return fixed, count
+    if isinstance(value, list):
+        pairs = [scrub(item) for item in value]
+        total = sum(count for _, count in pairs)
+        return ([item for item, _ in pairs] if total else value), total
+    if isinstance(value, dict):
+        entries = [(scrub(key), scrub(item)) for key, item in value.items()]
+        total = sum(k[1] + v[1] for k, v in entries)
+        return ({k[0]: v[0] for k, v in entries} if total else value), total
+    return value, 0
+
+
+def parse_cell(value: Any) -> tuple[Any, int]:
+    """A table cell: JSON text becomes the object it encodes; empty cells become ``None``. With it,
+    how many lone surrogates were replaced (see :func:`loads`).
+
+    Raises ``ValueError`` for text that starts like JSON but is not, or nests too deep.
     """
     if value is None:
-        return None
+        return None, 0
     if isinstance(value, float) and value != value:  # NaN from pandas
-        return None
+        return None, 0
     if not isinstance(value, str):
-        return value
+        return value, 0
     text = value.strip()
     if not text:
-        return None
+        return None, 0
     if text[0] in "[{" or text in ("null", "true", "false"):
-        return json.loads(text)
-    return value
+        return loads(text)
+    return value, 0
 
 
 def maybe_json(value: Any) -> Any:
-    """JSON text decoded where it is JSON; anything else unchanged."""
+    """JSON text decoded where it is JSON (lone surrogates replaced, too deep left as text);
+    anything else unchanged."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return loads(value)[0]
         except ValueError:
             return value
     return value

@@ -1,13 +1,15 @@
 """Making untrusted text (agent output, dataset strings) safe inside a GitHub comment.
 
 Nothing an agent says may break a table, start raw HTML, ping a user (``@name``), link an
-issue (``#123``), or open a code span or a link.
+issue (``#123``), open a code span or a link, or reorder the text around it on screen.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
+from typing import Any
 
 ZERO_WIDTH = "\u200b"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
@@ -45,9 +47,29 @@ def cut(text: str, limit: int) -> str:
     return head.rstrip(" ,;:") + "…"
 
 
+# Bidirectional controls (the RTL override U+202E among them) reorder what follows them on screen:
+# agent text could show a reviewer something other than what it holds. They are shown as escapes,
+# in a form with no character special to markdown, HTML or a terminal.
+BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+_SHOWN_CONTROLS = {code: f"\\u{code:04x}" for code in BIDI_CONTROLS}
+
+
+def show_controls(text: str) -> str:
+    """``text`` with every bidirectional control written as its escape (``\\u202e``)."""
+    return text.translate(_SHOWN_CONTROLS)
+
+
+def printed(value: Any) -> Any:
+    """What a template prints (its ``finalize``), with bidirectional controls shown as escapes:
+    a template that prints agent text without an escaping filter still shows none. Markup is kept."""
+    from markupsafe import Markup
+
+    return show_controls(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 def escape_md(value: object, limit: int | None = None) -> str:
     """Inline-safe text for a table cell or a sentence: one line, no markup, no pings."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else show_controls(str(value))
     text = _SPACES.sub(" ", text).strip()  # newlines end a table row: keep one line
     if limit is not None:
         text = cut(text, limit)
@@ -58,7 +80,7 @@ def escape_md(value: object, limit: int | None = None) -> str:
 
 def code_block(value: object, limit: int = 2000) -> str:
     """A fenced block for longer text (JSON of tool arguments): a fence longer than any run inside."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else show_controls(str(value))
     if len(text) > limit:
         text = text[:limit] + "\n… (truncated)"
     text = _MENTION.sub("@" + ZERO_WIDTH, text)
@@ -70,7 +92,7 @@ def code_block(value: object, limit: int = 2000) -> str:
 def escape_html(value: object, limit: int | None = None) -> str:
     """Text inside an HTML tag of a comment (``<summary>``): GitHub does not apply markdown
     escapes there, so a backslash would show; HTML escaping, one line, no pings."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else show_controls(str(value))
     text = _SPACES.sub(" ", text).strip()
     if limit is not None:
         text = cut(text, limit)
@@ -103,3 +125,43 @@ def untrusted_markdown(text: str, limit: int) -> str:
         else:
             opened.append(tag.start())
     return (cut[: opened[0]] if opened else cut) + notice
+
+
+_DETAILS_OPEN = re.compile(r"<details\b", re.IGNORECASE)
+_DETAILS_CLOSE = re.compile(r"</details\s*>", re.IGNORECASE)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def cut_blocks(text: str, budget: int, measure: Callable[[str], int] = len) -> str:
+    """The longest start of ``text`` that ends where a block ends (a blank line or a
+    ``</details>``, outside code fences), with the ``<details>`` still open there closed, that
+    measures at most ``budget``: what the caller adds after it is outside every ``<details>``,
+    where a reader sees it. When not even the first block fits, the cut falls at a line's end
+    (an open fence closed too)."""
+    depth = 0
+    fence: str | None = None
+    pos = used = 0
+    best: str | None = None
+    fallback = ""
+    for line in text.splitlines(keepends=True):
+        used += measure(line)
+        pos += len(line)
+        if used > budget:
+            break
+        opens = _FENCE.match(line)
+        if fence is not None:
+            if opens and opens.group(1)[0] == fence[0] and len(opens.group(1)) >= len(fence) and not line[opens.end() :].strip():
+                fence = None
+        elif opens:
+            fence = opens.group(1)
+        else:
+            depth = max(depth + len(_DETAILS_OPEN.findall(line)) - len(_DETAILS_CLOSE.findall(line)), 0)
+        head = text[:pos] if line.endswith("\n") else text[:pos] + "\n"
+        closers = (f"\n{fence}\n" if fence else "") + "\n</details>\n" * depth
+        if used + measure(closers) + 1 > budget:  # + 1: a last line without its newline is given one
+            continue
+        if fence is None and (not line.strip() or _DETAILS_CLOSE.search(line)):
+            best = head + closers
+        elif best is None:
+            fallback = head + closers
+    return best if best is not None else fallback

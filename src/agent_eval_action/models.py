@@ -8,6 +8,7 @@ for recorded runs, :class:`Trace` (what the agent did). Metrics map both to a
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -20,10 +21,13 @@ DIGITS = 6
 
 
 def _round(value: Any) -> Any:
+    """A stored figure rounded; one that is not finite is unknown (None): results are JSON, which
+    has no NaN or Infinity, and the figures are computed so that none arises."""
     if isinstance(value, float):
-        return round(value, DIGITS)
+        return round(value, DIGITS) if math.isfinite(value) else None
     if isinstance(value, tuple):
-        return tuple(_round(v) for v in value)
+        rounded = tuple(_round(v) for v in value)
+        return None if None in rounded else rounded
     return value
 
 
@@ -177,7 +181,11 @@ class Score(_Model):
         # hold rounded values already, and parsing thousands of them must not call Python per score.
         value = data.get("value")
         if isinstance(value, float):
-            data["value"] = round(value, DIGITS)
+            if math.isfinite(value):
+                data["value"] = round(value, DIGITS)
+            else:  # a metric's NaN or infinity is no score: unscored, saying what it gave
+                data["value"] = None
+                data["explanation"] = f"not a finite number ({value}): {data.get('explanation') or 'no explanation'}"
         super().__init__(**data)
 
 

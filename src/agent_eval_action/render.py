@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_eval_action.errors import ConfigError
 from agent_eval_action.history import Background
-from agent_eval_action.markdown import code_block, escape_html, escape_md
+from agent_eval_action.markdown import code_block, cut_blocks, escape_html, escape_md, printed
 from agent_eval_action.models import Results
 from agent_eval_action.views import MARKS, QuestionView, ci, failed_metrics, fmt, page, signed
 
@@ -63,7 +63,12 @@ class Renderer:
             loaders.append(template_loader(templates_dir))  # refuses files outside the repository
         loaders.append(builtin)
         self.env = SandboxedEnvironment(
-            loader=ChoiceLoader(loaders), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False
+            loader=ChoiceLoader(loaders),
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            autoescape=False,
+            finalize=printed,  # a template that prints agent text unescaped still shows no bidi control
         )
         self.env.filters.update(
             escape_md=escape_md,
@@ -105,8 +110,9 @@ def render_comment(renderer: Renderer, context: dict[str, Any], limit: int = COM
     text = renderer.render("comment.md.j2", {**context, "show_details": False})
     if len(text) <= limit:
         return text
-    notice = f"\n\n> ⚠️ This comment was cut at {limit:,} characters; the job's step summary and `results.json` have everything.\n\n{context['marker']}\n"
-    return text[: limit - len(notice)] + notice
+    notice = f"\n> ⚠️ This comment was cut at {limit:,} characters; the job's step summary and `results.json` have everything.\n\n{context['marker']}\n"
+    # Cut between whole blocks with every <details> closed: a notice inside a folded section is never seen.
+    return cut_blocks(text, limit - len(notice)) + notice
 
 
 def render_summary(renderer: Renderer, context: dict[str, Any], limit: int = SUMMARY_LIMIT) -> str:
@@ -114,5 +120,5 @@ def render_summary(renderer: Renderer, context: dict[str, Any], limit: int = SUM
     if len(text.encode()) <= limit:
         return text
     text = renderer.render("summary.md.j2", {**context, "detail_limit": 10_000, "show_details": False})
-    notice = "\n\n> ⚠️ Cut to stay under GitHub's 1 MiB step-summary limit; see `results.json`.\n"
-    return text.encode()[: limit - len(notice.encode()) - 4].decode(errors="ignore") + notice
+    notice = "\n> ⚠️ Cut to stay under GitHub's 1 MiB step-summary limit; see `results.json`.\n"
+    return cut_blocks(text, limit - len(notice.encode()), measure=lambda line: len(line.encode())) + notice

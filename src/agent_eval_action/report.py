@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.history import Background, Point
+from agent_eval_action.markdown import printed
 from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.models import DatasetResult, QuestionResult, Results, Score, Transcript
 from agent_eval_action.views import DiffRow, MetricRow, QuestionDiff, compact, failed_metrics, fmt, is_share, page, signed
@@ -297,6 +298,7 @@ def render_context(page_context: dict[str, Any]) -> str:
     env = Environment(
         loader=PackageLoader("agent_eval_action", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
+        finalize=printed,  # bidirectional controls in agent text are shown as escapes
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

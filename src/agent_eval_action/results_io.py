@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_eval_action.errors import DatasetError
+from agent_eval_action.jsonish import NotFinite, TooDeep, loads
 from agent_eval_action.models import READABLE_VERSIONS, SCHEMA_VERSION, Results
 from agent_eval_action.redaction import Redactor
 
@@ -114,13 +115,18 @@ def read_results(path: str | Path) -> Results:
 
 def parse_results(text: str, where: str, what: str = "results") -> Results:
     """A results or baseline file's text, validated; version-1 files are read as the current version."""
+    fix = "run `baseline update` on the default branch to rewrite it" if what == "baseline" else "re-create it with this version"
     try:
-        data = json.loads(text)
+        # Stored figures are finite: a NaN or Infinity (which JSON does not allow) is a corrupt file.
+        data = loads(text, finite=True, depth=None)[0]
+    except NotFinite as error:
+        raise DatasetError(where, f"{what} file is corrupt: it {error}; {fix}") from None
+    except TooDeep as error:
+        raise DatasetError(where, f"{what} file is {error}") from None
     except ValueError as error:
         raise DatasetError(where, f"{what} file is not valid JSON: {error}") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version not in READABLE_VERSIONS:
-        fix = "run `baseline update` on the default branch to rewrite it" if what == "baseline" else "re-create it with this version"
         raise DatasetError(where, f"{what} schema_version {version!r} is not one this version reads ({READABLE_VERSIONS}): {fix}")
     try:
         results = Results.model_validate(data)

@@ -7,13 +7,12 @@ with ``gen_ai.*`` attributes. Legacy (schema v1 and older recordings): ``invocat
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent_eval_action.jsonish import maybe_json, opt_str
+from agent_eval_action.jsonish import loads, maybe_json, opt_str
 from agent_eval_action.models import LlmCall, Span, ToolInteraction, TrajectoryStep
 
 MERGED_TOOLS = "(merged tools)"
@@ -73,7 +72,7 @@ def parse_span(raw: dict[str, Any]) -> RawSpan:
     attributes = raw.get("attributes") or {}
     if isinstance(attributes, str):
         try:
-            attributes = json.loads(attributes)
+            attributes = loads(attributes)[0]
         except ValueError:
             attributes = {}
     context: dict[str, Any] = raw["context"] if isinstance(raw.get("context"), dict) else {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_eval_action.history import Background
+from agent_eval_action.markdown import show_controls
 from agent_eval_action.models import DatasetResult, MetricSummary, Results
 from agent_eval_action.views import DatasetView, Reason, ci, fmt, page, signed
 
@@ -12,6 +13,8 @@ from agent_eval_action.views import DatasetView, Reason, ci, fmt, page, signed
 def _num(value: float | None) -> str:
     if value is None:
         return "-"
+    if abs(value) >= 1e15:
+        return f"{value:.3g}"
     if abs(value) >= 1000:
         return f"{value:,.0f}"
     if value != 0 and abs(value) < 0.001:
@@ -202,4 +205,4 @@ def render(results: Results, thresholds: dict[str, float] | None = None, backgro
     if results.gate is not None and results.gate.notes:
         lines.append("notes:")
         lines.extend(f"  - {note}" for note in results.gate.notes)
-    return "\n".join(lines).rstrip("\n")
+    return show_controls("\n".join(lines).rstrip("\n"))  # bidi controls in agent text shown as escapes

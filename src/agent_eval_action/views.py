@@ -44,10 +44,16 @@ IDS_NAMED = 5
 VALUE_CHARS = 160
 
 
+# Figures from this size on are shown with an exponent.
+HUGE = 1e15
+
+
 def fmt(value: float | None, metric: str = "") -> str:
     """A figure in the metric's unit: seconds, counts, dollars, else a percentage of 0..1."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
+    if abs(value) >= HUGE:  # 300 digits of a recorded 1e308 say nothing more than its exponent
+        return f"{value:.3g}"
     if metric in SECONDS:
         return f"{value:.2f}{NBSP}s"
     if metric in COUNTS:
@@ -126,13 +132,13 @@ def spark(values: list[float | None], metric: str) -> str:
     if not known:
         return ""
     low, high = (0.0, 1.0) if is_share(metric) else (min(0.0, *known), max(known))
-    span = high - low
+    span = high / 2 - low / 2  # halves: the span of -1e308 and 1e308 is past the float range
     out = []
     for value in values:
         if value is None:
             out.append("·")
             continue
-        level = 0 if span <= 0 else round((min(max(value, low), high) - low) / span * (len(SPARK) - 1))
+        level = 0 if span <= 0 else round((min(max(value, low), high) / 2 - low / 2) / span * (len(SPARK) - 1))
         out.append(SPARK[level])
     return "".join(out)
 

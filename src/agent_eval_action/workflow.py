@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from agent_eval_action.markdown import show_controls
 from agent_eval_action.redaction import Redactor
 
 ZERO_WIDTH = "\u200b"
@@ -98,7 +99,7 @@ class LogStream(io.TextIOBase, TextIO):
         self._emit(whole_lines=False)
         if not self._line_start:
             self.raw.write("\n")
-        self.raw.write((self.redactor.text(line) if redact else line) + "\n")
+        self.raw.write(show_controls(self.redactor.text(line) if redact else line) + "\n")
         self._line_start = True
         self.raw.flush()
 
@@ -112,7 +113,7 @@ class LogStream(io.TextIOBase, TextIO):
         self._size = len(keep)
         if not text:
             return
-        parts = _LINE_END.split(self.redactor.text(text))
+        parts = _LINE_END.split(show_controls(self.redactor.text(text)))
         out = []
         for i, part in enumerate(parts):
             if i % 2:  # a line end

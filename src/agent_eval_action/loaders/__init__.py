@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.inside import is_inside, outside_reason
+from agent_eval_action.jsonish import LONE_SURROGATES, TooDeep, loads
 from agent_eval_action.loaders.adk import dataset_stem, load_eval_history, load_eval_set, load_test_json
 from agent_eval_action.loaders.base import LoadedDataset, Record
 from agent_eval_action.loaders.golden import load_golden
@@ -49,15 +51,25 @@ def _open(path: str) -> LoadedDataset:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
-        data = json.loads(text)
+        data, replaced = loads(text)
     except UnicodeDecodeError:
         raise DatasetError(path, "not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise DatasetError(path, f"not valid JSON: {error.msg}", pointer=f"line {error.lineno}, column {error.colno}") from None
+    except TooDeep as error:
+        raise DatasetError(path, str(error)) from None
+    if isinstance(data, str):
+        data, inner = _inner_json(path, data)
+        replaced += inner
+    dataset = _by_content(path, lower, data, text)
+    if replaced:
+        dataset.warnings.append(f"{path}: {LONE_SURROGATES}")
+    return dataset
+
+
+def _by_content(path: str, lower: str, data: Any, text: str) -> LoadedDataset:
     if isinstance(data, dict) and "golden_questions" in data:
         return load_golden(path, data, text)
-    if isinstance(data, str):
-        data = _inner_json(path, data)
     if isinstance(data, dict) and ("eval_case_results" in data or "evalCaseResults" in data):
         return load_eval_history(path, data)
     if isinstance(data, dict) and ("eval_cases" in data or "evalCases" in data):
@@ -74,14 +86,19 @@ def _open(path: str) -> LoadedDataset:
     )
 
 
-def _inner_json(path: str, text: str) -> object:
-    """The document a file holds as a JSON string: ADK 1.0.0-1.21.0 wrote its eval history as
-    ``json.dumps(result.model_dump_json())`` (``adk_schema.DOUBLE_ENCODED_HISTORY``), and such
-    files are renamed and moved, so the content decides, not the name."""
+def _inner_json(path: str, text: str) -> tuple[object, int]:
+    """The document a file holds as a JSON string, and how many lone surrogates were replaced in
+    it: ADK 1.0.0-1.21.0 wrote its eval history as ``json.dumps(result.model_dump_json())``
+    (``adk_schema.DOUBLE_ENCODED_HISTORY``), and such files are renamed and moved, so the
+    content decides, not the name."""
     try:
-        inner = json.loads(text)
+        inner, replaced = loads(text)
     except json.JSONDecodeError as error:
         if path.lower().endswith(".evalset_result.json"):
             raise DatasetError(path, f"not valid JSON inside the JSON string (ADK's eval history): {error.msg}") from None
-        return text
-    return inner if isinstance(inner, dict) and ("eval_case_results" in inner or "evalCaseResults" in inner) else text
+        return text, 0
+    except TooDeep as error:
+        raise DatasetError(path, str(error)) from None
+    if isinstance(inner, dict) and ("eval_case_results" in inner or "evalCaseResults" in inner):
+        return inner, replaced
+    return text, 0

@@ -11,7 +11,7 @@ the user simulator's settings.
 
 from __future__ import annotations
 
-import json
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,7 +20,7 @@ from typing import Any
 
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.inside import is_inside, outside_reason
-from agent_eval_action.jsonish import get
+from agent_eval_action.jsonish import NOT_FINITE, get, loads
 from agent_eval_action.loaders.adk_schema import eval_case_model, eval_case_result_model, eval_set_result_model, validate
 from agent_eval_action.loaders.base import LoadedDataset, Record
 from agent_eval_action.loaders.fields import Where, expect_type, tool_calls
@@ -65,7 +65,7 @@ def read_test_config(path: str, warnings: list[str]) -> AdkConfig:
         warnings.append(f"{config}: {outside_reason()}; its criteria are ignored")
         return AdkConfig()
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
+        data = loads(config.read_text(encoding="utf-8"))[0]
     except (ValueError, OSError) as error:
         warnings.append(f"{config}: unreadable ({error}); its criteria are ignored")
         return AdkConfig()
@@ -91,8 +91,8 @@ def criteria_from(source: str, criteria: Any, warnings: list[str]) -> AdkConfig:
         raise DatasetError(source, "expected an object of criteria", pointer="$.criteria")
     for name, value in criteria.items():
         threshold = value.get("threshold") if isinstance(value, dict) else value
-        if not isinstance(threshold, int | float) or isinstance(threshold, bool):
-            raise DatasetError(source, "needs a numeric threshold", pointer=f"$.criteria.{name}")
+        if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not math.isfinite(threshold):
+            raise DatasetError(source, "needs a finite numeric threshold", pointer=f"$.criteria.{name}")
         if name not in REGISTRY:
             what = "one of ADK's judged or informational metrics" if name in ADK_NOT_COMPUTED else "not a metric known here"
             warnings.append(f"{source}: criterion {name!r} is {what}; it is not computed here (docs/metrics.md: ADK's metrics)")
@@ -414,7 +414,15 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
         events, calls_known = _invocation_events(actual)
     state = get(session, "state") if isinstance(session, dict) else None
     durations = [get(inv, "duration") for inv in actual]
-    timed = all(isinstance(d, int | float) and not isinstance(d, bool) for d in durations)
+    timed = all(isinstance(d, int | float) and not isinstance(d, bool) and d == d for d in durations)  # NaN: not timed
+    for i, duration in enumerate(durations):
+        if isinstance(duration, float) and math.isinf(duration):
+            raise DatasetError(
+                path,
+                NOT_FINITE.format(value=duration),
+                question_id=qid,
+                pointer=f"{pointer}.eval_metric_result_per_invocation[{i}].actual_invocation.duration",
+            )
     trace = trace_from_run(
         question,
         events,
@@ -434,10 +442,15 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
     if state is None:
         trace.final_state = None
         trace.missing["state"] = "the eval history keeps no session state"
-    for result in get(case, "overall_eval_metric_results") or []:
-        score = _number(get(result, "score"))
-        if score is not None:
-            trace.recorded_metrics[f"score.{get(result, 'metric_name')}"] = score
+    for i, result in enumerate(get(case, "overall_eval_metric_results") or []):
+        score = get(result, "score")
+        if isinstance(score, float) and math.isinf(score):
+            raise DatasetError(
+                path, NOT_FINITE.format(value=score), question_id=qid, pointer=f"{pointer}.overall_eval_metric_results[{i}].score"
+            )
+        number = _number(score)
+        if number is not None:  # NaN: not scored
+            trace.recorded_metrics[f"score.{get(result, 'metric_name')}"] = number
     trace.recorded_turn_scores = _turn_scores(per_invocation)
     if get(case, "final_eval_status") in NOT_EVALUATED and not events:
         trace.error = "ADK did not evaluate this case"
@@ -445,7 +458,14 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A recorded score as a float; None for no number, NaN (not scored) or one past the float range."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _turn_scores(per_invocation: list[Any]) -> dict[str, list[float | None]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any, Literal
 
 from agent_eval_action.adk_events import facts_from_events
 from agent_eval_action.errors import DatasetError
-from agent_eval_action.jsonish import get, parse_cell
+from agent_eval_action.jsonish import LONE_SURROGATES, NOT_FINITE, TooDeep, get, loads, parse_cell
 from agent_eval_action.loaders.base import LoadedDataset, RawBatch, Record, Row, RunResolver
 from agent_eval_action.loaders.fields import Where, reference_data, string_list
 from agent_eval_action.models import (
@@ -237,7 +238,7 @@ def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list
         try:
             if isinstance(raw, BadRow):
                 raise DatasetError(path, raw.reason, pointer=pointer)
-            row = _jsonl_object(path, pointer, raw) if fmt == "jsonl" else _csv_row(path, pointer, raw)
+            row = _jsonl_object(path, pointer, raw, warnings) if fmt == "jsonl" else _csv_row(path, pointer, raw)
             if fmt == "jsonl" and not set(row) <= columns:
                 _check_columns(path, sorted(set(row) - columns - KNOWN_COLUMNS), warnings)
                 columns.update(row)
@@ -270,16 +271,20 @@ def _csv_row(path: str, pointer: str, row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _jsonl_object(path: str, pointer: str, line: str) -> dict[str, Any]:
+def _jsonl_object(path: str, pointer: str, line: str, warnings: list[str]) -> dict[str, Any]:
     bad = _not_utf8(line)
     if bad:
         raise DatasetError(path, bad, pointer=pointer)
     try:
-        row = json.loads(line)
+        row, replaced = loads(line)
+    except TooDeep as error:
+        raise DatasetError(path, str(error), pointer=pointer) from None
     except ValueError as error:
         raise DatasetError(path, f"not valid JSON: {error.args[0]}", pointer=pointer) from None
     if not isinstance(row, dict):
         raise DatasetError(path, "expected a JSON object per line", pointer=pointer)
+    if replaced and f"{path}: {LONE_SURROGATES}" not in warnings:
+        warnings.append(f"{path}: {LONE_SURROGATES}")
     return row
 
 
@@ -318,9 +323,14 @@ class _Row:
 
     def cell(self, column: str) -> Any:
         try:
-            return parse_cell(self.row.get(column))
+            value, replaced = parse_cell(self.row.get(column))
+        except TooDeep as error:
+            raise self.error(column, str(error)) from None
         except ValueError as error:
             raise self.error(column, f"not valid JSON ({error.args[0]})") from None
+        if replaced:
+            self.warn(f"{self.path}: {LONE_SURROGATES}")
+        return value
 
     def error(self, column: str, reason: str) -> DatasetError:
         return DatasetError(self.path, reason, question_id=self.question_id, pointer=f"{self.where}, column {column}")
@@ -579,7 +589,7 @@ def _latency_tree(value: Any) -> float | None:
     if isinstance(value, dict):
         for key in ("duration_seconds", "total_duration_seconds", "duration_sec"):
             if isinstance(value.get(key), int | float):
-                return float(value[key])
+                return _number(value[key])
         children = value.get("children") or value.get("spans")
         return _latency_tree(children) if children else None
     if isinstance(value, list):
@@ -612,11 +622,15 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
         return
     latency = row.cell("latency_data")
     tree = _latency_tree(latency)
+    if tree is not None and not math.isfinite(tree):
+        if math.isinf(tree):
+            raise row.error("latency_data", NOT_FINITE.format(value="its duration (" + str(tree) + ")"))
+        tree = None  # NaN: not measured
     if tree is not None:
         trace.latency_s, trace.latency_source = tree, "latency_data"
         children = latency.get("children") if isinstance(latency, dict) else None
         turns = [c.get("duration_seconds") for c in children or [] if isinstance(c, dict) and str(c.get("name", "")).startswith("turn ")]
-        seconds = [float(t) for t in turns if isinstance(t, int | float) and not isinstance(t, bool)]
+        seconds = [s for s in map(_number, turns) if s is not None and math.isfinite(s)]
         if seconds and len(seconds) == len(turns) == len(trace.turns):
             trace.turns = [turn.model_copy(update={"duration_s": s}) for turn, s in zip(trace.turns, seconds, strict=True)]
 
@@ -642,6 +656,8 @@ def _recorded(row: _Row) -> dict[str, float]:
         if value in (None, "") or not (column[:6] in ("metric", "score.") and column.startswith(("metric.", "score."))):
             continue
         number = _number(value)
+        if number is not None and math.isinf(number):
+            raise row.error(column, NOT_FINITE.format(value=value if isinstance(value, str) else _shown(value)))
         if number is None:
             counted = column.startswith("metric.") and not _is_timing(column)
             # One message per column, whatever mix of cells it holds.
@@ -653,21 +669,30 @@ def _recorded(row: _Row) -> dict[str, float]:
             if items is None:
                 continue
             number = float(len(items))
-        if number == number:
+        if number == number:  # NaN: not measured, so not scored
             out[column.removeprefix("metric.")] = number
     return out
+
+
+def _shown(value: int | float) -> str:
+    """A native JSON number as it was written: ``Infinity``, not Python's ``inf``."""
+    if isinstance(value, int):
+        return f"an integer of {len(str(abs(value)))} digits"
+    return json.dumps(value)
 
 
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, int | float):
             return float(value)
-        except ValueError:
-            return None
+        if isinstance(value, str):
+            return float(value)
+    except ValueError:
+        return None
+    except OverflowError:  # an integer past a float's range
+        return math.inf
     return None
 
 
@@ -676,7 +701,7 @@ def _list(value: Any) -> list[Any] | None:
         return value
     if isinstance(value, str) and value.strip().startswith("["):
         try:
-            parsed = json.loads(value)
+            parsed = loads(value)[0]
         except ValueError:
             return None
         return parsed if isinstance(parsed, list) else None
