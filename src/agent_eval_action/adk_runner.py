@@ -4,6 +4,7 @@ same as from a worker process."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from agent_eval_action.agent_loader import LoadedAgent
@@ -29,8 +30,8 @@ class AdkRunner:
         # [user-simulator] settings, laid over those the dataset gives.
         self.user_simulator = dict(user_simulator or {})
 
-    async def run_question(self, question: Question) -> Trace:
-        result = await self.sessions.run(question_request(question, self.user_simulator))
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
+        result = await asyncio.wait_for(self.sessions.run(question_request(question, self.user_simulator)), timeout_s)
         return trace_from_worker(
             question, result, app_name=self.app_name, models=self.sessions.models, model_cache=self.model_cache is not None
         )

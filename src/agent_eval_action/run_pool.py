@@ -22,8 +22,10 @@ __all__ = ["QuestionRunner", "RunSettings", "run_records"]
 
 
 class QuestionRunner(Protocol):
-    async def run_question(self, question: Question) -> Trace:
-        """Runs every turn of the question in a new session; raises when the run fails."""
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
+        """Runs every turn of the question in a new session; raises when the run fails, and
+        TimeoutError when the run itself took longer than ``timeout_s`` (the runner's own
+        waiting, for a process to start or a slot of its own, does not count)."""
         ...
 
 
@@ -64,7 +66,7 @@ async def run_records(
 
     async def attempt(question: Question) -> Trace:
         try:
-            return await asyncio.wait_for(runner.run_question(question), settings.timeout_s)
+            return await runner.run_question(question, settings.timeout_s)
         except TimeoutError:
             limit.congested()  # a deadline: maybe too much in flight
             raise

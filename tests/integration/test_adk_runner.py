@@ -121,12 +121,12 @@ def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None
     in_flight, most = 0, 0
 
     class Counting:
-        async def run_question(self, question: Question) -> Trace:
+        async def run_question(self, question: Question, timeout_s: float) -> Trace:
             nonlocal in_flight, most
             in_flight += 1
             most = max(most, in_flight)
             try:
-                return await inner.run_question(question)
+                return await inner.run_question(question, timeout_s)
             finally:
                 in_flight -= 1
 

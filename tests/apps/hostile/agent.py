@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncGenerator
@@ -15,6 +16,7 @@ from google.adk.agents import LlmAgent
 from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 SECRETS = ("GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "AGENT_EVAL_JUDGE_API_KEY", "AGENT_EVAL_AUTH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "MY_AUTH")
@@ -61,6 +63,21 @@ async def swallow() -> dict:
             continue
 
 
+def unserializable(tool_context: ToolContext) -> dict:
+    """Leaves state that JSON cannot hold (a key that is not a string)."""
+    tool_context.state["weird"] = {(1, 2): "a tuple key"}
+    return {"stored": True}
+
+
+def spawn_straggler(path: str) -> dict:
+    """Starts a background process that writes ``path`` a while later and outlives the tool."""
+    code = "import pathlib, sys, time; time.sleep(float(sys.argv[2])); pathlib.Path(sys.argv[1]).write_text('late')"
+    subprocess.Popen(
+        [sys.executable, "-c", code, path, "4"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    return {"spawned": True}
+
+
 def probe() -> dict:
     """Reports what secrets it can see, in its error message."""
     seen = {name: os.environ.get(name) for name in SECRETS}
@@ -85,7 +102,7 @@ class HostileModel(BaseLlm):
         usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=10, candidates_token_count=2)
         if said.startswith("call ") and not answered:
             name = said.split()[1]
-            args = {"name": "ada"} if name == "greet" else {}
+            args = {"name": "ada"} if name == "greet" else {"path": said.split()[2]} if name == "spawn_straggler" else {}
             part = types.Part(function_call=types.FunctionCall(name=name, args=args))
         else:
             part = types.Part(text=f"done: {said}")
@@ -96,5 +113,5 @@ root_agent = LlmAgent(
     name="hostile",
     model=HostileModel(),
     instruction="Call the tool the user names.",
-    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, probe],
+    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, unserializable, spawn_straggler, probe],
 )
