@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from agent_eval_action import __version__
+from agent_eval_action import __version__, interrupt
 from agent_eval_action.baseline import Written, write_baseline
 from agent_eval_action.config import DEFAULT_DATASETS, Config, load_config
 from agent_eval_action.convert import write_golden, write_runs
@@ -260,7 +260,9 @@ def update_baselines(
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
     redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
     baselines_dir = workspace.rel(config.baselines_dir)
-    written = [write_baseline(workspace.root, baselines_dir, result, __version__, redactor) for result in results.datasets]
+    # An interrupted run (Ctrl-C, SIGTERM) leaves the baselines as they were: never made of part of a run.
+    chosen = [] if interrupt.requested() else results.datasets
+    written = [write_baseline(workspace.root, baselines_dir, result, __version__, redactor) for result in chosen]
     return BaselineUpdate(results=results, written=written)
 
 

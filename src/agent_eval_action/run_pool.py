@@ -9,8 +9,9 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from agent_eval_action import interrupt
 from agent_eval_action.adaptive import CEILING, Limiter
 from agent_eval_action.budget import Budget
 from agent_eval_action.loaders import Record
@@ -58,9 +59,12 @@ async def run_records(
     """Each record's question run ``settings.runs`` times; results in input order, run by run.
 
     ``limiter``: shared by the datasets of one run, so what it learnt of the API carries over.
-    ``budget``: once reached, the questions not yet started come back skipped, with the reason."""
+    ``budget``: once reached, the questions not yet started come back skipped, with the reason.
+    Once the run is interrupted (:mod:`interrupt`), every question not finished comes back
+    skipped as "interrupted", at once."""
     limit = limiter or settings.limiter()
     policy = settings.retry_policy()
+    stop = interrupt.stopped()
     if progress is not None:
         progress.detail = limit.describe
 
@@ -99,17 +103,28 @@ async def run_records(
                         running[0] -= 1
                     return
 
-    async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
+    async def outcome(question: Question) -> Trace:
         try:
-            trace = await call_with_retries(lambda: attempt(record.question), policy, slot, _blame(limit))
+            return await call_with_retries(lambda: attempt(question), policy, slot, _blame(limit))
         except _BudgetSpent as spent:
             assert budget is not None
             budget.skipped += 1
-            trace = Trace(skipped=str(spent))
+            return Trace(skipped=str(spent))
         except TimeoutError:
-            trace = Trace(error=f"timed out after {settings.timeout_s:g} s")
+            return Trace(error=f"timed out after {settings.timeout_s:g} s")
         except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
-            trace = Trace(error=describe(error))
+            return Trace(error=describe(error))
+
+    async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
+        work = asyncio.ensure_future(outcome(record.question))
+        either: list[asyncio.Future[Any]] = [work, stop]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if work.done() and not (stop.done() and work.result().error is not None):
+            trace = work.result()
+        else:  # interrupted (Ctrl-C, SIGTERM): what did not finish is skipped, never an error (its worker was killed)
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+            trace = Trace(skipped=interrupt.REASON)
         if budget is not None and trace.skipped is None:
             budget.spend_trace(trace)
         if progress is not None:
@@ -123,6 +138,8 @@ async def run_records(
         done = await asyncio.gather(*jobs)
     finally:
         adapting.cancel()
+        stop.cancel()
+        await asyncio.gather(adapting, stop, return_exceptions=True)
     return [record for _, record in sorted(done, key=lambda item: (item[0], item[1].run))]
 
 

@@ -27,11 +27,13 @@ import shutil
 import signal
 import tempfile
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agent_eval_action import interrupt
 from agent_eval_action.adk_events import trace_from_run
 from agent_eval_action.errors import AgentLoadError
 from agent_eval_action.models import Question, Trace
@@ -151,6 +153,7 @@ class WorkerPool:
         self._lock: asyncio.Lock | None = None
         self._launched: list[_Worker | BaseException] = []
         self._suspects: _Worker | None = None
+        self._forget_stop: Callable[[], None] = lambda: None
         self._suspect_turn = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -160,6 +163,7 @@ class WorkerPool:
         can do its own work (reading datasets, importing metrics) while they import ADK."""
         if self._files is None:
             self._files = worker_files()
+            self._forget_stop = interrupt.on_stop(self.kill_now)  # Ctrl-C, SIGTERM: the agent ends at once
         if not self._launched:
             self._launched = await asyncio.gather(*(self._launch() for _ in range(max(1, self.settings.workers))), return_exceptions=True)
 
@@ -179,6 +183,8 @@ class WorkerPool:
             raise failure
 
     async def _spawn(self) -> _Worker:
+        if interrupt.requested():
+            raise WorkerDied("the run was interrupted")
         return await self._until_ready(await self._launch())
 
     async def _launch(self) -> _Worker:
@@ -209,7 +215,11 @@ class WorkerPool:
                 "--agent-python", f"cannot start {self.settings.python!r}: {error.strerror or error} (give the agent's Python interpreter)"
             ) from None
         worker = _Worker(process=process, ready=asyncio.get_running_loop().create_future())
-        worker.tasks = [asyncio.ensure_future(self._read(worker)), asyncio.ensure_future(self._read_stderr(worker))]
+        worker.tasks = [
+            asyncio.ensure_future(self._read(worker)),
+            asyncio.ensure_future(self._read_stderr(worker)),
+            asyncio.ensure_future(self._reap(worker)),
+        ]
         return worker
 
     async def _until_ready(self, worker: _Worker) -> _Worker:
@@ -262,7 +272,6 @@ class WorkerPool:
                 call.answer.set_result(message)
         code = await worker.process.wait()
         worker.dead = True
-        kill_session(worker.process.pid)  # what the agent started there ends with it
         reason = worker.stop_reason or f"the agent process {_exit_reason(code)}"
         if worker.ready is not None and not worker.ready.done():
             where = f"{self.settings.agent} (with {self.settings.python})"
@@ -279,6 +288,13 @@ class WorkerPool:
                 call.answer.set_exception(Suspect())
             call.answer.exception()  # retrieved here: a caller that left does not leave it unread
         worker.pending.clear()
+
+    async def _reap(self, worker: _Worker) -> None:
+        """When the worker ends, whatever the agent left in its session ends too: a background
+        process would outlive the run (and rewrite its files), and one holding the worker's
+        pipes would keep its reader from ever seeing the end."""
+        await worker.process.wait()
+        kill_session(worker.process.pid)
 
     async def _read_stderr(self, worker: _Worker) -> None:
         stream = worker.process.stderr
@@ -300,8 +316,8 @@ class WorkerPool:
                 os.killpg(worker.process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 worker.process.kill()
-        await asyncio.gather(*worker.tasks, return_exceptions=True)
         kill_session(worker.process.pid)
+        await asyncio.gather(*worker.tasks, return_exceptions=True)
 
     async def _pick(self) -> _Worker:
         """The least busy live worker; dead ones are replaced first."""
@@ -344,9 +360,10 @@ class WorkerPool:
                 await asyncio.wait_for(worker.process.wait(), 5)
             except TimeoutError:
                 await self._kill(worker, "the run ended")
-            await asyncio.gather(*worker.tasks, return_exceptions=True)
             kill_session(worker.process.pid)  # what the agent left running there ends with the run
+            await asyncio.gather(*worker.tasks, return_exceptions=True)
         self.workers = []
+        self._forget_stop()
         if self._files is not None:
             shutil.rmtree(self._files, ignore_errors=True)
             self._files = None
@@ -378,7 +395,8 @@ class WorkerPool:
                     await stdin.drain()
             # Until it starts: a worker busy with others reads it within their time; one that
             # does not read it at all is stuck, and stopped (its questions are sorted out above).
-            await asyncio.wait([call.started, call.answer], timeout=timeout_s + CANCEL_GRACE_S, return_when=asyncio.FIRST_COMPLETED)
+            either: list[asyncio.Future[Any]] = [call.started, call.answer]
+            await asyncio.wait(either, timeout=timeout_s + CANCEL_GRACE_S, return_when=asyncio.FIRST_COMPLETED)
             if not call.started.done() and not call.answer.done():
                 await self._kill(worker, f"it did not start question {question.id!r} in time")
             try:

@@ -71,6 +71,9 @@ def questions_of(project: Path) -> dict[str, dict]:
 
 
 def test_each_hostile_question_errors_alone_and_the_run_ends_within_its_timeouts(project: Path) -> None:
+    """One question at a time. Each question's time counts from when its worker started it, so
+    a worker restarted after a crash (loading ADK on a busy machine) costs the next one nothing;
+    the timeout leaves a wide margin for the ordinary questions."""
     friendly = {f"q_ok_{i}": "call greet" for i in range(4)}
     ordered = {"q_ok_0": "call greet", **HOSTILE, **{k: v for k, v in friendly.items() if k != "q_ok_0"}}
     golden(project / "hostile_golden.json", ordered)
@@ -84,7 +87,7 @@ def test_each_hostile_question_errors_alone_and_the_run_ends_within_its_timeouts
         "--agent",
         "hostile",
         "--timeout",
-        "3",
+        "10",
         "--retries",
         "0",
         "--concurrency",
@@ -100,7 +103,7 @@ def test_each_hostile_question_errors_alone_and_the_run_ends_within_its_timeouts
     assert errors["q_interrupt"] == "KeyboardInterrupt: the agent raised KeyboardInterrupt"
     assert errors["q_hard_exit"].startswith("the agent process exited with code 0 while running this question")
     assert errors["q_kill"].startswith("the agent process was killed by signal SIGKILL while running this question")
-    assert errors["q_block"] == errors["q_swallow"] == "timed out after 3 s"
+    assert errors["q_block"] == errors["q_swallow"] == "timed out after 10 s"
     assert all(got[qid]["status"] == "error" for qid in HOSTILE)
     for qid in friendly:  # before and after every crash, on restarted workers
         assert got[qid]["status"] == "ok", got[qid]
@@ -142,7 +145,7 @@ def test_at_concurrency_each_hostile_question_costs_only_itself(project: Path) -
         "--agent",
         "hostile",
         "--timeout",
-        "5",
+        "10",
         "--retries",
         "0",
         "--concurrency",
@@ -160,7 +163,7 @@ def test_at_concurrency_each_hostile_question_costs_only_itself(project: Path) -
     assert errors["q_interrupt"] == "KeyboardInterrupt: the agent raised KeyboardInterrupt"
     assert errors["q_hard_exit"].startswith("the agent process exited with code 0 while running this question"), errors
     assert errors["q_kill"].startswith("the agent process was killed by signal SIGKILL while running this question"), errors
-    assert errors["q_block"] == errors["q_swallow"] == "timed out after 5 s"
+    assert errors["q_block"] == errors["q_swallow"] == "timed out after 10 s"
     assert errors["q_unserializable"].startswith("UnserializableAnswer: what the agent's run left"), errors
     assert "keys must be str" in errors["q_unserializable"]
 

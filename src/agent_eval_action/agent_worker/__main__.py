@@ -26,7 +26,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import IO, Any
 
 from .loader import AgentLoadError, load_agent
@@ -66,7 +66,7 @@ def contain_exits(loop: asyncio.AbstractEventLoop) -> None:
             return asyncio.Task(coro, loop=loop, **kwargs)
         return asyncio.Task(_contained(coro), loop=loop, **kwargs)
 
-    loop.set_task_factory(factory)  # type: ignore[arg-type]
+    loop.set_task_factory(factory)
 
 
 def _original(error: BaseException) -> BaseException:
@@ -149,6 +149,12 @@ class Worker:
             task.cancel()
         self.send({"id": number, "cancelled": True})
 
+    def _forget(self, number: Any) -> Callable[[asyncio.Task[None]], None]:
+        def forget(_: asyncio.Task[None]) -> None:
+            self.tasks.pop(number, None)
+
+        return forget
+
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=2**26)
@@ -164,7 +170,7 @@ class Worker:
             number = request.get("id")
             task = asyncio.ensure_future(self.answer(request))
             self.tasks[number] = task
-            task.add_done_callback(lambda _, n=number: self.tasks.pop(n, None))
+            task.add_done_callback(self._forget(number))
         # Only what is still owed an answer: a cancelled task the agent keeps alive is not waited for.
         owed = [task for number, task in self.tasks.items() if number not in self.abandoned]
         if owed:

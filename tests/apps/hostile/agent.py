@@ -70,12 +70,26 @@ def unserializable(tool_context: ToolContext) -> dict:
 
 
 def spawn_straggler(path: str) -> dict:
-    """Starts a background process that writes ``path`` a while later and outlives the tool."""
-    code = "import pathlib, sys, time; time.sleep(float(sys.argv[2])); pathlib.Path(sys.argv[1]).write_text('late')"
-    subprocess.Popen(
-        [sys.executable, "-c", code, path, "4"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    """Starts a background process, in a process group of its own, that would outlive the run:
+    it writes its pid to ``path``, then ``path``.late a minute later."""
+    code = (
+        "import os, pathlib, sys, time; p = pathlib.Path(sys.argv[1]); p.write_text(str(os.getpid())); "
+        "time.sleep(60); p.with_suffix('.late').write_text('late')"
     )
+    devnull = subprocess.DEVNULL
+    subprocess.Popen([sys.executable, "-c", code, path], stdin=devnull, stdout=devnull, stderr=devnull, process_group=0)
+    while not os.path.exists(path):
+        time.sleep(0.01)
     return {"spawned": True}
+
+
+async def nap() -> dict:
+    """Takes its time (ten minutes); says which process it runs in (``worker-pids/`` in the working directory)."""
+    os.makedirs("worker-pids", exist_ok=True)
+    with open(os.path.join("worker-pids", str(os.getpid())), "w"):
+        pass
+    await asyncio.sleep(600)
+    return {}
 
 
 def probe() -> dict:
@@ -113,5 +127,5 @@ root_agent = LlmAgent(
     name="hostile",
     model=HostileModel(),
     instruction="Call the tool the user names.",
-    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, unserializable, spawn_straggler, probe],
+    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, unserializable, spawn_straggler, nap, probe],
 )
