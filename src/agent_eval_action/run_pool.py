@@ -103,7 +103,7 @@ async def run_records(
                         running[0] -= 1
                     return
 
-    async def outcome(question: Question) -> Trace:
+    async def traced(question: Question) -> Trace:
         try:
             return await call_with_retries(lambda: attempt(question), policy, slot, _blame(limit))
         except _BudgetSpent as spent:
@@ -115,6 +115,13 @@ async def run_records(
         except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
             return Trace(error=describe(error))
 
+    async def outcome(question: Question) -> Trace:
+        trace = await traced(question)
+        # Counted before this task yields: the next question's check of the budget sees it.
+        if budget is not None and trace.skipped is None:
+            budget.spend_trace(trace)
+        return trace
+
     async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
         work = asyncio.ensure_future(outcome(record.question))
         either: list[asyncio.Future[Any]] = [work, stop]
@@ -125,8 +132,6 @@ async def run_records(
             work.cancel()
             await asyncio.gather(work, return_exceptions=True)
             trace = Trace(skipped=interrupt.REASON)
-        if budget is not None and trace.skipped is None:
-            budget.spend_trace(trace)
         if progress is not None:
             progress.update(error=trace.error is not None)
         return index, Record(question=record.question, trace=trace, run=run)
