@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from agent_eval_action import interrupt
 from agent_eval_action.adaptive import CEILING, Limiter
@@ -65,6 +65,15 @@ async def run_records(
     limit = limiter or settings.limiter()
     policy = settings.retry_policy()
     stop = interrupt.stopped()
+    working: set[asyncio.Future[Trace]] = set()
+
+    def cancel_all(_: asyncio.Future[int]) -> None:
+        """One callback for the whole run: every question in flight or waiting is cancelled at once."""
+        if not stop.cancelled():
+            for work in working:
+                work.cancel()
+
+    stop.add_done_callback(cancel_all)
     if progress is not None:
         progress.detail = limit.describe
 
@@ -122,15 +131,22 @@ async def run_records(
             budget.spend_trace(trace)
         return trace
 
+    def interrupted() -> bool:
+        return stop.done() and not stop.cancelled()
+
     async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
         work = asyncio.ensure_future(outcome(record.question))
-        either: list[asyncio.Future[Any]] = [work, stop]
-        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        if work.done() and not (stop.done() and work.result().error is not None):
-            trace = work.result()
-        else:  # interrupted (Ctrl-C, SIGTERM): what did not finish is skipped, never an error (its worker was killed)
-            work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
+        working.add(work)
+        try:
+            trace = await work
+        except asyncio.CancelledError:
+            if not interrupted():
+                raise
+            trace = Trace(skipped=interrupt.REASON)
+        finally:
+            working.discard(work)
+        if interrupted() and trace.error is not None:
+            # Interrupted (Ctrl-C, SIGTERM): what did not finish is skipped, never an error (its worker was killed).
             trace = Trace(skipped=interrupt.REASON)
         if progress is not None:
             progress.update(error=trace.error is not None)
