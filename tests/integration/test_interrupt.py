@@ -55,9 +55,16 @@ class Run:
             text=True,
         )
         self.lines: list[str] = []
+        self.out: list[str] = []
         self.changed = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        # Each pipe read by a thread of its own, to the end: nothing is lost to a second reader.
+        self.readers = [threading.Thread(target=self._read, daemon=True), threading.Thread(target=self._read_out, daemon=True)]
+        for reader in self.readers:
+            reader.start()
+
+    def _read_out(self) -> None:
+        assert self.process.stdout is not None
+        self.out.extend(self.process.stdout)
 
     def _read(self) -> None:
         assert self.process.stderr is not None
@@ -75,9 +82,10 @@ class Run:
         assert found and any(text in line for line in self.lines), f"never said {text!r}: {''.join(self.lines)}"
 
     def finish(self, timeout: float = 120) -> tuple[int, str, str]:
-        out, _ = self.process.communicate(timeout=timeout)
-        self.reader.join(timeout)
-        return self.process.returncode, out, "".join(self.lines)
+        self.process.wait(timeout)
+        for reader in self.readers:
+            reader.join(timeout)
+        return self.process.returncode, "".join(self.out), "".join(self.lines)
 
 
 def gone(pid: int) -> bool:
