@@ -9,6 +9,7 @@ SIGTERM / SIGKILL mid-write sees the old file or the new one, never a 0-byte or 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -37,6 +38,9 @@ def atomic_file(path: Path, *, newline: str | None = None) -> Iterator[IO[str]]:
     """A text file to write that becomes ``path`` when the block ends without an error."""
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes it private (0600); the file is for others too (a later step of the job
+        # running as another user reads what the container wrote), as open() would have made it.
+        os.chmod(descriptor, 0o666 & ~_umask())
         with open(descriptor, "w", encoding="utf-8", newline=newline) as handle:
             yield handle
         os.replace(temporary, path)
@@ -44,6 +48,17 @@ def atomic_file(path: Path, *, newline: str | None = None) -> Iterator[IO[str]]:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+@functools.cache
+def _umask() -> int:
+    """This process's umask, read where it can be read without setting it (Linux), else set and
+    put back once."""
+    with contextlib.suppress(OSError, ValueError, StopIteration), open("/proc/self/status", encoding="ascii") as status:
+        return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 class OutputDirInUse(UsageError):

@@ -57,3 +57,12 @@ def test_a_second_holder_of_an_output_dir_is_refused_naming_the_first(tmp_path: 
         assert refused.value.exit_code == 2
     with output_lock(folder):  # released when the first ended
         assert (folder / LOCK_NAME).read_text().strip() == str(os.getpid())
+
+
+def test_a_written_file_is_readable_by_others_as_open_would_make_it(tmp_path: Path) -> None:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    written = write_atomic(tmp_path / "comment.md", "text")
+    plain = tmp_path / "plain.md"
+    plain.write_text("text")
+    assert written.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777 == 0o666 & ~mask
