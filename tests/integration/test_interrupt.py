@@ -115,7 +115,9 @@ def worker_pids(repo: Path) -> list[int]:
 def test_an_interrupted_run_writes_what_finished_skips_the_rest_and_kills_the_workers(repo: Path, signum: int, code: int) -> None:
     run = Run(repo, "run", "--progress", "always", "--workers", "1", "--no-comment")
     run.wait_for(f"hostile_golden: {len(FAST)}/{len(FAST) + len(SLOW)} runs")  # the fast ones are done
-    while not (repo / "worker-pids").is_dir() or not worker_pids(repo):  # a slow one is running in a worker
+    deadline = time.monotonic() + 180
+    while not ((repo / "worker-pids").is_dir() and worker_pids(repo)):  # a slow one is running in a worker
+        assert time.monotonic() < deadline and run.process.poll() is None, "".join(run.lines)
         time.sleep(0.05)
     sent = time.monotonic()
     run.process.send_signal(signum)
