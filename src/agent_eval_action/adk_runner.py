@@ -4,6 +4,7 @@ same as from a worker process."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from agent_eval_action.agent_loader import LoadedAgent
@@ -30,9 +31,9 @@ class AdkRunner:
         # [user-simulator] settings, laid over those the dataset gives.
         self.user_simulator = dict(user_simulator or {})
 
-    async def run_question(self, question: Question) -> Trace:
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
         try:
-            result = await self.sessions.run(question_request(question, self.user_simulator))
+            result = await asyncio.wait_for(self.sessions.run(question_request(question, self.user_simulator)), timeout_s)
         except Exception as error:
             partial = partial_run(error)
             if partial is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from agent_eval_action import __version__
+from agent_eval_action import __version__, interrupt
 from agent_eval_action.baseline import Written, write_baseline
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.convert import write_golden, write_runs
@@ -288,7 +288,8 @@ def update_baselines(
     redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
     baselines_dir = workspace.rel(config.baselines_dir)
     written = []
-    for result in results.datasets:
+    # An interrupted run (Ctrl-C, SIGTERM) leaves the baselines as they were: never made of part of a run.
+    for result in [] if interrupt.requested() else results.datasets:
         # One baseline that cannot be written costs that dataset, never the datasets after it.
         try:
             written.append(write_baseline(workspace.root, baselines_dir, result, __version__, redactor))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_eval_action.errors import DatasetError
+from agent_eval_action.files import write_atomic
 from agent_eval_action.loaders import dataset_stem
 from agent_eval_action.models import DatasetResult, Results
 from agent_eval_action.redaction import Redactor
@@ -150,8 +151,7 @@ def write_baseline(root: Path, baselines_dir: str, dataset: DatasetResult, tool_
     text = dumps(Results(tool_version=tool_version, datasets=[dataset]), redactor)
     before = path.read_text(encoding="utf-8") if path.is_file() else None
     if before != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)  # a SIGTERM mid-write leaves the old baseline, never a 0-byte one
     moved = None
     read = working_tree_reader(root)
 

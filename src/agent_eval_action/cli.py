@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -33,7 +34,10 @@ AGENT_FLAGS = (
 )
 EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
 RUN_FLAGS = (*EVALUATE_FLAGS, "shard", "reuse")
-EPILOG = "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure"
+EPILOG = (
+    "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure, "
+    "130 / 143 interrupted by SIGINT / SIGTERM (what finished is written)"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -214,10 +218,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    from agent_eval_action import interrupt
     from agent_eval_action.logs import cli_logging
 
-    with cli_logging(err, verbose=getattr(args, "verbose", False), quiet=getattr(args, "quiet", False)):
-        return _dispatch(args, out, err)
+    with cli_logging(err, verbose=getattr(args, "verbose", False), quiet=getattr(args, "quiet", False)), interrupt.handling_signals():
+        code = _dispatch(args, out, err)
+        signum = interrupt.requested()
+        if signum is None:
+            return code
+        # Whatever the verdict of the part that ran: the run did not finish, and says how it ended.
+        name = signal.Signals(signum).name
+        print(f'interrupted by {name}: what finished is written; the questions that had not finished are skipped ("interrupted")', file=err)
+        return interrupt.exit_code(signum)
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from agent_eval_action import api
+from agent_eval_action import api, interrupt
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.errors import ExitCode
+from agent_eval_action.files import output_lock
 from agent_eval_action.models import Problem, Results
 from agent_eval_action.workflow import mask, redactor_for
 
@@ -99,8 +100,9 @@ def evaluate(
 
     config = load_config(config_path, anywhere=True).with_overrides(**flags)
     redactor_for([config.agent_auth_env], out, err)
-    results = api.evaluate(paths or None, config=config, progress=err)
-    target = _written(results, config, out, err)
+    with output_lock(config.output_dir):
+        results = api.evaluate(paths or None, config=config, progress=err)
+        target = _written(results, config, out, err)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -154,11 +156,12 @@ def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, c
     if context.token:
         mask(context.token, out, actions=context.in_actions)
     redactor_for([config.agent_auth_env], out, err)
-    outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err)
-    selection = outcome.results.selection
-    if selection is not None and not selection.selected and not outcome.results.problems:
-        print("nothing to evaluate: no dataset changed and no agent code changed", file=out)
-    return finish(outcome, config, context, out=out, err=err)
+    with output_lock(config.output_dir):
+        outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err)
+        selection = outcome.results.selection
+        if selection is not None and not selection.selected and not outcome.results.problems:
+            print("nothing to evaluate: no dataset changed and no agent code changed", file=out)
+        return finish(outcome, config, context, out=out, err=err)
 
 
 def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
@@ -179,7 +182,8 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     print(render(results, thresholds, background), file=out)
     _report_problems(results.problems, err)
     settings = PublishSettings(
-        comment=config.comment,
+        # An interrupted run writes what finished, but never puts half a verdict on the PR.
+        comment=config.comment and not interrupt.requested(),
         comment_key=config.comment_key,
         templates_dir=config.templates_dir,
         thresholds=thresholds,
@@ -203,8 +207,9 @@ def compare_files(
     from agent_eval_action.terminal import render
 
     config = load_config(config_path, anywhere=True).with_overrides(output_dir=output_dir)
-    results = api.compare(Path(current), Path(baseline), config=config)
-    target = _written(results, config, out, err)
+    with output_lock(config.output_dir):
+        results = api.compare(Path(current), Path(baseline), config=config)
+        target = _written(results, config, out, err)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -229,6 +234,8 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
 
     redactor_for([config.agent_auth_env], out, err)
     update = api.update_baselines(config, datasets, progress=err)
+    if interrupt.requested() and not update.written:
+        print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
     workspace = Git(Path.cwd()).workspace()
     for written in update.written:
         shown = Path(os.path.relpath(workspace.file(written.path)))
@@ -249,10 +256,11 @@ def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys
 
 def merge_and_finish(paths: list[str], config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
     """The shards' results files (paths or globs) joined, compared, gated and published."""
-    outcome = api.merge(paths, config)
-    runs = sum(len(d.questions) for d in outcome.results.datasets)
-    print(f"merged {len(outcome.sources)} shard(s): {runs} question runs", file=out)
-    return finish(outcome, config, context, out=out, err=err)
+    with output_lock(config.output_dir):
+        outcome = api.merge(paths, config)
+        runs = sum(len(d.questions) for d in outcome.results.datasets)
+        print(f"merged {len(outcome.sources)} shard(s): {runs} question runs", file=out)
+        return finish(outcome, config, context, out=out, err=err)
 
 
 def report(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.calls import tool_calls
+from agent_eval_action.files import atomic_file, write_atomic
 from agent_eval_action.loaders import Record
 from agent_eval_action.models import Question, Trace
 
@@ -56,8 +57,7 @@ def golden_question(question: Question, agent_name: str | None = None) -> dict[s
 
 def write_golden(questions: Iterable[Question], path: Path, agent_name: str | None = None) -> int:
     items = [golden_question(q, agent_name) for q in questions]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"golden_questions": items}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps({"golden_questions": items}, indent=2, ensure_ascii=False) + "\n")
     return len(items)
 
 
@@ -140,7 +140,7 @@ def _cell(value: Any) -> str:
 def write_runs(records: Iterable[Record], path: Path, fmt: str) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with atomic_file(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=ROW_COLUMNS) if fmt == "csv" else None
         if writer is not None:
             writer.writeheader()

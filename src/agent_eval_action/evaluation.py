@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from agent_eval_action import interrupt
 from agent_eval_action.adaptive import Limiter
 from agent_eval_action.budget import Budget
 from agent_eval_action.config import Config
@@ -18,7 +19,7 @@ from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record, load_dataset
 from agent_eval_action.logs import log
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import BudgetUse, DatasetResult, ModelCalls, Problem, RunStats
+from agent_eval_action.models import BudgetUse, DatasetResult, ModelCalls, Problem, RunStats, Trace
 from agent_eval_action.progress import Progress
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 from agent_eval_action.scoring import Scorer
@@ -140,6 +141,8 @@ class Evaluation:
         agent, before its questions are read and sorted into reused and to run: they import ADK
         and load the agent meanwhile (closed unused if every question's score is reused)."""
         c = self.config
+        if interrupt.requested():
+            return
         if self._pool is None and self._runner is None and c.agent and not c.agent_url and not c.in_process:
             self._pool = self._new_pool()
             self._loop().run_until_complete(self._pool.launch())
@@ -230,13 +233,20 @@ class Evaluation:
             scorer.hashes = {record.question.id: question_hash(record.question) for record in to_run}
             if not to_run:
                 return ready
+        if interrupt.requested():  # Ctrl-C, SIGTERM: nothing more starts
+            return [*ready, *_interrupted(to_run, settings.runs)]
         preparing = None
         if scorer is not None:  # the scorer sets itself up while the agent runs
             import threading
 
             preparing = threading.Thread(target=scorer.prepare, name="agent-eval-prepare", daemon=True)
             preparing.start()
-        runner = self.runner()
+        try:
+            runner = self.runner()
+        except UsageError:
+            if not interrupt.requested():
+                raise
+            return [*ready, *_interrupted(to_run, settings.runs)]
         progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
         if self._limiter is None:
             self._limiter = settings.limiter()
@@ -276,7 +286,13 @@ class Evaluation:
         if self._judge_budget is not None:  # the judges' budget is the run's: carry what was spent
             engine.budget.spend(self._judge_budget.calls, self._judge_budget.cost_usd, units=self._judge_budget.calls)
         records = [item for item in items if isinstance(item, Record)]
-        scorer.extra = self._loop().run_until_complete(engine.score(records))
+        if interrupt.requested():  # Ctrl-C, SIGTERM: no judge call starts; the scores say why
+            from agent_eval_action.models import Score
+
+            unjudged = Score(value=None, explanation="not judged: the run was interrupted")
+            scorer.extra = {(r.question.id, r.run): {m.name: unjudged for m in metrics} for r in records}
+        else:
+            scorer.extra = self._loop().run_until_complete(engine.score(records))
         result = scorer.score_dataset(dataset, items)
         result.judge_usage = engine.usage
         if engine.budget.limited:
@@ -299,6 +315,10 @@ class Evaluation:
         if self._event_loop is not None:
             self._event_loop.close()
             self._event_loop = None
+
+
+def _interrupted(records: list[Record], runs: int) -> list[Record]:
+    return [Record(question=r.question, trace=Trace(skipped=interrupt.REASON), run=n) for n in range(runs) for r in records]
 
 
 def _model_calls(records: list[Record]) -> ModelCalls | None:

@@ -61,12 +61,12 @@ class HttpAgentRunner:
             timeout_s=config.timeout,
         )
 
-    async def run_question(self, question: Question) -> Trace:
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
         if question.conversation_scenario is not None:
             return Trace(
                 skipped="conversation scenarios need --agent: ADK's user simulator plays the user beside the agent, not over --agent-url"
             )
-        return await asyncio.get_running_loop().run_in_executor(self.pool, self._run, question)
+        return await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(self.pool, self._run, question), timeout_s)
 
     def _app(self, question: Question) -> str:
         app = self.app_name or next(iter(question.agents_evaluated), None)

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from agent_eval_action.aggregate import passes
+from agent_eval_action.files import write_atomic
 from agent_eval_action.models import Results
 from agent_eval_action.views import threshold_for
 
@@ -58,6 +59,4 @@ def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> P
         elif unchecked:
             reasons = "; ".join([*gate.unchecked, *(f.message for f in gate.failures)])
             ET.SubElement(case, "error", message=f"could not be checked: {reasons}"[:4000])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
-    return path
+    return write_atomic(path, ET.tostring(root, encoding="unicode", xml_declaration=True))

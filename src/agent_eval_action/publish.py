@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.errors import ConfigError
+from agent_eval_action.files import write_atomic
 from agent_eval_action.github import Comment, GitHubClient, GitHubError
 from agent_eval_action.history import Background
 from agent_eval_action.junit import write_junit
@@ -123,8 +124,8 @@ def publish(
     summary = redactor.text(render_summary(renderer, page))
     output_dir.mkdir(parents=True, exist_ok=True)
     comment_file = output_dir / "comment.md"
-    comment_file.write_text(comment, encoding="utf-8")
-    (output_dir / "summary.md").write_text(summary, encoding="utf-8")
+    write_atomic(comment_file, comment)
+    write_atomic(output_dir / "summary.md", summary)
     write_junit(results, output_dir / "junit.xml", settings.thresholds)
     published = Published(comment_file=str(comment_file))
     try:

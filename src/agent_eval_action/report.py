@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agent_eval_action.files import write_atomic
 from agent_eval_action.history import Background, Point
 from agent_eval_action.markdown import printed
 from agent_eval_action.metrics.values import mismatches
@@ -314,11 +315,7 @@ def render_context(page_context: dict[str, Any]) -> str:
 
 def write_page(text: str, path: Path) -> Path:
     """Writes the page whole or not at all (a temporary file renamed over it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_atomic(path, text)
 
 
 def write_report(results: Results, path: Path, **kwargs: Any) -> Path:

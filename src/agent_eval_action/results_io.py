@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_eval_action.errors import DatasetError
+from agent_eval_action.files import write_atomic
 from agent_eval_action.jsonish import NotFinite, TooDeep, loads
 from agent_eval_action.models import READABLE_VERSIONS, SCHEMA_VERSION, Results
 from agent_eval_action.redaction import Redactor
@@ -96,13 +97,7 @@ def redacted(results: Results, redactor: Redactor) -> Results:
 
 def write_results(results: Results, path: str | Path, redactor: Redactor | None = None) -> Path:
     """Writes atomically; ``redactor`` defaults to the secrets of this process's environment."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.writelines(_redacted_pieces(results, redactor))
-    os.replace(tmp, path)  # never leave a half-written file behind
-    return path
+    return write_atomic(path, _redacted_pieces(results, redactor))
 
 
 def read_results(path: str | Path) -> Results:

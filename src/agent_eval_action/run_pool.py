@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
+from agent_eval_action import interrupt
 from agent_eval_action.adaptive import CEILING, Limiter
 from agent_eval_action.budget import Budget
 from agent_eval_action.loaders import Record
@@ -41,8 +42,10 @@ def failed_trace(error: BaseException) -> Trace:
 
 
 class QuestionRunner(Protocol):
-    async def run_question(self, question: Question) -> Trace:
-        """Runs every turn of the question in a new session; raises when the run fails."""
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
+        """Runs every turn of the question in a new session; raises when the run fails, and
+        TimeoutError when the run itself took longer than ``timeout_s`` (the runner's own
+        waiting, for a process to start or a slot of its own, does not count)."""
         ...
 
 
@@ -75,15 +78,27 @@ async def run_records(
     """Each record's question run ``settings.runs`` times; results in input order, run by run.
 
     ``limiter``: shared by the datasets of one run, so what it learnt of the API carries over.
-    ``budget``: once reached, the questions not yet started come back skipped, with the reason."""
+    ``budget``: once reached, the questions not yet started come back skipped, with the reason.
+    Once the run is interrupted (:mod:`interrupt`), every question not finished comes back
+    skipped as "interrupted", at once."""
     limit = limiter or settings.limiter()
     policy = settings.retry_policy()
+    stop = interrupt.stopped()
+    working: set[asyncio.Future[Trace]] = set()
+
+    def cancel_all(_: asyncio.Future[int]) -> None:
+        """One callback for the whole run: every question in flight or waiting is cancelled at once."""
+        if not stop.cancelled():
+            for work in working:
+                work.cancel()
+
+    stop.add_done_callback(cancel_all)
     if progress is not None:
         progress.detail = limit.describe
 
     async def attempt(question: Question) -> Trace:
         try:
-            return await asyncio.wait_for(runner.run_question(question), settings.timeout_s)
+            return await runner.run_question(question, settings.timeout_s)
         except TimeoutError:
             limit.congested()  # a deadline: maybe too much in flight
             raise
@@ -116,19 +131,42 @@ async def run_records(
                         running[0] -= 1
                     return
 
-    async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
+    async def traced(question: Question) -> Trace:
         try:
-            trace = await call_with_retries(lambda: attempt(record.question), policy, slot, _blame(limit))
+            return await call_with_retries(lambda: attempt(question), policy, slot, _blame(limit))
         except _BudgetSpent as spent:
             assert budget is not None
             budget.skipped += 1
-            trace = Trace(skipped=str(spent))
+            return Trace(skipped=str(spent))
         except TimeoutError:
-            trace = Trace(error=f"timed out after {settings.timeout_s:g} s")
+            return Trace(error=f"timed out after {settings.timeout_s:g} s")
         except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
-            trace = failed_trace(error)
+            return failed_trace(error)
+
+    async def outcome(question: Question) -> Trace:
+        trace = await traced(question)
+        # Counted before this task yields: the next question's check of the budget sees it.
         if budget is not None and trace.skipped is None:
             budget.spend_trace(trace)
+        return trace
+
+    def interrupted() -> bool:
+        return stop.done() and not stop.cancelled()
+
+    async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
+        work = asyncio.ensure_future(outcome(record.question))
+        working.add(work)
+        try:
+            trace = await work
+        except asyncio.CancelledError:
+            if not interrupted():
+                raise
+            trace = Trace(skipped=interrupt.REASON)
+        finally:
+            working.discard(work)
+        if interrupted() and trace.error is not None:
+            # Interrupted (Ctrl-C, SIGTERM): what did not finish is skipped, never an error (its worker was killed).
+            trace = Trace(skipped=interrupt.REASON)
         if progress is not None:
             progress.update(error=trace.error is not None)
         return index, Record(question=record.question, trace=trace, run=run)
@@ -140,6 +178,8 @@ async def run_records(
         done = await asyncio.gather(*jobs)
     finally:
         adapting.cancel()
+        stop.cancel()
+        await asyncio.gather(adapting, stop, return_exceptions=True)
     return [record for _, record in sorted(done, key=lambda item: (item[0], item[1].run))]
 
 

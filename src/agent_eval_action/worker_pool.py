@@ -5,13 +5,21 @@ Agent code is code we did not write: a tool that calls ``sys.exit``, ``os._exit`
 never our run, our exit code or our secrets. Each worker (``agent_worker``, copied into a
 temporary directory as the package ``agent_eval_worker``) runs under ``--agent-python`` with a
 clean environment and answers questions as JSON lines; this side keeps concurrency, timeouts,
-retries, progress and scoring. A worker that dies or stops answering is killed and replaced;
-its questions in flight become errors saying what happened.
+retries, progress and scoring. A worker that dies or stops answering is killed and replaced.
+
+A question's time counts from when its worker starts it (a worker being replaced or busy loading
+the agent costs it nothing). When it runs out, the worker is asked to cancel the question and
+lives on; only a worker that does not even answer that (a call blocking its event loop) is killed.
+When a worker dies with one question in flight, that question is to blame; with several, nobody
+knows which, so each runs again alone on a worker of its own ("alone"): the innocent ones answer,
+the guilty one dies (or times out) alone and gets the error. These extra runs are not retries:
+they never count against ``--retries`` and never show as a question's error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -19,11 +27,13 @@ import shutil
 import signal
 import tempfile
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agent_eval_action import interrupt
 from agent_eval_action.adk_events import trace_from_run
 from agent_eval_action.errors import AgentLoadError
 from agent_eval_action.models import Question, Trace
@@ -34,6 +44,10 @@ PACKAGE = "agent_eval_worker"
 STDERR_LINES = 20
 # A JSON line carries every event and span of one question: allow large ones.
 LINE_LIMIT = 2**28
+# How long a worker whose question's time ran out has to confirm it cancelled it; one that
+# cannot is stuck (a blocking call in its event loop) and is killed. Nothing is decided by this
+# timer's race with another: a worker killed too early only makes its questions run again alone.
+CANCEL_GRACE_S = 5.0
 
 
 class WorkerDied(Exception):
@@ -44,6 +58,10 @@ class WorkerDied(Exception):
 
 class NotStarted(Exception):
     """The worker ended before it read the question: another worker can take it."""
+
+
+class Suspect(Exception):
+    """The worker died with several questions in flight: this one runs again alone to find out."""
 
 
 class RemoteError(Exception):
@@ -101,10 +119,19 @@ def _exit_reason(code: int | None) -> str:
 
 
 @dataclass(eq=False)
+class _Call:
+    """One question sent to a worker: ``started`` when the worker read it, ``answer`` when done."""
+
+    started: asyncio.Future[None]
+    answer: asyncio.Future[dict[str, Any]]
+
+
+@dataclass(eq=False)
 class _Worker:
     process: asyncio.subprocess.Process
-    pending: dict[int, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
-    started: set[int] = field(default_factory=set)
+    pending: dict[int, _Call] = field(default_factory=dict)
+    # The worker that runs suspects, one at a time: whatever kills it, its one question did.
+    alone: bool = False
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
     ready: asyncio.Future[dict[str, Any]] | None = None
     stop_reason: str | None = None
@@ -132,6 +159,9 @@ class WorkerPool:
         self._files: Path | None = None
         self._lock: asyncio.Lock | None = None
         self._launched: list[_Worker | BaseException] = []
+        self._suspects: _Worker | None = None
+        self._forget_stop: Callable[[], None] = lambda: None
+        self._suspect_turn = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -140,6 +170,7 @@ class WorkerPool:
         can do its own work (reading datasets, importing metrics) while they import ADK."""
         if self._files is None:
             self._files = worker_files()
+            self._forget_stop = interrupt.on_stop(self.kill_now)  # Ctrl-C, SIGTERM: the agent ends at once
         if not self._launched:
             self._launched = await asyncio.gather(*(self._launch() for _ in range(max(1, self.settings.workers))), return_exceptions=True)
 
@@ -159,6 +190,8 @@ class WorkerPool:
             raise failure
 
     async def _spawn(self) -> _Worker:
+        if interrupt.requested():
+            raise WorkerDied("the run was interrupted")
         return await self._until_ready(await self._launch())
 
     async def _launch(self) -> _Worker:
@@ -189,7 +222,11 @@ class WorkerPool:
                 "--agent-python", f"cannot start {self.settings.python!r}: {error.strerror or error} (give the agent's Python interpreter)"
             ) from None
         worker = _Worker(process=process, ready=asyncio.get_running_loop().create_future())
-        worker.tasks = [asyncio.ensure_future(self._read(worker)), asyncio.ensure_future(self._read_stderr(worker))]
+        worker.tasks = [
+            asyncio.ensure_future(self._read(worker)),
+            asyncio.ensure_future(self._read_stderr(worker)),
+            asyncio.ensure_future(self._reap(worker)),
+        ]
         return worker
 
     async def _until_ready(self, worker: _Worker) -> _Worker:
@@ -229,25 +266,42 @@ class WorkerPool:
                 continue
             if "exiting" in message:
                 worker.dead = True  # no new questions: it is on its way out
+                if worker.stop_reason is None:
+                    worker.stop_reason = f"the agent process ended ({message['exiting']})"
                 continue
             if message.get("started"):
-                worker.started.add(message.get("id", -1))
+                call = worker.pending.get(message.get("id", -1))
+                if call is not None and not call.started.done():
+                    call.started.set_result(None)
                 continue
-            worker.started.discard(message.get("id", -1))
-            future = worker.pending.pop(message.get("id", -1), None)
-            if future is not None and not future.done():
-                future.set_result(message)
+            call = worker.pending.pop(message.get("id", -1), None)
+            if call is not None and not call.answer.done():
+                call.answer.set_result(message)
         code = await worker.process.wait()
         worker.dead = True
         reason = worker.stop_reason or f"the agent process {_exit_reason(code)}"
         if worker.ready is not None and not worker.ready.done():
             where = f"{self.settings.agent} (with {self.settings.python})"
             worker.ready.set_result({"fatal": f"the agent process {_exit_reason(code)} while loading {where}{worker.tail()}"})
-        for number, future in worker.pending.items():
-            if not future.done():
-                died = f"{reason} while running this question{worker.tail()}"
-                future.set_exception(WorkerDied(died) if number in worker.started else NotStarted())
+        running = [call for call in worker.pending.values() if call.started.done()]
+        for call in worker.pending.values():
+            if call.answer.done():
+                continue
+            if not call.started.done():
+                call.answer.set_exception(NotStarted())
+            elif len(running) == 1 or worker.alone:
+                call.answer.set_exception(WorkerDied(f"{reason} while running this question{worker.tail()}"))
+            else:
+                call.answer.set_exception(Suspect())
+            call.answer.exception()  # retrieved here: a caller that left does not leave it unread
         worker.pending.clear()
+
+    async def _reap(self, worker: _Worker) -> None:
+        """When the worker ends, whatever the agent left in its session ends too: a background
+        process would outlive the run (and rewrite its files), and one holding the worker's
+        pipes would keep its reader from ever seeing the end."""
+        await worker.process.wait()
+        kill_session(worker.process.pid)
 
     async def _read_stderr(self, worker: _Worker) -> None:
         stream = worker.process.stderr
@@ -269,6 +323,7 @@ class WorkerPool:
                 os.killpg(worker.process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 worker.process.kill()
+        kill_session(worker.process.pid)
         await asyncio.gather(*worker.tasks, return_exceptions=True)
 
     async def _pick(self) -> _Worker:
@@ -281,67 +336,121 @@ class WorkerPool:
                     self.restarts += 1
         return min(self.workers, key=lambda w: len(w.pending))
 
+    async def _alone(self) -> _Worker:
+        """The worker for suspects (see the module's doc), started when first needed."""
+        if self._suspects is None or self._suspects.dead:
+            if self._suspects is not None:
+                self.restarts += 1
+            self._suspects = await self._spawn()
+            self._suspects.alone = True
+        return self._suspects
+
+    def kill_now(self) -> None:
+        """Kills every worker's whole session at once, from a signal handler too: no awaiting."""
+        for worker in self._all():
+            worker.stop_reason = worker.stop_reason or "the agent process was stopped because the run was interrupted"
+            kill_session(worker.process.pid)
+
+    def _all(self) -> list[_Worker]:
+        launched = [w for w in self._launched if isinstance(w, _Worker)]
+        return [*self.workers, *launched, *([self._suspects] if self._suspects is not None else [])]
+
     async def close(self) -> None:
         # Launched and never waited for too (a run that ended before it needed the agent).
-        self.workers += [w for w in self._launched if isinstance(w, _Worker)]
-        self._launched = []
-        for worker in self.workers:
+        workers = self._all()
+        self._launched, self._suspects = [], None
+        for worker in workers:
             if worker.process.returncode is None and worker.process.stdin is not None:
                 worker.process.stdin.close()
-        for worker in self.workers:
+        for worker in workers:
             try:
                 await asyncio.wait_for(worker.process.wait(), 5)
             except TimeoutError:
                 await self._kill(worker, "the run ended")
+            kill_session(worker.process.pid)  # what the agent left running there ends with the run
             await asyncio.gather(*worker.tasks, return_exceptions=True)
         self.workers = []
+        self._forget_stop()
         if self._files is not None:
             shutil.rmtree(self._files, ignore_errors=True)
             self._files = None
 
     # -- questions -----------------------------------------------------------------------------
 
-    async def _ask(self, question: Question) -> dict[str, Any]:
-        return await self._request({"question": question_request(question, self.settings.user_simulator)}, f"question {question.id!r}")
-
     async def describe(self) -> dict[str, Any]:
         """The agent's tree as the worker sees it (``agent_worker.tree``): agents, their tools with
         parameter schemas, sub-agents. Raises RemoteError when describing it failed there."""
-        answer = await asyncio.wait_for(self._request({"describe": True}, "describing the agent"), self.settings.startup_timeout_s)
+        timeout_s = self.settings.startup_timeout_s
+        answer = await self._ask(await self._pick(), {"describe": True}, "describing the agent", timeout_s)
         if "error" in answer:
             error = answer["error"]
             raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
         return dict(answer["result"])
 
-    async def _request(self, payload: dict[str, Any], what: str) -> dict[str, Any]:
-        worker = await self._pick()
-        number = next(self.ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        worker.pending[number] = future
-        request = {"id": number, **payload}
+    def _send(self, worker: _Worker, message: dict[str, Any]) -> bool:
         stdin = worker.process.stdin
-        assert stdin is not None
+        if stdin is None or stdin.is_closing():
+            return False
         try:
-            stdin.write((json.dumps(request, ensure_ascii=False) + "\n").encode())
-            await stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the worker is gone: the reader settles this question
+            stdin.write((json.dumps(message, ensure_ascii=False) + "\n").encode())
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            return False  # the worker is gone: its reader settles what was in flight
+        return True
+
+    async def _ask(self, worker: _Worker, payload: dict[str, Any], what: str, timeout_s: float) -> dict[str, Any]:
+        """The worker's answer; raises TimeoutError when the question had ``timeout_s`` from
+        the moment the worker started it, and NotStarted / Suspect / WorkerDied (see above)."""
+        loop = asyncio.get_running_loop()
+        number = next(self.ids)
+        call = _Call(started=loop.create_future(), answer=loop.create_future())
+        worker.pending[number] = call
+        self._send(worker, {"id": number, **payload})
+        stdin = worker.process.stdin
         try:
-            return await future
+            if stdin is not None:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    await stdin.drain()
+            # Until it starts: a worker busy with others reads it within their time; one that
+            # does not read it at all is stuck, and stopped (its questions are sorted out above).
+            either: list[asyncio.Future[Any]] = [call.started, call.answer]
+            await asyncio.wait(either, timeout=timeout_s + CANCEL_GRACE_S, return_when=asyncio.FIRST_COMPLETED)
+            if not call.started.done() and not call.answer.done():
+                await self._kill(worker, f"it did not start {what} in time")
+            try:
+                return await asyncio.wait_for(asyncio.shield(call.answer), timeout_s)
+            except TimeoutError:
+                pass
+            self._send(worker, {"cancel": number})
+            try:
+                answer = await asyncio.wait_for(asyncio.shield(call.answer), CANCEL_GRACE_S)
+            except TimeoutError:
+                await self._kill(worker, f"{what} ran out of time and the agent's process stopped responding")
+                try:
+                    answer = await call.answer
+                except WorkerDied:
+                    raise TimeoutError from None  # it was alone in there: its own time ran out
+            if answer.get("cancelled"):
+                raise TimeoutError
+            return answer
         except asyncio.CancelledError:
-            # The per-question timeout: the agent may be stuck in a blocking call or swallow
-            # cancellation, so the only sure stop is its process (a new one takes over).
             if worker.pending.pop(number, None) is not None:
-                await self._kill(worker, f"{what} did not answer within the timeout")
+                self._send(worker, {"cancel": number})
             raise
 
-    async def run_question(self, question: Question) -> Trace:
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
+        suspect = False
         for _ in range(5):
             try:
-                answer = await self._ask(question)
+                if suspect:
+                    async with self._suspect_turn:
+                        answer = await self._ask(await self._alone(), self._question(question), f"question {question.id!r}", timeout_s)
+                else:
+                    answer = await self._ask(await self._pick(), self._question(question), f"question {question.id!r}", timeout_s)
                 break
             except NotStarted:
                 continue  # its worker ended before reading it; a new one takes it
+            except Suspect:
+                suspect = True  # run it again, alone this time: not a retry, not its error
         else:
             raise WorkerDied("the agent's processes kept ending before they could start this question")
         if "error" in answer:
@@ -352,6 +461,9 @@ class WorkerPool:
             raise remote
         return self._trace(question, answer["result"])
 
+    def _question(self, question: Question) -> dict[str, Any]:
+        return {"question": question_request(question, self.settings.user_simulator)}
+
     def _trace(self, question: Question, result: dict[str, Any]) -> Trace:
         return trace_from_worker(
             question,
@@ -360,6 +472,39 @@ class WorkerPool:
             models=dict(self.info.get("models") or {}),
             model_cache=bool(self.settings.model_cache),
         )
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL to every process of the session ``sid`` (a worker started it: the worker and
+    whatever the agent left behind there, even in process groups of their own). Safe in a
+    signal handler; a process that started a session of its own is out of reach."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(sid, signal.SIGKILL)
+    for pid in _session_members(sid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _session_members(sid: int) -> list[int]:
+    """The processes of session ``sid``, from /proc (elsewhere: none beyond its group)."""
+    members = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 3 and fields[3] == str(sid).encode():
+            members.append(int(entry))
+    return members
 
 
 def question_request(question: Question, user_simulator: dict[str, Any]) -> dict[str, Any]:

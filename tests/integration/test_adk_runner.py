@@ -158,7 +158,7 @@ def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None
     everyone = asyncio.Event()
 
     class Counting:
-        async def run_question(self, question: Question) -> Trace:
+        async def run_question(self, question: Question, timeout_s: float) -> Trace:
             nonlocal in_flight, most
             in_flight += 1
             most = max(most, in_flight)
@@ -166,7 +166,7 @@ def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None
                 everyone.set()
             try:
                 await everyone.wait()
-                return await inner.run_question(question)
+                return await inner.run_question(question, timeout_s)
             finally:
                 in_flight -= 1
 

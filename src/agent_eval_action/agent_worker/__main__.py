@@ -8,10 +8,17 @@ first ``{"ready": {"app_name", "models", "adk_version", "python"}}`` or ``{"fata
 then per request ``{"id": N, "started": true}`` when it is read, and ``{"id": N, "result":
 {...}}`` or ``{"id": N, "error": {"type", "message", "code", "partial"?}}`` (``partial``: the
 result so far, when the agent raised mid-question); ``{"exiting": "why"}`` before
-the process ends on its own. Questions run concurrently in one event loop; the parent decides how many.
+the process ends on its own. ``{"cancel": N}`` from the parent (the question's time is up) is
+answered ``{"id": N, "cancelled": true}`` at once: the question's task is cancelled and left
+behind, whether or not the agent lets it end. Questions run concurrently in one event loop; the
+parent decides how many.
+
 Anything the agent raises, ``SystemExit`` and ``KeyboardInterrupt`` included, is that question's
-error; what kills the process (``os._exit``, a signal) costs the questions in flight, and the
-parent starts another worker.
+error, even from a task the agent (or ADK, for each tool call) started: asyncio lets those two
+out of every task and stops the loop, so each task's coroutine converts them into an ordinary
+exception (:class:`AgentStopped`) that travels up to the question that awaited it. What kills the
+process anyway (``os._exit``, a signal, a call that blocks the loop) is the parent's to sort out:
+it runs the questions that were in flight again, one at a time, to find the one to blame.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable, Coroutine
 from typing import IO, Any
 
 from .loader import AgentLoadError, LoadedAgent, load_agent
@@ -37,7 +45,48 @@ def _protocol_stream() -> IO[str]:
     return stream
 
 
+class AgentStopped(Exception):
+    """``SystemExit`` or ``KeyboardInterrupt`` raised in one of the agent's tasks, carried as an
+    ordinary exception to the question that awaited the task."""
+
+    def __init__(self, original: BaseException):
+        super().__init__(str(original))
+        self.original = original
+
+
+async def _contained(coro: Coroutine[Any, Any, Any]) -> Any:
+    try:
+        return await coro
+    except (SystemExit, KeyboardInterrupt) as error:
+        raise AgentStopped(error) from error
+
+
+def contain_exits(loop: asyncio.AbstractEventLoop) -> None:
+    """Every task made on ``loop`` from now on runs its coroutine through :func:`_contained`."""
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        if not asyncio.iscoroutine(coro):
+            return asyncio.Task(coro, loop=loop, **kwargs)
+        return asyncio.Task(_contained(coro), loop=loop, **kwargs)
+
+    loop.set_task_factory(factory)
+
+
+def _original(error: BaseException) -> BaseException:
+    """The ``SystemExit`` / ``KeyboardInterrupt`` behind an :class:`AgentStopped`, even when the
+    agent's code wrapped it in an error of its own."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, AgentStopped):
+            return current.original
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return error
+
+
 def error_payload(error: BaseException) -> dict[str, Any]:
+    error = _original(error)
     code = None
     for attribute in ("code", "status_code"):
         value = getattr(error, attribute, None)
@@ -56,17 +105,24 @@ def error_payload(error: BaseException) -> dict[str, Any]:
     return {"type": type(error).__name__, "message": message, "code": code}
 
 
+def _encode(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, default=str)
+
+
 class Worker:
     def __init__(self, sessions: AgentSessions, out: IO[str], agent: LoadedAgent):
         self.sessions = sessions
         self.agent = agent
         self.out = out
         self.lock = threading.Lock()
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.in_flight: set[Any] = set()
+        self.tasks: dict[Any, asyncio.Task[None]] = {}
+        # Questions whose time ran out: cancelled and no longer waited for, answered already.
+        self.abandoned: set[Any] = set()
 
     def send(self, message: dict[str, Any]) -> None:
-        text = json.dumps(message, ensure_ascii=False, default=str)
+        self._write(_encode(message))
+
+    def _write(self, text: str) -> None:
         with self.lock:
             self.out.write(text + "\n")
             self.out.flush()
@@ -75,22 +131,45 @@ class Worker:
         number = request.get("id")
         # Said before the agent runs: a question this worker never started is safe to give to another.
         self.send({"id": number, "started": True})
-        self.in_flight.add(number)
         try:
             if request.get("describe"):
                 result = agent_tree(self.agent.root_agent)
             else:
                 result = await self.sessions.run(request["question"])
         except BaseException as error:  # noqa: BLE001 - the agent's failure, whatever it is (sys.exit too), is this question's
-            payload = error_payload(error)
-            partial = partial_run(error)
-            if partial is not None:
-                payload["partial"] = partial  # what the run did before the error: its tool calls, its state
-            self.send({"id": number, "error": payload})
+            if number not in self.abandoned:
+                payload = error_payload(error)
+                partial = partial_run(error)
+                if partial is not None:
+                    payload["partial"] = partial  # what the run did before the error: its tool calls, its state
+                try:
+                    text = _encode({"id": number, "error": payload})
+                except (TypeError, ValueError, RecursionError):
+                    payload.pop("partial", None)  # what it did before cannot travel as JSON: the error alone does
+                    text = _encode({"id": number, "error": payload})
+                self._write(text)
             return
-        finally:
-            self.in_flight.discard(number)
-        self.send({"id": number, "result": result})
+        try:
+            text = _encode({"id": number, "result": result})
+        except (TypeError, ValueError, RecursionError) as error:
+            # What the agent left (its final state above all) is not JSON: this question's
+            # error, said now, not a silence the parent would wait out.
+            text = _encode({"id": number, "error": _unsendable(error)})
+        if number not in self.abandoned:
+            self._write(text)
+
+    def cancel(self, number: Any) -> None:
+        task = self.tasks.get(number)
+        if task is not None and not task.done():
+            self.abandoned.add(number)
+            task.cancel()
+        self.send({"id": number, "cancelled": True})
+
+    def _forget(self, number: Any) -> Callable[[asyncio.Task[None]], None]:
+        def forget(_: asyncio.Task[None]) -> None:
+            self.tasks.pop(number, None)
+
+        return forget
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
@@ -101,28 +180,40 @@ class Worker:
             if not line:
                 break  # the parent closed our stdin: finish what is in flight, then leave
             request = json.loads(line)
+            if "cancel" in request:
+                self.cancel(request["cancel"])
+                continue
+            number = request.get("id")
             task = asyncio.ensure_future(self.answer(request))
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+            self.tasks[number] = task
+            task.add_done_callback(self._forget(number))
+        # Only what is still owed an answer: a cancelled task the agent keeps alive is not waited for.
+        owed = [task for number, task in self.tasks.items() if number not in self.abandoned]
+        if owed:
+            await asyncio.gather(*owed, return_exceptions=True)
 
     def run(self) -> int:
-        """Serves until the parent closes stdin. ``SystemExit`` or ``KeyboardInterrupt`` raised in
-        a task of the agent's own (asyncio lets those through every task) stops the event loop:
-        the questions in flight get that as their error, and this process ends for a new one."""
+        """Serves until the parent closes stdin. Should the agent stop the event loop anyway
+        (``SystemExit`` from a plain callback, not a task), nobody here knows which question did
+        it: this process says why it ends and ends; the parent sorts out whom to blame."""
         loop = asyncio.new_event_loop()
+        contain_exits(loop)
         try:
             loop.run_until_complete(self.serve())
         except BaseException as error:  # noqa: BLE001 - the agent stopped our loop; say so, then end
-            payload = error_payload(error)
-            for number in sorted(self.in_flight, key=str):
-                self.send({"id": number, "error": payload})
-            self.send({"exiting": payload["message"]})
+            self.send({"exiting": error_payload(error)["message"]})
             self.out.flush()
             os._exit(3)  # the agent's threads and tasks are not ours to wind down
         loop.close()
         return 0
+
+
+def _unsendable(error: BaseException) -> dict[str, Any]:
+    return {
+        "type": "UnserializableAnswer",
+        "message": f"what the agent's run left (its final state or events) cannot be sent as JSON: {type(error).__name__}: {error}",
+        "code": None,
+    }
 
 
 def _leave(code: int) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import statistics
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 
 from agent_eval_action.budget import SKIPPED, Budget
 from agent_eval_action.config import default_prices
+from agent_eval_action.files import write_atomic
 from agent_eval_action.judges.client import NO_CREDENTIALS, Answer, JudgeClient
 from agent_eval_action.judges.managed import NO_VERTEX
 from agent_eval_action.judges.prompts import judge_context, user_turns
@@ -246,11 +248,10 @@ class JudgeEngine:
         if self.settings.cache_dir is None:
             return
         file = self.settings.cache_dir / key[:2] / f"{key}.json"
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            file.write_text(json.dumps({"text": answer.text}), encoding="utf-8")
-        except OSError:
-            pass  # a cache that cannot be written only costs money, never correctness
+        # A cache that cannot be written only costs money, never correctness; runs sharing it never
+        # read half an answer.
+        with contextlib.suppress(OSError):
+            write_atomic(file, json.dumps({"text": answer.text}))
 
 
 def parse_answer(text: str, low: float, high: float) -> tuple[float, str] | str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncGenerator
@@ -15,6 +16,7 @@ from google.adk.agents import LlmAgent
 from google.adk.models import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 SECRETS = ("GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "AGENT_EVAL_JUDGE_API_KEY", "AGENT_EVAL_AUTH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "MY_AUTH")
@@ -61,6 +63,35 @@ async def swallow() -> dict:
             continue
 
 
+def unserializable(tool_context: ToolContext) -> dict:
+    """Leaves state that JSON cannot hold (a key that is not a string)."""
+    tool_context.state["weird"] = {(1, 2): "a tuple key"}
+    return {"stored": True}
+
+
+def spawn_straggler(path: str) -> dict:
+    """Starts a background process, in a process group of its own, that would outlive the run:
+    it writes its pid to ``path``, then ``path``.late a minute later."""
+    code = (
+        "import os, pathlib, sys, time; p = pathlib.Path(sys.argv[1]); p.write_text(str(os.getpid())); "
+        "time.sleep(60); p.with_suffix('.late').write_text('late')"
+    )
+    devnull = subprocess.DEVNULL
+    subprocess.Popen([sys.executable, "-c", code, path], stdin=devnull, stdout=devnull, stderr=devnull, process_group=0)
+    while not os.path.exists(path):
+        time.sleep(0.01)
+    return {"spawned": True}
+
+
+async def nap() -> dict:
+    """Takes its time (ten minutes); says which process it runs in (``worker-pids/`` in the working directory)."""
+    os.makedirs("worker-pids", exist_ok=True)
+    with open(os.path.join("worker-pids", str(os.getpid())), "w"):
+        pass
+    await asyncio.sleep(600)
+    return {}
+
+
 def probe() -> dict:
     """Reports what secrets it can see, in its error message."""
     seen = {name: os.environ.get(name) for name in SECRETS}
@@ -85,7 +116,7 @@ class HostileModel(BaseLlm):
         usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=10, candidates_token_count=2)
         if said.startswith("call ") and not answered:
             name = said.split()[1]
-            args = {"name": "ada"} if name == "greet" else {}
+            args = {"name": "ada"} if name == "greet" else {"path": said.split()[2]} if name == "spawn_straggler" else {}
             part = types.Part(function_call=types.FunctionCall(name=name, args=args))
         else:
             part = types.Part(text=f"done: {said}")
@@ -96,5 +127,5 @@ root_agent = LlmAgent(
     name="hostile",
     model=HostileModel(),
     instruction="Call the tool the user names.",
-    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, probe],
+    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, unserializable, spawn_straggler, nap, probe],
 )

@@ -1,0 +1,203 @@
+"""Ctrl-C, SIGTERM (what GitHub sends when a job is cancelled) and shared output directories,
+on the command line as a user runs it: what finished is written, the rest is skipped as
+"interrupted", the agent's processes end with the run, and two runs never write one folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.factories import csv_row, customer_service_runs, write_csv
+from tests.integration.test_agent_worker import APPS, ROOT, cli, golden
+from tests.repos import git
+
+FAST = {f"q_fast_{i}": "call greet" for i in range(3)}
+SLOW = {f"q_slow_{i}": "call nap" for i in range(5)}  # ten minutes each: they finish only if nothing stops them
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    return env
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    shutil.copytree(APPS / "hostile", tmp_path / "hostile")
+    golden(tmp_path / "hostile_golden.json", {**FAST, **SLOW})
+    (tmp_path / "agent-eval.toml").write_text('datasets = ["hostile_golden.json"]\nagent = "hostile"\n')
+    (tmp_path / ".gitignore").write_text("agent-eval-results/\nworker-pids/\n")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "agent and dataset")
+    return tmp_path
+
+
+class Run:
+    """The CLI in a subprocess; its stderr read as it comes, so a test waits for what it says."""
+
+    def __init__(self, cwd: Path, *args: str):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "agent_eval_action", *args],
+            cwd=cwd,
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self.out: list[str] = []
+        self.changed = threading.Condition()
+        # Each pipe read by a thread of its own, to the end: nothing is lost to a second reader.
+        self.readers = [threading.Thread(target=self._read, daemon=True), threading.Thread(target=self._read_out, daemon=True)]
+        for reader in self.readers:
+            reader.start()
+
+    def _read_out(self) -> None:
+        assert self.process.stdout is not None
+        self.out.extend(self.process.stdout)
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+        with self.changed:
+            self.lines.append("")  # the end
+            self.changed.notify_all()
+
+    def wait_for(self, text: str, timeout: float = 180) -> None:
+        with self.changed:
+            found = self.changed.wait_for(lambda: any(text in line for line in self.lines) or "" in self.lines, timeout)
+        assert found and any(text in line for line in self.lines), f"never said {text!r}: {''.join(self.lines)}"
+
+    def finish(self, timeout: float = 120) -> tuple[int, str, str]:
+        self.process.wait(timeout)
+        for reader in self.readers:
+            reader.join(timeout)
+        return self.process.returncode, "".join(self.out), "".join(self.lines)
+
+
+def gone(pid: int) -> bool:
+    """The process ended (a zombie not yet reaped by its new parent counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True
+    return state[state.rfind(b")") + 2 :].split()[0] == b"Z"
+
+
+def wait_until_gone(pids: list[int], timeout: float = 60) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = [pid for pid in pids if not gone(pid)]
+        if not alive:
+            return []
+        time.sleep(0.05)
+    return [pid for pid in pids if not gone(pid)]
+
+
+def worker_pids(repo: Path) -> list[int]:
+    return [int(p.name) for p in (repo / "worker-pids").iterdir()]
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_run_writes_what_finished_skips_the_rest_and_kills_the_workers(repo: Path, signum: int, code: int) -> None:
+    run = Run(repo, "run", "--progress", "always", "--workers", "1", "--no-comment")
+    run.wait_for(f"hostile_golden: {len(FAST)}/{len(FAST) + len(SLOW)} runs")  # the fast ones are done
+    deadline = time.monotonic() + 180
+    while not ((repo / "worker-pids").is_dir() and worker_pids(repo)):  # a slow one is running in a worker
+        assert time.monotonic() < deadline and run.process.poll() is None, "".join(run.lines)
+        time.sleep(0.05)
+    sent = time.monotonic()
+    run.process.send_signal(signum)
+    returncode, out, err = run.finish()
+    print(f"exited {time.monotonic() - sent:.2f} s after {signal.Signals(signum).name}")  # measured, not asserted
+    assert returncode == code, out + err
+    assert "Task was destroyed" not in err and "Traceback" not in err and "never retrieved" not in err, err
+    assert f"interrupted by {signal.Signals(signum).name}" in err
+    data = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    questions = {q["id"]: q for q in data["datasets"][0]["questions"]}
+    assert set(questions) == {*FAST, *SLOW}
+    for qid in FAST:
+        assert questions[qid]["status"] == "ok", questions[qid]
+    for qid in SLOW:
+        assert (questions[qid]["status"], questions[qid]["skip_reason"]) == ("skipped", "interrupted"), questions[qid]
+    for view in ("comment.md", "summary.md", "junit.xml", "report.html"):
+        assert (repo / "agent-eval-results" / view).stat().st_size > 0, view
+    assert "interrupted" in (repo / "agent-eval-results" / "junit.xml").read_text()
+    assert wait_until_gone(worker_pids(repo)) == []
+
+
+def test_a_second_ctrl_c_ends_the_run_at_once(repo: Path) -> None:
+    run = Run(repo, "evaluate", "--progress", "always", "--workers", "1")
+    run.wait_for(f"hostile_golden: {len(FAST)}/")
+    run.process.send_signal(signal.SIGINT)
+    run.process.send_signal(signal.SIGINT)
+    returncode, out, err = run.finish()
+    assert returncode == 130, out + err
+    assert "Task was destroyed" not in err and "Traceback" not in err, err
+
+
+def test_what_the_agent_left_running_ends_with_the_run(repo: Path) -> None:
+    straggler = repo / "straggler.pid"
+    golden(repo / "hostile_golden.json", {"q_spawn": f"call spawn_straggler {straggler}"})
+    done = cli(repo, "evaluate", "--workers", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    assert data["datasets"][0]["questions"][0]["status"] == "ok"
+    pid = int(straggler.read_text())
+    assert wait_until_gone([pid]) == []  # killed with its worker's session, though in a process group of its own
+    assert not straggler.with_suffix(".late").exists()
+
+
+def test_a_second_run_on_the_same_output_dir_is_refused_and_the_first_is_unharmed(repo: Path) -> None:
+    first = Run(repo, "evaluate", "--progress", "always", "--workers", "1")
+    first.wait_for(f"hostile_golden: {len(FAST)}/")
+    second = cli(repo, "evaluate", "--workers", "1")
+    output = repo / "agent-eval-results"
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert f"--output-dir {output.name}: another run (process {first.process.pid}) is writing there now" in second.stderr
+    first.process.send_signal(signal.SIGINT)
+    returncode, out, err = first.finish()
+    assert returncode == 130, out + err
+    data = json.loads((output / "results.json").read_text())
+    assert {q["id"] for q in data["datasets"][0]["questions"]} == {*FAST, *SLOW}
+    assert not [p.name for p in output.iterdir() if p.name.endswith(".tmp")]
+    # Once the first has ended, the folder is free again.
+    again = cli(
+        repo, "evaluate", "hostile_golden.json", "--agent", "hostile", "--workers", "1", "--output-dir", str(output), "--timeout", "1"
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_sigterm_while_baselines_are_written_never_leaves_a_partial_baseline(tmp_path: Path) -> None:
+    """Three tries, each stopped as soon as a baseline file (or its temporary file) appears."""
+    rows = [csv_row(run, pad_chars=20_000) for run in customer_service_runs()] * 40
+    for name in ("a", "b", "c", "d"):
+        write_csv(tmp_path / f"recorded_{name}.csv", rows)
+    git(tmp_path, "init", "-q", "-b", "main")
+    baselines = tmp_path / "evaluation" / "baselines"
+    for _ in range(3):
+        shutil.rmtree(baselines, ignore_errors=True)
+        run = Run(tmp_path, "baseline", "update", "--datasets", "recorded_*.csv")
+        while run.process.poll() is None and not (baselines.is_dir() and any(baselines.rglob("*"))):
+            time.sleep(0.001)
+        run.process.send_signal(signal.SIGTERM)
+        returncode, out, err = run.finish()
+        assert returncode in (0, 143), out + err
+        for file in baselines.rglob("*") if baselines.is_dir() else []:
+            if file.is_file():
+                assert not file.name.endswith(".tmp"), file
+                data = json.loads(file.read_text())  # whole: never 0 bytes, never cut
+                assert len(data["datasets"][0]["questions"]) == len(customer_service_runs()), file
