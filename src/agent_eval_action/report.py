@@ -20,7 +20,7 @@ from typing import Any
 from agent_eval_action.history import Background, Point
 from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.models import DatasetResult, QuestionResult, Results, Score, Transcript
-from agent_eval_action.views import DiffRow, MetricRow, QuestionDiff, compact, failed_metrics, fmt, is_share, page, signed
+from agent_eval_action.views import DiffRow, MetricRow, Page, QuestionDiff, compact, failed_metrics, fmt, is_share, parts_of, signed
 
 # Question runs per dataset shown in full; past it, the regressed and failing ones come first
 # and the rest are counted (results.json has them all).
@@ -233,8 +233,10 @@ def context(
     background: Background | None = None,
     sha: str | None = None,
     run_url: str | None = None,
+    built: Page | None = None,
 ) -> dict[str, Any]:
-    shared = page(results, thresholds=thresholds, background=background)
+    """The page's context. ``built``: the page the other views show, when it was built from these ``results``."""
+    shared = parts_of(built, results, thresholds=thresholds, background=background)
     datasets = []
     for i, view in enumerate(shared["datasets"]):
         questions, omitted = _panels(view, thresholds or {}, i)
@@ -286,9 +288,10 @@ def render_report(
     background: Background | None = None,
     sha: str | None = None,
     run_url: str | None = None,
+    built: Page | None = None,
 ) -> str:
     """The page as one string."""
-    return render_context(context(results, thresholds=thresholds, background=background, sha=sha, run_url=run_url))
+    return render_context(context(results, thresholds=thresholds, background=background, sha=sha, run_url=run_url, built=built))
 
 
 def render_context(page_context: dict[str, Any]) -> str:
