@@ -744,7 +744,12 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
     if gate.outcome == "unchecked":
         count = len(results.problems) or len(gate.unchecked)
         return f"Agent evaluation could not be checked: {count} input problem{'s' if count != 1 else ''}"
-    return "Agent evaluation passed" + (f": {passed_reason(datasets)}" if datasets else "")
+    text = "Agent evaluation passed" + (f": {passed_reason(datasets)}" if datasets else "")
+    # A deleted dataset is no pass of what remains: the headline says what the PR took out of the check.
+    removed = [c.path for c in results.comparison or [] if c.status == "removed"]
+    if removed:
+        text += f"{';' if datasets else ':'} this PR removes {_plural(len(removed), 'dataset')} from the check ({', '.join(removed)})"
+    return text
 
 
 def passed_reason(datasets: list[DatasetView]) -> str:
