@@ -72,6 +72,9 @@ class BaselineUpdate:
 
     results: Results
     written: list[Written] = field(default_factory=list)
+    # The agent's files with changes not committed when the agent ran: its baselines then record
+    # no fingerprint, and no PR can reuse their scores.
+    uncommitted: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -191,6 +194,9 @@ def run_check(
     git = Git(Path(cwd) if cwd else Path.cwd())
     merge_base = git.merge_base(base) if base else None
     changes = git.changes(merge_base) if merge_base else []
+    # Our own output (results of an earlier local run) is no change of the PR's.
+    output = git.workspace().rel(config.output_dir).rstrip("/") + "/"
+    changes = [c for c in changes if not c.path.startswith(output)]
     # Everything the verdict reads of the base is read now, before any agent code runs.
     snapshot = Snapshot(git, merge_base) if merge_base else None
     rules = gate_rules(config, git, snapshot)
@@ -278,12 +284,14 @@ def update_baselines(
     given = list(datasets or [])
     found = dataset_files(given or config.datasets, defaults=not given and config.datasets == config.default_datasets())
     problems = found.problems
+    roles = path_roles(config, workspace)
     done = evaluate_files(
         config,
         [DatasetFile(file, workspace.rel(file)) for file in found.files],
         progress=progress,
-        fingerprint=agent_fingerprint(config, git, path_roles(config, workspace)),
+        fingerprint=agent_fingerprint(config, git, roles),
     )
+    uncommitted = git.uncommitted(roles.is_agent) if done.run is not None else []
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
     redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
     baselines_dir = workspace.rel(config.baselines_dir)
@@ -297,7 +305,7 @@ def update_baselines(
             results.problems.append(
                 Problem(path=result.path, message=f"{result.path}: could not write its baseline: {error.strerror or error}")
             )
-    return BaselineUpdate(results=results, written=written)
+    return BaselineUpdate(results=results, written=written, uncommitted=uncommitted)
 
 
 def convert(

@@ -59,13 +59,20 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
         "\nNext:\n"
         f"  1. Fill in {done.dataset}: the user's words and the references marked TODO. Check it:\n"
         f"       python -m agent_eval_action validate {Path(done.dataset).parent.as_posix()}\n"
-        "  2. On your default branch, record the baseline and commit it with the rest:\n"
-        "       python -m agent_eval_action baseline update\n"
+        "  2. On your default branch, commit, then record the baseline (it hashes the committed agent code) and commit it:\n"
         '       git add agent-eval.toml evaluation .github/workflows && git commit -m "Evaluate the agent on every PR"\n'
+        "       python -m agent_eval_action baseline update\n"
+        '       git add evaluation/baselines && git commit -m "Baselines of the golden datasets"\n'
         "  3. Name this action's repository in .github/workflows/agent-eval*.yml (your-org/agent-eval-action@v1), push,\n"
         "     and open a PR: the check comments on it. The same check locally: python -m agent_eval_action check --base main",
         file=out,
     )
+    if not Path("requirements.txt").exists():
+        print(
+            "note: the workflows install the agent's dependencies with `pip install -r requirements.txt` (their `install:` input), "
+            "and there is no requirements.txt here: write one, or change `install:`",
+            file=err,
+        )
     return int(ExitCode.PASSED)
 
 
@@ -248,6 +255,20 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
         print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)
         if written.moved_from:
             print(f"  moved from {os.path.relpath(workspace.file(written.moved_from))} (the older layout)", file=out)
+    for result in update.results.datasets:
+        errors = sum(1 for q in result.questions if q.status == "error")
+        if errors:
+            print(
+                f"warning: {result.path}: {errors} of {len(result.questions)} question runs ended in an error, and its baseline records them",
+                file=err,
+            )
+    if update.uncommitted and update.written:
+        files = ", ".join(update.uncommitted[:5]) + (", ..." if len(update.uncommitted) > 5 else "")
+        print(
+            f"warning: the agent's code has changes not committed ({files}): these baselines record no agent fingerprint, "
+            "so no PR can reuse their scores; commit, then run `baseline update` again",
+            file=err,
+        )
     _report_problems(update.results.problems, err)
     return int(ExitCode.BAD_INPUT if update.results.problems or not update.results.datasets else ExitCode.PASSED)
 

@@ -105,8 +105,13 @@ class Git:
         return done.stdout.strip()
 
     def changes(self, since: str) -> list[Change]:
-        """Files changed between ``since`` and HEAD (committed), renames detected."""
-        out = self.run("diff", "--name-status", "-M", "-z", since, "HEAD").stdout
+        """Files changed between ``since`` and the working tree, renames detected: commits, edits
+        not yet committed and new files not yet added (git does not ignore). What runs and what
+        is read is the working tree, so a local check of uncommitted work must see that work; in
+        CI the working tree is HEAD."""
+        out = self.run("diff", "--name-status", "-M", "-z", since).stdout
+        # From the top: untracked files anywhere, named from the root (the working directory may be a subfolder).
+        untracked = Git(self.workspace().root).run("ls-files", "--others", "--exclude-standard", "-z").stdout
         fields = out.split("\0")
         changes: list[Change] = []
         i = 0
@@ -118,20 +123,24 @@ class Git:
             else:
                 changes.append(Change(status=status[:1], path=fields[i + 1]))
                 i += 2
+        changes += [Change(status="A", path=path) for path in untracked.split("\0") if path]
         return changes
 
     def show(self, rev: str, path: str) -> str | None:
         """A file's text at ``rev`` (``path`` from the repository root); None when it did not exist there."""
         return self.blobs([f"{rev}:{path}"])[f"{rev}:{path}"]
 
+    def uncommitted(self, keep: Callable[[str], bool]) -> list[str]:
+        """The paths ``keep`` accepts that have changes not committed (edited, added, untracked), from the root."""
+        status = self.run("status", "--porcelain", "-z", "--untracked-files=all", check=False).stdout
+        return [entry[3:] for entry in status.split("\0") if len(entry) > 3 and keep(entry[3:])]
+
     def fingerprint(self, rev: str, keep: Callable[[str], bool], *, working_tree: bool = False) -> str | None:
         """A hash of the blobs of the paths ``keep`` accepts at ``rev`` (a git tree hash of the
         agent's code). With ``working_tree``, None when any such path has uncommitted changes:
         what runs is then not what ``rev`` holds."""
-        if working_tree:
-            status = self.run("status", "--porcelain", "-z", "--untracked-files=all", check=False).stdout
-            if any(keep(entry[3:]) for entry in status.split("\0") if len(entry) > 3):
-                return None
+        if working_tree and self.uncommitted(keep):
+            return None
         done = self.run("ls-tree", "-r", "-z", "--full-tree", rev, check=False)  # paths from the root, wherever we run
         if done.returncode != 0:
             return None

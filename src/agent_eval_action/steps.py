@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from agent_eval_action import interrupt
 from agent_eval_action.agent_code import agent_paths
 from agent_eval_action.baseline import find_baseline, working_tree_reader
 from agent_eval_action.comparison import compare_dataset
@@ -256,6 +257,11 @@ def compare(results: Results, config: Config, lookup: BaselineLookup) -> list[Da
     return comparisons
 
 
+def interrupted_runs(results: Results) -> int:
+    """How many question runs Ctrl-C or SIGTERM kept from finishing."""
+    return sum(1 for d in results.datasets for q in d.questions if q.status == "skipped" and q.skip_reason == interrupt.REASON)
+
+
 def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup) -> Outcome:
     """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
     verdict under ``rules``: passed, failed, or unchecked when an input problem (a bad dataset,
@@ -265,7 +271,10 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup) -> 
     results.comparison = compare(results, config, lookup)
     kinds = metric_kinds(config, results)
     gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds)
-    for dataset in unchecked_datasets(results.datasets, config.gate, kinds):
+    stopped = interrupted_runs(results)
+    # An interrupted run decides nothing: no "failed" from the part that ran, and no advice to
+    # add reference data to a dataset whose questions simply did not get to run.
+    for dataset in [] if stopped else unchecked_datasets(results.datasets, config.gate, kinds):
         results.problems.append(
             Problem(
                 path=dataset.path,
@@ -275,8 +284,10 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup) -> 
             )
         )
     gate.rules_from, gate.config_changes = rules.source, rules.changes
-    if results.problems:
-        gate.outcome, gate.unchecked = "unchecked", [p.message for p in results.problems[:10]]
+    if results.problems or stopped:
+        total = sum(len(d.questions) for d in results.datasets)
+        why = [f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again"]
+        gate.outcome, gate.unchecked = "unchecked", (why if stopped else []) + [p.message for p in results.problems[:10]]
     gate.passed = gate.outcome == "passed"
     results.gate = gate
     return Outcome(results=results, config=config)

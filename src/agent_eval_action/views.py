@@ -733,6 +733,9 @@ def reasons(results: Results, rules: dict[str, RuleView]) -> list[Reason]:
     return out
 
 
+INTERRUPTED = "interrupted"  # the first reason of an interrupted run starts so (steps.compare_and_gate)
+
+
 def headline(results: Results, datasets: list[DatasetView], found: list[Reason]) -> str:
     """The verdict and its first reason: "Agent evaluation failed: 2 of 8 questions lost their state writes"."""
     gate = results.gate
@@ -742,6 +745,8 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
         more = f" (and {len(found) - 1} more reason{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
         return "Agent evaluation failed" + (f": {found[0].short}{more}" if found else "")
     if gate.outcome == "unchecked":
+        if gate.unchecked and gate.unchecked[0].startswith(f"{INTERRUPTED}:"):
+            return "Agent evaluation could not be checked: " + gate.unchecked[0].split(";")[0]
         count = len(results.problems) or len(gate.unchecked)
         return f"Agent evaluation could not be checked: {count} input problem{'s' if count != 1 else ''}"
     text = "Agent evaluation passed" + (f": {passed_reason(datasets)}" if datasets else "")

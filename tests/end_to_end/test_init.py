@@ -51,6 +51,8 @@ def test_init_drafts_a_valid_dataset_from_the_agents_tools_and_sub_agents(tmp_pa
     assert done.returncode == 0, done.stderr
     assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("wrote ")] == WRITTEN
     assert "Next:" in done.stdout and "baseline update" in done.stdout and "check --base main" in done.stdout
+    # The workflows it wrote install requirements.txt: a repository without one is told so.
+    assert ("there is no requirements.txt here" in done.stderr) == (not (repo / "requirements.txt").exists()), done.stderr
 
     dataset = json.loads((repo / "evaluation" / "datasets" / "shop_golden.json").read_text())
     questions = {q["id"]: q for q in dataset["golden_questions"]}

@@ -115,3 +115,32 @@ def test_agent_paths_in_the_config_still_decide(repo: Path) -> None:
     change(repo, "lib/prices.py", 'PRICES = {"apple": 1, "pear": 2, "plum": 4}\n', "not agent code here")
     change(repo, "README.md", "# prices\n", "docs back as on main")
     assert calls(repo, "run", "--base", "main", "--all") == 0
+
+
+def test_a_local_check_sees_work_not_yet_committed(repo: Path) -> None:
+    """What runs is the working tree: an edit to the agent's code that is not committed yet
+    re-runs everything, and a dataset not yet added is evaluated (both were "nothing to evaluate",
+    a green check of what the user had not committed)."""
+    prices = repo / "lib" / "prices.py"
+    prices.write_text(prices.read_text() + "# cheaper soon\n")
+    assert calls(repo, "check", "--base", "main") == 2 * QUESTIONS
+    git(repo, "checkout", "-q", "--", "lib/prices.py")
+    extra = repo / DATASET.parent / "extra_golden.json"
+    extra.write_text((repo / DATASET).read_text())
+    assert calls(repo, "check", "--base", "main") == 2 * QUESTIONS
+    selected = json.loads((repo / "agent-eval-results" / "results.json").read_text())["selection"]["selected"]
+    assert [s["path"] for s in selected] == [(DATASET.parent / "extra_golden.json").as_posix()]
+
+
+def test_baseline_update_says_when_uncommitted_agent_code_leaves_its_baselines_without_a_fingerprint(repo: Path) -> None:
+    git(repo, "checkout", "-q", "main")
+    prices = repo / "lib" / "prices.py"
+    prices.write_text(prices.read_text() + "# cheaper soon\n")
+    done = cli(repo, "baseline", "update")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the agent's code has changes not committed (lib/prices.py)" in done.stderr, done.stderr
+    baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())
+    assert baseline["datasets"][0]["agent_fingerprint"] is None
+    git(repo, "commit", "-qam", "cheaper soon")
+    done = cli(repo, "baseline", "update")
+    assert "not committed" not in done.stderr, done.stderr

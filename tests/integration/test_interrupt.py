@@ -136,6 +136,12 @@ def test_an_interrupted_run_writes_what_finished_skips_the_rest_and_kills_the_wo
     for view in ("comment.md", "summary.md", "junit.xml", "report.html"):
         assert (repo / "agent-eval-results" / view).stat().st_size > 0, view
     assert "interrupted" in (repo / "agent-eval-results" / "junit.xml").read_text()
+    # Half a run decides nothing: neither passed nor failed, and no advice to fix a dataset that is fine.
+    assert data["gate"]["outcome"] == "unchecked", data["gate"]
+    assert data["gate"]["unchecked"][0].startswith(f"interrupted: {len(SLOW)} of {len(FAST) + len(SLOW)} question runs did not finish")
+    assert "Agent evaluation could not be checked: interrupted" in (repo / "agent-eval-results" / "comment.md").read_text()
+    assert "gate: COULD NOT BE CHECKED - interrupted" in out, out
+    assert "nothing was checked" not in out + err, out + err
     assert wait_until_gone(worker_pids(repo)) == []
 
 

@@ -60,6 +60,9 @@ def test_the_readme_steps_work_when_pasted_into_a_fresh_repository(tmp_path: Pat
     pushed = git(repo, "ls-tree", "-r", "--name-only", "origin/main").split()
     assert {"agent-eval.toml", "evaluation/datasets/shop_golden.json", ".github/workflows/agent-eval.yml"} <= set(pushed)
     assert any(p.startswith("evaluation/baselines/") for p in pushed), pushed
+    # Recorded after the commit: the baseline knows the agent's code, so PRs can reuse its scores.
+    (baseline,) = [p for p in pushed if p.startswith("evaluation/baselines/")]
+    assert json.loads((repo / baseline).read_text())["datasets"][0]["agent_fingerprint"], baseline
     branches = git(origin, "branch", "--format=%(refname:short)").split()
     assert sorted(branches) == ["main", "try-agent-eval"]
     results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
