@@ -86,7 +86,10 @@ def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stder
         for warning in dataset.warnings:
             print(f"warning: {warning}", file=err)
         status = f"{len(dataset.problems)} invalid" if dataset.problems else "ok"
-        print(f"{status}: {dataset.path} ({dataset.format}, {len(dataset.questions)} valid question runs)", file=out)
+        print(
+            f"{status}: {dataset.path} ({dataset.format}, {len(dataset.questions)} valid question run{'s' if len(dataset.questions) != 1 else ''})",
+            file=out,
+        )
     _report_problems(problems, err)
     return int(ExitCode.BAD_INPUT if problems or not datasets else ExitCode.PASSED)
 

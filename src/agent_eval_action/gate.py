@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent_eval_action.comparison import ci_on_worse_side, worse_amount
 from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regression
+from agent_eval_action.markdown import plural
 from agent_eval_action.models import DatasetComparison, DatasetResult, GateFailure, GateResult, Results
 
 
@@ -88,13 +89,13 @@ def evaluate_gate(
             )
 
         if errors and _nothing_scored(dataset, config, kinds):
-            fail("nothing_scored", f"all {len(dataset.questions)} runs ended without a score on a gated metric ({errors} errors)")
+            fail("nothing_scored", f"all {len(dataset.questions)} runs ended without a score on a gated metric ({plural(errors, 'error')})")
         if config.max_errors is not None and errors > config.max_errors:
-            fail("max_errors", f"{errors} questions ended in an error (max_errors = {config.max_errors})", current=errors)
+            fail("max_errors", f"{plural(errors, 'question')} ended in an error (max_errors = {config.max_errors})", current=errors)
         if comparison is not None and comparison.status == "compared" and config.fail_on_new_errors and errors > comparison.baseline_errors:
             fail(
                 "new_errors",
-                f"{errors} questions ended in an error, {comparison.baseline_errors} on the base branch",
+                f"{plural(errors, 'question')} ended in an error, {comparison.baseline_errors} on the base branch",
                 baseline=comparison.baseline_errors,
                 current=errors,
             )

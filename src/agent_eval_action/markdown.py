@@ -165,3 +165,8 @@ def cut_blocks(text: str, budget: int, measure: Callable[[str], int] = len) -> s
         elif best is None:
             fallback = head + closers
     return best if best is not None else fallback
+
+
+def plural(count: int, word: str) -> str:
+    """ "1 question", "2 questions": a count in words that reads right at one."""
+    return f"{count} {word}{'s' if count != 1 else ''}"

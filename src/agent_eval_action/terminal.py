@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_eval_action.history import Background
-from agent_eval_action.markdown import show_controls
+from agent_eval_action.markdown import plural, show_controls
 from agent_eval_action.models import DatasetResult, MetricSummary, Results
 from agent_eval_action.views import DatasetView, Page, Reason, ci, fmt, parts_of, signed
 
@@ -32,7 +32,7 @@ FAILING_SHOWN = 10
 
 def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = None) -> list[str]:
     errors = sum(1 for q in dataset.questions if q.status == "error")
-    lines = [f"{dataset.name} ({dataset.format}, {len(dataset.questions)} runs, {errors} errors) - {dataset.path}"]
+    lines = [f"{dataset.name} ({dataset.format}, {plural(len(dataset.questions), 'run')}, {plural(errors, 'error')}) - {dataset.path}"]
     scored = {name: s for name, s in dataset.summary.items() if s.n}
     if scored:
         width = max(len(name) for name in scored)
@@ -189,7 +189,7 @@ def render(
             lines.extend(f"  {note}" for note in d.notes)
         else:
             lines.append(
-                f"{dataset.name} ({dataset.format}, {d.question_count} questions, {len(dataset.questions)} runs, {d.errors} errors) - {dataset.path}"
+                f"{dataset.name} ({dataset.format}, {plural(d.question_count, 'question')}, {plural(len(dataset.questions), 'run')}, {plural(d.errors, 'error')}) - {dataset.path}"
             )
             lines.extend(f"  {note}" for note in d.notes)
             lines.extend(moved_lines(d, shown["base_label"]))

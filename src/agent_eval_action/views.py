@@ -16,6 +16,7 @@ from typing import Any, Literal
 from agent_eval_action.aggregate import passes
 from agent_eval_action.comparison import EPSILON, ci_on_worse_side, per_question, worse_amount
 from agent_eval_action.history import Background, Point, RuleView
+from agent_eval_action.markdown import plural
 from agent_eval_action.models import (
     DatasetComparison,
     DatasetResult,
@@ -753,7 +754,7 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
     # A deleted dataset is no pass of what remains: the headline says what the PR took out of the check.
     removed = [c.path for c in results.comparison or [] if c.status == "removed"]
     if removed:
-        text += f"{';' if datasets else ':'} this PR removes {_plural(len(removed), 'dataset')} from the check ({', '.join(removed)})"
+        text += f"{';' if datasets else ':'} this PR removes {plural(len(removed), 'dataset')} from the check ({', '.join(removed)})"
     return text
 
 
@@ -798,24 +799,20 @@ class DatasetView:
     notes: list[str] = field(default_factory=list)
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
-
-
 def cost_notes(dataset: DatasetResult) -> list[str]:
     """In words: how many runs were reused from the baseline or skipped (and why), and how many
     of the agent's model calls went to the model or were replayed from the cache."""
     notes = []
     if dataset.reused:
         ran = sum(1 for q in dataset.questions if not q.reused and q.status != "skipped")
-        notes.append(f"{_plural(dataset.reused, 'question run')} reused from the baseline, {ran} run")
+        notes.append(f"{plural(dataset.reused, 'question run')} reused from the baseline, {ran} run")
     skipped: dict[str, int] = {}
     for q in dataset.questions:
         if q.status == "skipped":
             reason = q.skip_reason or "skipped"
             skipped[reason] = skipped.get(reason, 0) + 1
     for reason, count in skipped.items():
-        notes.append(f"{_plural(count, 'question run')} skipped ({reason})")
+        notes.append(f"{plural(count, 'question run')} skipped ({reason})")
     if dataset.model_calls is not None:
         calls = dataset.model_calls
         notes.append(f"model calls: {calls.live} to the model, {calls.replayed} replayed from the cache")
@@ -830,8 +827,12 @@ def run_line(results: Results) -> str | None:
     parts = []
     if run.max_in_flight:
         if run.concurrency == "auto":
-            halved = f", halved {_plural(run.decreases, 'time')} on 429 / deadline" if run.decreases else ""
-            parts.append(f"concurrency auto: reached {run.reached} (ceiling {run.ceiling}), ended at {run.final}{halved}")
+            halved = f", halved {plural(run.decreases, 'time')} on 429 / deadline" if run.decreases else ""
+            # The limit can stand above what was ever in flight (16 for a run of 5 questions): say both.
+            parts.append(
+                f"concurrency auto: {run.max_in_flight} in flight at most; the limit reached {run.reached} "
+                f"(ceiling {run.ceiling}), ended at {run.final}{halved}"
+            )
         else:
             parts.append(f"concurrency {run.concurrency}")
     for label, use in (("agent budget", run.budget), ("judge budget", run.judge_budget)):
@@ -858,9 +859,9 @@ def unpaired_lines(comparison: DatasetComparison | None) -> list[str]:
     for (base_only, head_only), metrics in groups.items():
         parts = []
         if base_only:
-            parts.append(f"{_plural(base_only, 'question')} scored only on the base (removed, or an error or unscored now)")
+            parts.append(f"{plural(base_only, 'question')} scored only on the base (removed, or an error or unscored now)")
         if head_only:
-            parts.append(f"{_plural(head_only, 'question')} scored only on this PR (added, or unscored on the base)")
+            parts.append(f"{plural(head_only, 'question')} scored only on this PR (added, or unscored on the base)")
         lines.append(f"{', '.join(metrics)}: {'; '.join(parts)}")
     return lines
 

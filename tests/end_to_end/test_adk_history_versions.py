@@ -68,7 +68,7 @@ def test_history_adk_1_21_wrote_is_read_double_encoded_under_any_name_and_its_sc
     done = cli(tmp_path, "validate", ".")
     assert done.returncode == 0, done.stderr
     for name in (ADK_1_HISTORY.name, "copied.json", "decoded.evalset_result.json"):
-        assert f"ok: ./{name} (adk_history, 1 valid question runs)" in done.stdout, done.stdout
+        assert f"ok: ./{name} (adk_history, 1 valid question run)" in done.stdout, done.stdout
 
     adk = recorded(document)
     assert adk["overall"] == {"tool_trajectory_avg_score": 0.5, "response_match_score": pytest.approx(0.4636363636363636)}
@@ -149,7 +149,7 @@ def test_fields_an_older_adk_wrote_are_accepted_only_where_it_wrote_them(tmp_pat
     done = cli(tmp_path, "validate", ".")
     assert done.returncode == 2, done.stderr
     for name in accepted:
-        assert f"ok: ./{name} (adk_history, 1 valid question runs)" in done.stdout, done.stdout + done.stderr
+        assert f"ok: ./{name} (adk_history, 1 valid question run)" in done.stdout, done.stdout + done.stderr
     for name, (_, where) in refused.items():
         assert f"./{name}, question 'refund_case', at {where}" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr

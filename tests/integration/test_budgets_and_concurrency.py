@@ -119,7 +119,7 @@ def test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing(t
     assert quota.in_flight_peak == 12
     assert 6 <= run["final"] <= 24  # ...and stayed near it, not at the ceiling of 64
     assert "concurrency" in done.stderr  # the progress line shows the limit as it moves
-    assert "concurrency auto: reached" in done.stdout
+    assert "concurrency auto: " in done.stdout and "in flight at most; the limit reached" in done.stdout
 
 
 # -- budgets -------------------------------------------------------------------------------------

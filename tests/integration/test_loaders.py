@@ -486,3 +486,11 @@ class TestWorkshopFiles:
             f"{tmp_path / 'test_config.json'}, at $.criteria.tool_trajectory_avg_score.match_type: "
             "match_type 'LOOSE' is not one of EXACT, IN_ORDER, ANY_ORDER"
         )
+
+
+def test_a_baseline_named_as_a_dataset_is_said_to_be_a_results_file(tmp_path: Path) -> None:
+    """`validate evaluation` walks into evaluation/baselines/: what it finds there is named for what it is."""
+    baseline = tmp_path / "cs.json"
+    baseline.write_text(json.dumps({"datasets": [], "schema_version": 2, "tool_version": "0.1"}))
+    with pytest.raises(DatasetError, match="this is a results file of agent-eval-action"):
+        load_dataset(str(baseline))

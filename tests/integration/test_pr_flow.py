@@ -282,7 +282,7 @@ def test_agent_driven_dataset_regression_is_caught(tmp_path: Path) -> None:
     assert data["selection"]["selected"][0]["reason"].startswith("agent code changed: customer_service/scripted_model.py")
     failures = "\n".join(f["message"] for f in data["gate"]["failures"])
     # The cart question now crashes in the model (an empty cart), the discount ones call the tool wrongly.
-    assert "customer_service_golden: 1 questions ended in an error, 0 on the base branch" in failures
+    assert "customer_service_golden: 1 question ended in an error, 0 on the base branch" in failures
     assert "question q_discount_01 tool_usage_accuracy fell 1 -> 0.5" in failures
     # Two drops in seven questions are not significant for the mean; the per-question guard is what fails.
     assert "regressed beyond" not in failures

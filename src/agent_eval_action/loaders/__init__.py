@@ -76,6 +76,10 @@ def _by_content(path: str, lower: str, data: Any, text: str) -> LoadedDataset:
         return load_eval_set(path, data)
     if isinstance(data, list) and all(isinstance(item, dict) and ("query" in item or "data" in item) for item in data):
         return load_test_json(path, data)
+    if isinstance(data, dict) and "schema_version" in data and "datasets" in data:
+        raise DatasetError(
+            path, "this is a results file of agent-eval-action (a baseline, or results.json), not a dataset: name the datasets' folder"
+        )
     if isinstance(data, dict) and "metric_type" in json.dumps(data)[:2000]:
         raise DatasetError(path, "this looks like a judge metric definition, not a dataset")
     raise DatasetError(
