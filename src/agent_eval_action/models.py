@@ -386,6 +386,28 @@ class QuestionDrop(_Model):
     metric: str
     baseline: float
     current: float
+    # With several runs a side: the larger of the ranges (highest - lowest score) of its runs on
+    # the two sides; None when every run on each side scored the same. The gate counts a drop of
+    # a question whose runs disagree only beyond this spread.
+    spread: float | None = None
+
+    _round_figures = field_validator("spread")(classmethod(lambda cls, v: _round(v)))
+
+
+class FlakyQuestion(_Model):
+    """A question whose runs on one side disagree on a metric's pass threshold: some pass, some fail."""
+
+    id: str
+    metric: str
+    threshold: float
+    # The share of its scored runs that pass on each side, and how many were scored there
+    # (None and 0: not scored on that side).
+    baseline_pass_rate: float | None = None
+    baseline_runs: int = 0
+    current_pass_rate: float | None = None
+    current_runs: int = 0
+
+    _round_figures = field_validator("baseline_pass_rate", "current_pass_rate")(classmethod(lambda cls, v: _round(v)))
 
 
 class MetricComparison(_Model):
@@ -424,6 +446,10 @@ class DatasetComparison(_Model):
     baseline_errors: int = 0
     current_errors: int = 0
     metrics: list[MetricComparison] = Field(default_factory=list)
+    # Questions whose runs disagree on a side (with several runs per question), per metric with
+    # a pass threshold, with their pass rate on each side. Kept here, not on the question runs:
+    # flakiness is a statement about a question's K runs and both sides, which only the comparison sees.
+    flaky: list[FlakyQuestion] = Field(default_factory=list)
 
 
 class SelectedDataset(_Model):
