@@ -848,10 +848,10 @@ def flaky_lines(comparison: DatasetComparison | None) -> list[str]:
     """Each flaky question and metric with how many of its runs passed on each side."""
 
     def side(rate: float | None, runs: int, where: str) -> str:
-        return f"{round(rate * runs)}/{runs} on {where}" if rate is not None else f"not scored on {where}"
+        return f"{round(rate * runs)}/{runs} {where}" if rate is not None else f"not scored {where}"
 
     return [
-        f"{f.id} ({f.metric}): {side(f.baseline_pass_rate, f.baseline_runs, 'base')}, {side(f.current_pass_rate, f.current_runs, 'here')}"
+        f"{f.id} ({f.metric}): {side(f.baseline_pass_rate, f.baseline_runs, 'on base')}, {side(f.current_pass_rate, f.current_runs, 'here')}"
         for f in (comparison.flaky if comparison is not None else [])
     ]
 
