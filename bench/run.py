@@ -224,6 +224,10 @@ def main() -> None:
 
     results["pr_reuse"] = pr_reuse(40 if args.quick else 200, repeats=1 if args.quick else 3)
     results["cli_start"] = measure()
+    from bench.aa_gate import measure as aa_gate
+    from bench.aa_gate import row as aa_gate_row
+
+    results["aa_gate"] = aa_gate(trials=20 if args.quick else 100)
     results["action_start"] = action_start(pulls=1 if args.quick else 3)
     r, c, a, j = results["recorded"], results["cli_start"], results["agent_runs"], results["judges"]
     print(f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']}\n")
@@ -271,6 +275,7 @@ def main() -> None:
     print(
         f"| CLI start (`--help`) | {c['help_s'] * 1000:.0f} ms | bare interpreter {c['bare_s'] * 1000:.0f} ms | +{c['overhead_ms']:.0f} ms | < +300 ms |"
     )
+    print(aa_gate_row(results["aa_gate"]))
     for row in action_start_rows(results["action_start"]):
         print(row)
     results["bench_seconds"] = time.perf_counter() - started

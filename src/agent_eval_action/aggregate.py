@@ -64,6 +64,15 @@ def passes(value: float, threshold: float, direction: str) -> bool:
     return value <= threshold + 1e-9 if direction == "lower" else value >= threshold - 1e-9
 
 
+def poisson_tail(count: int, expected: float) -> float:
+    """P(N >= count) for N ~ Poisson(expected): how likely at least ``count`` chance events are."""
+    term = total = math.exp(-expected)
+    for i in range(1, count):
+        term *= expected / i
+        total += term
+    return max(0.0, 1.0 - total) if count > 0 else 1.0
+
+
 def seed_for(*parts: str, base: int = 0) -> int:
     """A stable seed per (dataset, metric): reruns give the same CI, metrics don't share draws."""
     return (zlib.crc32("\x1f".join(parts).encode()) + base) % 2**32

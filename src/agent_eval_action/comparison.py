@@ -14,6 +14,7 @@ from agent_eval_action.aggregate import (
     mean_of,
     paired_runs_ci,
     passes,
+    poisson_tail,
     scale_of,
     scaled,
     seed_for,
@@ -22,6 +23,9 @@ from agent_eval_action.aggregate import (
 from agent_eval_action.models import DatasetComparison, DatasetResult, FlakyQuestion, MetricComparison, QuestionDrop
 
 EPSILON = 1e-9
+# With several runs a side, hard drops count only when at least as many are less likely than
+# this by chance, given how flaky the questions are (``chance_falls``).
+CHANCE_LEVEL = 0.05
 
 
 def runs_of(dataset: DatasetResult, metric: str) -> dict[str, list[float]]:
@@ -146,8 +150,11 @@ def _compare_metric(name: str, current: DatasetResult, baseline: DatasetResult, 
     else:
         delta, ci = difference(now.mean, before.mean), None
         base_mean, mean = before.mean, now.mean
-    drops = []
+    drops, falls = [], None
     if direction == "higher":
+        threshold = now.pass_threshold if now.pass_threshold is not None else before.pass_threshold
+        if threshold is not None and any(len(runs_now[q]) > 1 or len(runs_before[q]) > 1 for q in shared):
+            falls = chance_falls({q: runs_before[q] for q in shared}, {q: runs_now[q] for q in shared}, threshold, direction)
         drops = [
             QuestionDrop(id=q, metric=name, baseline=b[q], current=a[q], spread=spreads[q] or None)
             for q in shared
@@ -165,7 +172,38 @@ def _compare_metric(name: str, current: DatasetResult, baseline: DatasetResult, 
         current_only=len(a.keys() - b.keys()),
         verdict=verdict(delta, ci, direction),
         drops=drops,
+        chance_falls=falls,
     )
+
+
+def chance_falls(before: dict[str, list[float]], now: dict[str, list[float]], threshold: float, direction: str) -> float:
+    """The number of questions expected to pass every base run and fail every run here by chance
+    alone: per question, with ``p`` the share of all its runs (both sides) that pass,
+    ``p ** base_runs * (1 - p) ** runs_here``, summed. A question whose runs all pass (or all
+    fail) adds nothing; a coin toss run three times a side adds 1/64."""
+    total = 0.0
+    for qid, runs in now.items():
+        base = before[qid]
+        p = sum(passes(v, threshold, direction) for v in (*base, *runs)) / (len(base) + len(runs))
+        total += p ** len(base) * (1 - p) ** len(runs)
+    return total
+
+
+def chance_of_hard_drops(metric: MetricComparison) -> float | None:
+    """How likely as many hard drops (beyond their own spread) as ``metric`` has are by chance
+    (a Poisson tail at ``chance_falls``); None with one run a side, where every hard drop counts."""
+    if metric.chance_falls is None:
+        return None
+    return poisson_tail(sum(1 for d in metric.drops if not within_spread(d)), metric.chance_falls)
+
+
+def counted_drops(metric: MetricComparison) -> list[QuestionDrop]:
+    """The drops the per-question guard counts: beyond their own spread, and (with several runs a
+    side) more of them than the flakiness of the questions explains."""
+    chance = chance_of_hard_drops(metric)
+    if chance is not None and chance > CHANCE_LEVEL:
+        return []
+    return [d for d in metric.drops if not within_spread(d)]
 
 
 def within_spread(drop: QuestionDrop) -> bool:

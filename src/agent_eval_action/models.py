@@ -429,8 +429,12 @@ class MetricComparison(_Model):
     current_only: int = 0
     verdict: Literal["improved", "unchanged", "regressed", "new", "removed"]
     drops: list[QuestionDrop] = Field(default_factory=list)
+    # With several runs a side and a pass threshold: how many questions would fall from passing
+    # every base run to failing every run here by chance alone, at each question's own pass rate
+    # over both sides' runs; the gate fails hard drops only beyond it. None: one run a side.
+    chance_falls: float | None = None
 
-    _round_figures = field_validator("baseline", "current", "delta", "ci95")(classmethod(lambda cls, v: _round(v)))
+    _round_figures = field_validator("baseline", "current", "delta", "ci95", "chance_falls")(classmethod(lambda cls, v: _round(v)))
 
 
 class DatasetComparison(_Model):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent_eval_action.aggregate import passes
-from agent_eval_action.comparison import EPSILON, ci_on_worse_side, per_question, within_spread, worse_amount
+from agent_eval_action.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
 from agent_eval_action.history import Background, Point, RuleView
 from agent_eval_action.models import (
     DatasetComparison,
@@ -415,7 +415,7 @@ def regressions(current: DatasetResult, base: DatasetResult | None, comparison: 
     if base is None or comparison is None or comparison.status != "compared":
         return {}
     out: dict[str, list[str]] = defaultdict(list)
-    dropped = {(d.id, d.metric) for m in comparison.metrics for d in m.drops if not within_spread(d)}
+    dropped = {(d.id, d.metric) for m in comparison.metrics for d in counted_drops(m)}
     for qid, name in sorted(dropped):
         out[qid].append(name)
     errors_now = {q.id for q in current.questions if q.status == "error"}
@@ -908,7 +908,7 @@ def dataset_view(
     moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids = regressions(dataset, base, comparison)
-    dropped = {d.id for m in (comparison.metrics if comparison else []) for d in m.drops if not within_spread(d)}
+    dropped = {d.id for m in (comparison.metrics if comparison else []) for d in counted_drops(m)}
     diffs = [question_diff(qid, fell, dataset, base, dropped) for qid, fell in regressed_ids.items()] if base is not None else []
     views = [_question_view(q, thresholds, dataset.summary) for q in dataset.questions]
     failing = [v for v in views if v.status == "error" or v.failed]

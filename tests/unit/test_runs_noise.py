@@ -168,3 +168,24 @@ def test_the_guard_counts_a_flaky_questions_drop_only_beyond_its_spread() -> Non
     assert [(f.rule, f.question) for f in partial.failures] == [("question_drop", "coin")]
     # The spread of either side counts: a base that flipped, every run failing now.
     assert gate_of(runs(steady | {"coin": [0.0, 0.0, 0.0]}), runs(steady | {"coin": [1.0, 0.0, 1.0]})).passed
+
+
+def test_complete_falls_count_only_beyond_what_the_flakiness_of_the_questions_explains() -> None:
+    """Eight coin-toss questions beside twenty steady ones: one question passing its 3 base runs
+    and failing its 3 runs here is what a coin does (1 in 64 each); four at once is a break."""
+    steady = {f"s{i}": [1.0, 1.0, 1.0] for i in range(20)}
+    coins_before = {f"c{i}": [1.0, 0.0, 1.0] for i in range(8)}
+    coins_now = {f"c{i}": [0.0, 1.0, 0.0] if i % 2 else [1.0, 0.0, 1.0] for i in range(8)}
+    base = runs(steady | coins_before | {"fell": [1.0, 1.0, 1.0]})
+    now = runs(steady | coins_now | {"fell": [0.0, 0.0, 0.0]})
+    metric = compare_dataset(now, base, baseline_path="b").metrics[0]
+    assert metric.chance_falls == pytest.approx(5 / 64 + 4 * (2 / 3) ** 3 * (1 / 3) ** 3, abs=1e-6)
+    gate = gate_of(now, base)
+    assert gate.passed, gate.failures
+    assert any("question fell tool_usage_accuracy fell 1 -> 0, no more complete falls than the flakiness" in n for n in gate.notes)
+    four = {f"fell{i}": [1.0, 1.0, 1.0] for i in range(4)}
+    broken = gate_of(runs(steady | coins_now | dict.fromkeys(four, [0.0, 0.0, 0.0])), runs(steady | coins_before | four))
+    assert sorted(f.question for f in broken.failures if f.rule == "question_drop") == sorted(four)
+    # One run a side (a stored baseline, the default runs): every hard drop counts, as before.
+    single = compare_dataset(runs({"a": [0.0], "b": [1.0]}), runs({"a": [1.0], "b": [1.0]}), baseline_path="b").metrics[0]
+    assert single.chance_falls is None and [d.id for d in single.drops] == ["a"]
