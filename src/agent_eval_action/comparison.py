@@ -54,7 +54,7 @@ def flaky_questions(current: DatasetResult, baseline: DatasetResult | None) -> l
     out = []
     for name, summary in current.summary.items():
         before = baseline.summary.get(name) if baseline is not None else None
-        threshold = summary.pass_threshold if summary.pass_threshold is not None else before and before.pass_threshold
+        threshold = summary.pass_threshold if summary.pass_threshold is not None else before.pass_threshold if before else None
         if threshold is None:
             continue
         sides = [runs_of(current, name), runs_of(baseline, name) if baseline is not None else {}]
@@ -141,7 +141,9 @@ def _compare_metric(name: str, current: DatasetResult, baseline: DatasetResult, 
             # Runs that disagree: their noise goes into the interval too (questions, then runs within them).
             k = scale_of([v for q in shared for v in (*runs_now[q], *runs_before[q])])
             ci = paired_runs_ci(
-                [[scaled(v, k) for v in runs_now[q]] for q in shared], [[scaled(v, k) for v in runs_before[q]] for q in shared], seed_of_delta
+                [[scaled(v, k) for v in runs_now[q]] for q in shared],
+                [[scaled(v, k) for v in runs_before[q]] for q in shared],
+                seed_of_delta,
             )
         else:
             ci = bootstrap_mean_ci(diffs, seed_of_delta)
