@@ -155,10 +155,20 @@ def _compare_metric(name: str, current: DatasetResult, baseline: DatasetResult, 
     drops, falls = [], None
     if direction == "higher":
         threshold = now.pass_threshold if now.pass_threshold is not None else before.pass_threshold
-        if threshold is not None and any(len(runs_now[q]) > 1 or len(runs_before[q]) > 1 for q in shared):
-            falls = chance_falls({q: runs_before[q] for q in shared}, {q: runs_now[q] for q in shared}, threshold, direction)
+        # Only with several runs on both sides: against one run a side (a stored baseline of one
+        # run) a question that failed every run here fell as a deterministic agent's would.
+        several = [q for q in shared if len(runs_now[q]) > 1 and len(runs_before[q]) > 1]
+        if threshold is not None and several:
+            falls = chance_falls({q: runs_before[q] for q in several}, {q: runs_now[q] for q in several}, threshold, direction)
         drops = [
-            QuestionDrop(id=q, metric=name, baseline=b[q], current=a[q], spread=spreads[q] or None)
+            QuestionDrop(
+                id=q,
+                metric=name,
+                baseline=b[q],
+                current=a[q],
+                spread=spreads[q] or None,
+                runs=min(len(runs_now[q]), len(runs_before[q])),
+            )
             for q in shared
             if b[q] - a[q] >= max_question_drop - EPSILON
         ]
@@ -179,8 +189,8 @@ def _compare_metric(name: str, current: DatasetResult, baseline: DatasetResult, 
 
 
 def chance_falls(before: dict[str, list[float]], now: dict[str, list[float]], threshold: float, direction: str) -> float:
-    """The number of questions expected to pass every base run and fail every run here by chance
-    alone: per question, with ``p`` the share of all its runs (both sides) that pass,
+    """The number of questions (of those given: the ones with several runs on both sides)
+    expected to pass every base run and fail every run here by chance alone: per question, with ``p`` the share of all its runs (both sides) that pass,
     ``p ** base_runs * (1 - p) ** runs_here``, summed. A question whose runs all pass (or all
     fail) adds nothing; a coin toss run three times a side adds 1/64."""
     total = 0.0
@@ -191,21 +201,24 @@ def chance_falls(before: dict[str, list[float]], now: dict[str, list[float]], th
     return total
 
 
+def _by_chance(drop: QuestionDrop, metric: MetricComparison) -> bool:
+    return drop.runs > 1 and metric.chance_falls is not None and not within_spread(drop)
+
+
 def chance_of_hard_drops(metric: MetricComparison) -> float | None:
-    """How likely as many hard drops (beyond their own spread) as ``metric`` has are by chance
-    (a Poisson tail at ``chance_falls``); None with one run a side, where every hard drop counts."""
+    """How likely as many complete falls (hard drops of questions with several runs on both sides)
+    as ``metric`` has are by chance: a Poisson tail at ``chance_falls``; None without any."""
     if metric.chance_falls is None:
         return None
-    return poisson_tail(sum(1 for d in metric.drops if not within_spread(d)), metric.chance_falls)
+    return poisson_tail(sum(1 for d in metric.drops if _by_chance(d, metric)), metric.chance_falls)
 
 
 def counted_drops(metric: MetricComparison) -> list[QuestionDrop]:
-    """The drops the per-question guard counts: beyond their own spread, and (with several runs a
-    side) more of them than the flakiness of the questions explains."""
+    """The drops the per-question guard counts: beyond their own spread, and of questions with
+    several runs on both sides only when more fell than the flakiness of the questions explains."""
     chance = chance_of_hard_drops(metric)
-    if chance is not None and chance > CHANCE_LEVEL:
-        return []
-    return [d for d in metric.drops if not within_spread(d)]
+    explained = chance is not None and chance > CHANCE_LEVEL
+    return [d for d in metric.drops if not within_spread(d) and not (explained and _by_chance(d, metric))]
 
 
 def within_spread(drop: QuestionDrop) -> bool:

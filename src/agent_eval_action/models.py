@@ -390,6 +390,9 @@ class QuestionDrop(_Model):
     # the two sides; None when every run on each side scored the same. The gate counts a drop of
     # a question whose runs disagree only beyond this spread.
     spread: float | None = None
+    # The fewer of its scored runs on the two sides: with several on both, a complete fall counts
+    # only beyond what the questions' flakiness explains (``MetricComparison.chance_falls``).
+    runs: int = 1
 
     _round_figures = field_validator("spread")(classmethod(lambda cls, v: _round(v)))
 
@@ -429,9 +432,10 @@ class MetricComparison(_Model):
     current_only: int = 0
     verdict: Literal["improved", "unchanged", "regressed", "new", "removed"]
     drops: list[QuestionDrop] = Field(default_factory=list)
-    # With several runs a side and a pass threshold: how many questions would fall from passing
-    # every base run to failing every run here by chance alone, at each question's own pass rate
-    # over both sides' runs; the gate fails hard drops only beyond it. None: one run a side.
+    # With a pass threshold, over the questions with several runs on both sides: how many would
+    # fall from passing every base run to failing every run here by chance alone, at each one's
+    # own pass rate over both sides' runs; the gate counts their hard drops only beyond it.
+    # None: no question has several runs on both sides.
     chance_falls: float | None = None
 
     _round_figures = field_validator("baseline", "current", "delta", "ci95", "chance_falls")(classmethod(lambda cls, v: _round(v)))

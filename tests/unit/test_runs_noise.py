@@ -189,3 +189,6 @@ def test_complete_falls_count_only_beyond_what_the_flakiness_of_the_questions_ex
     # One run a side (a stored baseline, the default runs): every hard drop counts, as before.
     single = compare_dataset(runs({"a": [0.0], "b": [1.0]}), runs({"a": [1.0], "b": [1.0]}), baseline_path="b").metrics[0]
     assert single.chance_falls is None and [d.id for d in single.drops] == ["a"]
+    # A stored baseline of one run beside three runs here: a question failing every run fell.
+    stored = runs(steady | coins_before | {"fell": [1.0]})
+    assert [f.question for f in gate_of(runs(steady | coins_now | {"fell": [0.0, 0.0, 0.0]}), stored).failures] == ["fell"]
