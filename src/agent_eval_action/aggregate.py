@@ -174,11 +174,16 @@ def _drawn_run_means(values: Any, counts: Any, chosen: Any, rng: Any) -> Any:
     """For each question index in ``chosen``, the mean of its runs drawn with replacement."""
     import numpy as np
 
-    k = counts[chosen]
     width = values.shape[1]
+    flat = values.ravel()
+    if counts.min() == width:  # every question has the same number of runs (the usual case): no padding to skip
+        picks = rng.integers(0, width, size=(len(chosen), width), dtype=np.int32)
+        picks += (chosen * width)[:, None].astype(np.int32)
+        return flat[picks].mean(axis=1)
+    k = counts[chosen]
     picks = (rng.random((len(chosen), width)) * k[:, None]).astype(np.int64)
     used = np.arange(width)[None, :] < k[:, None]
-    return np.where(used, values[chosen[:, None], picks], 0.0).sum(axis=1) / k
+    return np.where(used, flat[picks + (chosen * width)[:, None]], 0.0).sum(axis=1) / k
 
 
 def _binned(data: Any) -> tuple[Any, Any]:
