@@ -269,11 +269,16 @@ def main() -> None:
     results["views"] = views_scale(1_000 if args.quick else 10_000, 250 if args.quick else 2_500, repeats=runs)
     results["pr_reuse"] = pr_reuse(40 if args.quick else 200, repeats=runs)
     results["cli_start"] = measure()
+    from bench.aa_gate import measure as aa_gate
+    from bench.aa_gate import row as aa_gate_row
+
+    results["aa_gate"] = aa_gate(trials=20 if args.quick else 100)
     results["action_start"] = action_start(pulls=1 if args.quick else 3)
     print(f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']}\n")
     print(HEADER)
     for line in table(results, quick=args.quick):
         print(line)
+    print(aa_gate_row(results["aa_gate"]))
     for line in action_start_rows(results["action_start"]):
         print(line + " not judged: one build against the median of the pulls |")
     results["bench_seconds"] = time.perf_counter() - started

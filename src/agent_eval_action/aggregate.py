@@ -64,6 +64,15 @@ def passes(value: float, threshold: float, direction: str) -> bool:
     return value <= threshold + 1e-9 if direction == "lower" else value >= threshold - 1e-9
 
 
+def poisson_tail(count: int, expected: float) -> float:
+    """P(N >= count) for N ~ Poisson(expected): how likely at least ``count`` chance events are."""
+    term = total = math.exp(-expected)
+    for i in range(1, count):
+        term *= expected / i
+        total += term
+    return max(0.0, 1.0 - total) if count > 0 else 1.0
+
+
 def seed_for(*parts: str, base: int = 0) -> int:
     """A stable seed per (dataset, metric): reruns give the same CI, metrics don't share draws."""
     return (zlib.crc32("\x1f".join(parts).encode()) + base) % 2**32
@@ -104,6 +113,77 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTS
             means[start:stop] = data[rng.integers(0, n, size=(stop - start, n), dtype=np.int32)].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
     return (float(low), float(high))
+
+
+def paired_runs_ci(
+    now: Sequence[Sequence[float]], before: Sequence[Sequence[float]], seed: int, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float, float] | None:
+    """95% two-level bootstrap interval of the mean paired difference: ``now[i]`` and ``before[i]``
+    are question i's run scores on each side (values that cannot overflow: scaled by the caller).
+
+    Each resample draws the questions with replacement and, for each question drawn, its runs on
+    each side with replacement; its difference is the mean of the drawn runs now minus the mean of
+    the drawn runs before. A question whose runs disagree thus brings its own spread into the
+    interval, which a question-level bootstrap of per-question means cannot see. When no question's
+    runs disagree on either side the run draws change nothing, and this is exactly
+    :func:`bootstrap_mean_ci` of the per-question differences (same draws, same interval).
+    """
+    import numpy as np
+
+    n = len(now)
+    diffs = [math.fsum(a) / len(a) - math.fsum(b) / len(b) for a, b in zip(now, before, strict=True)]
+    varying = np.array([max(a) > min(a) or max(b) > min(b) for a, b in zip(now, before, strict=True)], dtype=bool)
+    if not varying.any():
+        return bootstrap_mean_ci(diffs, seed, resamples)
+    # Questions in a fixed order and runs sorted: the interval must not depend on the order shards
+    # or runs came in. Runs are padded to the widest question; only the first k_i of row i count.
+    order = sorted(range(n), key=lambda i: (diffs[i], sorted(now[i]), sorted(before[i])))
+    fixed = np.array([diffs[i] for i in order])
+    varying = varying[order]
+    sides = [_padded([sorted(now[i]) for i in order]), _padded([sorted(before[i]) for i in order])]
+    rng = np.random.default_rng(seed)
+    widest = max(values.shape[1] for values, _ in sides)
+    block = max(1, min(resamples, _BLOCK_CELLS // (n * widest)))
+    means = np.empty(resamples)
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        picks = rng.integers(0, n, size=(stop - start, n), dtype=np.int32)
+        drawn = fixed[picks]
+        # Only the picked questions whose runs disagree need their runs drawn: the rest have one mean.
+        where = varying[picks]
+        chosen = picks[where]
+        inner = [_drawn_run_means(values, counts, chosen, rng) for values, counts in sides]
+        drawn[where] = inner[0] - inner[1]
+        means[start:stop] = drawn.mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return (float(low), float(high))
+
+
+def _padded(rows: list[list[float]]) -> tuple[Any, Any]:
+    """Ragged rows -> (a zero-padded matrix, each row's length)."""
+    import numpy as np
+
+    counts = np.array([len(r) for r in rows], dtype=np.int64)
+    values = np.zeros((len(rows), int(counts.max())))
+    for i, row in enumerate(rows):
+        values[i, : len(row)] = row
+    return values, counts
+
+
+def _drawn_run_means(values: Any, counts: Any, chosen: Any, rng: Any) -> Any:
+    """For each question index in ``chosen``, the mean of its runs drawn with replacement."""
+    import numpy as np
+
+    width = values.shape[1]
+    flat = values.ravel()
+    if counts.min() == width:  # every question has the same number of runs (the usual case): no padding to skip
+        picks = rng.integers(0, width, size=(len(chosen), width), dtype=np.int32)
+        picks += (chosen * width)[:, None].astype(np.int32)
+        return flat[picks].mean(axis=1)
+    k = counts[chosen]
+    picks = (rng.random((len(chosen), width)) * k[:, None]).astype(np.int64)
+    used = np.arange(width)[None, :] < k[:, None]
+    return np.where(used, flat[picks + (chosen * width)[:, None]], 0.0).sum(axis=1) / k
 
 
 def _binned(data: Any) -> tuple[Any, Any]:

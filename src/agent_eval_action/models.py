@@ -386,6 +386,31 @@ class QuestionDrop(_Model):
     metric: str
     baseline: float
     current: float
+    # With several runs a side: the larger of the ranges (highest - lowest score) of its runs on
+    # the two sides; None when every run on each side scored the same. The gate counts a drop of
+    # a question whose runs disagree only beyond this spread.
+    spread: float | None = None
+    # The fewer of its scored runs on the two sides: with several on both, a complete fall counts
+    # only beyond what the questions' flakiness explains (``MetricComparison.chance_falls``).
+    runs: int = 1
+
+    _round_figures = field_validator("spread")(classmethod(lambda cls, v: _round(v)))
+
+
+class FlakyQuestion(_Model):
+    """A question whose runs on one side disagree on a metric's pass threshold: some pass, some fail."""
+
+    id: str
+    metric: str
+    threshold: float
+    # The share of its scored runs that pass on each side, and how many were scored there
+    # (None and 0: not scored on that side).
+    baseline_pass_rate: float | None = None
+    baseline_runs: int = 0
+    current_pass_rate: float | None = None
+    current_runs: int = 0
+
+    _round_figures = field_validator("baseline_pass_rate", "current_pass_rate")(classmethod(lambda cls, v: _round(v)))
 
 
 class MetricComparison(_Model):
@@ -407,8 +432,13 @@ class MetricComparison(_Model):
     current_only: int = 0
     verdict: Literal["improved", "unchanged", "regressed", "new", "removed"]
     drops: list[QuestionDrop] = Field(default_factory=list)
+    # With a pass threshold, over the questions with several runs on both sides: how many would
+    # fall from passing every base run to failing every run here by chance alone, at each one's
+    # own pass rate over both sides' runs; the gate counts their hard drops only beyond it.
+    # None: no question has several runs on both sides.
+    chance_falls: float | None = None
 
-    _round_figures = field_validator("baseline", "current", "delta", "ci95")(classmethod(lambda cls, v: _round(v)))
+    _round_figures = field_validator("baseline", "current", "delta", "ci95", "chance_falls")(classmethod(lambda cls, v: _round(v)))
 
 
 class DatasetComparison(_Model):
@@ -424,6 +454,10 @@ class DatasetComparison(_Model):
     baseline_errors: int = 0
     current_errors: int = 0
     metrics: list[MetricComparison] = Field(default_factory=list)
+    # Questions whose runs disagree on a side (with several runs per question), per metric with
+    # a pass threshold, with their pass rate on each side. Kept here, not on the question runs:
+    # flakiness is a statement about a question's K runs and both sides, which only the comparison sees.
+    flaky: list[FlakyQuestion] = Field(default_factory=list)
 
 
 class SelectedDataset(_Model):

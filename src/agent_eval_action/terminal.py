@@ -132,6 +132,7 @@ def moved_lines(d: DatasetView, label: str | None) -> list[str]:
     info = [f"{r.metric} {fmt(r.baseline, r.metric)} -> {fmt(r.current, r.metric)}" for r in d.info]
     lines.extend(_wrapped("  timings, for information (they move with the machine; no rule gates them): ", info))
     lines.extend(f"  not paired: {line}" for line in d.unpaired)
+    lines.extend(f"  flaky: {line}" for line in d.flaky)
     return lines
 
 

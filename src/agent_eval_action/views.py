@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent_eval_action.aggregate import passes
-from agent_eval_action.comparison import EPSILON, ci_on_worse_side, per_question, worse_amount
+from agent_eval_action.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
 from agent_eval_action.history import Background, Point, RuleView
 from agent_eval_action.markdown import plural
 from agent_eval_action.models import (
@@ -416,7 +416,7 @@ def regressions(current: DatasetResult, base: DatasetResult | None, comparison: 
     if base is None or comparison is None or comparison.status != "compared":
         return {}
     out: dict[str, list[str]] = defaultdict(list)
-    dropped = {(d.id, d.metric) for m in comparison.metrics for d in m.drops}
+    dropped = {(d.id, d.metric) for m in comparison.metrics for d in counted_drops(m)}
     for qid, name in sorted(dropped):
         out[qid].append(name)
     errors_now = {q.id for q in current.questions if q.status == "error"}
@@ -797,6 +797,8 @@ class DatasetView:
     info: list[MetricRow] = field(default_factory=list)
     # What this PR paid for: reused runs, skipped ones (and why), live and replayed model calls.
     notes: list[str] = field(default_factory=list)
+    # Questions whose runs disagree, with their pass rate on each side ("q3 (tool_usage_accuracy): 2/3 on base, 1/3 here").
+    flaky: list[str] = field(default_factory=list)
 
 
 def cost_notes(dataset: DatasetResult) -> list[str]:
@@ -866,6 +868,18 @@ def unpaired_lines(comparison: DatasetComparison | None) -> list[str]:
     return lines
 
 
+def flaky_lines(comparison: DatasetComparison | None) -> list[str]:
+    """Each flaky question and metric with how many of its runs passed on each side."""
+
+    def side(rate: float | None, runs: int, where: str) -> str:
+        return f"{round(rate * runs)}/{runs} {where}" if rate is not None else f"not scored {where}"
+
+    return [
+        f"{f.id} ({f.metric}): {side(f.baseline_pass_rate, f.baseline_runs, 'on base')}, {side(f.current_pass_rate, f.current_runs, 'here')}"
+        for f in (comparison.flaky if comparison is not None else [])
+    ]
+
+
 def _dataset_line(failure: GateFailure) -> str:
     """A dataset-level failure (errors, nothing scored) in words."""
     if failure.rule == "new_errors":
@@ -918,7 +932,7 @@ def dataset_view(
     moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids = regressions(dataset, base, comparison)
-    dropped = {d.id for m in (comparison.metrics if comparison else []) for d in m.drops}
+    dropped = {d.id for m in (comparison.metrics if comparison else []) for d in counted_drops(m)}
     diffs = []
     if base is not None:
         head_runs, base_runs = runs_by_id(dataset), runs_by_id(base)
@@ -944,6 +958,7 @@ def dataset_view(
         lines=lines,
         notes=cost_notes(dataset),
         unpaired=unpaired_lines(comparison),
+        flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
     )
 
