@@ -494,3 +494,22 @@ def test_a_baseline_named_as_a_dataset_is_said_to_be_a_results_file(tmp_path: Pa
     baseline.write_text(json.dumps({"datasets": [], "schema_version": 2, "tool_version": "0.1"}))
     with pytest.raises(DatasetError, match="this is a results file of agent-eval-action"):
         load_dataset(str(baseline))
+
+
+def test_a_misspelt_reference_is_named_since_no_metric_would_check_it(tmp_path: Path) -> None:
+    dataset = tmp_path / "cs_golden.json"
+    questions = [
+        {
+            "id": f"q{i}",
+            "user_inputs": ["hi"],
+            "agents_evaluated": ["cs"],
+            "reference_data": {"reference_final_state": {"a": 1}, "rubric": "x"},
+        }
+        for i in range(2)
+    ]
+    dataset.write_text(json.dumps({"golden_questions": questions}))
+    loaded = load_dataset(str(dataset))
+    list(loaded.records)
+    (warning,) = loaded.warnings
+    assert "reference_data keys no metric reads (kept for judges' prompts): reference_final_state (2 questions)" in warning
+    assert "rubric" not in warning  # a custom key of the judges' is no misspelling

@@ -9,6 +9,8 @@ from agent_eval_action.models import ReferenceData, ReferenceToolCall
 
 QUESTION_KEYS = {"id", "user_inputs", "agents_evaluated", "metadata", "reference_data"}
 RESPONSE_KEYS = ("reference_response", "expected_response", "expected_final_response", "reference_answer")
+# The reference_data keys the metrics read; any other key is kept for judges' prompts.
+REFERENCE_KEYS = ("reference_tool_interactions", "reference_trajectory", "reference_state_variables", *RESPONSE_KEYS)
 
 
 class Where:

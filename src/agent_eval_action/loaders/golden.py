@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from agent_eval_action.errors import DatasetError
 from agent_eval_action.loaders.base import LoadedDataset, Record
-from agent_eval_action.loaders.fields import QUESTION_KEYS, Where, expect_type, reference_data, string_list
+from agent_eval_action.loaders.fields import QUESTION_KEYS, REFERENCE_KEYS, Where, expect_type, reference_data, string_list
 from agent_eval_action.models import Question
 
 _ID_LINE = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -32,6 +33,8 @@ def load_golden(path: str, data: dict[str, Any], text: str) -> LoadedDataset:
 
 def _records(path: str, questions: list[Any], lines: dict[str, int], warnings: list[str]) -> Iterator[Record | DatasetError]:
     seen: set[str] = set()
+    drafts = []
+    unread: dict[str, int] = {}  # reference-like keys no metric reads (a misspelt reference checks nothing)
     for index, raw in enumerate(questions):
         try:
             question = parse_question(path, index, raw, lines, warnings)
@@ -42,7 +45,28 @@ def _records(path: str, questions: list[Any], lines: dict[str, int], warnings: l
             yield DatasetError(path, "duplicate id", question_id=question.id, pointer=f"$.golden_questions[{index}].id")
             continue
         seen.add(question.id)
+        if _TODO.search(json.dumps([raw.get("user_inputs"), raw.get("reference_data")])):
+            drafts.append(question.id)
+        for key in question.reference_data.custom:
+            if key.startswith(("reference_", "expected_")):
+                unread[key] = unread.get(key, 0) + 1
         yield Record(question=question)
+    if drafts:
+        # init's placeholders: valid, so a draft loads, but a baseline of them would record nonsense.
+        shown = ", ".join(drafts[:5]) + (", ..." if len(drafts) > 5 else "")
+        warnings.append(
+            f"{path}: {len(drafts)} question{'s' if len(drafts) != 1 else ''} still hold TODO placeholders ({shown}): "
+            "write the user's words and the references before recording a baseline"
+        )
+    if unread:
+        keys = ", ".join(f"{key} ({n} question{'s' if n != 1 else ''})" for key, n in sorted(unread.items()))
+        warnings.append(
+            f"{path}: reference_data keys no metric reads (kept for judges' prompts): {keys}; "
+            f"the metrics read {', '.join(REFERENCE_KEYS[:4])}"
+        )
+
+
+_TODO = re.compile(r'"TODO\b')
 
 
 def parse_question(path: str, index: int, raw: Any, lines: dict[str, int], warnings: list[str]) -> Question:
