@@ -24,7 +24,7 @@ INPUTS = (
     "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
     "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
     "shard", "merge", "working-directory", "metrics", "agent-python", "model-cache",
-    "max-concurrency", "max-model-calls", "max-cost-usd", "fork-comment",
+    "max-concurrency", "max-model-calls", "max-cost-usd", "fork-comment", "compare-with",
 )  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
@@ -75,6 +75,7 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
         "shard": inputs["shard"] or None,
         "agent_python": inputs["agent-python"] or None,
         "model_cache": inputs["model-cache"] or None,
+        "compare_with": inputs["compare-with"] or None,
     }
     if inputs["comment"]:
         flags["comment"] = _bool("comment", inputs["comment"], True)
@@ -128,7 +129,15 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
         return _lenient(code, inputs, out, actions)
     base = base_ref(inputs["base-ref"] or None, config, env if event in PR_EVENTS else {})
     with group(out, "Evaluate", actions=actions):
-        code = check_and_publish(config, base=base, evaluate_all=event not in PR_EVENTS and not base, context=context, out=out, err=err)
+        code = check_and_publish(
+            config,
+            base=base,
+            evaluate_all=event not in PR_EVENTS and not base,
+            context=context,
+            out=out,
+            err=err,
+            install=inputs["install"] or None,
+        )
     return _lenient(code, inputs, out, actions)
 
 

@@ -13,6 +13,7 @@ own, and nothing global (gc, OpenTelemetry, ``sys.path``, logging) outlives the 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from agent_eval_action import __version__, interrupt
+from agent_eval_action.base_run import base_checkout, base_config, install_base
 from agent_eval_action.baseline import Written, write_baseline
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.convert import write_golden, write_runs
@@ -42,7 +44,10 @@ from agent_eval_action.steps import (
     baselines_in,
     baselines_in_repository,
     compare_and_gate,
+    drift,
+    drift_hint,
     evaluate_files,
+    fail_on_drift,
     gate_rules,
     path_roles,
     reusable_baselines,
@@ -182,12 +187,17 @@ def run_check(
     base: str | None = None,
     evaluate_all: bool = False,
     progress: TextIO | None = None,
+    install: str | None = None,
 ) -> Outcome:
     """The PR check in the repository at ``cwd``, with the config its verdict was made with:
     select what changed since the merge-base with ``base`` (all datasets when an agent path
     changed, when asked, or without a base), evaluate it (reusing the baseline's scores of
     unchanged questions when the agent's code is unchanged), compare with the baselines at the
-    merge-base and gate, with the gate's rules from there."""
+    merge-base and gate, with the gate's rules from there.
+
+    With ``compare_with = "base"``, the merge-base's agent is checked out and run beside this
+    one (``install``: the command that makes its environment) on the same questions, and this
+    run is compared with that one; the base's run is compared with its stored baseline as drift."""
     git = Git(Path(cwd) if cwd else Path.cwd())
     merge_base = git.merge_base(base) if base else None
     changes = git.changes(merge_base) if merge_base else []
@@ -212,9 +222,15 @@ def run_check(
     reuse = None
     if config.reuse and snapshot is not None and not selection.agent_changes and fingerprint is not None:
         reuse = reusable_baselines(git, selection, config, fingerprint, snapshot)
-    done = evaluate_files(
-        config, [DatasetFile(by_path[s.path], s.path) for s in selection.selected], progress=progress, fingerprint=fingerprint, reuse=reuse
-    )
+    files_now = [DatasetFile(by_path[s.path], s.path) for s in selection.selected]
+    beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected)
+    with base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree:
+        twin = None
+        if tree is not None:
+            python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
+            here = tree / workspace.prefix if workspace.prefix else tree
+            twin = (base_config(config, tree, workspace.prefix, python=python), here)
+        done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin)
     results = Results(
         tool_version=__version__,
         selection=selection,
@@ -222,8 +238,24 @@ def run_check(
         datasets=done.datasets,
         problems=problems + done.problems,
         run=done.run,
+        compare_with=config.compare_with,
     )
-    outcome = compare_and_gate(results, rules, baselines_in_repository(git, selection, config, snapshot))
+    stored = baselines_in_repository(git, selection, config, snapshot)
+    if done.base_datasets is None:  # compared with the stored baselines: timings are information
+        outcome = compare_and_gate(results, rules, stored, timings=False)
+        hint = drift_hint(results, stored) if results.gate is not None else None
+        if hint and results.gate is not None:
+            results.gate.notes.insert(0, hint)
+    else:
+        assert done.base is not None and merge_base is not None
+        done.base.commit = merge_base
+        results.base_run = done.base
+        ran_base = Results(datasets=done.base_datasets)
+        outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
+        results.drift, lines = drift(done.base_datasets, config, stored)
+        if results.gate is not None:
+            results.gate.notes[:0] = lines
+        fail_on_drift(results, rules)
     outcome.base = state
     return outcome
 
@@ -257,7 +289,8 @@ def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] |
     selection = merged.selection or Selection()
     snapshot = Snapshot(git, selection.merge_base) if selection.merge_base else None
     rules = gate_rules(config, git, snapshot)
-    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot))
+    # Shards compared with stored baselines: timings are information (a merge never re-runs the base).
+    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot), timings=False)
     outcome.sources = files
     return outcome
 

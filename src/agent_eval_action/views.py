@@ -17,6 +17,7 @@ from agent_eval_action.aggregate import passes
 from agent_eval_action.comparison import EPSILON, ci_on_worse_side, per_question, worse_amount
 from agent_eval_action.history import Background, Point, RuleView
 from agent_eval_action.models import (
+    BaseRun,
     DatasetComparison,
     DatasetResult,
     GateFailure,
@@ -805,6 +806,8 @@ def run_line(results: Results) -> str | None:
     if run is None:
         return None
     parts = []
+    if results.base_run is not None:
+        parts.append(base_run_line(results.base_run))
     if run.max_in_flight:
         if run.concurrency == "auto":
             halved = f", halved {_plural(run.decreases, 'time')} on 429 / deadline" if run.decreases else ""
@@ -820,6 +823,11 @@ def run_line(results: Results) -> str | None:
         stop = f", reached: {use.skipped} not run" if use.reached else ""
         parts.append(f"{label} {', '.join(limits)}{stop}")
     return "; ".join(parts) or None
+
+
+def base_run_line(base: BaseRun) -> str:
+    """What compare-with = "base" cost: "base re-run: 12 questions × 3 runs, 72 model calls"."""
+    return f"base re-run: {_plural(base.questions, 'question')} × {_plural(base.runs, 'run')}, {_plural(base.model_calls, 'model call')}"
 
 
 def unpaired_lines(comparison: DatasetComparison | None) -> list[str]:

@@ -1,0 +1,181 @@
+"""compare-with = "base": the merge-base's agent run now beside the PR's, in real git
+repositories, through the CLI, with a stochastic scripted model whose "model version" moves
+between the baseline commit and now (tests/apps/drifting)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_pr_flow import cli
+from tests.repos import ROOT, git
+
+DATASET = Path("evaluation") / "datasets" / "prices.json"
+ITEMS = ["apple", "pear", "plum", "fig"]
+PRICES = {"apple": 1, "pear": 2, "plum": 3, "fig": 4}
+QUESTIONS = 20
+CONFIG = 'datasets = ["evaluation/datasets/*.json"]\nagent = "drifting"\nselect = "all"\nreuse = false\n'
+LATENCY_RULE = "\n[gate.metrics.latency]\nmax-regression = 0.1\n"
+# Writes a module `depmarker` (MARK = the first line of requirements.txt) into the venv it runs
+# in, and lets that venv import ADK from ours (no network here).
+INSTALL = """import pathlib, site, sys
+packages = pathlib.Path(site.getsitepackages()[0])
+(packages / "ours.pth").write_text("import site; site.addsitedir(%r)\\n" % sys.argv[1])
+mark = pathlib.Path("requirements.txt").read_text().split()[0]
+(packages / "depmarker.py").write_text("MARK = %r\\n" % mark)
+"""
+
+
+def drifting_repo(repo: Path, *, latency_rule: bool = False) -> Path:
+    """Branch main: the drifting agent, 20 price questions, and their baselines recorded under
+    model version v1; then branch pr checked out."""
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+    shutil.copytree(ROOT / "tests" / "apps" / "drifting", repo / "drifting", ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / "agent-eval.toml").write_text(CONFIG + (LATENCY_RULE if latency_rule else ""))
+    (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\n")
+    (repo / "requirements.txt").write_text("marker-base\n")
+    (repo / "install.py").write_text(INSTALL)
+    questions = []
+    for i in range(QUESTIONS):
+        item = ITEMS[i % len(ITEMS)]
+        questions.append(
+            {
+                "id": f"q{i:02d}",
+                "user_inputs": [f"{i}: what is the price of {item}"],
+                "agents_evaluated": ["drifting"],
+                "reference_data": {
+                    "reference_tool_interactions": [{"tool_name": "lookup", "input_arguments": {"item": item}}],
+                    "reference_response": f"{item} costs {PRICES[item]}",
+                },
+            }
+        )
+    (repo / DATASET).parent.mkdir(parents=True)
+    (repo / DATASET).write_text(json.dumps({"golden_questions": questions}, indent=1))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent and dataset")
+    done = cli(repo, "baseline", "update", env={"MODEL_VERSION": "v1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "baselines under model v1")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def check(repo: Path, *args: str, version: str, code: int, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
+    """Runs `check --base main ARGS` under the model version; returns results.json and what it printed."""
+    done = cli(repo, "check", "--base", "main", *args, env={"MODEL_VERSION": version, **(env or {})})
+    assert done.returncode == code, done.stdout + done.stderr
+    return json.loads((repo / "agent-eval-results" / "results.json").read_text()), done.stdout + done.stderr
+
+
+def comment(repo: Path) -> str:
+    return (repo / "agent-eval-results" / "comment.md").read_text()
+
+
+def edit(repo: Path, path: str, old: str, new: str, message: str) -> None:
+    file = repo / path
+    assert old in file.read_text()
+    file.write_text(file.read_text().replace(old, new))
+    git(repo, "commit", "-qam", message)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return drifting_repo(tmp_path / "repo")
+
+
+def test_drift_fails_baseline_mode_and_is_reported_apart_in_base_mode(repo: Path) -> None:
+    """A PR that changes nothing the agent does, checked after the model moved from v1 to v2."""
+    (repo / "README.md").write_text("docs only\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "docs")
+
+    results, printed = check(repo, version="v2", code=1)
+    assert results["compare_with"] == "baseline" and results["base_run"] is None and results["drift"] is None
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    hint = results["gate"]["notes"][0]
+    assert "model drift is the likely cause" in hint and 'compare-with = "base"' in hint
+    assert "model drift is the likely cause" in comment(repo)
+
+    results, printed = check(repo, "--compare-with", "base", version="v2", code=0)
+    assert results["compare_with"] == "base" and results["gate"]["outcome"] == "passed"
+    assert results["base_run"]["questions"] == QUESTIONS and results["base_run"]["runs"] == 1
+    assert results["base_run"]["model_calls"] == 2 * QUESTIONS  # a tool call and an answer per question
+    assert results["base_run"]["commit"] == git(repo, "rev-parse", "main").strip()
+    (drift,) = results["drift"]
+    moved = {m["metric"]: m for m in drift["metrics"]}["response_match"]
+    assert moved["verdict"] == "regressed" and moved["baseline"] == 1.0
+    (line,) = [n for n in results["gate"]["notes"] if "the model moved" in n]
+    assert f"of {QUESTIONS} questions answer differently than the stored baseline with the same code (response_match 100%" in line
+    assert "python -m agent_eval_action baseline update" in line
+    assert "the model moved" in comment(repo) and "the model moved" in printed
+    cost = f"base re-run: {QUESTIONS} questions × 1 run, {2 * QUESTIONS} model calls"
+    assert cost in comment(repo) and cost in printed
+    assert "every model call goes to the model" in printed
+    # The base's checkout is gone, and git's record of it.
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
+
+
+def test_fail_on_drift_fails_the_drifted_check(repo: Path) -> None:
+    edit(repo, "agent-eval.toml", "reuse = false\n", "reuse = false\n\n[gate]\nfail-on-drift = true\n", "fail on drift")
+    # The gate's rules come from the base: put the setting there.
+    git(repo, "checkout", "-q", "main")
+    git(repo, "cherry-pick", "pr")
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "reset", "-q", "--hard", "main")
+    results, _ = check(repo, "--compare-with", "base", version="v2", code=1)
+    assert [f["rule"] for f in results["gate"]["failures"]] == ["drift"]
+
+
+def test_a_broken_tool_fails_in_both_modes(repo: Path) -> None:
+    edit(repo, "drifting/agent.py", "PRICES.get(item, 9)}", "PRICES.get(item, 9) + 10}", "break the tool")
+    results, _ = check(repo, version="v1", code=1)
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    assert not any("drift is the likely cause" in n for n in results["gate"]["notes"])
+    results, _ = check(repo, "--compare-with", "base", version="v1", code=1)
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    assert results["drift"][0]["metrics"] and all(m["verdict"] != "regressed" for m in results["drift"][0]["metrics"])
+
+
+def test_a_slower_tool_is_caught_by_the_latency_rule_in_base_mode_only(tmp_path: Path) -> None:
+    repo = drifting_repo(tmp_path / "repo", latency_rule=True)
+    edit(repo, "drifting/agent.py", '    marks = os.environ.get("MARKS_FILE")', '    __import__("time").sleep(0.2)\n    marks = os.environ.get("MARKS_FILE")', "slow tool")
+    results, _ = check(repo, version="v1", code=0)
+    assert not any(f["metric"] == "latency" for f in results["gate"]["failures"])
+    results, _ = check(repo, "--compare-with", "base", version="v1", code=1)
+    (failure,) = [f for f in results["gate"]["failures"] if f["metric"] == "latency"]
+    assert failure["rule"] == "max_regression" and failure["current"] > failure["baseline"]
+
+
+def test_each_side_runs_in_its_own_environment(repo: Path, tmp_path: Path) -> None:
+    edit(repo, "requirements.txt", "marker-base", "marker-pr", "new dependencies")
+    marks = tmp_path / "marks.txt"
+    ours = sysconfig.get_paths()["purelib"] if sys.prefix == sys.base_prefix else str(next(Path(sys.prefix, "lib").glob("python3*/site-packages")))
+    env = {"MARKS_FILE": str(marks), "RUNNER_TEMP": str(tmp_path / "runner")}
+    (tmp_path / "runner").mkdir()
+    check(repo, "--compare-with", "base", "--install", f"python install.py {ours}", version="v1", code=0, env=env)
+    seen: dict[str, set[str]] = {"base": set(), "pr": set()}
+    for line in marks.read_text().splitlines():
+        folder, mark = line.split("\t")
+        seen["pr" if Path(folder).resolve() == repo.resolve() else "base"].add(mark)
+    assert seen == {"base": {"marker-base"}, "pr": {"marker-pr"}}
+    assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
+    # Unchanged dependencies: one venv, made once, shared by both sides.
+    edit(repo, "requirements.txt", "marker-pr", "marker-base", "back to the base's dependencies")
+    marks.write_text("")
+    _, printed = check(repo, "--compare-with", "base", "--install", f"python install.py {ours}", version="v1", code=0, env=env)
+    assert {line.split("\t")[1] for line in marks.read_text().splitlines()} == {"marker-base"}
+    assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
+    assert "cached" in printed
+
+
