@@ -399,7 +399,8 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
 
 
 def drift_hint(results: Results, stored: BaselineLookup) -> str | None:
-    """compare-with = "baseline" and the PR changed no agent code, yet questions it did not change
+    """compare-with = "baseline" and the PR changed no agent code (nor did the base since the
+    baseline: the agent's code hashes as the baseline's did), yet questions it did not change
     answer differently than the stored baseline: the likely cause is drift, and the hint says so."""
     selection = results.selection
     if selection is None or selection.agent_changes or not results.comparison:
@@ -413,8 +414,8 @@ def drift_hint(results: Results, stored: BaselineLookup) -> str | None:
             found = stored(dataset)
         except DatasetError:
             continue
-        if found is None:
-            continue
+        if found is None or found.dataset.agent_fingerprint is None or found.dataset.agent_fingerprint != dataset.agent_fingerprint:
+            continue  # other agent code than the baseline's (this PR's, or the base's since): not drift alone
         hashes = {q.id: q.content_hash for q in found.dataset.questions if q.content_hash}
         same = [q for q in dataset.questions if not q.reused and q.content_hash and hashes.get(q.id) == q.content_hash]
         scores = {(q.id, q.run): q for q in found.dataset.questions}
