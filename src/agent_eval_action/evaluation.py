@@ -388,7 +388,6 @@ class Evaluation:
             self._event_loop.close()
             self._event_loop = None
 
-
     def _close_pool(self) -> None:
         if self._pool is not None and self._event_loop is not None:
             self._event_loop.run_until_complete(self._pool.close())

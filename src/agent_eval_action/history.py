@@ -249,9 +249,7 @@ def background_from_files(
 
 def rules_of(results: Results, gate: GateConfig, kinds: Mapping[str, str]) -> dict[str, RuleView]:
     """Metric -> its rule under the gate config ``gate`` (a ``GateConfig``), for the metrics in ``results``."""
-    from agent_eval_action.gate import rule_for
-
-    from agent_eval_action.gate import is_timing
+    from agent_eval_action.gate import is_timing, rule_for
 
     out: dict[str, RuleView] = {}
     # A PR check against stored baselines compares no timings: their rules' max_regression is not applied.

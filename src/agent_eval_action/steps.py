@@ -22,11 +22,11 @@ from agent_eval_action.errors import DatasetError
 from agent_eval_action.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.gate import evaluate_gate, metric_kinds, unchecked_datasets
 from agent_eval_action.git_ops import Git, Snapshot, Workspace
-from agent_eval_action.views import fmt, is_timing
 from agent_eval_action.history import BaseState, read_base
 from agent_eval_action.models import BaseRun, DatasetComparison, DatasetResult, GateFailure, Problem, Results, RunStats, Selection
 from agent_eval_action.rules import Rules, rules_at_base
 from agent_eval_action.selection import Change, PathRoles, select, select_all
+from agent_eval_action.views import fmt, is_timing
 
 
 @dataclass

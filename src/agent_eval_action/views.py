@@ -826,7 +826,7 @@ def run_line(results: Results) -> str | None:
 
 
 def base_run_line(base: BaseRun) -> str:
-    """What compare-with = "base" cost: "base re-run: 12 questions × 3 runs, 72 model calls"."""
+    """What compare-with = "base" cost: "base re-run: 12 questions x 3 runs, 72 model calls"."""
     return f"base re-run: {_plural(base.questions, 'question')} × {_plural(base.runs, 'run')}, {_plural(base.model_calls, 'model call')}"
 
 

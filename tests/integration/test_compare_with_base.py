@@ -152,7 +152,13 @@ def test_a_broken_tool_fails_in_both_modes(repo: Path) -> None:
 
 def test_a_slower_tool_is_caught_by_the_latency_rule_in_base_mode_only(tmp_path: Path) -> None:
     repo = drifting_repo(tmp_path / "repo", latency_rule=True)
-    edit(repo, "drifting/agent.py", '    marks = os.environ.get("MARKS_FILE")', '    __import__("time").sleep(0.2)\n    marks = os.environ.get("MARKS_FILE")', "slow tool")
+    edit(
+        repo,
+        "drifting/agent.py",
+        '    marks = os.environ.get("MARKS_FILE")',
+        '    __import__("time").sleep(0.2)\n    marks = os.environ.get("MARKS_FILE")',
+        "slow tool",
+    )
     results, _ = check(repo, version="v1", code=0)
     assert not any(f["metric"] == "latency" for f in results["gate"]["failures"])
     results, _ = check(repo, "--compare-with", "base", version="v1", code=1)
@@ -163,7 +169,11 @@ def test_a_slower_tool_is_caught_by_the_latency_rule_in_base_mode_only(tmp_path:
 def test_each_side_runs_in_its_own_environment(repo: Path, tmp_path: Path) -> None:
     edit(repo, "requirements.txt", "marker-base", "marker-pr", "new dependencies")
     marks = tmp_path / "marks.txt"
-    ours = sysconfig.get_paths()["purelib"] if sys.prefix == sys.base_prefix else str(next(Path(sys.prefix, "lib").glob("python3*/site-packages")))
+    ours = (
+        sysconfig.get_paths()["purelib"]
+        if sys.prefix == sys.base_prefix
+        else str(next(Path(sys.prefix, "lib").glob("python3*/site-packages")))
+    )
     env = {"MARKS_FILE": str(marks), "RUNNER_TEMP": str(tmp_path / "runner")}
     (tmp_path / "runner").mkdir()
     check(repo, "--compare-with", "base", "--install", f"python install.py {ours}", version="v1", code=0, env=env)
@@ -180,5 +190,3 @@ def test_each_side_runs_in_its_own_environment(repo: Path, tmp_path: Path) -> No
     assert {line.split("\t")[1] for line in marks.read_text().splitlines()} == {"marker-base"}
     assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
     assert "cached" in printed
-
-

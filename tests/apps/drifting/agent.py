@@ -30,7 +30,7 @@ def lookup(item: str) -> dict:
     marks = os.environ.get("MARKS_FILE")
     if marks:
         try:
-            import depmarker  # written into the venv by the install command
+            import depmarker  # type: ignore[import-not-found]  # written into the venv by the install command
 
             mark = depmarker.MARK
         except ImportError:
