@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import sysconfig
 from pathlib import Path
 from typing import Any
@@ -166,14 +165,15 @@ def test_a_slower_tool_is_caught_by_the_latency_rule_in_base_mode_only(tmp_path:
     assert failure["rule"] == "max_regression" and failure["current"] > failure["baseline"]
 
 
+def our_packages() -> str:
+    """Our venv's site-packages: where the agents' venvs find ADK (nothing is downloaded here)."""
+    return sysconfig.get_paths()["purelib"]
+
+
 def test_each_side_runs_in_its_own_environment(repo: Path, tmp_path: Path) -> None:
     edit(repo, "requirements.txt", "marker-base", "marker-pr", "new dependencies")
     marks = tmp_path / "marks.txt"
-    ours = (
-        sysconfig.get_paths()["purelib"]
-        if sys.prefix == sys.base_prefix
-        else str(next(Path(sys.prefix, "lib").glob("python3*/site-packages")))
-    )
+    ours = our_packages()
     env = {"MARKS_FILE": str(marks), "RUNNER_TEMP": str(tmp_path / "runner")}
     (tmp_path / "runner").mkdir()
     check(repo, "--compare-with", "base", "--install", f"python install.py {ours}", version="v1", code=0, env=env)
@@ -190,3 +190,16 @@ def test_each_side_runs_in_its_own_environment(repo: Path, tmp_path: Path) -> No
     assert {line.split("\t")[1] for line in marks.read_text().splitlines()} == {"marker-base"}
     assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
     assert "cached" in printed
+
+
+def test_the_base_checkout_is_removed_when_the_base_cannot_be_installed(repo: Path, tmp_path: Path) -> None:
+    edit(repo, "requirements.txt", "marker-base", "marker-pr", "new dependencies")
+    (tmp_path / "runner").mkdir()
+    command = f"grep -q marker-pr requirements.txt && python install.py {our_packages()}"  # fails on the base's file
+    env = {"MODEL_VERSION": "v1", "RUNNER_TEMP": str(tmp_path / "runner")}
+    done = cli(repo, "check", "--base", "main", "--compare-with", "base", "--install", command, env=env)
+    assert done.returncode == 3, done.stdout + done.stderr  # an infrastructure failure
+    printed = done.stdout + done.stderr
+    assert "the install command exited with 1 for the base's agent" in printed
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
