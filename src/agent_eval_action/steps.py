@@ -359,19 +359,20 @@ def _by_id(dataset: DatasetResult) -> dict[str, list[Any]]:
 
 
 def _differ(ours: list[Any], theirs: list[Any]) -> bool:
-    """Whether a question's runs answered differently: their final responses when both sides
-    recorded them, else the scores of the metrics that do not measure time."""
-    if all(q.transcript is not None for q in [*ours, *theirs]):
-        return _responses(ours) != _responses(theirs)
-    return _scores(ours) != _scores(theirs)
+    """Whether a question answered differently: one of our runs gave an answer none of theirs
+    gave (their counts of runs may differ). An answer is the final response when both sides
+    recorded one, else the scores of the metrics that do not measure time."""
+    answer = _response if all(q.transcript is not None for q in [*ours, *theirs]) else _scores
+    before = [answer(q) for q in theirs]
+    return any(answer(q) not in before for q in ours)
 
 
-def _responses(runs: list[Any]) -> list[str | None]:
-    return [q.transcript.final_response for q in sorted(runs, key=lambda q: q.run)]
+def _response(question: Any) -> Any:
+    return question.transcript.final_response
 
 
-def _scores(runs: list[Any]) -> list[Any]:
-    return [sorted((name, s.value) for name, s in q.scores.items() if not is_timing(name)) for q in sorted(runs, key=lambda q: q.run)]
+def _scores(question: Any) -> Any:
+    return sorted((name, s.value) for name, s in question.scores.items() if not is_timing(name))
 
 
 def fail_on_drift(results: Results, rules: Rules) -> None:

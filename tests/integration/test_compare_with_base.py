@@ -105,8 +105,14 @@ def test_drift_fails_baseline_mode_and_is_reported_apart_in_base_mode(repo: Path
     assert "model drift is the likely cause" in hint and 'compare-with = "base"' in hint
     assert "model drift is the likely cause" in comment(repo)
 
-    results, printed = check(repo, "--compare-with", "base", version="v2", code=0)
+    cache = repo / "model-cache"
+    results, printed = check(repo, "--compare-with", "base", "--model-cache", str(cache), "--max-model-calls", "1000", version="v2", code=0)
     assert results["compare_with"] == "base" and results["gate"]["outcome"] == "passed"
+    # The cache is off for both sides (a replay would hide the drift), and the terminal says so.
+    assert "the model-call cache is off for both sides" in printed
+    assert not cache.exists() and all(d["model_calls"] is None for d in results["datasets"])
+    # One budget covers both sides: a tool call and an answer per question, on each.
+    assert results["run"]["budget"]["calls"] == 2 * 2 * QUESTIONS
     assert results["base_run"]["questions"] == QUESTIONS and results["base_run"]["runs"] == 1
     assert results["base_run"]["model_calls"] == 2 * QUESTIONS  # a tool call and an answer per question
     assert results["base_run"]["commit"] == git(repo, "rev-parse", "main").strip()
@@ -141,8 +147,11 @@ def test_a_broken_tool_fails_in_both_modes(repo: Path) -> None:
     results, _ = check(repo, version="v1", code=1)
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
     assert not any("drift is the likely cause" in n for n in results["gate"]["notes"])
-    results, _ = check(repo, "--compare-with", "base", version="v1", code=1)
+    results, _ = check(repo, "--compare-with", "base", "--runs", "2", version="v1", code=1)
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    # runs = K applies to both sides.
+    assert results["base_run"]["runs"] == 2 and results["base_run"]["model_calls"] == 2 * 2 * QUESTIONS
+    assert {q["run"] for q in results["datasets"][0]["questions"]} == {0, 1}
     # The base's own run under the baseline's model version: nothing but the timings moved.
     untimed = [m for m in results["drift"][0]["metrics"] if m["metric"] not in ("latency", "turn_latency")]
     assert untimed and all(m["verdict"] in ("unchanged", "new") for m in untimed), untimed
