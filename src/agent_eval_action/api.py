@@ -243,18 +243,15 @@ def run_check(
     stored = baselines_in_repository(git, selection, config, snapshot)
     if done.base_datasets is None:  # compared with the stored baselines: timings are information
         outcome = compare_and_gate(results, rules, stored, timings=False)
-        hint = drift_hint(results, stored) if results.gate is not None else None
-        if hint and results.gate is not None:
-            results.gate.notes.insert(0, hint)
+        hint = drift_hint(results, stored)
+        results.drift_notes = [hint] if hint else []
     else:
         assert done.base is not None and merge_base is not None
         done.base.commit = merge_base
         results.base_run = done.base
         ran_base = Results(datasets=done.base_datasets)
         outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
-        results.drift, lines = drift(done.base_datasets, config, stored)
-        if results.gate is not None:
-            results.gate.notes[:0] = lines
+        results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
         fail_on_drift(results, rules)
     outcome.base = state
     return outcome

@@ -524,3 +524,6 @@ class Results(_Model):
     # the stored baseline (same code, another time: the model's drift).
     base_run: BaseRun | None = None
     drift: list[DatasetComparison] | None = None
+    # What the check says of model drift, a line each: with compare-with = "base", each dataset whose
+    # base run moved from its stored baseline; else the hint that drift is the likely cause.
+    drift_notes: list[str] = Field(default_factory=list)

@@ -202,6 +202,7 @@ def render(results: Results, thresholds: dict[str, float] | None = None, backgro
         lines.append("")
     if shown["run_line"]:
         lines.append(f"run: {shown['run_line']}")
+    lines.extend(f"model drift: {line}" for line in shown["drift"])
     if results.gate is not None and results.gate.notes:
         lines.append("notes:")
         lines.extend(f"  - {note}" for note in results.gate.notes)

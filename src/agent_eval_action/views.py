@@ -950,7 +950,10 @@ def page(results: Results, *, thresholds: dict[str, float] | None = None, backgr
         "removed": [c for c in results.comparison or [] if c.status == "removed"],
         "problems": results.problems,
         "run_line": run_line(results),
+        "drift": results.drift_notes,
         "version": results.tool_version,
-        "base_label": background.base_label or "the baseline",
+        "base_label": f"the base's agent run now ({results.base_run.commit[:7]})"
+        if results.base_run is not None and results.base_run.commit
+        else background.base_label or "the baseline",
         "history_depth": max((len(p) for h in background.history.values() for p in h.values()), default=0),
     }
