@@ -194,11 +194,16 @@ def test_each_side_runs_in_its_own_environment(repo: Path, tmp_path: Path) -> No
         seen["pr" if Path(folder).resolve() == repo.resolve() else "base"].add(mark)
     assert seen == {"base": {"marker-base"}, "pr": {"marker-pr"}}
     assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
-    # Unchanged dependencies: one venv, made once, shared by both sides.
+    # Unchanged dependencies: one venv, made once, shared by both sides. One question in flight at
+    # a time shows the order the two sides are run in: interleaved, the base's first.
     edit(repo, "requirements.txt", "marker-pr", "marker-base", "back to the base's dependencies")
     marks.write_text("")
-    _, printed = check(repo, "--compare-with", "base", "--install", f"python install.py {ours}", version="v1", code=0, env=env)
-    assert {line.split("\t")[1] for line in marks.read_text().splitlines()} == {"marker-base"}
+    args = ("--compare-with", "base", "--install", f"python install.py {ours}", "--concurrency", "1")
+    _, printed = check(repo, *args, version="v1", code=0, env=env)
+    lines = [line.split("\t") for line in marks.read_text().splitlines()]
+    assert {mark for _, mark in lines} == {"marker-base"}
+    sides = ["pr" if Path(folder).resolve() == repo.resolve() else "base" for folder, _ in lines]
+    assert sides == ["base", "pr"] * QUESTIONS
     assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
     assert "cached" in printed
 
