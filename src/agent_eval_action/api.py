@@ -238,13 +238,17 @@ def run_check(
         datasets=done.datasets,
         problems=problems + done.problems,
         run=done.run,
-        compare_with=config.compare_with,
+        compare_with="base" if done.base_datasets is not None else "baseline",
     )
     stored = baselines_in_repository(git, selection, config, snapshot)
     if done.base_datasets is None:  # compared with the stored baselines: timings are information
         outcome = compare_and_gate(results, rules, stored, timings=False)
         hint = drift_hint(results, stored)
         results.drift_notes = [hint] if hint else []
+        if config.compare_with == "base" and merge_base is None and results.gate is not None:
+            results.gate.notes.append(
+                'compare-with = "base" needs a base branch (--base, or $GITHUB_BASE_REF): compared with the stored baselines'
+            )
     else:
         assert done.base is not None and merge_base is not None
         done.base.commit = merge_base

@@ -219,3 +219,11 @@ def test_the_base_checkout_is_removed_when_the_base_cannot_be_installed(repo: Pa
     assert "the install command exited with 1 for the base's agent" in printed
     assert git(repo, "worktree", "list").count("\n") == 1
     assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
+
+
+def test_without_a_base_branch_the_stored_baselines_are_compared(repo: Path) -> None:
+    done = cli(repo, "check", "--compare-with", "base", env={"MODEL_VERSION": "v1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    assert results["compare_with"] == "baseline" and results["base_run"] is None
+    assert any('compare-with = "base" needs a base branch' in n for n in results["gate"]["notes"])
