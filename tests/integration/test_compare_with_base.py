@@ -227,3 +227,22 @@ def test_without_a_base_branch_the_stored_baselines_are_compared(repo: Path) -> 
     results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
     assert results["compare_with"] == "baseline" and results["base_run"] is None
     assert any('compare-with = "base" needs a base branch' in n for n in results["gate"]["notes"])
+
+
+def test_the_action_input_compares_with_the_base(repo: Path, tmp_path: Path) -> None:
+    from tests.end_to_end.test_action_entrypoint import action, base_env
+
+    (repo / "README.md").write_text("docs only\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "docs")
+    event = {"pull_request": {"number": 5, "head": {"sha": "cafef00d"}}}
+    env = {**base_env(tmp_path, repo, event, "pull_request"), "GITHUB_BASE_REF": "main", "INPUT_COMMENT": "false", "MODEL_VERSION": "v2"}
+    drifted = action(repo, env)
+    assert drifted.returncode == 1, drifted.stdout + drifted.stderr
+    done = action(repo, {**env, "INPUT_COMPARE-WITH": "base"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    assert results["compare_with"] == "base" and results["base_run"]["questions"] == QUESTIONS
+    assert "**Model drift:** prices: the model moved" in (tmp_path / "summary").read_text()
+    wrong = action(repo, {**env, "INPUT_COMPARE-WITH": "head"})
+    assert wrong.returncode == 2 and "compare_with" in wrong.stdout + wrong.stderr
