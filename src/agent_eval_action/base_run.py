@@ -61,4 +61,4 @@ def install_base(command: str | None, tree: Path, prefix: str, env: Mapping[str,
         return None
     from agent_eval_action.environments import install_environment
 
-    return install_environment(command, tree / prefix if prefix else tree, env, out, label="the base's agent")
+    return install_environment(command, tree / prefix if prefix else tree, env, out, label="the base's agent", fresh=False)

@@ -25,7 +25,7 @@ from agent_eval_action.agent_env import agent_environment
 from agent_eval_action.errors import InfrastructureError
 from agent_eval_action.workflow import group, in_actions
 
-READY = ".agent-eval-ready"  # written last: a venv whose install failed or was cut off is made again
+READY = ".agent-eval-ready"  # written last: a venv whose install failed or was cut off is never reused
 
 
 def environment_key(command: str, project: Path, python: str) -> str:
@@ -39,16 +39,20 @@ def environment_key(command: str, project: Path, python: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def install_environment(command: str, project: Path, env: Mapping[str, str], out: TextIO, *, label: str = "the agent") -> str:
+def install_environment(
+    command: str, project: Path, env: Mapping[str, str], out: TextIO, *, label: str = "the agent", fresh: bool = True
+) -> str:
     """The Python of a venv under ``$RUNNER_TEMP`` (else the temp dir) that ``command`` installed
-    ``project``'s dependencies into (run in ``project``, the venv first on PATH); made once per
-    :func:`environment_key`, reused after. Raises InfrastructureError when the command fails."""
+    ``project``'s dependencies into (run in ``project``, the venv first on PATH). ``fresh``: made
+    anew (the PR's agent: the command runs once a check); else one already made with the same
+    :func:`environment_key` is reused (the base's agent, beside the PR's). Raises
+    InfrastructureError when the command fails."""
     # The interpreter our own venv was made from: the agent's venv must not see our packages.
     base = getattr(sys, "_base_executable", None) or sys.executable
     key = environment_key(command, project, base)
     venv = Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / f"agent-eval-venv-{key}"
     python = venv / "bin" / "python"
-    if (venv / READY).is_file() and python.exists():
+    if not fresh and (venv / READY).is_file() and python.exists():
         print(f"{label}'s environment: {venv} (cached: same install command and dependency files)", file=out, flush=True)
         return str(python)
     with group(out, f"Install {label}'s environment", actions=in_actions(env)):

@@ -35,7 +35,9 @@ COUNTS = {"llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_to
 Mark = Literal["fail", "worse", "better", "same", "new", "info"]
 # "info": a timing no rule gates, measured on another machine at another hour than its baseline.
 MARKS: dict[str, str] = {"fail": "🔴", "worse": "⚠️", "better": "🟢", "same": "⚪", "new": "🆕", "info": "ℹ️"}
-INFO_WORDS = "a timing: it moves with the machine and its load, shown for information (a gate rule on it would compare it)"
+INFO_WORDS = (
+    "a timing: it moves with the machine and its load, shown for information (compare-with = base and a rule on it would compare it)"
+)
 SPARK = "▁▂▃▄▅▆▇█"
 # Between a figure and its unit, so a narrow table cell never breaks "0.20 s" in two.
 NBSP = "\u00a0"
