@@ -223,7 +223,9 @@ def run_check(
     if config.reuse and snapshot is not None and not selection.agent_changes and fingerprint is not None:
         reuse = reusable_baselines(git, selection, config, fingerprint, snapshot)
     files_now = [DatasetFile(by_path[s.path], s.path) for s in selection.selected]
-    beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected)
+    # A deployed agent (agent_url) has no base to check out: it is compared with the stored baselines.
+    runnable = bool(config.agent) and not config.agent_url
+    beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected) and runnable
     with base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree:
         twin = None
         if tree is not None:
@@ -245,10 +247,11 @@ def run_check(
         outcome = compare_and_gate(results, rules, stored, timings=False)
         hint = drift_hint(results, stored)
         results.drift_notes = [hint] if hint else []
-        if config.compare_with == "base" and merge_base is None and results.gate is not None:
-            results.gate.notes.append(
-                'compare-with = "base" needs a base branch (--base, or $GITHUB_BASE_REF): compared with the stored baselines'
+        if config.compare_with == "base" and results.gate is not None and (merge_base is None or not runnable):
+            need = (
+                "a base branch (--base, or $GITHUB_BASE_REF)" if merge_base is None else "an agent in the repository (agent), not agent-url"
             )
+            results.gate.notes.append(f'compare-with = "base" needs {need}: compared with the stored baselines')
     else:
         assert done.base is not None and merge_base is not None
         done.base.commit = merge_base

@@ -49,7 +49,8 @@ def base_config(head: Config, tree: Path, prefix: str, *, python: str | None) ->
         pass  # the base's config is unreadable: its agent is taken to be the PR's reference
     if agent and ":" not in agent and not os.path.isabs(agent) and (here / agent).exists():
         agent = str(here / agent)  # an agent directory, in the base's checkout
-    twin = head.with_overrides(agent=agent, **({"agent_python": python} if python else {}))
+    # Worker processes always: two agents of one module name cannot share this process.
+    twin = head.with_overrides(agent=agent, in_process=False, **({"agent_python": python} if python else {}))
     moved = os.path.relpath(head.folder, Path.cwd()) if head.folder else "."
     twin.folder = str((here / moved).resolve())
     return twin
