@@ -104,11 +104,14 @@ def evaluate_files(
     datasets: list[DatasetResult] = []
     try:
         for item in files:
+            theirs = len(evaluation.twin_results)
             result = evaluation.evaluate_file(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
             if result is None:
                 continue
             if item.path is not None:
                 result.path = item.path
+                for twin in evaluation.twin_results[theirs:]:  # the base's run of this file, when it made one
+                    twin.path = item.path
             if result.format not in RECORDED_FORMATS:
                 result.agent_fingerprint = fingerprint
             datasets.append(result)

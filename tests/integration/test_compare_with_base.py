@@ -31,13 +31,16 @@ mark = pathlib.Path("requirements.txt").read_text().split()[0]
 """
 
 
-def drifting_repo(repo: Path, *, latency_rule: bool = False) -> Path:
+def drifting_repo(top: Path, *, latency_rule: bool = False, folder: str = "") -> Path:
     """Branch main: the drifting agent, 20 price questions, and their baselines recorded under
-    model version v1; then branch pr checked out."""
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
+    model version v1; then branch pr checked out. ``folder``: where in the repository the project
+    is (returned: the project's folder)."""
+    top.mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    git(top, "config", "user.email", "ci@example.com")
+    git(top, "config", "user.name", "CI")
+    repo = top / folder if folder else top
+    repo.mkdir(exist_ok=True)
     shutil.copytree(ROOT / "tests" / "apps" / "drifting", repo / "drifting", ignore=shutil.ignore_patterns("__pycache__"))
     (repo / "agent-eval.toml").write_text(CONFIG + (LATENCY_RULE if latency_rule else ""))
     (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\n")
@@ -246,3 +249,13 @@ def test_the_action_input_compares_with_the_base(repo: Path, tmp_path: Path) -> 
     assert "**Model drift:** prices: the model moved" in (tmp_path / "summary").read_text()
     wrong = action(repo, {**env, "INPUT_COMPARE-WITH": "head"})
     assert wrong.returncode == 2 and "compare_with" in wrong.stdout + wrong.stderr
+
+
+def test_a_project_in_a_subfolder_runs_its_base_from_the_same_subfolder(tmp_path: Path) -> None:
+    project = drifting_repo(tmp_path / "repo", folder="agents")
+    edit(project, "drifting/agent.py", "PRICES.get(item, 9)}", "PRICES.get(item, 9) + 10}", "break the tool")
+    results, _ = check(project, "--compare-with", "base", version="v1", code=1)
+    assert results["base_run"]["datasets"] == ["agents/evaluation/datasets/prices.json"]
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    # The base's agent was the base's own: its run answers as the stored baseline did.
+    assert results["drift_notes"] == []
