@@ -6,6 +6,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 
 def _time(args: list[str], repeats: int) -> float:
@@ -17,7 +18,7 @@ def _time(args: list[str], repeats: int) -> float:
     return statistics.median(samples)
 
 
-def measure(repeats: int = 15) -> dict[str, float]:
+def measure(repeats: int = 15) -> dict[str, Any]:
     bare = [sys.executable, "-c", "pass"]
     ours = [sys.executable, "-m", "agent_eval_action", "--help"]
     _time(ours, 2)  # warm the file cache
@@ -27,4 +28,4 @@ def measure(repeats: int = 15) -> dict[str, float]:
         bare_s.append(_time(bare, repeats // 3))
         ours_s.append(_time(ours, repeats // 3))
     b, o = statistics.median(bare_s), statistics.median(ours_s)
-    return {"bare_s": b, "help_s": o, "overhead_ms": (o - b) * 1000, "ratio": o / b}
+    return {"bare_s": b, "help_s": o, "overhead_ms": (o - b) * 1000, "ratio": o / b, "samples": {"ours": ours_s, "bare": bare_s}}

@@ -41,6 +41,8 @@ def _check(repo: Path, *args: str) -> tuple[float, int]:
 def measure(questions: int = 200, repeats: int = 3) -> dict[str, Any]:
     from tests.repos import DATASET, counting_repo, git, golden
 
+    from bench.verdicts import alternate
+
     with tempfile.TemporaryDirectory() as tmp:
         repo = counting_repo(Path(tmp) / "repo", questions)
         _check(repo, "baseline", "update")
@@ -49,12 +51,19 @@ def measure(questions: int = 200, repeats: int = 3) -> dict[str, Any]:
         git(repo, "checkout", "-q", "-b", "pr")
         golden(repo / DATASET, questions, edited={7})
         git(repo, "commit", "-qam", "reword one question")
-        reused, full = [], []
-        for _ in range(repeats):  # alternated, so both see the same machine
-            reused.append(_check(repo, "check", "--base", "main", "--no-comment"))
-            full.append(_check(repo, "check", "--base", "main", "--no-comment", "--no-reuse"))
+        reused: list[tuple[float, int]] = []
+        full: list[tuple[float, int]] = []
+
+        def side(runs: list[tuple[float, int]], *args: str) -> float:
+            runs.append(_check(repo, "check", "--base", "main", "--no-comment", *args))
+            return runs[-1][0]
+
+        # Alternated, so both see the same machine.
+        samples = alternate({"reuse": lambda: side(reused), "no reuse": lambda: side(full, "--no-reuse")}, repeats)
     return {
         "questions": questions,
+        "samples": samples,
+        "calls": [calls for _, calls in reused],
         "one_question_s": statistics.median(s for s, _ in reused),
         "one_question_calls": reused[0][1],
         "full_s": statistics.median(s for s, _ in full),

@@ -200,7 +200,9 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     from agent_eval_action.git_ops import Git
     from agent_eval_action.history import repository_background
     from agent_eval_action.publish import PublishSettings, publish
+    from agent_eval_action.results_io import redacted
     from agent_eval_action.terminal import render
+    from agent_eval_action.views import build
 
     results, rules = outcome.results, outcome.config
     redactor = redactor_for([config.agent_auth_env], out, err)
@@ -208,7 +210,11 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
     background = repository_background(results, Path.cwd(), rules.gate, metric_kinds(rules, results), outcome.base)
-    print(render(results, thresholds, background), file=out)
+    # One page for the terminal, the comment, the step summary and report.html, built from the
+    # copy without secrets that publishing shows.
+    shown = redacted(results, redactor)
+    built = build(shown, thresholds=thresholds, background=background)
+    print(render(shown, thresholds, background, built=built), file=out)
     _report_problems(results.problems, err)
     settings = PublishSettings(
         # An interrupted run writes what finished, but never puts half a verdict on the PR.
@@ -218,7 +224,7 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
         thresholds=thresholds,
         root=Git(Path.cwd()).workspace().root,
     )
-    published = publish(results, Path(config.output_dir), settings, context, out=out, redactor=redactor, background=background)
+    published = publish(shown, Path(config.output_dir), settings, context, out=out, redactor=redactor, background=background, built=built)
     print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
     return exit_code(results)
 

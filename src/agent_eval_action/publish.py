@@ -22,6 +22,7 @@ from agent_eval_action.redaction import Redactor
 from agent_eval_action.render import COMMENT_LIMIT, Renderer, marker, render_comment, render_summary, view
 from agent_eval_action.report import write_report
 from agent_eval_action.results_io import redacted
+from agent_eval_action.views import Page, build
 from agent_eval_action.workflow import Command, annotation, append_summary, command, in_actions, set_outputs
 
 MAX_ANNOTATIONS = 10
@@ -109,16 +110,26 @@ def publish(
     out: TextIO = sys.stdout,
     redactor: Redactor | None = None,
     background: Background | None = None,
+    built: Page | None = None,
 ) -> Published:
     """Every file, comment, summary, output and annotation is made from a redacted copy of the
     results (``redactor`` defaults to this process's environment), and redacted once more as text.
     ``background``: what the base branch knows (base runs, metric history, gate rules) for the
-    comment's side-by-side rows and trends, and for report.html."""
+    comment's side-by-side rows and trends, and for report.html. ``built``: the page, when the
+    caller built it already from ``redacted(results, redactor)`` (else it is built here, once)."""
     redactor = redactor if redactor is not None else Redactor.from_env(os.environ)
     results = redacted(results, redactor)
+    if built is None or not built.shows(results):
+        built = build(results, thresholds=settings.thresholds, background=background)
     renderer = Renderer(settings.templates_dir)
     page = view(
-        results, key=settings.comment_key, thresholds=settings.thresholds, sha=context.sha, run_url=context.run_url, background=background
+        results,
+        key=settings.comment_key,
+        thresholds=settings.thresholds,
+        sha=context.sha,
+        run_url=context.run_url,
+        background=background,
+        built=built,
     )
     comment = redactor.text(render_comment(renderer, page))
     summary = redactor.text(render_summary(renderer, page))
@@ -136,6 +147,7 @@ def publish(
             background=background,
             sha=context.sha,
             run_url=context.run_url,
+            built=built,
         )
     except OSError as error:
         published.warnings.append(f"could not write report.html: {error}")

@@ -12,7 +12,7 @@ from agent_eval_action.errors import ConfigError
 from agent_eval_action.history import Background
 from agent_eval_action.markdown import code_block, cut_blocks, escape_html, escape_md, printed
 from agent_eval_action.models import Results
-from agent_eval_action.views import MARKS, QuestionView, ci, failed_metrics, fmt, page, signed
+from agent_eval_action.views import MARKS, Page, QuestionView, ci, failed_metrics, fmt, parts_of, signed
 
 __all__ = ["COMMENT_LIMIT", "QuestionView", "Renderer", "ci", "failed_metrics", "fmt", "marker", "render_comment", "signed", "view"]
 
@@ -36,11 +36,14 @@ def view(
     sha: str | None = None,
     run_url: str | None = None,
     background: Background | None = None,
+    built: Page | None = None,
 ) -> dict[str, Any]:
     """The template context: plain data shaped for the page, built from results.json's model
-    and what the base branch knows (``background``: base runs, metric history, gate rules)."""
+    and what the base branch knows (``background``: base runs, metric history, gate rules).
+    ``built``: the page the other views show, when it was built from these ``results``."""
+    parts = parts_of(built, results, thresholds=thresholds, background=background)
     return {
-        **page(results, thresholds=thresholds, background=background),
+        **parts,
         "marker": marker(key),
         "sha": sha,
         "run_url": run_url,

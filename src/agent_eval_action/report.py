@@ -22,7 +22,7 @@ from agent_eval_action.history import Background, Point
 from agent_eval_action.markdown import printed
 from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.models import DatasetResult, QuestionResult, Results, Score, Transcript
-from agent_eval_action.views import DiffRow, MetricRow, QuestionDiff, compact, failed_metrics, fmt, is_share, page, signed
+from agent_eval_action.views import DiffRow, MetricRow, Page, QuestionDiff, compact, failed_metrics, fmt, is_share, parts_of, signed
 
 # Question runs per dataset shown in full; past it, the regressed and failing ones come first
 # and the rest are counted (results.json has them all).
@@ -159,9 +159,19 @@ def _panels(view: Any, thresholds: dict[str, float], dataset_index: int) -> tupl
     if view.base is not None:
         for q in sorted(view.base.questions, key=lambda q: (q.status == "error", q.run)):
             base_by_id.setdefault(q.id, q)
-    panels = []
+    # Which runs are shown, and in what order, first: the panels (score and state rows) are
+    # made for those only, not for every run of a 10,000-question dataset.
+    order = []
     for i, question in enumerate(dataset.questions):
         failed = failed_metrics(question, thresholds, dataset.summary)
+        regressed = question.id in regressed_ids
+        failing = question.status == "error" or bool(failed)
+        rank = (not (regressed and (question.id, question.run) in diffs), not regressed, not failing)
+        order.append((rank, i, question, failed, regressed, failing))
+    order.sort(key=lambda item: item[0])  # stable: the dataset's order within a rank
+    omitted = max(len(order) - REPORT_QUESTIONS, 0)
+    panels = []
+    for _, i, question, failed, regressed, failing in order[:REPORT_QUESTIONS]:
         diff = diffs.get((question.id, question.run))
         base = diff.base if diff is not None else base_by_id.get(question.id)
         panels.append(
@@ -169,8 +179,8 @@ def _panels(view: Any, thresholds: dict[str, float], dataset_index: int) -> tupl
                 anchor=f"d{dataset_index}-q{i}",
                 question=question,
                 base=base,
-                regressed=question.id in regressed_ids,
-                failing=question.status == "error" or bool(failed),
+                regressed=regressed,
+                failing=failing,
                 failed=failed,
                 fell=diff.fell if diff else [],
                 diff=diff.rows if diff else [],
@@ -179,11 +189,6 @@ def _panels(view: Any, thresholds: dict[str, float], dataset_index: int) -> tupl
                 base_state=_state_rows(base.transcript) if base is not None else [],
             )
         )
-    panels.sort(key=lambda p: (not (p.regressed and (p.question.id, p.question.run) in diffs), not p.regressed, not p.failing))
-    omitted = 0
-    if len(panels) > REPORT_QUESTIONS:
-        omitted = len(panels) - REPORT_QUESTIONS
-        panels = panels[:REPORT_QUESTIONS]
     return panels, omitted
 
 
@@ -235,8 +240,10 @@ def context(
     background: Background | None = None,
     sha: str | None = None,
     run_url: str | None = None,
+    built: Page | None = None,
 ) -> dict[str, Any]:
-    shared = page(results, thresholds=thresholds, background=background)
+    """The page's context. ``built``: the page the other views show, when it was built from these ``results``."""
+    shared = parts_of(built, results, thresholds=thresholds, background=background)
     datasets = []
     for i, view in enumerate(shared["datasets"]):
         questions, omitted = _panels(view, thresholds or {}, i)
@@ -288,9 +295,10 @@ def render_report(
     background: Background | None = None,
     sha: str | None = None,
     run_url: str | None = None,
+    built: Page | None = None,
 ) -> str:
     """The page as one string."""
-    return render_context(context(results, thresholds=thresholds, background=background, sha=sha, run_url=run_url))
+    return render_context(context(results, thresholds=thresholds, background=background, sha=sha, run_url=run_url, built=built))
 
 
 def render_context(page_context: dict[str, Any]) -> str:

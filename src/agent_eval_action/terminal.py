@@ -7,7 +7,7 @@ from typing import Any
 from agent_eval_action.history import Background
 from agent_eval_action.markdown import show_controls
 from agent_eval_action.models import DatasetResult, MetricSummary, Results
-from agent_eval_action.views import DatasetView, Reason, ci, fmt, page, signed
+from agent_eval_action.views import DatasetView, Page, Reason, ci, fmt, parts_of, signed
 
 
 def _num(value: float | None) -> str:
@@ -165,11 +165,14 @@ def why_lines(d: DatasetView) -> list[str]:
     return lines
 
 
-def render(results: Results, thresholds: dict[str, float] | None = None, background: Background | None = None) -> str:
+def render(
+    results: Results, thresholds: dict[str, float] | None = None, background: Background | None = None, *, built: Page | None = None
+) -> str:
     """The terminal view, in the comment's order: the verdict and why in words, then per dataset
     what moved and the questions that got worse. Datasets without a comparison (``evaluate``)
-    get their full metric table; with pass thresholds (``Config.pass_thresholds()``) failing runs are named."""
-    shown = page(results, thresholds=thresholds, background=background)
+    get their full metric table; with pass thresholds (``Config.pass_thresholds()``) failing runs are named.
+    ``built``: the page the other views show, when it was built from these ``results``."""
+    shown = parts_of(built, results, thresholds=thresholds, background=background)
     lines = verdict_lines(results, shown)
     if lines:
         lines.append("")

@@ -548,9 +548,21 @@ def _score_text(score: Score | None, metric: str) -> str:
     return fmt(score.value, metric) if score.value is not None else "unscored"
 
 
-def question_diff(qid: str, fell: list[str], current: DatasetResult, base: DatasetResult, dropped: set[str]) -> QuestionDiff:
-    head = _worst_run([q for q in current.questions if q.id == qid], fell)
-    before_runs = [q for q in base.questions if q.id == qid]
+def runs_by_id(dataset: DatasetResult) -> dict[str, list[QuestionResult]]:
+    """Question id -> its runs, in the dataset's order: made once per dataset, so finding a
+    question's runs costs the same at 10,000 questions as at 10 (a scan per question made the
+    views quadratic)."""
+    out: dict[str, list[QuestionResult]] = defaultdict(list)
+    for question in dataset.questions:
+        out[question.id].append(question)
+    return dict(out)
+
+
+def question_diff(
+    qid: str, fell: list[str], head_runs: list[QuestionResult], before_runs: list[QuestionResult], dropped: set[str]
+) -> QuestionDiff:
+    """``head_runs``, ``before_runs``: the question's runs in this run and in the base run (from :func:`runs_by_id`)."""
+    head = _worst_run(head_runs, fell)
     before = min(before_runs, key=lambda q: (q.status == "error", q.run)) if before_runs else None
     rows: list[DiffRow] = []
     fell_text = []
@@ -675,7 +687,8 @@ def reasons(results: Results, rules: dict[str, RuleView]) -> list[Reason]:
         if dataset is None:
             continue
         metrics.sort(key=lambda m: (metric_order.get(m[0], len(metric_order)), m[0]))
-        runs = [q for q in dataset.questions if q.id in set(ids)]
+        named = set(ids)  # once, not once per question run
+        runs = [q for q in dataset.questions if q.id in named]
         prefix = f"{dataset.name}: " if several else ""
         total = len({q.id for q in dataset.questions})
         short = f"{len(ids)} of {total} questions {_phrase(metrics[0][0], runs, len(ids) == 1)}"
@@ -734,7 +747,12 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
     if gate.outcome == "unchecked":
         count = len(results.problems) or len(gate.unchecked)
         return f"Agent evaluation could not be checked: {count} input problem{'s' if count != 1 else ''}"
-    return "Agent evaluation passed" + (f": {passed_reason(datasets)}" if datasets else "")
+    text = "Agent evaluation passed" + (f": {passed_reason(datasets)}" if datasets else "")
+    # A deleted dataset is no pass of what remains: the headline says what the PR took out of the check.
+    removed = [c.path for c in results.comparison or [] if c.status == "removed"]
+    if removed:
+        text += f"{';' if datasets else ':'} this PR removes {_plural(len(removed), 'dataset')} from the check ({', '.join(removed)})"
+    return text
 
 
 def passed_reason(datasets: list[DatasetView]) -> str:
@@ -905,7 +923,10 @@ def dataset_view(
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids = regressions(dataset, base, comparison)
     dropped = {d.id for m in (comparison.metrics if comparison else []) for d in m.drops}
-    diffs = [question_diff(qid, fell, dataset, base, dropped) for qid, fell in regressed_ids.items()] if base is not None else []
+    diffs = []
+    if base is not None:
+        head_runs, base_runs = runs_by_id(dataset), runs_by_id(base)
+        diffs = [question_diff(qid, fell, head_runs[qid], base_runs.get(qid, []), dropped) for qid, fell in regressed_ids.items()]
     views = [_question_view(q, thresholds, dataset.summary) for q in dataset.questions]
     failing = [v for v in views if v.status == "error" or v.failed]
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
@@ -929,6 +950,33 @@ def dataset_view(
         unpaired=unpaired_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
     )
+
+
+@dataclass(frozen=True)
+class Page:
+    """The page of one run, built once and handed to every view of it (the terminal, the
+    comment and step summary, report.html): at 10,000 questions a build takes seconds, so it is
+    never built again per view. ``results`` is what it was built from: a view given other
+    results (a redacted copy) builds its own."""
+
+    results: Results
+    parts: dict[str, Any]
+
+    def shows(self, results: Results) -> bool:
+        return self.results is results
+
+
+def build(results: Results, *, thresholds: dict[str, float] | None = None, background: Background | None = None) -> Page:
+    return Page(results=results, parts=page(results, thresholds=thresholds, background=background))
+
+
+def parts_of(
+    built: Page | None, results: Results, *, thresholds: dict[str, float] | None = None, background: Background | None = None
+) -> dict[str, Any]:
+    """The parts of ``built`` when it was built from ``results``, else of a page built now."""
+    if built is not None and built.shows(results):
+        return built.parts
+    return page(results, thresholds=thresholds, background=background)
 
 
 def page(results: Results, *, thresholds: dict[str, float] | None = None, background: Background | None = None) -> dict[str, Any]:

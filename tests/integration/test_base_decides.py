@@ -135,7 +135,10 @@ def test_a_dataset_the_pr_deletes_and_stops_globbing_is_removed_not_a_pass(repo:
     statuses = {c["path"]: c["status"] for c in data["comparison"]}
     assert statuses == {"evaluation/datasets/cs_runs.csv": "removed", "evaluation/datasets/other_runs.csv": "compared"}
     assert "evaluation/datasets/cs_runs.csv" in done.stdout, done.stdout
-    assert "cs\\_runs.csv: deleted" in (repo / "agent-eval-results" / "comment.md").read_text()
+    comment = (repo / "agent-eval-results" / "comment.md").read_text()
+    assert "cs\\_runs.csv: deleted" in comment
+    # Never a plain pass of what remains: the verdict's own line names what the PR took out.
+    assert "this PR removes 1 dataset from the check (evaluation/datasets/cs\\_runs.csv)" in comment, comment
 
 
 @pytest.mark.parametrize("name", ["what?.csv", "set[1].csv", "star*.csv"])
@@ -205,6 +208,7 @@ def test_a_pr_that_moves_every_dataset_away_reports_the_base_ones_removed(repo: 
     done = cli(repo, "run", "--base", "main")
     # The base's glob matches nothing now: its datasets were deleted, which is no typo of the PR's.
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "this PR removes 2 datasets from the check" in done.stdout, done.stdout
     statuses = {c["path"]: c["status"] for c in results(repo)["comparison"]}
     assert statuses == {
         "evaluation/new/fresh_runs.csv": "new",

@@ -25,12 +25,14 @@ from agent_eval_action.render import Renderer, view
 from agent_eval_action.terminal import render
 from agent_eval_action.views import (
     DiffRow,
+    build,
     call_rows,
     dataset_view,
     fmt,
     headline,
     page,
     reasons,
+    runs_by_id,
     signed,
     spark,
     state_rows,
@@ -348,3 +350,37 @@ def test_the_headline_names_questions_once_for_many_metrics_and_cuts_at_a_word()
     for limit in range(20, len(reason.detail)):
         cut = escape_md(reason.detail, limit).replace("\\", "")
         assert cut.endswith("…") and reason.detail.startswith(cut[:-1]) and reason.detail[len(cut) - 1] in " ,;:", (limit, cut)
+
+
+def test_a_question_diff_takes_the_runs_of_its_own_question() -> None:
+    """Each regressed question is set beside its own base run, found through one index of the
+    runs by id (a scan of every run per regressed question made 10,000 questions take minutes)."""
+    base = _runs("tool_usage_accuracy", {f"q{i}": 1.0 for i in range(6)}, direction="higher")
+    head = _runs("tool_usage_accuracy", {f"q{i}": 0.0 if i % 2 else 1.0 for i in range(6)}, direction="higher")
+    # A second run of q3, worse than the first: the diff shows the worse one.
+    head.questions.append(QuestionResult(id="q3", run=1, status="error", error="RuntimeError: boom"))
+    assert [q.run for q in runs_by_id(head)["q3"]] == [0, 1]
+    compared = compare_dataset(head, base, baseline_path="b.json")
+    view = dataset_view(head, compared, None, {}, Background(base_runs={PATH: base}))
+    assert [(d.id, d.run, d.base.id if d.base else None) for d in view.regressed] == [
+        ("q3", 1, "q3"),  # a run that now ends in an error comes first
+        ("q1", 0, "q1"),
+        ("q5", 0, "q5"),
+    ]
+
+
+def test_every_view_shows_the_page_built_once() -> None:
+    """The terminal, the comment and report.html render one build of the page; a page built
+    from other results (a redacted copy) is never shown for these."""
+    from agent_eval_action.report import context
+
+    base = _runs("tool_usage_accuracy", {"a": 1.0, "b": 1.0}, direction="higher")
+    head = _runs("tool_usage_accuracy", {"a": 0.0, "b": 1.0}, direction="higher")
+    results = Results(datasets=[head], comparison=[compare_dataset(head, base, baseline_path="b.json")], gate=GateResult(passed=True))
+    background = Background(base_runs={PATH: base})
+    built = build(results, background=background)
+    assert view(results, background=background, built=built)["datasets"] is built.parts["datasets"]
+    assert context(results, background=background, built=built)["datasets"] is built.parts["datasets"]
+    assert render(results, {}, background, built=built) == render(results, {}, background)
+    other = results.model_copy(deep=True)
+    assert view(other, background=background, built=built)["datasets"] is not built.parts["datasets"]
