@@ -5,8 +5,13 @@ between the baseline commit and now (tests/apps/drifting)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import sysconfig
+import time
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +264,40 @@ def test_a_project_in_a_subfolder_runs_its_base_from_the_same_subfolder(tmp_path
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
     # The base's agent was the base's own: its run answers as the stored baseline did.
     assert results["drift_notes"] == []
+
+
+def test_an_interrupted_check_removes_the_base_checkout(repo: Path, tmp_path: Path) -> None:
+    """SIGTERM while both sides run: what finished is written (exit 143), the worktree is gone."""
+    edit(
+        repo,
+        "drifting/agent.py",
+        '    return {"item": item',
+        '    __import__("time").sleep(60)\n    return {"item": item',
+        "a tool that hangs",
+    )
+    marks = tmp_path / "marks.txt"
+    marks.write_text("")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MODEL_VERSION": "v1", "MARKS_FILE": str(marks)}
+    env.pop("GITHUB_BASE_REF", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--compare-with", "base"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marks.read_text() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)  # waiting for the event (a tool call began), not for a time
+        assert marks.read_text(), "no tool call began"
+        assert git(repo, "worktree", "list").count("\n") == 2  # the base's checkout is there while it runs
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, output
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
