@@ -71,6 +71,9 @@ def drifting_repo(top: Path, *, latency_rule: bool = False, folder: str = "") ->
     git(repo, "commit", "-qm", "agent and dataset")
     done = cli(repo, "baseline", "update", env={"MODEL_VERSION": "v1"})
     assert done.returncode == 0, done.stdout + done.stderr
+    # Baseline files keep their layout: the fields of base mode are left out when empty.
+    (stored,) = (repo / "evaluation" / "baselines").rglob("*.json")
+    assert not {"compare_with", "base_run", "drift", "drift_notes"} & set(json.loads(stored.read_text()))
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines under model v1")
     git(repo, "checkout", "-q", "-b", "pr")
@@ -107,7 +110,8 @@ def test_drift_fails_baseline_mode_and_is_reported_apart_in_base_mode(repo: Path
     git(repo, "commit", "-qm", "docs")
 
     results, printed = check(repo, version="v2", code=1)
-    assert results["compare_with"] == "baseline" and results["base_run"] is None and results["drift"] is None
+    # Fields that say nothing are left out of results.json.
+    assert results["compare_with"] == "baseline" and "base_run" not in results and "drift" not in results
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
     (hint,) = results["drift_notes"]
     assert "model drift is the likely cause" in hint and 'compare-with = "base"' in hint
@@ -156,7 +160,7 @@ def test_a_broken_tool_fails_in_both_modes(repo: Path) -> None:
     edit(repo, "drifting/agent.py", "PRICES.get(item, 9)}", "PRICES.get(item, 9) + 10}", "break the tool")
     results, _ = check(repo, version="v1", code=1)
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
-    assert results["drift_notes"] == []  # the PR changed the agent: no drift hint
+    assert "drift_notes" not in results  # the PR changed the agent: no drift hint
     results, _ = check(repo, "--compare-with", "base", "--runs", "2", version="v1", code=1)
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
     # runs = K applies to both sides.
@@ -165,7 +169,7 @@ def test_a_broken_tool_fails_in_both_modes(repo: Path) -> None:
     # The base's own run under the baseline's model version: nothing but the timings moved.
     untimed = [m for m in results["drift"][0]["metrics"] if m["metric"] not in ("latency", "turn_latency")]
     assert untimed and all(m["verdict"] in ("unchanged", "new") for m in untimed), untimed
-    assert results["drift_notes"] == []
+    assert "drift_notes" not in results
 
 
 def test_a_slower_tool_is_caught_by_the_latency_rule_in_base_mode_only(tmp_path: Path) -> None:
@@ -233,7 +237,7 @@ def test_without_a_base_branch_the_stored_baselines_are_compared(repo: Path) -> 
     done = cli(repo, "check", "--compare-with", "base", env={"MODEL_VERSION": "v1"})
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
-    assert results["compare_with"] == "baseline" and results["base_run"] is None
+    assert results["compare_with"] == "baseline" and "base_run" not in results
     assert any('compare-with = "base" needs a base branch' in n for n in results["gate"]["notes"])
 
 
@@ -263,7 +267,7 @@ def test_a_project_in_a_subfolder_runs_its_base_from_the_same_subfolder(tmp_path
     assert results["base_run"]["datasets"] == ["agents/evaluation/datasets/prices.json"]
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
     # The base's agent was the base's own: its run answers as the stored baseline did.
-    assert results["drift_notes"] == []
+    assert "drift_notes" not in results
 
 
 def test_an_interrupted_check_removes_the_base_checkout(repo: Path, tmp_path: Path) -> None:
