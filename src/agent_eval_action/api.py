@@ -260,6 +260,8 @@ def run_check(
         outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
         results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
         fail_on_drift(results, rules)
+        if (config.judges or config.metric_definitions or config.managed_metrics) and results.gate is not None:
+            results.gate.notes.append('compare-with = "base" does not judge the base\'s run: judged metrics are shown as new, not compared')
     outcome.base = state
     return outcome
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from agent_eval_action.config import Config, load_config
+from agent_eval_action.config import CANDIDATES, Config, config_candidates, config_from_text, upward
 from agent_eval_action.errors import ConfigError
 from agent_eval_action.git_ops import Git
 
@@ -41,19 +41,36 @@ def base_config(head: Config, tree: Path, prefix: str, *, python: str | None) ->
     from the base's checkout ``tree`` (``prefix``: the folder the check runs from, from the
     repository's top), under ``python`` when an install made one for it."""
     here = tree / prefix if prefix else tree
-    agent = head.agent
-    try:
-        found = load_config(head.file if head.file and (here / head.file).is_file() else None, cwd=here)
-        agent = found.agent or head.agent
-    except ConfigError:
-        pass  # the base's config is unreadable: its agent is taken to be the PR's reference
-    if agent and ":" not in agent and not os.path.isabs(agent) and (here / agent).exists():
-        agent = str(here / agent)  # an agent directory, in the base's checkout
+    agent, folder = base_agent(tree, here, head.file)
+    if agent is None:
+        agent, folder = head.agent, here / (os.path.relpath(head.folder, Path.cwd()) if head.folder else ".")
+    if agent and ":" not in agent and not os.path.isabs(agent) and (folder / agent).exists():
+        agent = str((folder / agent).resolve())  # an agent directory, in the base's checkout
     # Worker processes always: two agents of one module name cannot share this process.
     twin = head.with_overrides(agent=agent, in_process=False, **({"agent_python": python} if python else {}))
     moved = os.path.relpath(head.folder, Path.cwd()) if head.folder else "."
     twin.folder = str((here / moved).resolve())
     return twin
+
+
+def base_agent(tree: Path, here: Path, named: str | None) -> tuple[str | None, Path]:
+    """The agent the base's own config names, and the folder that config is in: the file the run
+    named (``named``, from ``here``), else the nearest config upward from ``here`` in the base's
+    checkout, found as :func:`load_config` finds one. Read as text: nothing of the base is
+    imported here. None when it names none or cannot be read."""
+    folders = [here] if named else upward(here, tree)
+    for folder in folders:
+        for name, table in config_candidates(named) if named else CANDIDATES:
+            file = folder / name
+            if not file.is_file():
+                continue
+            try:
+                found = config_from_text(file.read_text(encoding="utf-8"), name, table)
+            except (ConfigError, OSError, UnicodeDecodeError):
+                return None, here  # the base's config is unreadable: its agent is taken to be the PR's reference
+            if found is not None:
+                return found.agent, file.parent
+    return None, here
 
 
 def install_base(command: str | None, tree: Path, prefix: str, env: Mapping[str, str], out: TextIO) -> str | None:

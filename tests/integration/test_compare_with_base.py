@@ -305,3 +305,13 @@ def test_an_interrupted_check_removes_the_base_checkout(repo: Path, tmp_path: Pa
     assert process.returncode == 143, output
     assert git(repo, "worktree", "list").count("\n") == 1
     assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
+
+
+def test_the_base_runs_the_agent_its_own_config_names(repo: Path) -> None:
+    """The PR renames the agent's package: the base's checkout has only the old one, which its config names."""
+    git(repo, "mv", "drifting", "renamed")
+    (repo / "agent-eval.toml").write_text(CONFIG.replace('agent = "drifting"', 'agent = "renamed"'))
+    git(repo, "commit", "-qam", "rename the agent's package")
+    results, _ = check(repo, "--compare-with", "base", version="v1", code=0)
+    assert results["base_run"]["questions"] == QUESTIONS and not results["problems"]
+    assert results["gate"]["outcome"] == "passed"
