@@ -12,7 +12,7 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from agent_eval_action.agent_code import agent_paths
 from agent_eval_action.baseline import find_baseline, working_tree_reader
@@ -23,7 +23,17 @@ from agent_eval_action.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.gate import evaluate_gate, metric_kinds, unchecked_datasets
 from agent_eval_action.git_ops import Git, Snapshot, Workspace
 from agent_eval_action.history import BaseState, read_base
-from agent_eval_action.models import BaseRun, DatasetComparison, DatasetResult, GateFailure, Problem, Results, RunStats, Selection
+from agent_eval_action.models import (
+    BaseRun,
+    DatasetComparison,
+    DatasetResult,
+    GateFailure,
+    Problem,
+    QuestionResult,
+    Results,
+    RunStats,
+    Selection,
+)
 from agent_eval_action.rules import Rules, rules_at_base
 from agent_eval_action.selection import Change, PathRoles, select, select_all
 from agent_eval_action.views import fmt, is_timing
@@ -341,9 +351,7 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
 def answered_differently(now: DatasetResult, stored: DatasetResult) -> tuple[int, int]:
     """How many questions of ``now`` (ran, not reused) answer differently than in ``stored``
     (their final response, else a score of a non-timing metric), of how many both have."""
-    before: dict[str, list[Any]] = {}
-    for q in stored.questions:
-        before.setdefault(q.id, []).append(q)
+    before = _by_id(stored)
     differ = total = 0
     for qid, runs in _by_id(now).items():
         if qid not in before or all(q.reused for q in runs):
@@ -354,28 +362,26 @@ def answered_differently(now: DatasetResult, stored: DatasetResult) -> tuple[int
     return differ, total
 
 
-def _by_id(dataset: DatasetResult) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
+def _by_id(dataset: DatasetResult) -> dict[str, list[QuestionResult]]:
+    out: dict[str, list[QuestionResult]] = {}
     for q in dataset.questions:
         out.setdefault(q.id, []).append(q)
     return out
 
 
-def _differ(ours: list[Any], theirs: list[Any]) -> bool:
+def _differ(ours: list[QuestionResult], theirs: list[QuestionResult]) -> bool:
     """Whether a question answered differently: one of our runs gave an answer none of theirs
     gave (their counts of runs may differ). An answer is the final response when both sides
     recorded one, else the scores of the metrics that do not measure time."""
-    answer = _response if all(q.transcript is not None for q in [*ours, *theirs]) else _scores
-    before = [answer(q) for q in theirs]
-    return any(answer(q) not in before for q in ours)
+    responses = all(q.transcript is not None for q in [*ours, *theirs])
+    before = [_answer(q, responses) for q in theirs]
+    return any(_answer(q, responses) not in before for q in ours)
 
 
-def _response(question: Any) -> Any:
-    return question.transcript.final_response
-
-
-def _scores(question: Any) -> Any:
-    return sorted((name, s.value) for name, s in question.scores.items() if not is_timing(name))
+def _answer(question: QuestionResult, response: bool) -> object:
+    if response and question.transcript is not None:
+        return question.transcript.final_response
+    return sorted((name, s.value or 0.0, s.value is None) for name, s in question.scores.items() if not is_timing(name))
 
 
 def fail_on_drift(results: Results, rules: Rules) -> None:
