@@ -258,6 +258,7 @@ def run_check(
         results.base_run = done.base
         ran_base = Results(datasets=done.base_datasets)
         outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
+        outcome.base_runs = done.base_datasets
         results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
         fail_on_drift(results, rules)
         if (config.judges or config.metric_definitions or config.managed_metrics) and results.gate is not None:

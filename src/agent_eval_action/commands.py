@@ -210,6 +210,8 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
     background = repository_background(results, Path.cwd(), rules.gate, metric_kinds(rules, results), outcome.base)
+    # compare-with = "base": the runs beside this one are the base's, made now.
+    background.base_runs.update({run.path: run for run in outcome.base_runs})
     # One page for the terminal, the comment, the step summary and report.html, built from the
     # copy without secrets that publishing shows.
     shown = redacted(results, redactor)

@@ -50,6 +50,9 @@ class Outcome:
     sources: list[str] = field(default_factory=list)
     # What was read of the merge-base before the agent ran: the views' base runs and trends.
     base: BaseState | None = None
+    # compare-with = "base": the base's agent's runs made now, which the views show beside this
+    # run's (in place of the stored baselines' runs).
+    base_runs: list[DatasetResult] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

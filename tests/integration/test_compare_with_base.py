@@ -315,3 +315,10 @@ def test_the_base_runs_the_agent_its_own_config_names(repo: Path) -> None:
     results, _ = check(repo, "--compare-with", "base", version="v1", code=0)
     assert results["base_run"]["questions"] == QUESTIONS and not results["problems"]
     assert results["gate"]["outcome"] == "passed"
+
+
+def test_the_runs_beside_the_worse_questions_are_the_base_run_made_now(repo: Path) -> None:
+    edit(repo, "drifting/agent.py", "PRICES.get(item, 9)}", "PRICES.get(item, 9) + 10}", "break the tool")
+    check(repo, "--compare-with", "base", version="v2", code=1)
+    # The stored baseline (v1) answered "apple costs 1"; the base's agent answers so now under v2.
+    assert "| answer | apple costs 1 (as of v2) | apple costs 11 (as of v2) |" in comment(repo)

@@ -57,7 +57,9 @@ class DriftingModel(BaseLlm):
             item = first.split()[-1] if first else "nothing"
             part = types.Part(function_call=types.FunctionCall(name="lookup", args={"item": item}))
         elif draw(first, version) < SKILL.get(version, 0.5):
-            part = types.Part(text=f"{answer.get('item')} costs {answer.get('price')}")
+            # Another model version words its answers its own way too.
+            said = "" if version == "v1" else f" (as of {version})"
+            part = types.Part(text=f"{answer.get('item')} costs {answer.get('price')}{said}")
         else:
             part = types.Part(text="I am not sure")
         usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=20, candidates_token_count=5)
