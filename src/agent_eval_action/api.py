@@ -291,13 +291,20 @@ def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] |
     files, empty = expand_paths(list(paths))
     if empty or not files:
         raise DatasetError(", ".join(empty or paths), "matched no results files")
-    merged = merge_results([(f, read_results(f)) for f in files], merge_scorer(config))
+    shards = [(f, read_results(f)) for f in files]
+    merged = merge_results(shards, merge_scorer(config))
+    merged.compare_with = "baseline"
     git = Git(Path(cwd) if cwd else Path.cwd())
     selection = merged.selection or Selection()
     snapshot = Snapshot(git, selection.merge_base) if selection.merge_base else None
     rules = gate_rules(config, git, snapshot)
     # Shards compared with stored baselines: timings are information (a merge never re-runs the base).
     outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot), timings=False)
+    if any(shard.compare_with == "base" for _, shard in shards) and merged.gate is not None:
+        merged.gate.notes.append(
+            'compare-with = "base" is not kept across shards: the merged run is compared with the stored baselines '
+            "(run the check unsharded to compare with the base's agent run now)"
+        )
     outcome.sources = files
     return outcome
 

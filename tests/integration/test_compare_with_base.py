@@ -322,3 +322,16 @@ def test_the_runs_beside_the_worse_questions_are_the_base_run_made_now(repo: Pat
     check(repo, "--compare-with", "base", version="v2", code=1)
     # The stored baseline (v1) answered "apple costs 1"; the base's agent answers so now under v2.
     assert "| answer | apple costs 1 (as of v2) | apple costs 11 (as of v2) |" in comment(repo)
+
+
+def test_shards_merged_say_they_were_compared_with_the_stored_baselines(repo: Path) -> None:
+    for index in (1, 2):
+        done = cli(repo, "check", "--base", "main", "--compare-with", "base", "--shard", f"{index}/2", "--output-dir", f"shard{index}")
+        assert done.returncode == 0, done.stdout + done.stderr
+        shard = json.loads((repo / f"shard{index}" / "results.json").read_text())
+        assert shard["compare_with"] == "base" and shard["base_run"]["questions"] < QUESTIONS
+    done = cli(repo, "merge", "shard1/results.json", "shard2/results.json", "--output-dir", "merged", env={"MODEL_VERSION": "v1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    merged = json.loads((repo / "merged" / "results.json").read_text())
+    assert merged["compare_with"] == "baseline"
+    assert any('compare-with = "base" is not kept across shards' in n for n in merged["gate"]["notes"])
