@@ -8,7 +8,6 @@ with ``update-baseline``, writes the baselines and commits them; otherwise evalu
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,7 +23,7 @@ INPUTS = (
     "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
     "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
     "shard", "merge", "working-directory", "metrics", "agent-python", "model-cache",
-    "max-concurrency", "max-model-calls", "max-cost-usd", "fork-comment",
+    "max-concurrency", "max-model-calls", "max-cost-usd", "fork-comment", "compare-with",
 )  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
@@ -75,6 +74,7 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
         "shard": inputs["shard"] or None,
         "agent_python": inputs["agent-python"] or None,
         "model_cache": inputs["model-cache"] or None,
+        "compare_with": inputs["compare-with"] or None,
     }
     if inputs["comment"]:
         flags["comment"] = _bool("comment", inputs["comment"], True)
@@ -128,37 +128,26 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
         return _lenient(code, inputs, out, actions)
     base = base_ref(inputs["base-ref"] or None, config, env if event in PR_EVENTS else {})
     with group(out, "Evaluate", actions=actions):
-        code = check_and_publish(config, base=base, evaluate_all=event not in PR_EVENTS and not base, context=context, out=out, err=err)
+        code = check_and_publish(
+            config,
+            base=base,
+            evaluate_all=event not in PR_EVENTS and not base,
+            context=context,
+            out=out,
+            err=err,
+            install=inputs["install"] or None,
+        )
     return _lenient(code, inputs, out, actions)
 
 
 def install_agent_environment(command: str, env: Mapping[str, str], out: TextIO) -> str:
     """The ``install`` input: a venv for the agent outside the workspace (under ``RUNNER_TEMP``),
     the user's command run with it first on PATH, and that venv's Python returned to run the
-    agent with. The action's own environment is never touched: an agent pinning google-adk 1.x
-    or its own pydantic cannot downgrade what we run on."""
-    import tempfile
+    agent with (``environments``: cached by the dependency files, so the base's agent shares it
+    under compare-with = "base" when its dependencies are the same)."""
+    from agent_eval_action.environments import install_environment
 
-    from agent_eval_action.agent_env import agent_environment
-    from agent_eval_action.workflow import group, in_actions
-
-    venv = Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / "agent-eval-agent-venv"
-    # The interpreter our own venv was made from: the agent's venv must not see our packages.
-    base = getattr(sys, "_base_executable", None) or sys.executable
-    with group(out, "Install the agent's environment", actions=in_actions(env)):
-        made = subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=False, capture_output=True, text=True)
-        if made.returncode != 0:
-            raise InfrastructureError(f"could not create the agent's venv at {venv}: {(made.stderr or made.stdout).strip()[:300]}")
-        bin_dir = venv / "bin"
-        clean = agent_environment(env)
-        clean.update({"VIRTUAL_ENV": str(venv), "PATH": os.pathsep.join([str(bin_dir), clean.get("PATH", "")])})
-        clean.pop("PYTHONPATH", None)  # ours points into our own installation
-        clean.pop("PYTHONHOME", None)
-        print(f"agent environment: {venv} ({base}); running: {command}", file=out, flush=True)
-        done = subprocess.run(command, shell=True, check=False, env=clean)
-    if done.returncode != 0:
-        raise InfrastructureError(f"the install command exited with {done.returncode}: {command}")
-    return str(bin_dir / "python")
+    return install_environment(command, Path.cwd(), env, out)
 
 
 def _lenient(code: int, inputs: dict[str, str], out: TextIO, actions: bool) -> int:

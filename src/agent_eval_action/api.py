@@ -13,6 +13,7 @@ own, and nothing global (gc, OpenTelemetry, ``sys.path``, logging) outlives the 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from agent_eval_action import __version__, interrupt
+from agent_eval_action.base_run import base_checkout, base_config, install_base
 from agent_eval_action.baseline import Written, write_baseline
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.convert import write_golden, write_runs
@@ -42,7 +44,10 @@ from agent_eval_action.steps import (
     baselines_in,
     baselines_in_repository,
     compare_and_gate,
+    drift,
+    drift_hint,
     evaluate_files,
+    fail_on_drift,
     gate_rules,
     path_roles,
     reusable_baselines,
@@ -185,12 +190,17 @@ def run_check(
     base: str | None = None,
     evaluate_all: bool = False,
     progress: TextIO | None = None,
+    install: str | None = None,
 ) -> Outcome:
     """The PR check in the repository at ``cwd``, with the config its verdict was made with:
     select what changed since the merge-base with ``base`` (all datasets when an agent path
     changed, when asked, or without a base), evaluate it (reusing the baseline's scores of
     unchanged questions when the agent's code is unchanged), compare with the baselines at the
-    merge-base and gate, with the gate's rules from there."""
+    merge-base and gate, with the gate's rules from there.
+
+    With ``compare_with = "base"``, the merge-base's agent is checked out and run beside this
+    one (``install``: the command that makes its environment) on the same questions, and this
+    run is compared with that one; the base's run is compared with its stored baseline as drift."""
     git = Git(Path(cwd) if cwd else Path.cwd())
     merge_base = git.merge_base(base) if base else None
     changes = git.changes(merge_base) if merge_base else []
@@ -218,9 +228,17 @@ def run_check(
     reuse = None
     if config.reuse and snapshot is not None and not selection.agent_changes and fingerprint is not None:
         reuse = reusable_baselines(git, selection, config, fingerprint, snapshot)
-    done = evaluate_files(
-        config, [DatasetFile(by_path[s.path], s.path) for s in selection.selected], progress=progress, fingerprint=fingerprint, reuse=reuse
-    )
+    files_now = [DatasetFile(by_path[s.path], s.path) for s in selection.selected]
+    # A deployed agent (agent_url) has no base to check out: it is compared with the stored baselines.
+    runnable = bool(config.agent) and not config.agent_url
+    beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected) and runnable
+    with base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree:
+        twin = None
+        if tree is not None:
+            python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
+            here = tree / workspace.prefix if workspace.prefix else tree
+            twin = (base_config(config, tree, workspace.prefix, python=python), here)
+        done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin)
     results = Results(
         tool_version=__version__,
         selection=selection,
@@ -228,8 +246,29 @@ def run_check(
         datasets=done.datasets,
         problems=problems + done.problems,
         run=done.run,
+        compare_with="base" if done.base_datasets is not None else "baseline",
     )
-    outcome = compare_and_gate(results, rules, baselines_in_repository(git, selection, config, snapshot))
+    stored = baselines_in_repository(git, selection, config, snapshot)
+    if done.base_datasets is None:  # compared with the stored baselines: timings are information
+        outcome = compare_and_gate(results, rules, stored, timings=False)
+        hint = drift_hint(results, stored)
+        results.drift_notes = [hint] if hint else []
+        if config.compare_with == "base" and results.gate is not None and (merge_base is None or not runnable):
+            need = (
+                "a base branch (--base, or $GITHUB_BASE_REF)" if merge_base is None else "an agent in the repository (agent), not agent-url"
+            )
+            results.gate.notes.append(f'compare-with = "base" needs {need}: compared with the stored baselines')
+    else:
+        assert done.base is not None and merge_base is not None
+        done.base.commit = merge_base
+        results.base_run = done.base
+        ran_base = Results(datasets=done.base_datasets)
+        outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
+        outcome.base_runs = done.base_datasets
+        results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
+        fail_on_drift(results, rules)
+        if (config.judges or config.metric_definitions or config.managed_metrics) and results.gate is not None:
+            results.gate.notes.append('compare-with = "base" does not judge the base\'s run: judged metrics are shown as new, not compared')
     outcome.base = state
     return outcome
 
@@ -258,12 +297,20 @@ def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] |
     files, empty = expand_paths(list(paths))
     if empty or not files:
         raise DatasetError(", ".join(empty or paths), "matched no results files")
-    merged = merge_results([(f, read_results(f)) for f in files], merge_scorer(config))
+    shards = [(f, read_results(f)) for f in files]
+    merged = merge_results(shards, merge_scorer(config))
+    merged.compare_with = "baseline"
     git = Git(Path(cwd) if cwd else Path.cwd())
     selection = merged.selection or Selection()
     snapshot = Snapshot(git, selection.merge_base) if selection.merge_base else None
     rules = gate_rules(config, git, snapshot)
-    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot))
+    # Shards compared with stored baselines: timings are information (a merge never re-runs the base).
+    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot), timings=False)
+    if any(shard.compare_with == "base" for _, shard in shards) and merged.gate is not None:
+        merged.gate.notes.append(
+            'compare-with = "base" is not kept across shards: the merged run is compared with the stored baselines '
+            "(run the check unsharded to compare with the base's agent run now)"
+        )
     outcome.sources = files
     return outcome
 

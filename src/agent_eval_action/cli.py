@@ -33,7 +33,7 @@ AGENT_FLAGS = (
     "progress",
 )
 EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
-RUN_FLAGS = (*EVALUATE_FLAGS, "shard", "reuse")
+RUN_FLAGS = (*EVALUATE_FLAGS, "shard", "reuse", "compare_with")
 EPILOG = (
     "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure, "
     "130 / 143 interrupted by SIGINT / SIGTERM (what finished is written)"
@@ -90,6 +90,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_const",
         const=False,
         help="run every selected question, even those unchanged since the baseline",
+    )
+    run.add_argument(
+        "--compare-with",
+        choices=("baseline", "base"),
+        help="compare with the baselines stored on the base branch (default), or with the base's agent run now, beside this one",
+    )
+    run.add_argument(
+        "--install",
+        metavar="COMMAND",
+        help="shell command that installs the agent's dependencies into a venv of its own (cached by its dependency files); "
+        "with --compare-with base, the base's agent gets its own, made the same way",
     )
     _agent_flags(run)
 
@@ -287,6 +298,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 evaluate_all=args.evaluate_all,
                 datasets=args.datasets,
                 comment=no_comment,
+                install=args.install,
                 out=out,
                 err=err,
                 **flags,

@@ -147,27 +147,56 @@ def run(
     config_path: str | None = None,
     base: str | None = None,
     evaluate_all: bool = False,
+    install: str | None = None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
     **flags: object,
 ) -> int:
-    """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate."""
+    """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate.
+    ``install``: the command that makes the agent's environment (and the base's, when it runs)."""
     from agent_eval_action.publish import GitHubContext
 
     config = load_config(config_path, anywhere=True).with_overrides(**flags)
+    if install and not config.agent_python:
+        from agent_eval_action.environments import install_environment
+
+        config = config.with_overrides(agent_python=install_environment(install, Path.cwd(), os.environ, err))
     context = GitHubContext.from_env(os.environ)
     return check_and_publish(
-        config, base=api.base_ref(base, config, os.environ), evaluate_all=evaluate_all, context=context, out=out, err=err
+        config,
+        base=api.base_ref(base, config, os.environ),
+        evaluate_all=evaluate_all,
+        context=context,
+        out=out,
+        err=err,
+        install=install,
     )
 
 
-def check_and_publish(config: Config, *, base: str | None, evaluate_all: bool, context: GitHubContext, out: TextIO, err: TextIO) -> int:
-    """Runs the check, writes results.json, prints the summary and publishes; returns the exit code."""
+def check_and_publish(
+    config: Config,
+    *,
+    base: str | None,
+    evaluate_all: bool,
+    context: GitHubContext,
+    out: TextIO,
+    err: TextIO,
+    install: str | None = None,
+) -> int:
+    """Runs the check, writes results.json, prints the summary and publishes; returns the exit code.
+    ``install``: the command that makes the base's agent's environment (compare-with = "base")."""
     if context.token:
         mask(context.token, out, actions=context.in_actions)
     redactor_for([config.agent_auth_env], out, err)
+    if config.compare_with == "base":
+        cache = "; the model-call cache is off for both sides (a replay would hide drift)" if config.model_cache else ""
+        print(
+            "compare-with = base: the base's agent runs now beside this one, question by question, and this run is compared "
+            f"with it; every model call goes to the model{cache}",
+            file=err,
+        )
     with output_lock(config.output_dir):
-        outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err)
+        outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err, install=install)
         selection = outcome.results.selection
         if selection is not None and not selection.selected and not outcome.results.problems:
             print("nothing to evaluate: no dataset changed and no agent code changed", file=out)
@@ -191,6 +220,8 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
     background = repository_background(results, Path.cwd(), rules.gate, metric_kinds(rules, results), outcome.base)
+    # compare-with = "base": the runs beside this one are the base's, made now.
+    background.base_runs.update({run.path: run for run in outcome.base_runs})
     # One page for the terminal, the comment, the step summary and report.html, built from the
     # copy without secrets that publishing shows.
     shown = redacted(results, redactor)

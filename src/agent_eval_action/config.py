@@ -85,6 +85,9 @@ class GateConfig(BaseModel):
     fail_on_question_drop: bool = True
     fail_on_new_errors: bool = True
     max_errors: int | None = Field(default=None, ge=0)
+    # With compare-with = "base": the fresh base run moved from the stored baseline (the model
+    # drifted under the same code) fails the check too; by default drift is only reported.
+    fail_on_drift: bool = False
     metrics: dict[str, MetricRule] = Field(default_factory=dict)
 
     @field_validator("max_regression")
@@ -222,6 +225,9 @@ class Config(BaseModel):
     select: Literal["changed", "all"] = "changed"
     # In a PR with no agent change, questions unchanged since the baseline keep its scores (reuse.py).
     reuse: bool = True
+    # What a PR is compared with: "baseline", the results stored on the base branch; "base", the
+    # merge-base's agent run now beside the PR's, question by question (base_run.py).
+    compare_with: Literal["baseline", "base"] = "baseline"
     base: str | None = None
     # "i/n": evaluate the i-th of n deterministic slices of the questions (merge the results after).
     shard: str | None = Field(default=None, pattern=r"^\d+/\d+$")

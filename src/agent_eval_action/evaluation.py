@@ -19,7 +19,7 @@ from agent_eval_action.errors import DatasetError, UsageError
 from agent_eval_action.loaders import LoadedDataset, Record, load_dataset
 from agent_eval_action.logs import log
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import BudgetUse, DatasetResult, ModelCalls, Problem, RunStats, Trace
+from agent_eval_action.models import BudgetUse, DatasetResult, ModelCalls, Problem, Question, RunStats, Trace
 from agent_eval_action.progress import Progress
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 from agent_eval_action.scoring import Scorer
@@ -44,6 +44,23 @@ class Evaluation:
     _limiter: Limiter | None = None
     _budget: Budget | None = None
     _judge_budget: BudgetUse | None = None
+    # compare-with = "base": the merge-base's agent (its config, its checkout), run beside this
+    # one question by question in its own workers, on this loop, limiter and budget (see
+    # :meth:`beside`); what it scored, dataset by dataset, and what it ran.
+    twin: Evaluation | None = None
+    twin_results: list[DatasetResult] = field(default_factory=list)
+    twin_questions: int = 0
+    twin_calls: int = 0
+    _twin_items: list[Record | DatasetError] | None = None
+    # The folder a run from a subfolder also imports from (default: the working directory); the
+    # base's checkout for the twin.
+    workdir: Path | None = None
+
+    def beside(self, twin: Evaluation) -> None:
+        """Runs ``twin`` (the base's agent) beside this one from now on: the same event loop, so
+        both sides' questions go through one limiter and one budget, interleaved."""
+        twin._event_loop = self._loop()
+        self.twin = twin
 
     def settings(self) -> RunSettings:
         c = self.config
@@ -121,7 +138,8 @@ class Evaluation:
         env = agent_environment(os.environ, also_withhold=[c.agent_auth_env], pass_through=c.agent_env.allow, remove=c.agent_env.withhold)
         if c.import_root().resolve() != Path.cwd().resolve():
             # The agent runs from the project's folder; a module beside a run from a subfolder still imports.
-            env["PYTHONPATH"] = os.pathsep.join([*([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []), str(Path.cwd())])
+            here = str(self.workdir or Path.cwd())
+            env["PYTHONPATH"] = os.pathsep.join([*([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []), here])
         python = c.agent_python or sys.executable
         return WorkerPool(
             WorkerSettings(
@@ -146,6 +164,8 @@ class Evaluation:
         if self._pool is None and self._runner is None and c.agent and not c.agent_url and not c.in_process:
             self._pool = self._new_pool()
             self._loop().run_until_complete(self._pool.launch())
+        if self.twin is not None:
+            self.twin._launch_workers()
 
     def _custom_metrics(self) -> list[Any]:
         if not self.config.custom_metrics:
@@ -155,6 +175,8 @@ class Evaluation:
         return custom_metrics(self.config)
 
     def _model_cache(self) -> str | None:
+        if self.config.compare_with == "base":
+            return None  # both sides ask the model now: a replay would hide the drift the base run is there to see
         return str(Path(self.config.model_cache).resolve()) if self.config.model_cache else None
 
     def evaluate_file(self, path: str, reuse: DatasetResult | None = None, also: tuple[str, ...] = ()) -> DatasetResult | None:
@@ -163,15 +185,7 @@ class Evaluation:
 
         ``reuse``: a baseline whose unchanged questions need not run again (``reuse.py`` says when)."""
         self._reuse = reuse
-        scorer = Scorer.for_names(
-            self.config.metrics,
-            MetricContext(prices=self.config.price_table()),
-            custom=self._custom_metrics(),
-            seed=self.config.seed,
-            workers=self.config.worker_count(),
-            pass_thresholds=self.config.pass_thresholds(),
-            configured_thresholds=self.config.configured_thresholds(),
-        )
+        scorer = self._scorer()
         try:
             dataset = load_dataset(path, also)
             if dataset.format not in RECORDED_FORMATS:  # its questions need the agent
@@ -183,12 +197,36 @@ class Evaluation:
             self._model_calls = None
             result = self._score(dataset, scorer)
             result.model_calls = self._model_calls
+            if self.twin is not None and dataset.format not in RECORDED_FORMATS:
+                self.twin_results.append(self._score_twin(dataset, scorer, result))
         except (DatasetError, UsageError) as error:
             self.problems.append(Problem(path=path, message=error.message() if isinstance(error, DatasetError) else f"{path}: {error}"))
             return None
         self.problems.extend(scorer.problems)
         for warning in result.warnings:
             log.warning(warning)
+        return result
+
+    def _scorer(self) -> Scorer:
+        return Scorer.for_names(
+            self.config.metrics,
+            MetricContext(prices=self.config.price_table()),
+            custom=self._custom_metrics(),
+            seed=self.config.seed,
+            workers=self.config.worker_count(),
+            pass_thresholds=self.config.pass_thresholds(),
+            configured_thresholds=self.config.configured_thresholds(),
+        )
+
+    def _score_twin(self, dataset: LoadedDataset, scorer: Scorer, ours: DatasetResult) -> DatasetResult:
+        """The base's runs of the questions this dataset ran, scored as ours were; the questions
+        whose scores ours reused carry the same scores (they ran on neither side)."""
+        items, self._twin_items = self._twin_items or [], None
+        twin = self._scorer()
+        twin.context, twin.carried, twin.hashes = scorer.context, scorer.carried, scorer.hashes
+        twin.prepare()
+        result = twin.score_dataset(dataset, items)
+        result.path, result.agent_fingerprint = ours.path, None
         return result
 
     def _keep_shard(self, dataset: LoadedDataset) -> None:
@@ -243,20 +281,53 @@ class Evaluation:
             preparing.start()
         try:
             runner = self.runner()
+            twin = self._twin_runner()
         except UsageError:
             if not interrupt.requested():
                 raise
             return [*ready, *_interrupted(to_run, settings.runs)]
-        progress = Progress(dataset.name, len(to_run) * settings.runs, stream=self.err, mode=self.config.progress)
+        sides = 1 if twin is None else 2
+        progress = Progress(dataset.name, len(to_run) * settings.runs * sides, stream=self.err, mode=self.config.progress)
         if self._limiter is None:
             self._limiter = settings.limiter()
-        run = run_records(to_run, runner, settings, progress, limiter=self._limiter, budget=self.budget())
-        ran = self._loop().run_until_complete(run)
+        if twin is None:
+            run = run_records(to_run, runner, settings, progress, limiter=self._limiter, budget=self.budget())
+            ran = self._loop().run_until_complete(run)
+        else:
+            ran, theirs = self._run_beside(to_run, runner, twin, settings, progress)
+            self._twin_items = [*ready, *theirs]
         progress.close()
         self._model_calls = _model_calls(ran)
         if preparing is not None:
             preparing.join()
         return [*ready, *ran]
+
+    def _twin_runner(self) -> QuestionRunner | None:
+        if self.twin is None:
+            return None
+        try:
+            return self.twin.runner()
+        except UsageError as error:
+            raise UsageError(f"the base's agent (compare-with = base) could not be run: {error}") from None
+
+    def _run_beside(
+        self, to_run: list[Record], ours: QuestionRunner, theirs: QuestionRunner, settings: RunSettings, progress: Progress
+    ) -> tuple[list[Record], list[Record]]:
+        """Each question run by both agents, the base's first, interleaved (base q1, ours q1, base
+        q2, ...) in one pool: both sides meet the same minutes, model version, machine, limiter
+        and budget. Returns our runs and the base's."""
+        assert self.twin is not None
+        copies = [Record(question=r.question.model_copy(), run=r.run) for r in to_run]
+        base_side = {id(copy.question) for copy in copies}
+        both = _Beside(ours, theirs, base_side)
+        interleaved = [record for pair in zip(copies, to_run, strict=True) for record in pair]
+        run = run_records(interleaved, both, settings, progress, limiter=self._limiter, budget=self.budget())
+        done = self._loop().run_until_complete(run)
+        mine = [r for r in done if id(r.question) not in base_side]
+        base = [r for r in done if id(r.question) in base_side]
+        self.twin_questions += len(to_run)
+        self.twin_calls += sum(len(r.trace.llm_calls or []) for r in base if r.trace is not None)
+        return mine, base
 
     def _score_with_judges(self, dataset: LoadedDataset, scorer: Scorer) -> DatasetResult:
         from agent_eval_action.judges.engine import JudgeEngine, JudgeSettings
@@ -309,12 +380,30 @@ class Evaluation:
         return self._event_loop
 
     def close(self) -> None:
-        if self._pool is not None and self._event_loop is not None:
-            self._event_loop.run_until_complete(self._pool.close())
-            self._pool = None
+        if self.twin is not None:  # its workers only: the loop is ours
+            self.twin._close_pool()
+            self.twin._event_loop = None
+        self._close_pool()
         if self._event_loop is not None:
             self._event_loop.close()
             self._event_loop = None
+
+    def _close_pool(self) -> None:
+        if self._pool is not None and self._event_loop is not None:
+            self._event_loop.run_until_complete(self._pool.close())
+            self._pool = None
+
+
+class _Beside:
+    """A runner over both sides: a question runs on the base's agent when it is one of the base's
+    copies (``base_side``: their ids), else on ours."""
+
+    def __init__(self, ours: QuestionRunner, theirs: QuestionRunner, base_side: set[int]):
+        self.ours, self.theirs, self.base_side = ours, theirs, base_side
+
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
+        side = self.theirs if id(question) in self.base_side else self.ours
+        return await side.run_question(question, timeout_s)
 
 
 def _interrupted(records: list[Record], runs: int) -> list[Record]:

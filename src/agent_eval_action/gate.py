@@ -9,6 +9,14 @@ from agent_eval_action.markdown import plural
 from agent_eval_action.models import DatasetComparison, DatasetResult, GateFailure, GateResult, Results
 
 
+def is_timing(metric: str) -> bool:
+    """Whether the metric is measured in wall-clock time (declared where it is registered)."""
+    from agent_eval_action.metrics import REGISTRY
+
+    found = REGISTRY.get(metric)
+    return found is not None and found.timing
+
+
 def metric_kinds(config: Config | None = None, results: Results | None = None) -> dict[str, str]:
     """Metric name -> "reference" | "trace" | "judge", which picks its default rule: as the results
     recorded it, else as the registry and the config's custom metrics say (results written
@@ -62,9 +70,14 @@ def evaluate_gate(
     comparisons: list[DatasetComparison],
     config: GateConfig,
     kinds: dict[str, str],
+    *,
+    timings: bool = True,
 ) -> GateResult:
     """``kinds``: metric name -> "reference" | "trace" | "judge" (unknown names count as "trace").
-    Comparisons are matched to datasets by path (two datasets may share a name)."""
+    Comparisons are matched to datasets by path (two datasets may share a name). ``timings``:
+    False when the baseline was not run in this job (a PR check with compare-with = "baseline"):
+    timings were measured on another machine at another hour, and a rule's
+    max_regression on one is a note, never a failure."""
     failures: list[GateFailure] = []
     notes: list[str] = []
     by_path = {c.path: c for c in comparisons}
@@ -122,11 +135,18 @@ def evaluate_gate(
         for metric in comparison.metrics:
             kind = kinds.get(metric.metric, "trace")
             rule = rule_for(metric.metric, kind, metric.direction, config, dataset.criteria)
+            informational = not timings and is_timing(metric.metric)
             if metric.delta is not None and metric.baseline is not None and rule.max_regression is not None:
                 amount, relative = parse_regression(rule.max_regression)
                 limit = amount * abs(metric.baseline) if relative else amount
                 worse = worse_amount(metric.delta, metric.direction)
-                if worse > limit + 1e-12:
+                if worse > limit + 1e-12 and informational:
+                    notes.append(
+                        f"{name}: {metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} is worse than max_regression "
+                        f"{rule.max_regression}, not gated: its baseline was timed on another machine at another hour "
+                        '(compare-with = "base" times both sides in the same job)'
+                    )
+                elif worse > limit + 1e-12:
                     sure = ci_on_worse_side(metric.ci95, metric.direction)
                     shown = f"{metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} (delta {metric.delta:+.4g}"
                     ci = f", 95% CI [{metric.ci95[0]:+.4g}, {metric.ci95[1]:+.4g}])" if metric.ci95 else ")"
@@ -142,7 +162,7 @@ def evaluate_gate(
                     else:
                         notes.append(f"{name}: {shown}{ci} is worse than {allowed} but within noise (the CI includes no change)")
             counted = counted_drops(metric)
-            for drop in metric.drops:
+            for drop in [] if informational else metric.drops:
                 line = f"question {drop.id} {drop.metric} fell {drop.baseline:.3g} -> {drop.current:.3g}"
                 if within_spread(drop):
                     # Its runs disagree: a fall no larger than its own spread is what re-asking it does.

@@ -178,6 +178,16 @@ class Git:
         reason = (done.stderr or done.stdout).strip()
         return reason.replace(token, "***") if token else reason
 
+    def add_worktree(self, path: Path, rev: str) -> None:
+        """A detached checkout of ``rev`` at ``path`` (a new directory), sharing this repository's objects."""
+        self.run("worktree", "add", "--detach", "--force", str(path), rev)
+
+    def remove_worktree(self, path: Path) -> None:
+        """Removes the checkout :meth:`add_worktree` made, and git's record of it; never raises
+        (it runs on the way out of a failed or interrupted check)."""
+        self.run("worktree", "remove", "--force", "--force", str(path), check=False)
+        self.run("worktree", "prune", check=False)
+
     def toplevel(self) -> Path | None:
         """The repository's root directory; None outside a repository."""
         done = self.run("rev-parse", "--show-toplevel", check=False)

@@ -249,13 +249,16 @@ def background_from_files(
 
 def rules_of(results: Results, gate: GateConfig, kinds: Mapping[str, str]) -> dict[str, RuleView]:
     """Metric -> its rule under the gate config ``gate`` (a ``GateConfig``), for the metrics in ``results``."""
-    from agent_eval_action.gate import rule_for
+    from agent_eval_action.gate import is_timing, rule_for
 
     out: dict[str, RuleView] = {}
+    # A PR check against stored baselines compares no timings: their rules' max_regression is not applied.
+    untimed = results.compare_with == "baseline"
     for dataset in results.datasets:
         for metric, summary in dataset.summary.items():
             rule = rule_for(metric, kinds.get(metric, "trace"), summary.direction, gate)
-            view = RuleView(min=rule.min, max=rule.max, max_regression=rule.max_regression)
+            regression = None if untimed and is_timing(metric) else rule.max_regression
+            view = RuleView(min=rule.min, max=rule.max, max_regression=regression)
             if view.gated:
                 out[metric] = view
     return out

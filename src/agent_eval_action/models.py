@@ -527,6 +527,18 @@ class GateResult(_Model):
         return data
 
 
+class BaseRun(_Model):
+    """What re-running the merge-base's agent beside the PR cost (compare-with = "base")."""
+
+    # The merge-base commit the base's agent was checked out at.
+    commit: str | None = None
+    datasets: list[str] = Field(default_factory=list)
+    # Distinct questions run on the base side, each ``runs`` times, and its model calls.
+    questions: int = 0
+    runs: int = 1
+    model_calls: int = 0
+
+
 class Results(_Model):
     schema_version: int = SCHEMA_VERSION
     tool_version: str = ""
@@ -539,3 +551,13 @@ class Results(_Model):
     gate: GateResult | None = None
     # How the agent ran (concurrency reached, budgets); None when nothing ran the agent.
     run: RunStats | None = None
+    # What the PR was compared with: "baseline" (stored on the base branch) or "base" (the
+    # merge-base's agent run in the same job); None in files written before it was recorded.
+    compare_with: Literal["baseline", "base"] | None = None
+    # compare-with = "base": what the base's re-run cost, and the fresh base run compared with
+    # the stored baseline (same code, another time: the model's drift).
+    base_run: BaseRun | None = None
+    drift: list[DatasetComparison] | None = None
+    # What the check says of model drift, a line each: with compare-with = "base", each dataset whose
+    # base run moved from its stored baseline; else the hint that drift is the likely cause.
+    drift_notes: list[str] = Field(default_factory=list)

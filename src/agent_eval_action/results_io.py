@@ -57,10 +57,18 @@ def _encode(value: Any, level: int) -> Iterator[str]:
         yield _compact(value)
 
 
+# Fields added after baselines were first written, left out when they say nothing (every baseline
+# file): a baseline made again with unchanged scores keeps its bytes.
+OMITTED_WHEN_EMPTY = ("compare_with", "base_run", "drift", "drift_notes")
+
+
 def _pieces(results: Results) -> Iterator[str]:
     """Sorted keys in the outline, one line per question in schema order, rounded figures:
     an unchanged run writes identical bytes."""
     outline = results.model_dump(exclude={"datasets": {"__all__": {"questions"}}})
+    for key in OMITTED_WHEN_EMPTY:
+        if not outline.get(key):
+            outline.pop(key, None)
     for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
         data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
     yield from _encode(outline, 0)

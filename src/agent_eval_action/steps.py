@@ -24,9 +24,20 @@ from agent_eval_action.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.gate import evaluate_gate, metric_kinds, unchecked_datasets
 from agent_eval_action.git_ops import Git, Snapshot, Workspace
 from agent_eval_action.history import BaseState, read_base
-from agent_eval_action.models import DatasetComparison, DatasetResult, Problem, Results, RunStats, Selection
+from agent_eval_action.models import (
+    BaseRun,
+    DatasetComparison,
+    DatasetResult,
+    GateFailure,
+    Problem,
+    QuestionResult,
+    Results,
+    RunStats,
+    Selection,
+)
 from agent_eval_action.rules import Rules, rules_at_base
 from agent_eval_action.selection import Change, PathRoles, select, select_all
+from agent_eval_action.views import fmt, is_timing
 
 
 @dataclass
@@ -40,6 +51,9 @@ class Outcome:
     sources: list[str] = field(default_factory=list)
     # What was read of the merge-base before the agent ran: the views' base runs and trends.
     base: BaseState | None = None
+    # compare-with = "base": the base's agent's runs made now, which the views show beside this
+    # run's (in place of the stored baselines' runs).
+    base_runs: list[DatasetResult] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,9 @@ class Evaluated:
     datasets: list[DatasetResult]
     problems: list[Problem]
     run: RunStats | None = None
+    # compare-with = "base": the base's agent's runs of the same questions, and what they cost.
+    base: BaseRun | None = None
+    base_datasets: list[DatasetResult] | None = None
 
 
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.
@@ -88,26 +105,42 @@ def evaluate_files(
     progress: TextIO | None,
     fingerprint: str | None = None,
     reuse: Callable[[DatasetFile], DatasetResult | None] | None = None,
+    beside: tuple[Config, Path] | None = None,
 ) -> Evaluated:
     """The evaluate loop: each file loaded, run through the agent where it holds no recorded runs,
     and scored; those that could not be are problems. ``progress``: where the progress line of
     long runs goes (None: nowhere). ``fingerprint``: the agent code's hash, recorded with the
-    runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again."""
+    runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again;
+    ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base")."""
     evaluation = Evaluation(config, err=progress or io.StringIO())
+    if beside is not None:
+        evaluation.beside(Evaluation(beside[0], err=evaluation.err, workdir=beside[1]))
     datasets: list[DatasetResult] = []
     try:
         for item in files:
+            theirs = len(evaluation.twin_results)
             result = evaluation.evaluate_file(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
             if result is None:
                 continue
             if item.path is not None:
                 result.path = item.path
+                for twin in evaluation.twin_results[theirs:]:  # the base's run of this file, when it made one
+                    twin.path = item.path
             if result.format not in RECORDED_FORMATS:
                 result.agent_fingerprint = fingerprint
             datasets.append(result)
     finally:
         evaluation.close()
-    return Evaluated(datasets=datasets, problems=evaluation.problems, run=evaluation.stats())
+    done = Evaluated(datasets=datasets, problems=evaluation.problems, run=evaluation.stats())
+    if beside is not None:
+        done.base_datasets = evaluation.twin_results
+        done.base = BaseRun(
+            datasets=[d.path for d in evaluation.twin_results],
+            questions=evaluation.twin_questions,
+            runs=config.runs,
+            model_calls=evaluation.twin_calls,
+        )
+    return done
 
 
 def gate_rules(config: Config, git: Git, base: Snapshot | None) -> Rules:
@@ -262,15 +295,16 @@ def interrupted_runs(results: Results) -> int:
     return sum(1 for d in results.datasets for q in d.questions if q.status == "skipped" and q.skip_reason == interrupt.REASON)
 
 
-def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup) -> Outcome:
+def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True) -> Outcome:
     """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
     verdict under ``rules``: passed, failed, or unchecked when an input problem (a bad dataset,
     an unreadable baseline, a dataset of which nothing could be scored) kept part of the check
-    from happening. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
+    from happening. ``timings``: False when the baseline did not run in this job (a PR check
+    against stored baselines): timings are then information, their rules notes. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
     config = rules.config
     results.comparison = compare(results, config, lookup)
     kinds = metric_kinds(config, results)
-    gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds)
+    gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds, timings=timings)
     stopped = interrupted_runs(results)
     # An interrupted run decides nothing: no "failed" from the part that ran, and no advice to
     # add reference data to a dataset whose questions simply did not get to run.
@@ -291,3 +325,130 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup) -> 
     gate.passed = gate.outcome == "passed"
     results.gate = gate
     return Outcome(results=results, config=config)
+
+
+REFRESH = "python -m agent_eval_action baseline update"
+
+
+def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLookup) -> tuple[list[DatasetComparison], list[str]]:
+    """The base's fresh run compared with its stored baseline: the same code at another time, so
+    what moved is the model (or the world), not the PR. Returns the comparisons and a line for
+    each dataset that moved ("the model moved: 5 of 40 questions answer differently ...")."""
+    scratch = Results(datasets=base_datasets)
+    comparisons = compare(scratch, config, stored)
+    lines = [f"{p.message} (drift not measured)" for p in scratch.problems]
+    for dataset, comparison in zip(base_datasets, comparisons, strict=False):
+        if comparison.status != "compared":
+            continue
+        try:
+            found = stored(dataset)
+        except DatasetError:
+            continue
+        if found is None:
+            continue
+        differ, total = answered_differently(dataset, found.dataset)
+        moved = [m for m in comparison.metrics if m.verdict in ("regressed", "improved") and not is_timing(m.metric)]
+        if not differ and not moved:
+            continue
+        shown = max(moved or comparison.metrics, key=lambda m: abs(m.delta or 0.0), default=None)
+        figures = ""
+        if shown is not None and shown.baseline is not None and shown.current is not None:
+            figures = f" ({shown.metric} {fmt(shown.baseline, shown.metric)} → {fmt(shown.current, shown.metric)})"
+        lines.append(
+            f"{dataset.name}: the model moved: {differ} of {total} questions answer differently than the stored baseline "
+            f"with the same code{figures}; this does not fail the PR unless [gate] fail-on-drift = true. "
+            f"Refresh the baseline on the base branch with `{REFRESH}`"
+        )
+    return comparisons, lines
+
+
+def answered_differently(now: DatasetResult, stored: DatasetResult) -> tuple[int, int]:
+    """How many questions of ``now`` (ran, not reused) answer differently than in ``stored``
+    (their final response, else a score of a non-timing metric), of how many both have."""
+    before = _by_id(stored)
+    differ = total = 0
+    for qid, runs in _by_id(now).items():
+        if qid not in before or all(q.reused for q in runs):
+            continue
+        total += 1
+        if _differ(runs, before[qid]):
+            differ += 1
+    return differ, total
+
+
+def _by_id(dataset: DatasetResult) -> dict[str, list[QuestionResult]]:
+    out: dict[str, list[QuestionResult]] = {}
+    for q in dataset.questions:
+        out.setdefault(q.id, []).append(q)
+    return out
+
+
+def _differ(ours: list[QuestionResult], theirs: list[QuestionResult]) -> bool:
+    """Whether a question answered differently: one of our runs gave an answer none of theirs
+    gave (their counts of runs may differ). An answer is the final response when both sides
+    recorded one, else the scores of the metrics that do not measure time."""
+    responses = all(q.transcript is not None for q in [*ours, *theirs])
+    before = [_answer(q, responses) for q in theirs]
+    return any(_answer(q, responses) not in before for q in ours)
+
+
+def _answer(question: QuestionResult, response: bool) -> object:
+    if response and question.transcript is not None:
+        return question.transcript.final_response
+    return sorted((name, s.value or 0.0, s.value is None) for name, s in question.scores.items() if not is_timing(name))
+
+
+def fail_on_drift(results: Results, rules: Rules) -> None:
+    """``[gate] fail-on-drift = true``: a metric of the base's fresh run that regressed from the
+    stored baseline fails the check too."""
+    if not rules.config.gate.fail_on_drift or results.gate is None:
+        return
+    for comparison in results.drift or []:
+        for metric in comparison.metrics:
+            if metric.verdict == "regressed" and not is_timing(metric.metric):
+                results.gate.failures.append(
+                    GateFailure(
+                        dataset=comparison.path,
+                        metric=metric.metric,
+                        rule="drift",
+                        baseline=metric.baseline,
+                        current=metric.current,
+                        message=f"{comparison.dataset}: the model drifted: the base's own agent scores {metric.metric} "
+                        f"{fmt(metric.baseline, metric.metric)} → {fmt(metric.current, metric.metric)} against its stored "
+                        "baseline (fail-on-drift = true)",
+                    )
+                )
+    if results.gate.failures and results.gate.outcome == "passed":
+        results.gate.outcome, results.gate.passed = "failed", False
+
+
+def drift_hint(results: Results, stored: BaselineLookup) -> str | None:
+    """compare-with = "baseline" and the PR changed no agent code (nor did the base since the
+    baseline: the agent's code hashes as the baseline's did), yet questions it did not change
+    answer differently than the stored baseline: the likely cause is drift, and the hint says so."""
+    selection = results.selection
+    if selection is None or selection.agent_changes or not results.comparison:
+        return None
+    moved = [c for c in results.comparison if any(m.verdict in ("regressed", "improved") and not is_timing(m.metric) for m in c.metrics)]
+    unchanged = 0
+    for dataset in results.datasets:
+        if not any(c.path == dataset.path for c in moved):
+            continue
+        try:
+            found = stored(dataset)
+        except DatasetError:
+            continue
+        if found is None or found.dataset.agent_fingerprint is None or found.dataset.agent_fingerprint != dataset.agent_fingerprint:
+            continue  # other agent code than the baseline's (this PR's, or the base's since): not drift alone
+        hashes = {q.id: q.content_hash for q in found.dataset.questions if q.content_hash}
+        same = [q for q in dataset.questions if not q.reused and q.content_hash and hashes.get(q.id) == q.content_hash]
+        scores = {(q.id, q.run): q for q in found.dataset.questions}
+        unchanged += sum(1 for q in same if (q.id, q.run) in scores and _differ([q], [scores[(q.id, q.run)]]))
+    if not unchanged:
+        return None
+    return (
+        f"scores moved although this PR changed no agent code: {unchanged} question runs the PR did not change answer "
+        "differently than the stored baseline, so model drift is the likely cause, not this PR. "
+        'Set compare-with = "base" to run the base\'s agent beside this one in the same job, '
+        f"or refresh the baseline with `{REFRESH}`"
+    )

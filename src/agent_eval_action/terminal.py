@@ -206,6 +206,7 @@ def render(
         lines.append("")
     if shown["run_line"]:
         lines.append(f"run: {shown['run_line']}")
+    lines.extend(f"model drift: {line}" for line in shown["drift"])
     if results.gate is not None and results.gate.notes:
         lines.append("notes:")
         lines.extend(f"  - {note}" for note in results.gate.notes)

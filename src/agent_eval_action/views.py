@@ -18,6 +18,7 @@ from agent_eval_action.comparison import EPSILON, ci_on_worse_side, counted_drop
 from agent_eval_action.history import Background, Point, RuleView
 from agent_eval_action.markdown import plural
 from agent_eval_action.models import (
+    BaseRun,
     DatasetComparison,
     DatasetResult,
     GateFailure,
@@ -35,7 +36,9 @@ COUNTS = {"llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_to
 Mark = Literal["fail", "worse", "better", "same", "new", "info"]
 # "info": a timing no rule gates, measured on another machine at another hour than its baseline.
 MARKS: dict[str, str] = {"fail": "🔴", "worse": "⚠️", "better": "🟢", "same": "⚪", "new": "🆕", "info": "ℹ️"}
-INFO_WORDS = "a timing: it moves with the machine and its load, shown for information (a gate rule on it would compare it)"
+INFO_WORDS = (
+    "a timing: it moves with the machine and its load, shown for information (compare-with = base and a rule on it would compare it)"
+)
 SPARK = "▁▂▃▄▅▆▇█"
 # Between a figure and its unit, so a narrow table cell never breaks "0.20 s" in two.
 NBSP = "\u00a0"
@@ -827,6 +830,8 @@ def run_line(results: Results) -> str | None:
     if run is None:
         return None
     parts = []
+    if results.base_run is not None:
+        parts.append(base_run_line(results.base_run))
     if run.max_in_flight:
         if run.concurrency == "auto":
             halved = f", halved {plural(run.decreases, 'time')} on 429 / deadline" if run.decreases else ""
@@ -846,6 +851,11 @@ def run_line(results: Results) -> str | None:
         stop = f", reached: {use.skipped} not run" if use.reached else ""
         parts.append(f"{label} {', '.join(limits)}{stop}")
     return "; ".join(parts) or None
+
+
+def base_run_line(base: BaseRun) -> str:
+    """What compare-with = "base" cost: "base re-run: 12 questions x 3 runs, 72 model calls"."""
+    return f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}, {plural(base.model_calls, 'model call')}"
 
 
 def unpaired_lines(comparison: DatasetComparison | None) -> list[str]:
@@ -1011,7 +1021,10 @@ def page(results: Results, *, thresholds: dict[str, float] | None = None, backgr
         "removed": [c for c in results.comparison or [] if c.status == "removed"],
         "problems": results.problems,
         "run_line": run_line(results),
+        "drift": results.drift_notes,
         "version": results.tool_version,
-        "base_label": background.base_label or "the baseline",
+        "base_label": f"the base's agent run now ({results.base_run.commit[:7]})"
+        if results.base_run is not None and results.base_run.commit
+        else background.base_label or "the baseline",
         "history_depth": max((len(p) for h in background.history.values() for p in h.values()), default=0),
     }

@@ -236,7 +236,7 @@ def test_install_makes_a_venv_for_the_agent_and_never_touches_ours(workspace: Pa
         }
     )
     done = action(workspace, env)
-    venv = runner_temp / "agent-eval-agent-venv"
+    (venv,) = runner_temp.glob("agent-eval-venv-*")  # named by the hash of what it is made from
     prefix, virtual_env, saw_token = (workspace / "where.txt").read_text().split()
     assert Path(prefix) == venv and Path(virtual_env) == venv and saw_token == "False"
     # The agent runs with that venv's Python, which has no google-adk here: bad input naming it.

@@ -98,6 +98,15 @@ def test_latency_direction_from_registry() -> None:
     )
     assert lenient.passed
     assert evaluate_gate([ds([2.0, 2.2])], [], GateConfig(), {"latency": "trace"}).passed  # no default gate on timings
+    # Against a baseline timed elsewhere (a PR check with compare-with = "baseline"), the rule is a note.
+    elsewhere = evaluate_gate(
+        [ds([2.0, 2.2, 2.1, 2.4])],
+        [compare_dataset(ds([2.0, 2.2, 2.1, 2.4]), ds([1.0, 1.1, 1.0, 1.2]), baseline_path="b")],
+        GateConfig(metrics={"latency": MetricRule(max_regression="50%")}),
+        {"latency": "trace"},
+        timings=False,
+    )
+    assert elsewhere.passed and "latency 1.075 -> 2.175 is worse than max_regression 50%, not gated" in elsewhere.notes[0]
 
 
 def test_within_noise_is_a_note_unless_significance_is_off() -> None:

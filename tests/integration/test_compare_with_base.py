@@ -1,0 +1,337 @@
+"""compare-with = "base": the merge-base's agent run now beside the PR's, in real git
+repositories, through the CLI, with a stochastic scripted model whose "model version" moves
+between the baseline commit and now (tests/apps/drifting)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.test_pr_flow import cli
+from tests.repos import ROOT, git
+
+DATASET = Path("evaluation") / "datasets" / "prices.json"
+ITEMS = ["apple", "pear", "plum", "fig"]
+PRICES = {"apple": 1, "pear": 2, "plum": 3, "fig": 4}
+QUESTIONS = 20
+CONFIG = 'datasets = ["evaluation/datasets/*.json"]\nagent = "drifting"\nselect = "all"\nreuse = false\n'
+LATENCY_RULE = "\n[gate.metrics.latency]\nmax-regression = 0.1\n"
+# Writes a module `depmarker` (MARK = the first line of requirements.txt) into the venv it runs
+# in, and lets that venv import ADK from ours (no network here).
+INSTALL = """import pathlib, site, sys
+packages = pathlib.Path(site.getsitepackages()[0])
+(packages / "ours.pth").write_text("import site; site.addsitedir(%r)\\n" % sys.argv[1])
+mark = pathlib.Path("requirements.txt").read_text().split()[0]
+(packages / "depmarker.py").write_text("MARK = %r\\n" % mark)
+"""
+
+
+def drifting_repo(top: Path, *, latency_rule: bool = False, folder: str = "") -> Path:
+    """Branch main: the drifting agent, 20 price questions, and their baselines recorded under
+    model version v1; then branch pr checked out. ``folder``: where in the repository the project
+    is (returned: the project's folder)."""
+    top.mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    git(top, "config", "user.email", "ci@example.com")
+    git(top, "config", "user.name", "CI")
+    repo = top / folder if folder else top
+    repo.mkdir(exist_ok=True)
+    shutil.copytree(ROOT / "tests" / "apps" / "drifting", repo / "drifting", ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / "agent-eval.toml").write_text(CONFIG + (LATENCY_RULE if latency_rule else ""))
+    (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\n")
+    (repo / "requirements.txt").write_text("marker-base\n")
+    (repo / "install.py").write_text(INSTALL)
+    questions = []
+    for i in range(QUESTIONS):
+        item = ITEMS[i % len(ITEMS)]
+        questions.append(
+            {
+                "id": f"q{i:02d}",
+                "user_inputs": [f"{i}: what is the price of {item}"],
+                "agents_evaluated": ["drifting"],
+                "reference_data": {
+                    "reference_tool_interactions": [{"tool_name": "lookup", "input_arguments": {"item": item}}],
+                    "reference_response": f"{item} costs {PRICES[item]}",
+                },
+            }
+        )
+    (repo / DATASET).parent.mkdir(parents=True)
+    (repo / DATASET).write_text(json.dumps({"golden_questions": questions}, indent=1))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "agent and dataset")
+    done = cli(repo, "baseline", "update", env={"MODEL_VERSION": "v1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Baseline files keep their layout: the fields of base mode are left out when empty.
+    (stored,) = (repo / "evaluation" / "baselines").rglob("*.json")
+    assert not {"compare_with", "base_run", "drift", "drift_notes"} & set(json.loads(stored.read_text()))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "baselines under model v1")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def check(repo: Path, *args: str, version: str, code: int, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
+    """Runs `check --base main ARGS` under the model version; returns results.json and what it printed."""
+    done = cli(repo, "check", "--base", "main", *args, env={"MODEL_VERSION": version, **(env or {})})
+    assert done.returncode == code, done.stdout + done.stderr
+    return json.loads((repo / "agent-eval-results" / "results.json").read_text()), done.stdout + done.stderr
+
+
+def comment(repo: Path) -> str:
+    return (repo / "agent-eval-results" / "comment.md").read_text()
+
+
+def edit(repo: Path, path: str, old: str, new: str, message: str) -> None:
+    file = repo / path
+    assert old in file.read_text()
+    file.write_text(file.read_text().replace(old, new))
+    git(repo, "commit", "-qam", message)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return drifting_repo(tmp_path / "repo")
+
+
+def test_drift_fails_baseline_mode_and_is_reported_apart_in_base_mode(repo: Path) -> None:
+    """A PR that changes nothing the agent does, checked after the model moved from v1 to v2."""
+    (repo / "README.md").write_text("docs only\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "docs")
+
+    results, printed = check(repo, version="v2", code=1)
+    # Fields that say nothing are left out of results.json.
+    assert results["compare_with"] == "baseline" and "base_run" not in results and "drift" not in results
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    (hint,) = results["drift_notes"]
+    assert "model drift is the likely cause" in hint and 'compare-with = "base"' in hint
+    assert "**Model drift:** scores moved although this PR changed no agent code" in comment(repo)
+    assert "model drift: scores moved" in printed
+
+    cache = repo / "model-cache"
+    results, printed = check(repo, "--compare-with", "base", "--model-cache", str(cache), "--max-model-calls", "1000", version="v2", code=0)
+    assert results["compare_with"] == "base" and results["gate"]["outcome"] == "passed"
+    # The cache is off for both sides (a replay would hide the drift), and the terminal says so.
+    assert "the model-call cache is off for both sides" in printed
+    assert not cache.exists() and all(d["model_calls"] is None for d in results["datasets"])
+    # One budget covers both sides: a tool call and an answer per question, on each.
+    assert results["run"]["budget"]["calls"] == 2 * 2 * QUESTIONS
+    assert results["base_run"]["questions"] == QUESTIONS and results["base_run"]["runs"] == 1
+    assert results["base_run"]["model_calls"] == 2 * QUESTIONS  # a tool call and an answer per question
+    assert results["base_run"]["commit"] == git(repo, "rev-parse", "main").strip()
+    (drift,) = results["drift"]
+    moved = {m["metric"]: m for m in drift["metrics"]}["response_match"]
+    assert moved["verdict"] == "regressed" and moved["baseline"] == 1.0
+    (line,) = results["drift_notes"]
+    assert f"of {QUESTIONS} questions answer differently than the stored baseline with the same code (response_match 100%" in line
+    assert "python -m agent_eval_action baseline update" in line
+    assert "**Model drift:** prices: the model moved" in comment(repo) and "model drift: prices: the model moved" in printed
+    assert "20 questions, compared with the base's agent run now (" in comment(repo)
+    cost = f"base re-run: {QUESTIONS} questions × 1 run, {2 * QUESTIONS} model calls"
+    assert cost in comment(repo) and cost in printed
+    assert "every model call goes to the model" in printed
+    # The base's checkout is gone, and git's record of it.
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
+
+
+def test_fail_on_drift_fails_the_drifted_check(repo: Path) -> None:
+    edit(repo, "agent-eval.toml", "reuse = false\n", "reuse = false\n\n[gate]\nfail-on-drift = true\n", "fail on drift")
+    # The gate's rules come from the base: put the setting there.
+    git(repo, "checkout", "-q", "main")
+    git(repo, "cherry-pick", "pr")
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "reset", "-q", "--hard", "main")
+    results, _ = check(repo, "--compare-with", "base", version="v2", code=1)
+    assert [f["rule"] for f in results["gate"]["failures"]] == ["drift"]
+
+
+def test_a_broken_tool_fails_in_both_modes(repo: Path) -> None:
+    edit(repo, "drifting/agent.py", "PRICES.get(item, 9)}", "PRICES.get(item, 9) + 10}", "break the tool")
+    results, _ = check(repo, version="v1", code=1)
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    assert "drift_notes" not in results  # the PR changed the agent: no drift hint
+    results, _ = check(repo, "--compare-with", "base", "--runs", "2", version="v1", code=1)
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    # runs = K applies to both sides.
+    assert results["base_run"]["runs"] == 2 and results["base_run"]["model_calls"] == 2 * 2 * QUESTIONS
+    assert {q["run"] for q in results["datasets"][0]["questions"]} == {0, 1}
+    # The base's own run under the baseline's model version: nothing but the timings moved.
+    untimed = [m for m in results["drift"][0]["metrics"] if m["metric"] not in ("latency", "turn_latency")]
+    assert untimed and all(m["verdict"] in ("unchanged", "new") for m in untimed), untimed
+    assert "drift_notes" not in results
+
+
+def test_a_slower_tool_is_caught_by_the_latency_rule_in_base_mode_only(tmp_path: Path) -> None:
+    repo = drifting_repo(tmp_path / "repo", latency_rule=True)
+    edit(
+        repo,
+        "drifting/agent.py",
+        '    marks = os.environ.get("MARKS_FILE")',
+        '    __import__("time").sleep(0.2)\n    marks = os.environ.get("MARKS_FILE")',
+        "slow tool",
+    )
+    results, _ = check(repo, version="v1", code=0)
+    assert not any(f["metric"] == "latency" for f in results["gate"]["failures"])
+    results, _ = check(repo, "--compare-with", "base", version="v1", code=1)
+    (failure,) = [f for f in results["gate"]["failures"] if f["metric"] == "latency"]
+    assert failure["rule"] == "max_regression" and failure["current"] > failure["baseline"]
+
+
+def our_packages() -> str:
+    """Our venv's site-packages: where the agents' venvs find ADK (nothing is downloaded here)."""
+    return sysconfig.get_paths()["purelib"]
+
+
+def test_each_side_runs_in_its_own_environment(repo: Path, tmp_path: Path) -> None:
+    edit(repo, "requirements.txt", "marker-base", "marker-pr", "new dependencies")
+    marks = tmp_path / "marks.txt"
+    ours = our_packages()
+    env = {"MARKS_FILE": str(marks), "RUNNER_TEMP": str(tmp_path / "runner")}
+    (tmp_path / "runner").mkdir()
+    check(repo, "--compare-with", "base", "--install", f"python install.py {ours}", version="v1", code=0, env=env)
+    seen: dict[str, set[str]] = {"base": set(), "pr": set()}
+    for line in marks.read_text().splitlines():
+        folder, mark = line.split("\t")
+        seen["pr" if Path(folder).resolve() == repo.resolve() else "base"].add(mark)
+    assert seen == {"base": {"marker-base"}, "pr": {"marker-pr"}}
+    assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
+    # Unchanged dependencies: one venv, made once, shared by both sides. One question in flight at
+    # a time shows the order the two sides are run in: interleaved, the base's first.
+    edit(repo, "requirements.txt", "marker-pr", "marker-base", "back to the base's dependencies")
+    marks.write_text("")
+    args = ("--compare-with", "base", "--install", f"python install.py {ours}", "--concurrency", "1")
+    _, printed = check(repo, *args, version="v1", code=0, env=env)
+    lines = [line.split("\t") for line in marks.read_text().splitlines()]
+    assert {mark for _, mark in lines} == {"marker-base"}
+    sides = ["pr" if Path(folder).resolve() == repo.resolve() else "base" for folder, _ in lines]
+    assert sides == ["base", "pr"] * QUESTIONS
+    assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
+    assert "cached" in printed
+
+
+def test_the_base_checkout_is_removed_when_the_base_cannot_be_installed(repo: Path, tmp_path: Path) -> None:
+    edit(repo, "requirements.txt", "marker-base", "marker-pr", "new dependencies")
+    (tmp_path / "runner").mkdir()
+    command = f"grep -q marker-pr requirements.txt && python install.py {our_packages()}"  # fails on the base's file
+    env = {"MODEL_VERSION": "v1", "RUNNER_TEMP": str(tmp_path / "runner")}
+    done = cli(repo, "check", "--base", "main", "--compare-with", "base", "--install", command, env=env)
+    assert done.returncode == 3, done.stdout + done.stderr  # an infrastructure failure
+    printed = done.stdout + done.stderr
+    assert "the install command exited with 1 for the base's agent" in printed
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
+
+
+def test_without_a_base_branch_the_stored_baselines_are_compared(repo: Path) -> None:
+    done = cli(repo, "check", "--compare-with", "base", env={"MODEL_VERSION": "v1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    assert results["compare_with"] == "baseline" and "base_run" not in results
+    assert any('compare-with = "base" needs a base branch' in n for n in results["gate"]["notes"])
+
+
+def test_the_action_input_compares_with_the_base(repo: Path, tmp_path: Path) -> None:
+    from tests.end_to_end.test_action_entrypoint import action, base_env
+
+    (repo / "README.md").write_text("docs only\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "docs")
+    event = {"pull_request": {"number": 5, "head": {"sha": "cafef00d"}}}
+    env = {**base_env(tmp_path, repo, event, "pull_request"), "GITHUB_BASE_REF": "main", "INPUT_COMMENT": "false", "MODEL_VERSION": "v2"}
+    drifted = action(repo, env)
+    assert drifted.returncode == 1, drifted.stdout + drifted.stderr
+    done = action(repo, {**env, "INPUT_COMPARE-WITH": "base"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    assert results["compare_with"] == "base" and results["base_run"]["questions"] == QUESTIONS
+    assert "**Model drift:** prices: the model moved" in (tmp_path / "summary").read_text()
+    wrong = action(repo, {**env, "INPUT_COMPARE-WITH": "head"})
+    assert wrong.returncode == 2 and "compare_with" in wrong.stdout + wrong.stderr
+
+
+def test_a_project_in_a_subfolder_runs_its_base_from_the_same_subfolder(tmp_path: Path) -> None:
+    project = drifting_repo(tmp_path / "repo", folder="agents")
+    edit(project, "drifting/agent.py", "PRICES.get(item, 9)}", "PRICES.get(item, 9) + 10}", "break the tool")
+    results, _ = check(project, "--compare-with", "base", version="v1", code=1)
+    assert results["base_run"]["datasets"] == ["agents/evaluation/datasets/prices.json"]
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
+    # The base's agent was the base's own: its run answers as the stored baseline did.
+    assert "drift_notes" not in results
+
+
+def test_an_interrupted_check_removes_the_base_checkout(repo: Path, tmp_path: Path) -> None:
+    """SIGTERM while both sides run: what finished is written (exit 143), the worktree is gone."""
+    edit(
+        repo,
+        "drifting/agent.py",
+        '    return {"item": item',
+        '    __import__("time").sleep(60)\n    return {"item": item',
+        "a tool that hangs",
+    )
+    marks = tmp_path / "marks.txt"
+    marks.write_text("")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MODEL_VERSION": "v1", "MARKS_FILE": str(marks)}
+    env.pop("GITHUB_BASE_REF", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--compare-with", "base"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marks.read_text() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)  # waiting for the event (a tool call began), not for a time
+        assert marks.read_text(), "no tool call began"
+        assert git(repo, "worktree", "list").count("\n") == 2  # the base's checkout is there while it runs
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, output
+    assert git(repo, "worktree", "list").count("\n") == 1
+    assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
+
+
+def test_the_base_runs_the_agent_its_own_config_names(repo: Path) -> None:
+    """The PR renames the agent's package: the base's checkout has only the old one, which its config names."""
+    git(repo, "mv", "drifting", "renamed")
+    (repo / "agent-eval.toml").write_text(CONFIG.replace('agent = "drifting"', 'agent = "renamed"'))
+    git(repo, "commit", "-qam", "rename the agent's package")
+    results, _ = check(repo, "--compare-with", "base", version="v1", code=0)
+    assert results["base_run"]["questions"] == QUESTIONS and not results["problems"]
+    assert results["gate"]["outcome"] == "passed"
+
+
+def test_the_runs_beside_the_worse_questions_are_the_base_run_made_now(repo: Path) -> None:
+    edit(repo, "drifting/agent.py", "PRICES.get(item, 9)}", "PRICES.get(item, 9) + 10}", "break the tool")
+    check(repo, "--compare-with", "base", version="v2", code=1)
+    # The stored baseline (v1) answered "apple costs 1"; the base's agent answers so now under v2.
+    assert "| answer | apple costs 1 (as of v2) | apple costs 11 (as of v2) |" in comment(repo)
+
+
+def test_shards_merged_say_they_were_compared_with_the_stored_baselines(repo: Path) -> None:
+    for index in (1, 2):
+        done = cli(repo, "check", "--base", "main", "--compare-with", "base", "--shard", f"{index}/2", "--output-dir", f"shard{index}")
+        assert done.returncode == 0, done.stdout + done.stderr
+        shard = json.loads((repo / f"shard{index}" / "results.json").read_text())
+        assert shard["compare_with"] == "base" and shard["base_run"]["questions"] < QUESTIONS
+    done = cli(repo, "merge", "shard1/results.json", "shard2/results.json", "--output-dir", "merged", env={"MODEL_VERSION": "v1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    merged = json.loads((repo / "merged" / "results.json").read_text())
+    assert merged["compare_with"] == "baseline"
+    assert any('compare-with = "base" is not kept across shards' in n for n in merged["gate"]["notes"])
