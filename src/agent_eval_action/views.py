@@ -254,6 +254,7 @@ def _row(
     rule: RuleView | None,
     points: list[Point],
     compared: bool,
+    same_job: bool = False,
 ) -> MetricRow:
     metric = comparison.metric
     mark: Mark
@@ -277,7 +278,9 @@ def _row(
         else:
             mark = "better" if significant or comparison.ci95 is None else "same"
             words = "better" if mark == "better" else "better, within noise"
-        if is_timing(metric) and (rule is None or not rule.gated):
+        # Timed on another machine at another hour: information. Timed beside the base in this job
+        # (compare-with = base): compared like any metric.
+        if is_timing(metric) and (rule is None or not rule.gated) and not same_job:
             mark, words = "info", INFO_WORDS
     unscored = summary.unscored if summary else 0
     threshold = rule is not None and (rule.min is not None or rule.max is not None)
@@ -913,6 +916,7 @@ def dataset_view(
     gate: GateResult | None,
     thresholds: dict[str, float],
     background: Background,
+    same_job: bool = False,
 ) -> DatasetView:
     compared = comparison is not None and comparison.status == "compared"
     if comparison is not None:
@@ -934,6 +938,7 @@ def dataset_view(
             background.rules.get(m.metric),
             history.get(m.metric, []),
             compared,
+            same_job,
         )
         for m in metrics
     ]
@@ -1010,7 +1015,8 @@ def page(results: Results, *, thresholds: dict[str, float] | None = None, backgr
 
         background = Background(rules=rules_of(results, GateConfig(), {name: m.kind for name, m in REGISTRY.items()}))
     comparisons = {c.path: c for c in results.comparison or []}
-    datasets = [dataset_view(d, comparisons.get(d.path), results.gate, thresholds or {}, background) for d in results.datasets]
+    same_job = results.compare_with == "base" and results.base_run is not None  # both sides timed in this job
+    datasets = [dataset_view(d, comparisons.get(d.path), results.gate, thresholds or {}, background, same_job) for d in results.datasets]
     found = reasons(results, background.rules)
     return {
         "headline": headline(results, datasets, found),

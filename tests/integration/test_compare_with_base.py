@@ -181,11 +181,15 @@ def test_a_slower_tool_is_caught_by_the_latency_rule_in_base_mode_only(tmp_path:
         '    __import__("time").sleep(0.2)\n    marks = os.environ.get("MARKS_FILE")',
         "slow tool",
     )
-    results, _ = check(repo, version="v1", code=0)
+    results, printed = check(repo, version="v1", code=0)
     assert not any(f["metric"] == "latency" for f in results["gate"]["failures"])
-    results, _ = check(repo, "--compare-with", "base", version="v1", code=1)
+    assert "timings, for information" in printed, printed  # timed at another hour: information
+    results, printed = check(repo, "--compare-with", "base", version="v1", code=1)
     (failure,) = [f for f in results["gate"]["failures"] if f["metric"] == "latency"]
     assert failure["rule"] == "max_regression" and failure["current"] > failure["baseline"]
+    # Both sides timed in this job: even the timing no rule names is compared, not folded away.
+    assert "timings, for information" not in printed, printed
+    assert any(line.lstrip().startswith("! turn_latency") for line in printed.splitlines()), printed
 
 
 def our_packages() -> str:
