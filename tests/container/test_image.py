@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.github_server import FakeGitHub
+from tests.integration.test_compare_with_base import drifting_repo
 from tests.integration.test_pr_flow import runs, write_dataset
 from tests.repos import git
 
@@ -88,3 +89,36 @@ def test_the_image_evaluates_a_pr_against_the_loopback_github(podman: str, tmp_p
         assert TOKEN not in (files / "output").read_text() + (files / "summary").read_text() + done.stderr
     finally:
         server.close()
+
+
+def test_the_image_compares_a_pr_with_the_base_run_now(podman: str, tmp_path: Path) -> None:
+    """compare-with = base in the container: the merge-base's agent checked out and run beside the
+    PR's, in the image's own Python. The model moved (v1 -> v2) since the baseline; the PR changes
+    no agent code: it passes, and the drift is reported apart."""
+    workspace = drifting_repo(tmp_path / "workspace")
+    (workspace / "README.md").write_text("docs only\n")
+    git(workspace, "add", "README.md")
+    git(workspace, "commit", "-qm", "docs")
+    files = tmp_path / "file_commands"
+    files.mkdir()
+    (files / "output").touch()
+    (files / "summary").touch()
+    env = {
+        "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": "/github/workspace", "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_REPOSITORY": "o/r", "GITHUB_BASE_REF": "main", "GITHUB_OUTPUT": "/github/file_commands/output",
+        "GITHUB_STEP_SUMMARY": "/github/file_commands/summary", "INPUT_COMMENT": "false", "INPUT_COMPARE-WITH": "base",
+        "INPUT_OUTPUT-DIR": "agent-eval-results", "MODEL_VERSION": "v2", "HOME": "/github/home",
+    }  # fmt: skip
+    args = [podman, "run", "--rm", "--network", "host", "--workdir", "/github/workspace"]
+    for host, target in ((workspace, "/github/workspace"), (files, "/github/file_commands"), (tmp_path, "/github/home")):
+        args += ["-v", f"{host}:{target}"]
+    for key, value in env.items():
+        args += ["-e", f"{key}={value}"]
+    done = subprocess.run([*args, IMAGE], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((workspace / "agent-eval-results" / "results.json").read_text())
+    assert results["compare_with"] == "base" and results["gate"]["outcome"] == "passed"
+    assert results["base_run"]["commit"] == git(workspace, "rev-parse", "main").strip()
+    (line,) = results["drift_notes"]
+    assert "answer differently than the stored baseline with the same code" in line
+    assert "base re-run:" in (files / "summary").read_text() + done.stdout
