@@ -19,9 +19,6 @@ from agent_eval_action.loaders import Record
 from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall, Trace
 from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
 
-# One xdist worker runs this module (make test: --dist loadgroup), so its module-scoped fixture is built once.
-pytestmark = pytest.mark.xdist_group("adk_runner")
-
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
 # A generous timeout: nothing here asserts on it, and a busy machine must not turn a slow start into an error.

@@ -15,9 +15,6 @@ import pytest
 from tests.integration.test_pr_flow import cli, runs, write_dataset
 from tests.repos import DATASET, counting_repo, git
 
-# One xdist worker runs this module (make test: --dist loadgroup), so its module-scoped fixture is built once.
-pytestmark = pytest.mark.xdist_group("base_decides_template")
-
 BASELINES = Path("evaluation") / "baselines"
 
 

@@ -21,9 +21,6 @@ from agent_eval_action.http_runner import HttpAgentRunner
 from agent_eval_action.loaders import Record, load_dataset
 from agent_eval_action.run_pool import RunSettings, run_records
 
-# One xdist worker runs this module (make test: --dist loadgroup), so its module-scoped fixture is built once.
-pytestmark = pytest.mark.xdist_group("adk_api_server")
-
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"
 # A generous timeout: nothing here asserts on it, and a busy machine must not turn a slow answer into an error.

@@ -16,9 +16,6 @@ import pytest
 from tests.factories import Call, Run, csv_row, customer_service_runs, write_csv
 from tests.repos import git
 
-# One xdist worker runs this module (make test: --dist loadgroup), so its module-scoped fixture is built once.
-pytestmark = pytest.mark.xdist_group("pr_flow_template")
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -17,9 +17,6 @@ from agent_eval_action.results_io import write_results
 from tests.browser import Page, browser, chromium, require
 from tests.integration.test_publish import DATASET, sample, sample_background
 
-# One xdist worker runs this module (make test: --dist loadgroup), so its module-scoped fixture is built once.
-pytestmark = pytest.mark.xdist_group("report_browser")
-
 ROOT = Path(__file__).resolve().parents[2]
 PWN = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
 REGRESSED = ["q00ok", "q02", "q04", "q06", "q08", "q10"]
