@@ -20,6 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+# How long to wait for Chromium's start and its answers: waits for events, never a limit a test
+# sits out, so generous for a busy machine with two test workers beside the browser.
+WAIT_S = 120.0
 INSTALL = "apt-get install -y cmark-gfm chromium (Debian/Ubuntu)"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_FLAGS = (
@@ -79,7 +82,7 @@ class Page:
         self.counter = counter
         self.events: list[dict[str, Any]] = []
 
-    def call(self, method: str, timeout: float = 30, **params: Any) -> dict[str, Any]:
+    def call(self, method: str, timeout: float = WAIT_S, **params: Any) -> dict[str, Any]:
         ident = next(self.counter)
         self.socket.send(json.dumps({"id": ident, "sessionId": self.session, "method": method, "params": params}))
         deadline = time.monotonic() + timeout
@@ -92,7 +95,7 @@ class Page:
             if "method" in message:
                 self.events.append(message)
 
-    def wait_for(self, method: str, timeout: float = 30) -> dict[str, Any]:
+    def wait_for(self, method: str, timeout: float = WAIT_S) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         for event in self.events:
             if event["method"] == method:
@@ -171,20 +174,20 @@ def browser(binary: str) -> Iterator[Page]:
     )
     try:
         port_file = Path(profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT_S
         while not (port_file.is_file() and port_file.read_text().count("\n") >= 1):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{binary} did not start its DevTools endpoint (exit {process.poll()})")
             time.sleep(0.05)
         port, path = port_file.read_text().split("\n")[:2]
-        with connect(f"ws://127.0.0.1:{port}{path}", max_size=64 * 2**20, open_timeout=30) as socket:
+        with connect(f"ws://127.0.0.1:{port}{path}", max_size=64 * 2**20, open_timeout=WAIT_S) as socket:
             counter = itertools.count(1)
 
             def send(method: str, **params: Any) -> dict[str, Any]:
                 ident = next(counter)
                 socket.send(json.dumps({"id": ident, "method": method, "params": params}))
                 while True:
-                    message = json.loads(socket.recv(timeout=30))
+                    message = json.loads(socket.recv(timeout=WAIT_S))
                     if message.get("id") == ident:
                         return dict(message.get("result", {}))
 

@@ -61,7 +61,11 @@ def workspace(tmp_path: Path) -> Path:
 
 def base_env(tmp_path: Path, workspace: Path, event: dict, name: str, server: FakeGitHub | None = None) -> dict[str, str]:
     (tmp_path / "event.json").write_text(json.dumps(event))
+    # The runner's temp dir, per test: the install input makes its venv there, and runs that
+    # overlap (xdist workers, other checkouts) must not clear each other's in the shared /tmp.
+    (tmp_path / "runner-temp").mkdir(exist_ok=True)
     return {
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
         "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_NAME": name, "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
         "GITHUB_REPOSITORY": "o/r", "GITHUB_API_URL": server.url if server else "http://127.0.0.1:9", "GITHUB_RUN_ID": "77",
         "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"), "INPUT_GITHUB-TOKEN": TOKEN,
@@ -222,12 +226,10 @@ def test_install_makes_a_venv_for_the_agent_and_never_touches_ours(workspace: Pa
     )
     ours = sorted(p.name for p in Path(sys.prefix, "lib").glob("python3*/site-packages/*"))
     env = base_env(tmp_path, workspace, {}, "workflow_dispatch")
-    runner_temp = tmp_path / "runner-temp"
-    runner_temp.mkdir()
+    runner_temp = Path(env["RUNNER_TEMP"])
     record = "python -c \"import sys, os; print(sys.prefix, os.environ['VIRTUAL_ENV'], 'GITHUB_TOKEN' in os.environ)\" > where.txt"
     env.update(
         {
-            "RUNNER_TEMP": str(runner_temp),
             "GITHUB_TOKEN": TOKEN,
             "INPUT_INSTALL": record,
             "INPUT_AGENT": "hostile",

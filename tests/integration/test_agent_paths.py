@@ -5,6 +5,7 @@ stale both follow it: counted in model calls of the counting agent, in real git 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,11 +30,12 @@ def reused(repo: Path) -> int:
     return sum(d["reused"] for d in datasets)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The counting agent as ``counting.agent:root_agent``, importing ``lib/prices.py`` from outside
-    its package, with a README, a script it does not import, a requirements.txt and baselines on main."""
-    repo = counting_repo(tmp_path / "repo", QUESTIONS)
+    its package, with a README, a script it does not import, a requirements.txt and baselines on
+    main; made once per test process (its baseline update runs the agent)."""
+    repo = counting_repo(tmp_path_factory.mktemp("agent_paths") / "repo", QUESTIONS)
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting.agent:root_agent"\n')
     (repo / "lib").mkdir()
     (repo / "lib" / "prices.py").write_text('PRICES = {"apple": 1, "pear": 2, "plum": 3}\n')
@@ -48,6 +50,14 @@ def repo(tmp_path: Path) -> Path:
     assert calls(repo, "baseline", "update") == 2 * QUESTIONS
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines")
+    return repo
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path) -> Path:
+    """A copy of the template, checked out on a PR branch."""
+    repo = tmp_path / "repo"
+    shutil.copytree(template, repo)
     git(repo, "checkout", "-q", "-b", "pr")
     return repo
 

@@ -216,10 +216,20 @@ VERSION_BOUND = {"latency", "turn_latency", "input_tokens", "total_tokens", "cos
 
 
 def adk_venv(version: str) -> Path:
-    """A venv with google-adk==version and nothing of ours, made once and kept in the temp dir."""
+    """A venv with google-adk==version and nothing of ours, made once and kept in the temp dir.
+    Test sessions running at once (xdist workers, two checkouts on one machine) share it: the
+    first makes it under a lock while the others wait, instead of clearing it under each other."""
+    import fcntl
     import tempfile
 
     target = Path(tempfile.gettempdir()) / "agent-eval-adk-venvs" / version
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with (target.parent / f"{version}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _make_adk_venv(version, target)
+
+
+def _make_adk_venv(version: str, target: Path) -> Path:
     python = target / "bin" / "python"
     if (target / ".complete").is_file():
         return python

@@ -4,6 +4,7 @@ model that counts its calls across the worker processes."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,21 @@ from tests.repos import DATASET, counting_repo, git, golden
 LAST_OUTPUT = [""]  # what the last CLI run printed
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = counting_repo(tmp_path / "repo", 40)
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: 40 questions and their baselines, made once per test process (the update runs the agent)."""
+    repo = counting_repo(tmp_path_factory.mktemp("reuse") / "repo", 40)
     assert calls(repo, "baseline", "update") == 80  # two model calls a question
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines")
+    return repo
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path) -> Path:
+    """A copy of the template, checked out on a PR branch."""
+    repo = tmp_path / "repo"
+    shutil.copytree(template, repo)
     git(repo, "checkout", "-q", "-b", "pr")
     return repo
 

@@ -4,6 +4,7 @@ reproduced here in real git repositories with the CLI and the action entrypoint 
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,11 @@ def outputs(file: Path) -> dict[str, str]:
     return values
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """main: one recorded dataset and its committed baseline; checked out on a PR branch."""
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: one recorded dataset and its committed baseline, made once per test process."""
     repo = new_repo(
-        tmp_path / "repo",
+        tmp_path_factory.mktemp("verdict") / "repo",
         {
             "agent-eval.toml": 'datasets = ["evaluation/datasets/*.csv"]\n',
             "app/agent.py": "root_agent = None\n",
@@ -69,6 +70,14 @@ def repo(tmp_path: Path) -> Path:
     commit(repo, "datasets")
     assert cli(repo, "baseline", "update").returncode == 0
     commit(repo, "baselines")
+    return repo
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path) -> Path:
+    """A copy of the template, checked out on a PR branch."""
+    repo = tmp_path / "repo"
+    shutil.copytree(template, repo)
     git(repo, "checkout", "-q", "-b", "pr")
     return repo
 
