@@ -132,11 +132,15 @@ def load(path: str | os.PathLike[str], also: Sequence[str] = ()) -> Dataset:
     )
 
 
-def validate(paths: Sequence[str]) -> tuple[list[Dataset], list[Problem]]:
+def validate(paths: Sequence[str] = (), *, config: Config | str | os.PathLike[str] | None = None) -> tuple[list[Dataset], list[Problem]]:
     """Every dataset file that ``paths`` (files, directories, globs) name, read fully with nothing
     run, and a problem for each path that names none. The paths are the caller's: a file is read
-    wherever it is (``inside.places``)."""
-    found = dataset_files(list(paths), named=True)
+    wherever it is (``inside.places``). Without paths: the config's ``datasets`` (found upward)."""
+    if paths:
+        found = dataset_files(list(paths), named=True)
+    else:
+        chosen = _config(config, {})
+        found = dataset_files(chosen.datasets, defaults=chosen.datasets == chosen.default_datasets())
     return [load(file, found.places.get(file, ())) for file in found.files], found.problems
 
 

@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--agent-python", help="the Python of the agent's own environment, which loads it (default: this one)")
 
     validate = sub.add_parser("validate", help="check datasets without running anything", epilog=EPILOG)
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="dataset files, directories or globs")
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="dataset files, directories or globs (default: the config's datasets)")
 
     evaluate = sub.add_parser("evaluate", help="score datasets (no baseline, no gate)", epilog=EPILOG)
     evaluate.add_argument("paths", nargs="*", metavar="PATH", help="dataset files, directories or globs (default: the config's datasets)")

@@ -152,3 +152,12 @@ def test_the_pr_check_is_check_and_run_is_its_alias_with_a_note(tmp_path: Path) 
     assert [r["gate"]["outcome"] for r in results] == ["passed", "passed"]
     assert results[0]["selection"] == results[1]["selection"]
     assert [q["id"] for q in results[0]["datasets"][0]["questions"]] == [q["id"] for q in results[1]["datasets"][0]["questions"]]
+
+
+def test_validate_without_a_path_checks_the_configs_datasets(tmp_path: Path) -> None:
+    repo = app_repo(tmp_path / "repo")
+    assert cli(repo, "init", "--agent", "app.agent:root_agent").returncode == 0
+    (repo / "app" / "sub").mkdir()
+    valid = cli(repo / "app" / "sub", "validate")  # the config is found upward, its globs read from its folder
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    assert "shop_golden.json (golden, 6 valid question runs)" in valid.stdout, valid.stdout
