@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 ITEMS = ["apple", "pear", "plum", "fig"]
@@ -51,3 +52,17 @@ def counting_repo(repo: Path, questions: int) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "agent and dataset")
     return repo
+
+
+def pr_branch(template: Path, tmp_path: Path) -> Path:
+    """A copy of a template repository (built once per test process), checked out on a PR branch."""
+    repo = tmp_path / "repo"
+    shutil.copytree(template, repo)
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def results(repo: Path) -> dict[str, Any]:
+    """The results.json a run wrote in the repository's default output directory."""
+    data: dict[str, Any] = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    return data

@@ -5,13 +5,12 @@ stale both follow it: counted in model calls of the counting agent, in real git 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.integration.test_pr_flow import cli
-from tests.repos import DATASET, counting_repo, git, golden
+from tests.repos import DATASET, counting_repo, git, golden, pr_branch
 
 QUESTIONS = 8  # two model calls each
 
@@ -55,11 +54,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(template: Path, tmp_path: Path) -> Path:
-    """A copy of the template, checked out on a PR branch."""
-    repo = tmp_path / "repo"
-    shutil.copytree(template, repo)
-    git(repo, "checkout", "-q", "-b", "pr")
-    return repo
+    return pr_branch(template, tmp_path)
 
 
 def change(repo: Path, path: str, text: str, message: str) -> None:

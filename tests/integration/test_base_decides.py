@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.integration.test_pr_flow import cli, runs, write_dataset
-from tests.repos import DATASET, counting_repo, git
+from tests.repos import DATASET, counting_repo, git, pr_branch, results
 
 BASELINES = Path("evaluation") / "baselines"
 
@@ -39,15 +37,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(template: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "repo"
-    shutil.copytree(template, copy)
-    git(copy, "checkout", "-q", "-b", "pr")
-    return copy
-
-
-def results(repo: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((repo / "agent-eval-results" / "results.json").read_text())
-    return data
+    return pr_branch(template, tmp_path)
 
 
 # An agent tool that forges the base's baseline: the blob git would show for it becomes a copy

@@ -9,12 +9,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.factories import Call, Run, csv_row, customer_service_runs, write_csv
-from tests.repos import git
+from tests.repos import git, pr_branch, results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,15 +88,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(template: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "repo"
-    shutil.copytree(template, copy)
-    git(copy, "checkout", "-q", "-b", "pr")
-    return copy
-
-
-def results(repo: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((repo / "agent-eval-results" / "results.json").read_text())
-    return data
+    return pr_branch(template, tmp_path)
 
 
 def test_regressing_half_the_questions_fails(repo: Path) -> None:

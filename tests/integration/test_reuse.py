@@ -4,14 +4,13 @@ model that counts its calls across the worker processes."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.test_pr_flow import cli
-from tests.repos import DATASET, counting_repo, git, golden
+from tests.repos import DATASET, counting_repo, git, golden, pr_branch
 
 LAST_OUTPUT = [""]  # what the last CLI run printed
 
@@ -28,11 +27,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(template: Path, tmp_path: Path) -> Path:
-    """A copy of the template, checked out on a PR branch."""
-    repo = tmp_path / "repo"
-    shutil.copytree(template, repo)
-    git(repo, "checkout", "-q", "-b", "pr")
-    return repo
+    return pr_branch(template, tmp_path)
 
 
 def calls(repo: Path, *args: str, code: int = 0) -> int:

@@ -3,7 +3,6 @@ its paths are relative to its folder, and the results go next to it (not into th
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,14 +11,9 @@ from agent_eval_action.baseline import baseline_path
 from tests.factories import csv_row, customer_service_runs, write_csv
 from tests.integration.test_agent_paths import calls
 from tests.integration.test_pr_flow import cli
-from tests.repos import DATASET, counting_repo, git, golden
+from tests.repos import DATASET, counting_repo, git, golden, results
 
 QUESTIONS = 6
-
-
-def results(repo: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((repo / "agent-eval-results" / "results.json").read_text())
-    return data
 
 
 def verdict(data: dict[str, Any]) -> tuple[Any, ...]:

@@ -4,7 +4,6 @@ reproduced here in real git repositories with the CLI and the action entrypoint 
 from __future__ import annotations
 
 import json
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 
 from tests.end_to_end.test_action_entrypoint import action, base_env
 from tests.integration.test_pr_flow import cli, runs, write_dataset
-from tests.repos import git
+from tests.repos import git, pr_branch
 
 BROKEN = {0, 2, 4, 6, 8}
 
@@ -75,11 +74,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(template: Path, tmp_path: Path) -> Path:
-    """A copy of the template, checked out on a PR branch."""
-    repo = tmp_path / "repo"
-    shutil.copytree(template, repo)
-    git(repo, "checkout", "-q", "-b", "pr")
-    return repo
+    return pr_branch(template, tmp_path)
 
 
 def test_a_dataset_glob_that_matches_nothing_is_bad_input(repo: Path) -> None:
