@@ -161,13 +161,14 @@ def evaluate_gate(
                         )
                     else:
                         notes.append(f"{name}: {shown}{ci} is worse than {allowed} but within noise (the CI includes no change)")
-            counted = counted_drops(metric)
+            # By identity: `in` on a list of models compares field by field, drop by drop (quadratic).
+            counted = {id(d) for d in counted_drops(metric)}
             for drop in [] if informational else metric.drops:
                 line = f"question {drop.id} {drop.metric} fell {drop.baseline:.3g} -> {drop.current:.3g}"
                 if within_spread(drop):
                     # Its runs disagree: a fall no larger than its own spread is what re-asking it does.
                     notes.append(f"{name}: {line}, within the spread of its own runs ({drop.spread:.3g}): not a hard drop")
-                elif drop not in counted:
+                elif id(drop) not in counted:
                     # A coin-toss question can pass its K base runs and fail its K runs here.
                     notes.append(
                         f"{name}: {line}, no more complete falls than the flakiness of the questions explains "
