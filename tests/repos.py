@@ -66,3 +66,12 @@ def results(repo: Path) -> dict[str, Any]:
     """The results.json a run wrote in the repository's default output directory."""
     data: dict[str, Any] = json.loads((repo / "agent-eval-results" / "results.json").read_text())
     return data
+
+
+def new_repo(repo: Path) -> Path:
+    """An empty git repository on branch main, with a committer set."""
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+    return repo

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_pr_flow import cli, runs, write_dataset
-from tests.repos import DATASET, counting_repo, git, pr_branch, results
+from tests.repos import DATASET, counting_repo, git, new_repo, pr_branch, results
 
 BASELINES = Path("evaluation") / "baselines"
 
@@ -19,11 +19,7 @@ BASELINES = Path("evaluation") / "baselines"
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """main with two recorded datasets and their committed baselines."""
-    repo = tmp_path_factory.mktemp("template") / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
+    repo = new_repo(tmp_path_factory.mktemp("template") / "repo")
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs())
     write_dataset(repo / "evaluation" / "datasets" / "other_runs.csv", runs(8))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.factories import Call, Run, csv_row, customer_service_runs, write_csv
-from tests.repos import git, pr_branch, results
+from tests.repos import git, new_repo, pr_branch, results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,11 +61,7 @@ def write_dataset(path: Path, items: list[Run]) -> None:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """main with datasets and committed baselines, made once; each test works on a copy."""
-    repo = tmp_path_factory.mktemp("template") / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
+    repo = new_repo(tmp_path_factory.mktemp("template") / "repo")
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
     (repo / "app").mkdir()
     (repo / "app" / "agent.py").write_text("root_agent = None\n")
