@@ -25,13 +25,13 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import GateConfig
-from agent_eval_action.gate import evaluate_gate
-from agent_eval_action.loaders import LoadedDataset
+from agent_eval_action.core.models import DatasetResult, QuestionResult, Score
+from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
-from agent_eval_action.models import DatasetResult, QuestionResult, Score
-from agent_eval_action.scoring import Scorer
+from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.verdict.comparison import compare_dataset
+from agent_eval_action.verdict.gate import evaluate_gate
 
 METRIC = "tool_usage_accuracy"
 KINDS = {METRIC: "reference"}

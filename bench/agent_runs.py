@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_eval_action.loaders import LoadedDataset
-    from agent_eval_action.run_pool import QuestionRunner
+    from agent_eval_action.datasets import LoadedDataset
+    from agent_eval_action.run.run_pool import QuestionRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "customer_service"
@@ -82,25 +82,25 @@ async def adk_evaluator(questions: int) -> None:
 def ours(questions: int, concurrency: int | None, workers: int) -> dict[str, float]:
     """Our runner: in this process (``workers`` 0) or over worker processes (the default; -1 takes
     the default count), agent loading and worker start included in ``with_setup_seconds``."""
-    from agent_eval_action.loaders import Record
+    from agent_eval_action.core.models import Question
+    from agent_eval_action.datasets import Record
     from agent_eval_action.metrics import MetricContext
-    from agent_eval_action.models import Question
-    from agent_eval_action.run_pool import RunSettings, run_records
-    from agent_eval_action.scoring import Scorer
+    from agent_eval_action.run.run_pool import RunSettings, run_records
+    from agent_eval_action.scoring.scorer import Scorer
 
     records = [Record(question=Question(id=f"q{i}", user_inputs=TURNS, agents_evaluated=["customer_service"])) for i in range(questions)]
 
     async def go() -> tuple[float, float, list[Record]]:
         if workers == 0:
-            from agent_eval_action.adk_runner import AdkRunner
-            from agent_eval_action.agent_loader import load_agent
+            from agent_eval_action.run.adk_runner import AdkRunner
+            from agent_eval_action.run.agent_loader import load_agent
 
             runner: QuestionRunner = AdkRunner(load_agent("customer_service", cwd=EXAMPLE))
             pool = None
         else:
-            from agent_eval_action.agent_env import agent_environment
             from agent_eval_action.config import Config
-            from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+            from agent_eval_action.run.agent_env import agent_environment
+            from agent_eval_action.run.worker_pool import WorkerPool, WorkerSettings
 
             count = workers if workers > 0 else Config().agent_worker_count()
             pool = WorkerPool(
@@ -128,7 +128,7 @@ def ours(questions: int, concurrency: int | None, workers: int) -> dict[str, flo
 
 
 def _dataset() -> LoadedDataset:
-    from agent_eval_action.loaders import LoadedDataset
+    from agent_eval_action.datasets import LoadedDataset
 
     return LoadedDataset(path="bench", name="bench", format="golden", records=iter(()))
 

@@ -40,11 +40,11 @@ def main() -> None:
     args = parser.parse_args()
 
     from agent_eval_action.config import Config, JudgeMetricConfig
-    from agent_eval_action.judges.client import judge_from_env
-    from agent_eval_action.judges.engine import JudgeEngine, JudgeSettings
-    from agent_eval_action.judges.setup import judge_metrics
-    from agent_eval_action.loaders import Record
-    from agent_eval_action.models import Question, ReferenceData, Score, Trace
+    from agent_eval_action.core.models import Question, ReferenceData, Score, Trace
+    from agent_eval_action.datasets import Record
+    from agent_eval_action.run.judges.client import judge_from_env
+    from agent_eval_action.run.judges.engine import JudgeEngine, JudgeSettings
+    from agent_eval_action.run.judges.setup import judge_metrics
 
     # The judge lives in its own process, as a remote service would: no GIL shared with ours.
     ctx = multiprocessing.get_context("spawn")

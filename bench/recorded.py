@@ -63,7 +63,7 @@ def ours(path: Path) -> dict[str, float]:
     import pandas  # noqa: F401
     from rouge_score import rouge_scorer  # noqa: F401
 
-    from agent_eval_action.commands import evaluate
+    from agent_eval_action.cli.commands import evaluate
 
     imported = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:

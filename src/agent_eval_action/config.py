@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from agent_eval_action.errors import ConfigError
-from agent_eval_action.inside import require_inside, roots
+from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.core.inside import require_inside, roots
 
 CONFIG_FILE = "agent-eval.toml"
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
@@ -451,7 +451,7 @@ def load_config(path: str | None = None, cwd: str | Path = ".", *, anywhere: boo
         if config is not None:
             placed(config, os.path.relpath(file.resolve().parent, base.resolve()), base)
             if config.custom_metrics:
-                from agent_eval_action.custom_metrics import custom_metrics
+                from agent_eval_action.metrics.custom import custom_metrics
 
                 custom_metrics(config)  # an import error is bad input naming the setting, before anything runs
             return config

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from agent_eval_action.markdown import BIDI_CONTROLS, escape_html, escape_md, show_controls
+from agent_eval_action.core.markdown import BIDI_CONTROLS, escape_html, escape_md, show_controls
 from tests.factories import Call, Run
 from tests.integration.test_pr_flow import cli, runs, write_dataset
 from tests.integration.test_verdict import commit, new_repo

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.errors import DatasetError
-from agent_eval_action.loaders import Record, load_dataset
+from agent_eval_action.core.errors import DatasetError
+from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from tests.adk_files import (
     ADK_ROUGE,
@@ -132,7 +132,7 @@ def test_older_history_with_bare_tool_uses(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert trace.sub_agent_trace == [] and trace.final_response == "Refunded 10 on order A1."
     assert all(call.agent is None for call in trace.tool_interactions or [])
-    from agent_eval_action.convert import run_row
+    from agent_eval_action.datasets.convert import run_row
 
     assert run_row(record)["trace_summary"] == ["tool:lookup_order", "tool:transfer_to_agent", "tool:lookup_order", "tool:refund"]
     assert score("tool_trajectory_avg_score", record, {"tool_trajectory_avg_score": {"threshold": 0.8}}).value == ADK_TRAJECTORY

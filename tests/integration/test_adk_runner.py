@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.adk_runner import AdkRunner
-from agent_eval_action.agent_loader import load_agent
-from agent_eval_action.errors import AgentLoadError
-from agent_eval_action.loaders import Record
-from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall, Trace
-from agent_eval_action.run_pool import QuestionRunner, RunSettings, run_records
+from agent_eval_action.core.errors import AgentLoadError
+from agent_eval_action.core.models import Question, ReferenceData, ReferenceToolCall, Trace
+from agent_eval_action.datasets import Record
+from agent_eval_action.run.adk_runner import AdkRunner
+from agent_eval_action.run.agent_loader import load_agent
+from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
@@ -120,8 +120,8 @@ def test_an_error_keeps_what_the_run_did_before_it_in_process(shop: AdkRunner) -
 
 def test_an_error_keeps_what_the_run_did_before_it_in_a_worker() -> None:
     """The same through the worker process: the partial run crosses the protocol with the error."""
-    from agent_eval_action.agent_env import agent_environment
-    from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+    from agent_eval_action.run.agent_env import agent_environment
+    from agent_eval_action.run.worker_pool import WorkerPool, WorkerSettings
 
     async def go() -> list[Record]:
         pool = WorkerPool(WorkerSettings(agent="shop", python=sys.executable, cwd=APPS, env=agent_environment(dict(os.environ))))
@@ -262,9 +262,9 @@ def test_cli_evaluates_the_example_agent(tmp_path: Path) -> None:
 @pytest.mark.parametrize("named", [False, True], ids=["transfer not in the reference", "reference names the transfer"])
 def test_one_definition_of_a_tool_call_for_every_metric_and_convert(shop: AdkRunner, named: bool) -> None:
     """One run (a transfer, a lookup, a refund): every count agrees, in the metrics and in convert's table."""
-    from agent_eval_action.convert import run_row
+    from agent_eval_action.datasets.convert import run_row
     from agent_eval_action.metrics import MetricContext
-    from agent_eval_action.scoring import Scorer
+    from agent_eval_action.scoring.scorer import Scorer
 
     transfer = [ReferenceToolCall(tool_name="transfer_to_agent", input_arguments={"agent_name": "refunds"})] if named else []
     expected = [*transfer, ReferenceToolCall(tool_name="refund", input_arguments={"order_id": "A1", "amount": 10})]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_eval_action.agent_code import agent_paths
+from agent_eval_action.repo.agent_code import agent_paths
 
 
 def write(root: Path, files: dict[str, str]) -> None:

@@ -284,9 +284,9 @@ def test_the_example_on_google_adk_1_scores_as_on_2(tmp_path: Path) -> None:
 def test_a_worker_captures_spans_per_question_and_withholds_secrets_from_its_environment() -> None:
     import asyncio
 
-    from agent_eval_action.agent_env import agent_environment
-    from agent_eval_action.models import Question
-    from agent_eval_action.worker_pool import WorkerPool, WorkerSettings
+    from agent_eval_action.core.models import Question
+    from agent_eval_action.run.agent_env import agent_environment
+    from agent_eval_action.run.worker_pool import WorkerPool, WorkerSettings
 
     env = agent_environment({**os.environ, "GITHUB_TOKEN": "ghs_x_secret_123", "INPUT_FOO": "bar"}, also_withhold=["MY_AUTH"])
     assert "GITHUB_TOKEN" not in env and "INPUT_FOO" not in env and env.get("PATH") == os.environ.get("PATH")

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.adaptive import Limiter
-from agent_eval_action.judges.client import judge_from_env
-from agent_eval_action.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
-from agent_eval_action.loaders import Record
-from agent_eval_action.models import Question, Trace
+from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.datasets import Record
+from agent_eval_action.run.adaptive import Limiter
+from agent_eval_action.run.judges.client import judge_from_env
+from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
 from tests.fakes.gemini_server import FakeGemini
 from tests.integration.test_pr_flow import cli
 from tests.repos import golden

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.loaders import Record, load_dataset
+from agent_eval_action.datasets import Record, load_dataset
 from tests.integration.test_loaders import present
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import Config, GateConfig, MetricRule
-from agent_eval_action.evaluation import Evaluation
-from agent_eval_action.gate import evaluate_gate, gated_metrics, metric_kinds, rule_for
-from agent_eval_action.loaders import load_dataset
+from agent_eval_action.core.models import DatasetResult
+from agent_eval_action.datasets import load_dataset
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import DatasetResult
-from agent_eval_action.scoring import Scorer
+from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.service.evaluation import Evaluation
+from agent_eval_action.verdict.gate import evaluate_gate, gated_metrics, metric_kinds, rule_for
 from tests.adk_files import ADK_ROUGE, history
 
 # Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.

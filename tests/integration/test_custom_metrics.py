@@ -9,7 +9,7 @@ from tests.integration.test_pr_flow import cli, runs, write_dataset
 from tests.repos import git
 
 METRICS = """
-from agent_eval_action.models import Score
+from agent_eval_action.core.models import Score
 
 
 def words(question, trace):

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.github import GitHubClient
 from agent_eval_action.metrics import default_pass_thresholds
-from agent_eval_action.publish import Published, PublishSettings, publish
-from agent_eval_action.results_io import write_results
+from agent_eval_action.publish.github import GitHubClient
+from agent_eval_action.publish.publisher import Published, PublishSettings, publish
+from agent_eval_action.repo.results_io import write_results
 from tests.fakes.github_server import PROXY_PAGE, Failure, FakeGitHub
 from tests.integration.test_publish import TOKEN, context, outputs, sample_results
 

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import GateConfig
-from agent_eval_action.git_ops import Git
-from agent_eval_action.history import metric_history, read_background, rules_of
-from agent_eval_action.models import DatasetComparison, DatasetResult, MetricSummary, QuestionResult, Results, Score, Selection
-from agent_eval_action.results_io import dumps
+from agent_eval_action.core.models import DatasetComparison, DatasetResult, MetricSummary, QuestionResult, Results, Score, Selection
+from agent_eval_action.repo.git import Git
+from agent_eval_action.repo.history import metric_history, read_base_runs
+from agent_eval_action.repo.results_io import dumps
+from agent_eval_action.verdict.gate import rules_of
 
 DATASET = "evaluation/datasets/cs.csv"
 NEW = "evaluation/baselines/evaluation/datasets/cs.csv.json"
@@ -110,11 +111,11 @@ def test_background_reads_the_base_run_and_history_at_the_merge_base(repo: tuple
         ],
         comparison=[DatasetComparison(dataset="cs", path=DATASET, status="compared", baseline_path=NEW)],
     )
-    background = read_background(results, Git(path), rules_of(results, GateConfig(), {"tool_usage_accuracy": "reference"}))
-    assert background.base_label == f"merge-base {shas['current 1'][:7]}"
-    assert background.base_runs[DATASET].summary["tool_usage_accuracy"].mean == 0.8  # not the PR's 0.05, not main's later 0.9
-    assert [p.value for p in background.history[DATASET]["tool_usage_accuracy"]] == [0.5, 0.6, 0.7, 0.8]
-    assert background.rules["tool_usage_accuracy"].max_regression == 0.05
+    found = read_base_runs(results, Git(path))
+    assert found.label == f"merge-base {shas['current 1'][:7]}"
+    assert found.runs[DATASET].summary["tool_usage_accuracy"].mean == 0.8  # not the PR's 0.05, not main's later 0.9
+    assert [p.value for p in found.history[DATASET]["tool_usage_accuracy"]] == [0.5, 0.6, 0.7, 0.8]
+    assert rules_of(results, GateConfig(), {"tool_usage_accuracy": "reference"})["tool_usage_accuracy"].max_regression == 0.05
 
 
 def test_a_renamed_dataset_keeps_its_history(tmp_path: Path) -> None:

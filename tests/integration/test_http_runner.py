@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.adk_runner import AdkRunner
-from agent_eval_action.agent_loader import load_agent
-from agent_eval_action.http_runner import HttpAgentRunner
-from agent_eval_action.loaders import Record, load_dataset
-from agent_eval_action.run_pool import RunSettings, run_records
+from agent_eval_action.datasets import Record, load_dataset
+from agent_eval_action.run.adk_runner import AdkRunner
+from agent_eval_action.run.agent_loader import load_agent
+from agent_eval_action.run.http_runner import HttpAgentRunner
+from agent_eval_action.run.run_pool import RunSettings, run_records
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"
@@ -160,7 +160,7 @@ def fake() -> Iterator[FakeServer]:
 
 
 def _one(text: str) -> list[Record]:
-    from agent_eval_action.models import Question
+    from agent_eval_action.core.models import Question
 
     return [Record(question=Question(id="q", user_inputs=[text], agents_evaluated=["app"], initial_state={"tier": "gold"}))]
 

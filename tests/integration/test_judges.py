@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from agent_eval_action.config import Config, load_config
-from agent_eval_action.errors import ConfigError
-from agent_eval_action.judges.client import NO_CREDENTIALS, JudgeClient, judge_from_env
-from agent_eval_action.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
-from agent_eval_action.judges.setup import judge_metrics
-from agent_eval_action.loaders import Record
-from agent_eval_action.models import Question, ReferenceData, Score, Trace
+from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.core.models import Question, ReferenceData, Score, Trace
+from agent_eval_action.datasets import Record
+from agent_eval_action.run.judges.client import NO_CREDENTIALS, JudgeClient, judge_from_env
+from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
+from agent_eval_action.run.judges.setup import judge_metrics
 from tests.fakes.gemini_server import FakeGemini
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,7 +189,7 @@ def test_managed_metrics_through_the_aiplatform_client_on_loopback(tmp_path: Pat
     from google.genai import types
     from google.oauth2.credentials import Credentials
 
-    from agent_eval_action.judges.managed import ManagedJudge, managed_from_env, vertex_client
+    from agent_eval_action.run.judges.managed import ManagedJudge, managed_from_env, vertex_client
 
     server = FakeVertex()
     try:

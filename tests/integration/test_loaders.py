@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from agent_eval_action.errors import DatasetError
-from agent_eval_action.loaders import Record, load_dataset
+from agent_eval_action.core.errors import DatasetError
+from agent_eval_action.datasets import Record, load_dataset
 from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 
 # The datasets are made in tmp_path: work there, as inputs must lie inside the working directory's repository.

@@ -13,18 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import GateConfig, MetricRule
-from agent_eval_action.gate import evaluate_gate, metric_kinds
-from agent_eval_action.github import GitHubClient
-from agent_eval_action.history import Background, Point, rules_of
-from agent_eval_action.loaders import LoadedDataset, Record
+from agent_eval_action.core.models import DatasetResult, Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace, Turn
+from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
-from agent_eval_action.models import DatasetResult, Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace, Turn
-from agent_eval_action.publish import GitHubContext, Published, PublishSettings, publish
-from agent_eval_action.render import Renderer, render_comment, render_summary, view
-from agent_eval_action.results_io import write_results
-from agent_eval_action.scoring import Scorer
+from agent_eval_action.publish.github import GitHubClient
+from agent_eval_action.publish.publisher import GitHubContext, Published, PublishSettings, publish
+from agent_eval_action.repo.history import Point
+from agent_eval_action.repo.results_io import write_results
+from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.verdict.comparison import compare_dataset
+from agent_eval_action.verdict.gate import evaluate_gate, metric_kinds, rules_of
+from agent_eval_action.views.background import Background
+from agent_eval_action.views.render import Renderer, render_comment, render_summary, view
 from tests.browser import cmark_gfm, markdown_to_html, require
 from tests.fakes.github_server import Failure, FakeGitHub
 
@@ -368,7 +369,7 @@ def test_user_template_extends_the_builtin(tmp_path: Path) -> None:
     comment = render_comment(Renderer(str(tmp_path)), view(sample_results()))
     assert comment.rstrip().endswith("Custom footer") and "## ❌ Agent evaluation failed" in comment
     (tmp_path / "comment.md.j2").write_text("no marker here")
-    from agent_eval_action.errors import ConfigError
+    from agent_eval_action.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="lacks the marker"):
         render_comment(Renderer(str(tmp_path)), view(sample_results()))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.metrics import default_pass_thresholds
-from agent_eval_action.report import write_report
-from agent_eval_action.results_io import write_results
+from agent_eval_action.repo.results_io import write_results
+from agent_eval_action.views.report import write_report
 from tests.browser import Page, browser, chromium, require
 from tests.integration.test_publish import DATASET, sample, sample_background
 
@@ -135,7 +135,7 @@ def test_hostile_agent_and_dataset_text_stays_text(tab: Page, tmp_path: Path) ->
 
 def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) -> None:
     results, before = sample()
-    from agent_eval_action.models import Results
+    from agent_eval_action.core.models import Results
 
     write_results(results, tmp_path / "run" / "results.json")
     write_results(Results(tool_version="0.1.0", datasets=[before]), tmp_path / "base.json")

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from agent_eval_action.config import Config, UserSimulatorConfig
-from agent_eval_action.evaluation import Evaluation
-from agent_eval_action.models import DatasetResult
+from agent_eval_action.core.models import DatasetResult
+from agent_eval_action.service.evaluation import Evaluation
 from tests.apps import simulated_user  # registers scripted-user in ADK's model registry
 from tests.workshop import scenario_case
 
@@ -74,10 +74,10 @@ def scenario(state: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any
 
 
 def test_a_scenario_is_played_out_by_adks_user_simulator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent_eval_action.adk_runner import AdkRunner
-    from agent_eval_action.agent_loader import load_agent
-    from agent_eval_action.loaders import Record, load_dataset
-    from agent_eval_action.run_pool import RunSettings, run_records
+    from agent_eval_action.datasets import Record, load_dataset
+    from agent_eval_action.run.adk_runner import AdkRunner
+    from agent_eval_action.run.agent_loader import load_agent
+    from agent_eval_action.run.run_pool import RunSettings, run_records
 
     simulated_user.PROMPTS.clear()
     path = eval_set(tmp_path, scenario(state={"lookups": 5}))
@@ -89,7 +89,7 @@ def test_a_scenario_is_played_out_by_adks_user_simulator(tmp_path: Path, monkeyp
     trace = done.trace
     assert trace is not None and trace.error is None and trace.skipped is None
     assert [t.user_input for t in trace.turns] == ["hello", "where is my order", "I want a refund"]
-    from agent_eval_action.judges.prompts import judge_context
+    from agent_eval_action.run.judges.prompts import judge_context
 
     assert judge_context(record.question, trace)["user_inputs"] == ["hello", "where is my order", "I want a refund"]  # judges see them too
     assert [t.response for t in trace.turns] == ["shop: hello", "shop: where is my order", "Refunded 10 on order A1."]
@@ -160,8 +160,8 @@ def test_without_credentials_scenarios_are_skipped_and_static_cases_run(tmp_path
     assert by_id["static"].status == "ok" and by_id["static"].scores["tool_trajectory_avg_score"].value == 1.0
     from xml.etree import ElementTree
 
-    from agent_eval_action.junit import write_junit
-    from agent_eval_action.models import Results
+    from agent_eval_action.core.models import Results
+    from agent_eval_action.views.junit import write_junit
 
     suite = ElementTree.parse(write_junit(Results(datasets=[result]), tmp_path / "junit.xml", {})).getroot()[0]
     # The static run has a case per metric with a pass threshold (recorded in the summary); the scenario one skipped case.

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action import scoring
-from agent_eval_action.loaders import load_dataset, tabular
+from agent_eval_action.core.models import Results
+from agent_eval_action.datasets import load_dataset, tabular
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import Results
-from agent_eval_action.results_io import dumps
-from agent_eval_action.scoring import Scorer
+from agent_eval_action.repo.results_io import dumps
+from agent_eval_action.scoring import scorer as scoring
+from agent_eval_action.scoring.scorer import Scorer
 from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 
 # The datasets are made in tmp_path: work there, as inputs must lie inside the working directory's repository.

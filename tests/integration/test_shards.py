@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_eval_action.config import Config
-from agent_eval_action.errors import ConfigError, DatasetError
-from agent_eval_action.models import Results
-from agent_eval_action.results_io import read_results
-from agent_eval_action.shards import in_shard, merge_results, merge_scorer, parse_shard
+from agent_eval_action.core.errors import ConfigError, DatasetError
+from agent_eval_action.core.models import Results
+from agent_eval_action.repo.results_io import read_results
+from agent_eval_action.scoring.shards import in_shard, merge_results, merge_scorer, parse_shard
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded" / "customer_service_runs.csv"

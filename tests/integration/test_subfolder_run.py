@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from agent_eval_action.baseline import baseline_path
+from agent_eval_action.repo.baseline import baseline_path
 from tests.factories import csv_row, customer_service_runs, write_csv
 from tests.integration.test_agent_paths import calls
 from tests.integration.test_pr_flow import cli

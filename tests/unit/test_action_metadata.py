@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from agent_eval_action.action import INPUTS
+from agent_eval_action.cli.action import INPUTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def test_the_action_page_names_every_linted_workflow() -> None:
 def test_the_workflows_init_writes_are_the_linted_examples() -> None:
     """init writes these from package data (an installed package has no examples/): the two
     copies are the same bytes, so actionlint's check of the examples covers what init writes."""
-    templates = ROOT / "src" / "agent_eval_action" / "templates" / "workflows"
+    templates = ROOT / "src" / "agent_eval_action" / "service" / "workflows"
     assert sorted(p.name for p in templates.glob("*.yml")) == ["agent-eval-baseline.yml", "agent-eval-pr.yml"]
     for template in templates.glob("*.yml"):
         assert template.read_bytes() == (ROOT / "examples" / "workflows" / template.name).read_bytes(), template.name

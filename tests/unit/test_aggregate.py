@@ -5,8 +5,8 @@ import statistics
 
 import pytest
 
-from agent_eval_action.aggregate import bootstrap_mean_ci, seed_for, summarize
-from agent_eval_action.models import Score
+from agent_eval_action.core.models import Score
+from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, seed_for, summarize
 
 
 def test_unscored_is_counted_not_averaged() -> None:
@@ -41,7 +41,7 @@ def test_large_input_resamples_in_blocks(monkeypatch: pytest.MonkeyPatch) -> Non
     exactly what one block would (the draws are the same, only the memory differs)."""
     import numpy as np
 
-    from agent_eval_action import aggregate
+    from agent_eval_action.scoring import aggregate
 
     values = [float(v) for v in np.random.default_rng(5).lognormal(0.0, 1.0, 4000)]
     # What reaches the block path: too many distinct values for the multinomial draw, too few for
@@ -81,7 +81,7 @@ def test_binned_bootstrap_of_a_large_sample_matches_the_exact_one(monkeypatch: p
     interval must agree with value-by-value resampling to within the resampling noise."""
     import numpy as np
 
-    from agent_eval_action import aggregate
+    from agent_eval_action.scoring import aggregate
 
     values = list(np.random.default_rng(7).lognormal(0.0, 1.2, 8000))
     binned = bootstrap_mean_ci(values, seed=3, resamples=10_000)

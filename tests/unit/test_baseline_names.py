@@ -6,8 +6,8 @@ import itertools
 import json
 from pathlib import Path
 
-from agent_eval_action.baseline import MAX_NAME_BYTES, baseline_path, find_baseline, working_tree_reader, write_baseline
-from agent_eval_action.models import DatasetResult
+from agent_eval_action.core.models import DatasetResult
+from agent_eval_action.repo.baseline import MAX_NAME_BYTES, baseline_path, find_baseline, working_tree_reader, write_baseline
 
 B = "evaluation/baselines"
 

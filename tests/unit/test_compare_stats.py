@@ -7,15 +7,15 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import GateConfig, MetricRule
-from agent_eval_action.gate import evaluate_gate
-from agent_eval_action.loaders import LoadedDataset
+from agent_eval_action.core.models import DatasetResult, QuestionResult, Results, Score
+from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.models import DatasetResult, QuestionResult, Results, Score
-from agent_eval_action.render import failed_metrics
-from agent_eval_action.scoring import Scorer
-from agent_eval_action.terminal import render
+from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.verdict.comparison import compare_dataset
+from agent_eval_action.verdict.gate import evaluate_gate
+from agent_eval_action.views.render import failed_metrics
+from agent_eval_action.views.terminal import render
 
 SCORER = Scorer.for_names(["tool_usage_accuracy"], MetricContext())
 
@@ -166,7 +166,7 @@ def test_runs_named_failing_are_the_runs_the_pass_rate_counts_failing() -> None:
 
 def test_the_gate_reads_each_metrics_kind_from_the_results() -> None:
     """A judged metric's question drop is a note, known from the results alone (no config, no prompt files)."""
-    from agent_eval_action.gate import metric_kinds
+    from agent_eval_action.verdict.gate import metric_kinds
 
     judged = Scorer.for_names(["tool_calls"], MetricContext())
     judged.extra = {(f"q{i}", 0): {"tone": Score(value=v)} for i, v in enumerate([1.0, 1.0, 1.0, 1.0])}

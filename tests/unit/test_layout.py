@@ -1,6 +1,7 @@
-"""The layers as three things state them: the code, the import-linter contract in pyproject.toml
-(which `make lint` enforces), and the "Layout" of docs/architecture.md. A module missing from the contract is
-checked by nothing; one missing from the README is unexplained."""
+"""The layout as three things state it: the code, the import-linter contract in pyproject.toml
+(which `make lint` enforces), docs/architecture.md's "Layout" (every module under its folder)
+and the README's map of the folders. A folder missing from the contract is checked by nothing;
+a module missing from the docs is unexplained."""
 
 from __future__ import annotations
 
@@ -12,45 +13,65 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "agent_eval_action"
 
 
-def modules() -> set[str]:
-    """Every module and sub-package directly in the package, as the docs name them (``x.py``, ``x/``)."""
-    found = {p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
-    return found | {f"{p.name}/" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+def top_level() -> set[str]:
+    """Every module and folder directly in the package, as the contract names them."""
+    found = {p.stem for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
+    return found | {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
 
 
-def contract_layers() -> list[set[str]]:
+def contract_layers() -> list[list[str]]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
-    layers = []
-    for layer in contract["layers"]:
-        names = [name.strip().removeprefix("agent_eval_action.") for name in re.split(r"[:|]", layer)]
-        layers.append({f"{name}/" if (PACKAGE / name).is_dir() else f"{name}.py" for name in names})
-    return layers
+    return [[name.strip().removeprefix("agent_eval_action.") for name in re.split(r"[:|]", layer)] for layer in contract["layers"]]
 
 
-def readme_layers() -> list[set[str]]:
-    """The modules under each layer heading of docs/architecture.md's module list, top to bottom."""
-    text = (ROOT / "docs" / "architecture.md").read_text()
+def layout_section(path: Path) -> list[str]:
+    text = path.read_text()
     section = text[text.index("## Layout\n") :]
-    block = re.findall(r"```text\n(src/agent_eval_action/\n.*?)```", section, re.S)[0]
-    layers: list[set[str]] = []
-    for line in block.splitlines()[1:]:
-        if re.match(r"^  \S", line) and not line.strip().startswith("templates/"):
-            layers.append(set())  # a layer heading
-        elif re.match(r"^    \S", line):
-            layers[-1].add(line.split()[0])
-        elif not line.startswith(" "):
-            break  # tests/, scripts/, bench/
-    return layers
+    section = section[: section.find("\n## ", 1)] if "\n## " in section[1:] else section
+    return re.findall(r"```text\n(.*?)```", section, re.S)
 
 
-def test_every_module_is_in_one_layer_of_the_contract() -> None:
-    layers = contract_layers()
-    listed = [name for layer in layers for name in layer]
+def test_every_module_and_folder_is_in_one_layer_of_the_contract() -> None:
+    listed = [name for layer in contract_layers() for name in layer]
     assert sorted(listed) == sorted(set(listed)), "a module is in two layers"
-    assert set(listed) == modules(), f"not in a layer: {modules() - set(listed)}; no such module: {set(listed) - modules()}"
+    assert set(listed) == top_level(), f"not in a layer: {top_level() - set(listed)}; no such module: {set(listed) - top_level()}"
 
 
-def test_the_architecture_page_names_every_module_under_its_layer() -> None:
-    readme = [layer - {"__init__.py"} for layer in readme_layers()]
-    assert readme == contract_layers()
+def test_the_architecture_page_draws_the_layers_in_the_contracts_order() -> None:
+    diagram = layout_section(ROOT / "docs" / "architecture.md")[0]
+    drawn = [re.split(r"\s{2,}", line.strip())[0] for line in diagram.splitlines() if line.strip() and line.strip() != "|"]
+    expected = [" | ".join(name for name in layer if name != "__main__") for layer in contract_layers()]
+    assert drawn == expected
+
+
+def test_the_architecture_page_names_every_module_under_its_folder() -> None:
+    block = layout_section(ROOT / "docs" / "architecture.md")[1]
+    lines = block.splitlines()[1:]
+    named: dict[str, str] = {}  # folder ("" for the package itself) -> the text under it
+    folder = ""
+    for line in lines:
+        if not line.startswith(" "):
+            break  # tests/, scripts/, bench/
+        entry = line.strip().split()[0] if line.strip() else ""
+        if re.match(r"^  \S", line):
+            folder = entry.rstrip("/") if entry.endswith("/") else ""
+            named[folder] = named.get(folder, "") + line + "\n"
+            if not entry.endswith("/"):
+                named[""] = named.get("", "") + line + "\n"
+        else:
+            named[folder] = named.get(folder, "") + line + "\n"
+    for module in PACKAGE.rglob("*.py"):
+        rel = module.relative_to(PACKAGE)
+        if module.name == "__init__.py" and rel.parent != Path("datasets"):
+            continue
+        top = rel.parts[0] if len(rel.parts) > 1 else ""
+        text = named.get(top.removesuffix(".py") if top else "", "")
+        assert module.name in text or module.stem in text, f"{rel} is not named under {top or 'the package'}/ in docs/architecture.md"
+
+
+def test_the_readmes_map_lists_the_folders_in_the_contracts_order() -> None:
+    (block,) = layout_section(ROOT / "README.md")
+    drawn = [line.split()[0].rstrip("/").removesuffix(".py") for line in block.splitlines() if line.strip()]
+    expected = [name for layer in contract_layers() for name in layer if name != "__main__"]
+    assert drawn == expected

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from agent_eval_action.core.models import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Trace, TrajectoryStep, Turn
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from agent_eval_action.metrics.tools import match_calls
 from agent_eval_action.metrics.values import matches, mismatches
-from agent_eval_action.models import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Trace, TrajectoryStep, Turn
 
 CTX = MetricContext()
 

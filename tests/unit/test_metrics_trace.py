@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent_eval_action.config import Config
+from agent_eval_action.core.models import LlmCall, Question, Score, ToolInteraction, Trace, Turn
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from agent_eval_action.metrics.trace_metrics import price_for
-from agent_eval_action.models import LlmCall, Question, Score, ToolInteraction, Trace, Turn
 
 Q = Question(id="q", user_inputs=["hi"])
 CTX = MetricContext(prices=Config().price_table())
@@ -96,9 +96,9 @@ def test_every_metric_has_a_direction_and_description() -> None:
 
 def test_one_cost_rule_for_the_agents_calls_and_the_judges() -> None:
     """Cached prompt tokens at the cached price, for a judge's answer as for the agent's model calls."""
-    from agent_eval_action.judges.client import Answer
-    from agent_eval_action.judges.engine import _cost
     from agent_eval_action.metrics.trace_metrics import tokens_cost
+    from agent_eval_action.run.judges.client import Answer
+    from agent_eval_action.run.judges.engine import _cost
 
     prices = {"judge-model": {"input": 1.0, "output": 4.0, "cached": 0.25}}
     assert tokens_cost(prices["judge-model"], 1_000_000, 1_000_000, 800_000) == pytest.approx(0.2 + 0.2 + 4.0)

@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-from agent_eval_action.aggregate import bootstrap_mean_ci, mean_of, summarize_values
-from agent_eval_action.comparison import compare_dataset
-from agent_eval_action.errors import DatasetError
-from agent_eval_action.jsonish import MAX_DEPTH, NotFinite, TooDeep, deeper_than, loads, maybe_json, parse_cell, scrub
-from agent_eval_action.models import MetricComparison, MetricSummary, Results, Score
-from agent_eval_action.results_io import dumps, parse_results
+from agent_eval_action.core.errors import DatasetError
+from agent_eval_action.core.jsonish import MAX_DEPTH, NotFinite, TooDeep, deeper_than, loads, maybe_json, parse_cell, scrub
+from agent_eval_action.core.models import MetricComparison, MetricSummary, Results, Score
+from agent_eval_action.repo.results_io import dumps, parse_results
+from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, mean_of, summarize_values
+from agent_eval_action.verdict.comparison import compare_dataset
 from tests.unit.test_compare_stats import dataset
 
 BIG = 1e308
@@ -116,7 +116,7 @@ def test_a_non_finite_figure_is_never_stored() -> None:
 
 
 def test_a_trend_of_values_near_the_float_limit_is_drawn() -> None:
-    from agent_eval_action.views import fmt, spark
+    from agent_eval_action.views.page import fmt, spark
 
     assert spark([-BIG, BIG, 0.0, None], "latency") == "▁█▅·"
     assert spark([1.0, 2.0, 3.0], "latency") == "▃▆█"  # ordinary values: as before

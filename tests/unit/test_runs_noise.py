@@ -8,17 +8,17 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from agent_eval_action.aggregate import bootstrap_mean_ci, paired_runs_ci, seed_for
-from agent_eval_action.comparison import compare_dataset
 from agent_eval_action.config import GateConfig
-from agent_eval_action.gate import evaluate_gate
-from agent_eval_action.loaders import LoadedDataset
+from agent_eval_action.core.models import DatasetResult, GateResult, QuestionResult, Results, Score
+from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
-from agent_eval_action.models import DatasetResult, GateResult, QuestionResult, Results, Score
-from agent_eval_action.render import Renderer, view
-from agent_eval_action.report import render_report
-from agent_eval_action.scoring import Scorer
-from agent_eval_action.terminal import render
+from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, paired_runs_ci, seed_for
+from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.verdict.comparison import compare_dataset
+from agent_eval_action.verdict.gate import evaluate_gate
+from agent_eval_action.views.render import Renderer, view
+from agent_eval_action.views.report import render_report
+from agent_eval_action.views.terminal import render
 
 METRIC = "tool_usage_accuracy"
 KINDS = {METRIC: "reference"}

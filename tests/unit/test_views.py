@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agent_eval_action.comparison import compare_dataset
-from agent_eval_action.history import Background, RuleView
-from agent_eval_action.markdown import escape_html, escape_md
-from agent_eval_action.models import (
+from agent_eval_action.core.markdown import escape_html, escape_md
+from agent_eval_action.core.models import (
     DatasetComparison,
     DatasetResult,
     GateFailure,
@@ -21,9 +19,10 @@ from agent_eval_action.models import (
     ToolInteraction,
     Transcript,
 )
-from agent_eval_action.render import Renderer, view
-from agent_eval_action.terminal import render
-from agent_eval_action.views import (
+from agent_eval_action.verdict.comparison import compare_dataset
+from agent_eval_action.verdict.gate import RuleView
+from agent_eval_action.views.background import Background
+from agent_eval_action.views.page import (
     DiffRow,
     build,
     call_rows,
@@ -38,6 +37,8 @@ from agent_eval_action.views import (
     state_rows,
     unpaired_lines,
 )
+from agent_eval_action.views.render import Renderer, view
+from agent_eval_action.views.terminal import render
 
 PATH = "evaluation/datasets/cs.json"
 STATE = "state_management_fidelity"
@@ -372,7 +373,7 @@ def test_a_question_diff_takes_the_runs_of_its_own_question() -> None:
 def test_every_view_shows_the_page_built_once() -> None:
     """The terminal, the comment and report.html render one build of the page; a page built
     from other results (a redacted copy) is never shown for these."""
-    from agent_eval_action.report import context
+    from agent_eval_action.views.report import context
 
     base = _runs("tool_usage_accuracy", {"a": 1.0, "b": 1.0}, direction="higher")
     head = _runs("tool_usage_accuracy", {"a": 0.0, "b": 1.0}, direction="higher")

@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from agent_eval_action.calls import counts
+from agent_eval_action.core.models import Question, ReferenceToolCall, Score, ToolInteraction, Trace
+from agent_eval_action.metrics.calls import counts
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.response import cached_stemmer
-from agent_eval_action.models import Question, ReferenceToolCall, Score, ToolInteraction, Trace
 
 TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE = "response_match_score"

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent_eval_action.models import Question, Score, Trace
+from agent_eval_action.core.models import Question, Score, Trace
 
 Direction = Literal["higher", "lower", "neutral"]
 

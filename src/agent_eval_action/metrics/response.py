@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from typing import Any
 
+from agent_eval_action.core.models import Question, Score, Trace
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
-from agent_eval_action.models import Question, Score, Trace
 
 
 class CachedStemmer:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from agent_eval_action.core.models import Question, Score, Trace
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.values import mismatches
-from agent_eval_action.models import Question, Score, Trace
 
 
 @register(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_eval_action.calls import tool_calls
+from agent_eval_action.core.models import Question, ReferenceToolCall, Score, ToolInteraction, Trace
+from agent_eval_action.metrics.calls import tool_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.values import matches, mismatches
-from agent_eval_action.models import Question, ReferenceToolCall, Score, ToolInteraction, Trace
 
 
 def actual_calls(question: Question, trace: Trace) -> list[ToolInteraction]:

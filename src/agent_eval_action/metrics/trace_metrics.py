@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from agent_eval_action.calls import tool_calls as counted_calls
+from agent_eval_action.core.models import LlmCall, Question, Score, Trace
+from agent_eval_action.metrics.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
-from agent_eval_action.models import LlmCall, Question, Score, Trace
 
 
 @register("latency", "lower", "Wall-clock seconds for the whole question (all turns).", kind="trace", timing=True)

@@ -10,9 +10,9 @@ from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 
-from agent_eval_action.calls import steps as counted_steps
+from agent_eval_action.core.models import Question, Score, Trace
+from agent_eval_action.metrics.calls import steps as counted_steps
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
-from agent_eval_action.models import Question, Score, Trace
 
 
 def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str, str] | None:

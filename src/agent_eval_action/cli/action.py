@@ -1,0 +1,187 @@
+"""The container's entrypoint: ``python -m agent_eval_action action``.
+
+Reads the ``INPUT_*`` variables (hyphens kept, as the runner sets them) and ``GITHUB_*``
+into the same config object the CLI uses, then: on a pull request, the check; on a push
+with ``update-baseline``, writes the baselines and commits them; otherwise evaluates all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from agent_eval_action.core.errors import ConfigError, ExitCode
+
+if TYPE_CHECKING:
+    from agent_eval_action.config import Config
+    from agent_eval_action.publish.publisher import GitHubContext
+
+INPUTS = (
+    "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
+    "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
+    "shard", "merge", "working-directory", "metrics", "agent-python", "model-cache",
+    "max-concurrency", "max-model-calls", "max-cost-usd", "fork-comment", "compare-with",
+)  # fmt: skip
+PR_EVENTS = {"pull_request", "pull_request_target"}
+BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
+
+
+def read_inputs(env: Mapping[str, str]) -> dict[str, str]:
+    return {name: env.get(f"INPUT_{name.upper()}", "").strip() for name in INPUTS}
+
+
+def _bool(name: str, value: str, default: bool) -> bool:
+    if not value:
+        return default
+    if value.lower() in ("true", "yes", "1", "on"):
+        return True
+    if value.lower() in ("false", "no", "0", "off"):
+        return False
+    raise ConfigError(f"input {name}", f"{value!r} is not true or false")
+
+
+def _int(name: str, value: str) -> int | None:
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"input {name}", f"{value!r} is not a whole number") from None
+
+
+def _concurrency(value: str) -> int | str | None:
+    return "auto" if value.strip().lower() == "auto" else _int("concurrency", value)
+
+
+def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
+    """Input values as config overrides (unset inputs leave the config file's values)."""
+    flags: dict[str, Any] = {
+        "datasets": inputs["datasets"].split() or None,
+        "agent": inputs["agent"] or None,
+        "agent_url": inputs["agent-url"] or None,
+        "app_name": inputs["app-name"] or None,
+        "comment_key": inputs["comment-key"] or None,
+        "output_dir": inputs["output-dir"] or None,
+        "runs": _int("runs", inputs["runs"]),
+        "concurrency": _concurrency(inputs["concurrency"]),
+        "max_concurrency": _int("max-concurrency", inputs["max-concurrency"]),
+        "max_model_calls": _int("max-model-calls", inputs["max-model-calls"]),
+        "max_cost_usd": _float("max-cost-usd", inputs["max-cost-usd"]) if inputs["max-cost-usd"] else None,
+        "metrics": [m.strip() for m in inputs["metrics"].replace(",", " ").split()] or None,
+        "shard": inputs["shard"] or None,
+        "agent_python": inputs["agent-python"] or None,
+        "model_cache": inputs["model-cache"] or None,
+        "compare_with": inputs["compare-with"] or None,
+    }
+    if inputs["comment"]:
+        flags["comment"] = _bool("comment", inputs["comment"], True)
+    return flags
+
+
+def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    from agent_eval_action.cli.commands import check_and_publish
+    from agent_eval_action.config import load_config
+    from agent_eval_action.core.workflow import group, in_actions, mask
+    from agent_eval_action.publish.publisher import GitHubContext
+    from agent_eval_action.service.api import base_ref, trust_checkouts
+
+    env = dict(os.environ if env is None else env)
+    actions = in_actions(env)
+    inputs = read_inputs(env)
+    token = inputs["github-token"] or env.get("GITHUB_TOKEN") or ""
+    mask(token, out, actions=actions)
+    workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    if inputs["fork-comment"]:
+        from agent_eval_action.cli.commands import fork_comment
+
+        # Nothing of the fork runs here: only its artifact's text is posted.
+        return fork_comment(str(workspace / inputs["fork-comment"]), comment_key=inputs["comment-key"] or "default", out=out, env=env)
+    # The workspace is mounted from the host, owned by another user: git refuses it otherwise.
+    trust_checkouts(workspace)
+    directory = workspace / inputs["working-directory"] if inputs["working-directory"] else workspace
+    if not directory.is_dir():
+        raise ConfigError("input working-directory", f"{directory} is not a directory")
+    os.chdir(directory)
+    agent_python = install_agent_environment(inputs["install"], env, out) if inputs["install"] else None
+    config = load_config(inputs["config"] or None).with_overrides(**flags_from_inputs(inputs))
+    if agent_python and not config.agent_python:
+        config = config.with_overrides(agent_python=agent_python)
+    if inputs["max-regression"]:
+        raw = inputs["max-regression"]
+        value: float | str = raw if raw.endswith("%") else _float("max-regression", raw)
+        # Explicit in the workflow: laid over the gate's rules, which otherwise come from the base.
+        config.gate_override["max_regression"] = value
+        config = config.with_gate(config.gate)
+    context = GitHubContext.from_env(env, token=token or None)
+    event = env.get("GITHUB_EVENT_NAME", "")
+    if event == "push" and _bool("update-baseline", inputs["update-baseline"], False):
+        return update_baselines(config, env, context, out, err)
+    if inputs["merge"]:
+        from agent_eval_action.cli.commands import merge_and_finish
+
+        with group(out, "Merge shards", actions=actions):
+            code = merge_and_finish(inputs["merge"].split(), config, context, out=out, err=err)
+        return _lenient(code, inputs, out, actions)
+    base = base_ref(inputs["base-ref"] or None, config, env if event in PR_EVENTS else {})
+    with group(out, "Evaluate", actions=actions):
+        code = check_and_publish(
+            config,
+            base=base,
+            evaluate_all=event not in PR_EVENTS and not base,
+            context=context,
+            out=out,
+            err=err,
+            install=inputs["install"] or None,
+        )
+    return _lenient(code, inputs, out, actions)
+
+
+def install_agent_environment(command: str, env: Mapping[str, str], out: TextIO) -> str:
+    """The ``install`` input: a venv for the agent outside the workspace (under ``RUNNER_TEMP``),
+    the user's command run with it first on PATH, and that venv's Python returned to run the
+    agent with (``environments``: cached by the dependency files, so the base's agent shares it
+    under compare-with = "base" when its dependencies are the same)."""
+    from agent_eval_action.service.api import install_environment
+
+    return install_environment(command, Path.cwd(), env, out)
+
+
+def _lenient(code: int, inputs: dict[str, str], out: TextIO, actions: bool) -> int:
+    from agent_eval_action.core.workflow import annotation, command
+
+    if code == ExitCode.GATE_FAILED and not _bool("fail-on-regression", inputs["fail-on-regression"], True):
+        command(out, annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"), actions=actions)
+        return int(ExitCode.PASSED)
+    return code
+
+
+def _float(name: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(f"input {name}", f"{value!r} is neither a number of points (0.05) nor a percentage ('5%')") from None
+
+
+def update_baselines(config: Config, env: Mapping[str, str], context: GitHubContext, out: TextIO, err: TextIO) -> int:
+    """On a push to the default branch: write the baselines, commit and push them if they changed."""
+    from agent_eval_action.cli.commands import write_baselines
+    from agent_eval_action.core.workflow import group
+    from agent_eval_action.service.api import commit_baselines
+
+    branch = env.get("GITHUB_REF_NAME") or env.get("GITHUB_REF", "").removeprefix("refs/heads/")
+    default = context.default_branch
+    if default and branch != default:
+        print(f"baselines are only written on the default branch ({default}); this push is to {branch}", file=out)
+        return int(ExitCode.PASSED)
+    with group(out, "Update baselines", actions=context.in_actions):
+        code = write_baselines(config, None, out=out, err=err)
+    if code != ExitCode.PASSED:
+        return code
+    if not commit_baselines(config, "Update agent-eval baselines [skip ci]", BOT, branch, context.token):
+        print("baselines unchanged: nothing to commit", file=out)
+        return int(ExitCode.PASSED)
+    print(f"committed and pushed the updated baselines to {branch}", file=out)
+    return int(ExitCode.PASSED)

@@ -1,0 +1,375 @@
+"""The command line's and the action's adapter over the service (``api``): each command here
+asks ``api`` for the work, then prints, writes the output directory, publishes, and returns the
+exit code. Nothing here evaluates, compares or gates."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TextIO
+
+from agent_eval_action.config import Config, load_config
+from agent_eval_action.core import interrupt
+from agent_eval_action.core.errors import ExitCode
+from agent_eval_action.core.files import output_lock
+from agent_eval_action.core.models import Problem, Results
+from agent_eval_action.core.workflow import mask, redactor_for
+from agent_eval_action.service import api
+
+if TYPE_CHECKING:
+    from agent_eval_action.publish.publisher import GitHubContext
+
+
+def exit_code(results: Results) -> int:
+    """The exit code the verdict means: 0 passed, 1 failed, 2 could not be checked (bad input)."""
+    outcome = results.gate.outcome if results.gate is not None else "passed"
+    return int({"passed": ExitCode.PASSED, "failed": ExitCode.GATE_FAILED, "unchecked": ExitCode.BAD_INPUT}[outcome])
+
+
+def _report_problems(problems: list[Problem], err: TextIO) -> None:
+    for problem in problems:
+        print(f"error: {problem.message}", file=err)
+
+
+def _written(results: Results, config: Config, out: TextIO, err: TextIO) -> Path:
+    """results.json in the output directory, secrets redacted (the config's ``agent_auth_env`` too)."""
+    return api.write_results(results, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env], out, err))
+
+
+def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Writes the starting files (none over an existing one) and prints the next three steps."""
+    done = api.init(agent=agent, agent_python=agent_python)
+    if done.agent is None:
+        print(
+            "note: no --agent given and no obvious one (a folder with an agent.py that sets root_agent): "
+            "the dataset is a generic template; set `agent` in agent-eval.toml",
+            file=err,
+        )
+    elif done.detected:
+        print(f"found the agent {done.agent}", file=out)
+    for path in done.written:
+        drafted = f" ({done.questions} questions to fill in, drafted from the agent's tools and sub-agents)" if path == done.dataset else ""
+        print(f"wrote {path}{drafted}", file=out)
+    for path in done.skipped:
+        print(f"skipped {path}: it exists (init never overwrites a file)", file=out)
+    print(
+        "\nNext:\n"
+        f"  1. Fill in {done.dataset}: the user's words and the references marked TODO. Check it:\n"
+        f"       python -m agent_eval_action validate {Path(done.dataset).parent.as_posix()}\n"
+        "  2. On your default branch, commit, then record the baseline (it hashes the committed agent code) and commit it:\n"
+        '       git add agent-eval.toml evaluation .github/workflows && git commit -m "Evaluate the agent on every PR"\n'
+        "       python -m agent_eval_action baseline update\n"
+        '       git add evaluation/baselines && git commit -m "Baselines of the golden datasets"\n'
+        "  3. Name this action's repository in .github/workflows/agent-eval*.yml (your-org/agent-eval-action@v1), push,\n"
+        "     and open a PR: the check comments on it. The same check locally: python -m agent_eval_action check --base main",
+        file=out,
+    )
+    if not Path("requirements.txt").exists():
+        print(
+            "note: the workflows install the agent's dependencies with `pip install -r requirements.txt` (their `install:` input), "
+            "and there is no requirements.txt here: write one, or change `install:`",
+            file=err,
+        )
+    return int(ExitCode.PASSED)
+
+
+def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Reads every dataset fully and reports each problem on one line; runs nothing."""
+    datasets, problems = api.validate(paths)
+    for dataset in datasets:
+        problems.extend(dataset.problems)
+        if dataset.format == "unknown":  # refused whole: its problem says why
+            continue
+        for warning in dataset.warnings:
+            print(f"warning: {warning}", file=err)
+        status = f"{len(dataset.problems)} invalid" if dataset.problems else "ok"
+        print(
+            f"{status}: {dataset.path} ({dataset.format}, {len(dataset.questions)} valid question run{'s' if len(dataset.questions) != 1 else ''})",
+            file=out,
+        )
+    _report_problems(problems, err)
+    return int(ExitCode.BAD_INPUT if problems or not datasets else ExitCode.PASSED)
+
+
+def evaluate(
+    paths: list[str],
+    *,
+    config_path: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    **flags: object,
+) -> int:
+    """Scores datasets (running the agent where they hold no recorded runs) and writes ``results.json``.
+
+    Invalid inputs are reported and the valid ones still scored and written.
+    """
+    from agent_eval_action.views.terminal import render
+
+    config = load_config(config_path, anywhere=True).with_overrides(**flags)
+    redactor_for([config.agent_auth_env], out, err)
+    with output_lock(config.output_dir):
+        results = api.evaluate(paths or None, config=config, progress=err)
+        target = _written(results, config, out, err)
+    print(render(results, config.pass_thresholds()), file=out)
+    _report_problems(results.problems, err)
+    print(f"wrote {target}", file=out)
+    if not results.datasets and not paths:
+        print("error: no datasets to evaluate: give dataset paths or set `datasets` in agent-eval.toml", file=err)
+    return int(ExitCode.BAD_INPUT if results.problems or not results.datasets else ExitCode.PASSED)
+
+
+def convert(
+    paths: list[str],
+    *,
+    to: Literal["golden", "csv", "jsonl"],
+    output: str,
+    agent_name: str | None = None,
+    config_path: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    **flags: object,
+) -> int:
+    """Writes the datasets as one golden JSON file, or their runs (recorded, or made now by the
+    agent) as a simulation CSV / JSONL."""
+    config = load_config(config_path, anywhere=True).with_overrides(**flags)
+    redactor_for([config.agent_auth_env], out, err)
+    done = api.convert(paths, config, to=to, output=output, agent_name=agent_name, progress=err)
+    print(f"wrote {done.count} {'questions' if to == 'golden' else 'runs'} to {done.target}", file=out)
+    _report_problems(done.problems, err)
+    return int(ExitCode.BAD_INPUT if done.problems else ExitCode.PASSED)
+
+
+def run(
+    *,
+    config_path: str | None = None,
+    base: str | None = None,
+    evaluate_all: bool = False,
+    install: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    **flags: object,
+) -> int:
+    """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate.
+    ``install``: the command that makes the agent's environment (and the base's, when it runs)."""
+    from agent_eval_action.publish.publisher import GitHubContext
+
+    config = load_config(config_path, anywhere=True).with_overrides(**flags)
+    if install and not config.agent_python:
+        config = config.with_overrides(agent_python=api.install_environment(install, Path.cwd(), os.environ, err))
+    context = GitHubContext.from_env(os.environ)
+    return check_and_publish(
+        config,
+        base=api.base_ref(base, config, os.environ),
+        evaluate_all=evaluate_all,
+        context=context,
+        out=out,
+        err=err,
+        install=install,
+    )
+
+
+def check_and_publish(
+    config: Config,
+    *,
+    base: str | None,
+    evaluate_all: bool,
+    context: GitHubContext,
+    out: TextIO,
+    err: TextIO,
+    install: str | None = None,
+) -> int:
+    """Runs the check, writes results.json, prints the summary and publishes; returns the exit code.
+    ``install``: the command that makes the base's agent's environment (compare-with = "base")."""
+    if context.token:
+        mask(context.token, out, actions=context.in_actions)
+    redactor_for([config.agent_auth_env], out, err)
+    if config.compare_with == "base":
+        cache = "; the model-call cache is off for both sides (a replay would hide drift)" if config.model_cache else ""
+        print(
+            "compare-with = base: the base's agent runs now beside this one, question by question, and this run is compared "
+            f"with it; every model call goes to the model{cache}",
+            file=err,
+        )
+    with output_lock(config.output_dir):
+        outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err, install=install)
+        selection = outcome.results.selection
+        if selection is not None and not selection.selected and not outcome.results.problems:
+            print("nothing to evaluate: no dataset changed and no agent code changed", file=out)
+        return finish(outcome, config, context, out=out, err=err)
+
+
+def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
+    """Writes results.json, prints the summary, publishes, and returns the exit code. ``config``:
+    where and how to publish; the verdict's thresholds are those of ``outcome.config``."""
+    from agent_eval_action.publish.publisher import PublishSettings, publish
+    from agent_eval_action.views.page import build
+    from agent_eval_action.views.terminal import render
+
+    results, rules = outcome.results, outcome.config
+    redactor = redactor_for([config.agent_auth_env], out, err)
+    target = _written(results, config, out, err)
+    thresholds = rules.pass_thresholds()
+    # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
+    background = api.background(outcome, Path.cwd())
+    # One page for the terminal, the comment, the step summary and report.html, built from the
+    # copy without secrets that publishing shows.
+    shown = api.redacted(results, redactor)
+    built = build(shown, thresholds=thresholds, background=background)
+    print(render(shown, thresholds, background, built=built), file=out)
+    _report_problems(results.problems, err)
+    settings = PublishSettings(
+        # An interrupted run writes what finished, but never puts half a verdict on the PR.
+        comment=config.comment and not interrupt.requested(),
+        comment_key=config.comment_key,
+        templates_dir=config.templates_dir,
+        thresholds=thresholds,
+        root=api.workspace(Path.cwd()).root,
+    )
+    published = publish(shown, Path(config.output_dir), settings, context, out=out, redactor=redactor, background=background, built=built)
+    print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
+    return exit_code(results)
+
+
+def compare_files(
+    current: str,
+    baseline: str,
+    *,
+    config_path: str | None = None,
+    output_dir: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    """Compares two results files (datasets matched by path, else by name) and applies the gate."""
+    from agent_eval_action.views.terminal import render
+
+    config = load_config(config_path, anywhere=True).with_overrides(output_dir=output_dir)
+    with output_lock(config.output_dir):
+        results = api.compare(Path(current), Path(baseline), config=config)
+        target = _written(results, config, out, err)
+    print(render(results, config.pass_thresholds()), file=out)
+    _report_problems(results.problems, err)
+    print(f"wrote {target}", file=out)
+    return exit_code(results)
+
+
+def baseline_update(
+    datasets: list[str] | None = None,
+    *,
+    config_path: str | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    **flags: object,
+) -> int:
+    """Evaluates the datasets and writes their baselines (sorted, rounded: unchanged scores rewrite nothing)."""
+    return write_baselines(load_config(config_path, anywhere=True).with_overrides(**flags), datasets, out=out, err=err)
+
+
+def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
+    """Evaluates the datasets, writes each one's baseline, and says which files changed."""
+    redactor_for([config.agent_auth_env], out, err)
+    update = api.update_baselines(config, datasets, progress=err)
+    if interrupt.requested() and not update.written:
+        print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
+    workspace = api.workspace(Path.cwd())
+    for written in update.written:
+        shown = Path(os.path.relpath(workspace.file(written.path)))
+        print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)
+        if written.moved_from:
+            print(f"  moved from {os.path.relpath(workspace.file(written.moved_from))} (the older layout)", file=out)
+    for result in update.results.datasets:
+        errors = sum(1 for q in result.questions if q.status == "error")
+        if errors:
+            print(
+                f"warning: {result.path}: {errors} of {len(result.questions)} question runs ended in an error, and its baseline records them",
+                file=err,
+            )
+    if update.uncommitted and update.written:
+        files = ", ".join(update.uncommitted[:5]) + (", ..." if len(update.uncommitted) > 5 else "")
+        print(
+            f"warning: the agent's code has changes not committed ({files}): these baselines record no agent fingerprint, "
+            "so no PR can reuse their scores; commit, then run `baseline update` again",
+            file=err,
+        )
+    _report_problems(update.results.problems, err)
+    return int(ExitCode.BAD_INPUT if update.results.problems or not update.results.datasets else ExitCode.PASSED)
+
+
+def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr, **flags: object) -> int:
+    """Joins the results of every shard of a run, then compares, gates and publishes as ``check`` does."""
+    from agent_eval_action.publish.publisher import GitHubContext
+
+    config = load_config(config_path, anywhere=True).with_overrides(**flags)
+    return merge_and_finish(paths, config, GitHubContext.from_env(os.environ), out=out, err=err)
+
+
+def merge_and_finish(paths: list[str], config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
+    """The shards' results files (paths or globs) joined, compared, gated and published."""
+    with output_lock(config.output_dir):
+        outcome = api.merge(paths, config)
+        runs = sum(len(d.questions) for d in outcome.results.datasets)
+        print(f"merged {len(outcome.sources)} shard(s): {runs} question runs", file=out)
+        return finish(outcome, config, context, out=out, err=err)
+
+
+def report(
+    results_path: str,
+    baseline_path: str | None = None,
+    *,
+    output: str | None = None,
+    config_path: str | None = None,
+    out: TextIO = sys.stdout,
+) -> int:
+    """``report RESULTS.json [--baseline B.json]``: report.html from files. The base runs come
+    from ``--baseline`` (a results or baseline file, datasets matched by path, else by name);
+    without it, from the repository the command runs in when the results were compared there,
+    with the baselines' history. Writes next to RESULTS.json unless ``output`` says where."""
+    from agent_eval_action.views.report import context, render_context, write_page
+
+    config = load_config(config_path, anywhere=True)
+    results = api.read_results(results_path)
+    before = api.read_results(baseline_path) if baseline_path is not None else None
+    background = api.background_of_files(results, config, before, baseline_path, Path.cwd())
+    if baseline_path is not None and results.comparison is None:  # results of `evaluate`: compared for the page, no verdict made
+        results = api.compare(results, baseline_path, config=config, gate=False)
+    target = Path(output) if output else Path(results_path).with_name("report.html")
+    shown = context(results, thresholds=config.pass_thresholds(), background=background)
+    write_page(render_context(shown), target)
+    counts = shown["counts"]
+    base = f"; base runs from {background.base_label}" if background.base_runs else "; no base runs to show beside them"
+    print(f"wrote {target} ({counts['all']} question runs, {counts['regressed']} got worse, {counts['failing']} failing{base})", file=out)
+    return int(ExitCode.PASSED)
+
+
+# comment.md is read up to this size: a fork's artifact is cut to GitHub's limit anyway.
+ARTIFACT_MAX_BYTES = 4_000_000
+
+
+def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.stdout, env: Mapping[str, str] | None = None) -> int:
+    """The ``workflow_run`` half of the fork-safe pair: posts the fork run's comment.md on the PR
+    whose head is the run's head commit (see ``publish.post_fork_comment``)."""
+    from agent_eval_action.core.errors import ConfigError, InfrastructureError
+    from agent_eval_action.publish.github import GitHubClient, GitHubError
+    from agent_eval_action.publish.publisher import GitHubContext, post_fork_comment, read_event
+
+    env = dict(os.environ if env is None else env)
+    context = GitHubContext.from_env(env)
+    if not context.repository or not context.token:
+        raise ConfigError("GITHUB_REPOSITORY / GITHUB_TOKEN", "both are needed to post: run this in the workflow_run job")
+    mask(context.token, out, actions=context.in_actions)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(ARTIFACT_MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError as error:
+        raise ConfigError(path, f"cannot read the fork's comment ({error.strerror}): download the artifact first") from None
+    client = GitHubClient(context.api_url, context.token)
+    try:
+        posted = post_fork_comment(text, read_event(env), context.repository, comment_key, client)
+    except GitHubError as error:
+        raise InfrastructureError(f"could not post the fork PR's comment: {error}") from None
+    if posted is None:
+        print("no open PR has the run's head commit any more (closed, or pushed again): nothing posted", file=out)
+    else:
+        print(f"comment: {posted.url}", file=out)
+    return int(ExitCode.PASSED)

@@ -1,0 +1,1 @@
+"""Models, errors, paths inside the repository, redaction, logs, files, text, workflow commands."""

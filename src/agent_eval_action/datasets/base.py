@@ -1,0 +1,71 @@
+"""What every loader produces: a stream of records (question, optional trace) or problems."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_eval_action.core.errors import DatasetError
+from agent_eval_action.core.models import Question, Trace
+
+
+@dataclass(kw_only=True)
+class Record:
+    question: Question
+    trace: Trace | None = None  # None: the agent has to be run
+    run: int = 0
+
+
+# (row or line number, raw row): a CSV row as a dict of cell texts, or a JSONL line.
+RawBatch = list[tuple[int, Any]]
+
+
+@dataclass(kw_only=True)
+class Row:
+    """A table row before repeated runs are told apart: what a shard of a large file yields."""
+
+    number: int
+    pointer: str
+    session: str | None
+    item: Record | DatasetError
+
+
+class RunResolver:
+    """Numbers repeated runs of a question (by session id) and refuses true duplicates, in file order."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.runs: dict[str, int] = {}
+        self.sessions: set[tuple[str, str]] = set()
+
+    def admit(self, question_id: str, session: str | None, pointer: str) -> int | DatasetError:
+        if session and (question_id, session) in self.sessions:
+            return DatasetError(self.path, f"duplicate run of session {session!r}", question_id=question_id, pointer=pointer)
+        if session:
+            self.sessions.add((question_id, session))
+        elif question_id in self.runs:
+            reason = "duplicate question id (give repeated runs distinct session_id values)"
+            return DatasetError(self.path, reason, question_id=question_id, pointer=pointer)
+        run = self.runs.get(question_id, -1) + 1
+        self.runs[question_id] = run
+        return run
+
+
+@dataclass(kw_only=True)
+class LoadedDataset:
+    path: str
+    name: str
+    format: str
+    # Records are produced lazily so large tables stream; a bad question is yielded as a
+    # DatasetError in its place and the others still load.
+    records: Iterator[Record | DatasetError]
+    warnings: list[str] = field(default_factory=list)
+    # Thresholds that came with the dataset (ADK test_config.json criteria).
+    criteria: dict[str, float] = field(default_factory=dict)
+    # Those criteria as written, by metric (``{"threshold": 1.0, "match_type": "IN_ORDER"}``):
+    # how ADK's own metrics are computed for this dataset.
+    criterion_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Large tables: raw rows in batches, which worker processes can convert with
+    # ``tabular.convert_batch`` (the records above come from the same batches).
+    batches: Callable[[], Iterator[RawBatch]] | None = None

@@ -1,0 +1,1 @@
+"""GitHub: the REST client and publishing the sticky comment, summary and annotations."""

@@ -1,0 +1,1 @@
+"""The repository: git, baselines, history, results files, dataset discovery, globs, agent paths."""

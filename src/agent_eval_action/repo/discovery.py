@@ -1,0 +1,91 @@
+"""Turning the paths and globs a user gives into dataset files."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from wcmatch import glob as wc
+
+from agent_eval_action.config import negations_only
+from agent_eval_action.core.inside import places
+from agent_eval_action.core.models import Problem
+from agent_eval_action.repo.globs import FLAGS, is_glob, matches, split
+
+DATASET_SUFFIXES = (".json", ".csv", ".jsonl", ".ndjson")
+NOT_DATASETS = {"test_config.json"}
+
+
+def _dataset_files_below(directory: str) -> list[str]:
+    return sorted(
+        os.path.join(root, name)
+        for root, _, names in os.walk(directory)
+        for name in names
+        if name.lower().endswith(DATASET_SUFFIXES) and name not in NOT_DATASETS
+    )
+
+
+def expand_paths(patterns: list[str]) -> tuple[list[str], list[str]]:
+    """(files, patterns that matched nothing), in the order the patterns name them: a file or a
+    directory (the dataset files below it) by its name, else a glob (``globs``: the files and the
+    dataset files below the directories it matches); ``!pattern``
+    drops what the patterns before it found, and a later pattern may find it again. A name that
+    exists is taken as itself, brackets and all (``run[1].json``)."""
+    files: list[str] = []
+    empty: list[str] = []
+    for pattern in patterns:
+        include, glob = split(pattern)
+        if not include:
+            files = [f for f in files if not matches(f, [glob])]
+            continue
+        found = expand(pattern)
+        if not found:
+            empty.append(pattern)
+        for path in found:
+            if path not in files:
+                files.append(path)
+    return files, empty
+
+
+def expand(pattern: str) -> list[str]:
+    """The files one path, directory or glob (not an exclusion) names, relative to the working directory."""
+    if os.path.isdir(pattern):
+        return _dataset_files_below(pattern)
+    if is_glob(pattern) and not os.path.isfile(pattern):
+        # `**` does not enter linked directories; a linked file is checked where it points when read.
+        hits = wc.glob(pattern, flags=FLAGS)
+        return sorted({f for hit in hits for f in ([hit] if os.path.isfile(hit) else _dataset_files_below(hit))})
+    return [pattern]  # a missing file is reported by the loader, by name
+
+
+@dataclass
+class Found:
+    """Dataset files, a problem for each pattern that named none, and for the files the user
+    named, where else than the repository each may resolve (``inside.places``)."""
+
+    files: list[str]
+    problems: list[Problem]
+    places: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = False) -> Found:
+    """The dataset files the patterns name, and a problem for each that names none: a typo in a
+    glob must not turn into a green check with nothing checked. The built-in default globs are
+    one choice among formats, so only all of them matching nothing is a problem. ``named``: the
+    user typed the patterns (command-line paths), so what they name is read where it is."""
+    refused = negations_only(patterns)
+    if refused:
+        return Found([], [Problem(path=", ".join(patterns), message=f"{', '.join(patterns)}: {refused}")])
+    files, empty = expand_paths(patterns)
+    if defaults:
+        empty = [] if files else [", ".join(patterns)]
+    fix = "check the spelling, the `datasets` setting or the --datasets flag, and the working directory"
+    problems = [Problem(path=p, message=f"{p}: matched no dataset files ({fix})") for p in empty]
+    where: dict[str, tuple[str, ...]] = {}
+    for pattern in patterns if named else []:
+        include, _ = split(pattern)
+        allowed = places(pattern) if include else ()
+        for file in expand(pattern) if allowed else []:
+            if file in files:  # a later exclusion dropped the others
+                where[file] = (*where.get(file, ()), *allowed)
+    return Found(files, problems, where)

@@ -1,0 +1,142 @@
+"""Reading and writing ``results.json``: stable, diff-friendly, versioned.
+
+The outline is indented and each question is one line: a diff shows which questions
+changed, and the bulk is written by the C JSON encoder (indenting everything costs
+several times the whole scoring of a large dataset).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent_eval_action.core.errors import DatasetError
+from agent_eval_action.core.files import write_atomic
+from agent_eval_action.core.jsonish import NotFinite, TooDeep, loads
+from agent_eval_action.core.models import READABLE_VERSIONS, SCHEMA_VERSION, Results
+from agent_eval_action.core.redaction import Redactor
+
+EXPAND_LEVELS = 3
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+
+
+class _Raw(str):
+    """JSON text already encoded (by pydantic's Rust serializer), spliced in as is."""
+
+
+def _encode(value: Any, level: int) -> Iterator[str]:
+    """The text in pieces: a large file is written as it is encoded, never held twice."""
+    if isinstance(value, _Raw):
+        yield value
+        return
+    pad = "  " * (level + 1)
+    end = "  " * level
+    if isinstance(value, dict) and value and level <= EXPAND_LEVELS:
+        yield "{\n"
+        for i, key in enumerate(sorted(value)):
+            yield f"{pad}{json.dumps(key, ensure_ascii=False)}: "
+            yield from _encode(value[key], level + 1)
+            yield ",\n" if i < len(value) - 1 else "\n"
+        yield end + "}"
+    elif isinstance(value, list) and value and any(isinstance(v, dict | list | _Raw) for v in value) and level <= EXPAND_LEVELS:
+        yield "[\n"
+        for i, item in enumerate(value):
+            yield pad
+            yield from _encode(item, level + 1)
+            yield ",\n" if i < len(value) - 1 else "\n"
+        yield end + "]"
+    else:
+        yield _compact(value)
+
+
+# Fields added after baselines were first written, left out when they say nothing (every baseline
+# file): a baseline made again with unchanged scores keeps its bytes.
+OMITTED_WHEN_EMPTY = ("compare_with", "base_run", "drift", "drift_notes")
+
+
+def _pieces(results: Results) -> Iterator[str]:
+    """Sorted keys in the outline, one line per question in schema order, rounded figures:
+    an unchanged run writes identical bytes."""
+    outline = results.model_dump(exclude={"datasets": {"__all__": {"questions"}}})
+    for key in OMITTED_WHEN_EMPTY:
+        if not outline.get(key):
+            outline.pop(key, None)
+    for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
+        data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
+    yield from _encode(outline, 0)
+    yield "\n"
+
+
+def _redacted_pieces(results: Results, redactor: Redactor | None) -> Iterator[str]:
+    """The pieces with secrets replaced. Every JSON string lies whole inside one piece, so a
+    secret is found where it is (in its JSON-escaped form when it holds quotes or backslashes)."""
+    if redactor is None:
+        redactor = Redactor.from_env(os.environ)
+    if not redactor.active:
+        yield from _pieces(results)
+        return
+    for piece in _pieces(results):
+        yield redactor.text(piece)
+
+
+def dumps(results: Results, redactor: Redactor | None = None) -> str:
+    """The file's text; ``redactor`` defaults to the secrets of this process's environment."""
+    return "".join(_redacted_pieces(results, redactor))
+
+
+def redacted(results: Results, redactor: Redactor) -> Results:
+    """A copy without secrets, for views that escape or cut text: the comment escapes
+    underscores and cuts errors at 500 characters, and a secret so changed no longer matches."""
+    if not redactor.active:
+        return results
+    text = results.model_dump_json()
+    if not redactor.found_in(text):
+        return results
+    return Results.model_validate_json(redactor.text(text))
+
+
+def write_results(results: Results, path: str | Path, redactor: Redactor | None = None) -> Path:
+    """Writes atomically; ``redactor`` defaults to the secrets of this process's environment."""
+    return write_atomic(path, _redacted_pieces(results, redactor))
+
+
+def read_results(path: str | Path) -> Results:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise DatasetError(str(path), f"cannot read results: {error}") from None
+    return parse_results(text, str(path))
+
+
+def parse_results(text: str, where: str, what: str = "results") -> Results:
+    """A results or baseline file's text, validated; version-1 files are read as the current version."""
+    fix = "run `baseline update` on the default branch to rewrite it" if what == "baseline" else "re-create it with this version"
+    try:
+        # Stored figures are finite: a NaN or Infinity (which JSON does not allow) is a corrupt file.
+        data = loads(text, finite=True, depth=None)[0]
+    except NotFinite as error:
+        raise DatasetError(where, f"{what} file is corrupt: it {error}; {fix}") from None
+    except TooDeep as error:
+        raise DatasetError(where, f"{what} file is {error}") from None
+    except ValueError as error:
+        raise DatasetError(where, f"{what} file is not valid JSON: {error}") from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version not in READABLE_VERSIONS:
+        raise DatasetError(where, f"{what} schema_version {version!r} is not one this version reads ({READABLE_VERSIONS}): {fix}")
+    try:
+        results = Results.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise DatasetError(
+            where, f"{what} file does not match the results schema: {first['msg']}", pointer="$." + ".".join(map(str, first["loc"]))
+        ) from None
+    results.schema_version = SCHEMA_VERSION
+    return results

@@ -1,0 +1,72 @@
+"""The agent's own environment: a venv made by the user's ``install`` command, outside the
+workspace, cached by what it is made from.
+
+The action's own environment is never touched: an agent pinning google-adk 1.x or its own
+pydantic cannot downgrade what we run on. A venv is keyed by the hash of the command, the
+interpreter it is made from and the project's dependency files (``agent_code.DEPENDENCY_FILES``
+in its folder), so the PR's agent and the base's (``compare-with = "base"``) share one when
+their dependencies are the same, and each gets its own when they differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from agent_eval_action.core.errors import InfrastructureError
+from agent_eval_action.core.workflow import group, in_actions
+from agent_eval_action.repo.agent_code import DEPENDENCY_FILES
+from agent_eval_action.run.agent_env import agent_environment
+
+READY = ".agent-eval-ready"  # written last: a venv whose install failed or was cut off is never reused
+
+
+def environment_key(command: str, project: Path, python: str) -> str:
+    """The hash of what the venv is made from: the command, the interpreter, the dependency files
+    in the project's folder (their names and bytes)."""
+    digest = hashlib.sha256(f"{command}\0{python}\0".encode())
+    for pattern in DEPENDENCY_FILES:
+        for file in sorted(project.glob(pattern)):
+            if file.is_file():
+                digest.update(f"{file.name}\0".encode() + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def install_environment(
+    command: str, project: Path, env: Mapping[str, str], out: TextIO, *, label: str = "the agent", fresh: bool = True
+) -> str:
+    """The Python of a venv under ``$RUNNER_TEMP`` (else the temp dir) that ``command`` installed
+    ``project``'s dependencies into (run in ``project``, the venv first on PATH). ``fresh``: made
+    anew (the PR's agent: the command runs once a check); else one already made with the same
+    :func:`environment_key` is reused (the base's agent, beside the PR's). Raises
+    InfrastructureError when the command fails."""
+    # The interpreter our own venv was made from: the agent's venv must not see our packages.
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    key = environment_key(command, project, base)
+    venv = Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / f"agent-eval-venv-{key}"
+    python = venv / "bin" / "python"
+    if not fresh and (venv / READY).is_file() and python.exists():
+        print(f"{label}'s environment: {venv} (cached: same install command and dependency files)", file=out, flush=True)
+        return str(python)
+    with group(out, f"Install {label}'s environment", actions=in_actions(env)):
+        shutil.rmtree(venv, ignore_errors=True)
+        made = subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=False, capture_output=True, text=True)
+        if made.returncode != 0:
+            raise InfrastructureError(f"could not create {label}'s venv at {venv}: {(made.stderr or made.stdout).strip()[:300]}")
+        clean = agent_environment(env)
+        clean.update({"VIRTUAL_ENV": str(venv), "PATH": os.pathsep.join([str(venv / "bin"), clean.get("PATH", "")])})
+        clean.pop("PYTHONPATH", None)  # ours points into our own installation
+        clean.pop("PYTHONHOME", None)
+        print(f"{label}'s environment: {venv} ({base}); running in {project}: {command}", file=out, flush=True)
+        done = subprocess.run(command, shell=True, check=False, env=clean, cwd=project)
+    if done.returncode != 0:
+        raise InfrastructureError(f"the install command exited with {done.returncode} for {label}: {command}")
+    (venv / READY).write_text(key)
+    return str(python)

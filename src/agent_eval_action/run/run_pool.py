@@ -1,0 +1,194 @@
+"""Running many questions against an agent in one event loop: as many in flight as the
+:class:`~agent_eval_action.run.adaptive.Limiter` allows (adaptive by default), a timeout per attempt,
+transient model errors retried (``retry.py``), ``runs`` repetitions, and a spending budget after
+which no new question starts. One failing question never stops the others."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Protocol
+
+from agent_eval_action.core import interrupt
+from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.datasets import Record
+from agent_eval_action.run.adaptive import CEILING, Limiter
+from agent_eval_action.run.budget import Budget
+from agent_eval_action.run.progress import Progress
+from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe, is_congestion
+
+__all__ = ["QuestionRunner", "RunSettings", "keep_partial", "run_records"]
+
+# The attribute a runner's error carries the run it interrupted in (see ``keep_partial``).
+_PARTIAL = "agent_eval_partial_trace"
+
+
+def keep_partial(error: BaseException, trace: Trace) -> None:
+    """Lets a runner's error carry what the run did before it (the tool calls that succeeded,
+    the state they wrote): the question's result is that trace with the error, not an empty one."""
+    with contextlib.suppress(AttributeError, TypeError):  # an exception that takes no attributes: the error alone
+        setattr(error, _PARTIAL, trace)
+
+
+def failed_trace(error: BaseException) -> Trace:
+    """The trace of a run that ended in ``error``: what it did before, if its runner kept that."""
+    partial = getattr(error, _PARTIAL, None)
+    if isinstance(partial, Trace):
+        return partial.model_copy(update={"error": describe(error)})
+    return Trace(error=describe(error))
+
+
+class QuestionRunner(Protocol):
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
+        """Runs every turn of the question in a new session; raises when the run fails, and
+        TimeoutError when the run itself took longer than ``timeout_s`` (the runner's own
+        waiting, for a process to start or a slot of its own, does not count)."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    concurrency: int | None = None  # None: adaptive ("auto"), up to max_concurrency
+    max_concurrency: int = CEILING
+    timeout_s: float = 300.0
+    retries: int = 3
+    runs: int = 1
+    backoff_initial_s: float = 1.0
+    backoff_max_s: float = 30.0
+
+    def limiter(self) -> Limiter:
+        return Limiter(self.concurrency, ceiling=self.max_concurrency)
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(retries=self.retries, backoff_initial_s=self.backoff_initial_s, backoff_max_s=self.backoff_max_s)
+
+
+async def run_records(
+    records: Sequence[Record],
+    runner: QuestionRunner,
+    settings: RunSettings,
+    progress: Progress | None = None,
+    *,
+    limiter: Limiter | None = None,
+    budget: Budget | None = None,
+) -> list[Record]:
+    """Each record's question run ``settings.runs`` times; results in input order, run by run.
+
+    ``limiter``: shared by the datasets of one run, so what it learnt of the API carries over.
+    ``budget``: once reached, the questions not yet started come back skipped, with the reason.
+    Once the run is interrupted (:mod:`interrupt`), every question not finished comes back
+    skipped as "interrupted", at once."""
+    limit = limiter or settings.limiter()
+    policy = settings.retry_policy()
+    stop = interrupt.stopped()
+    working: set[asyncio.Future[Trace]] = set()
+
+    def cancel_all(_: asyncio.Future[int]) -> None:
+        """One callback for the whole run: every question in flight or waiting is cancelled at once."""
+        if not stop.cancelled():
+            for work in working:
+                work.cancel()
+
+    stop.add_done_callback(cancel_all)
+    if progress is not None:
+        progress.detail = limit.describe
+
+    async def attempt(question: Question) -> Trace:
+        try:
+            return await runner.run_question(question, settings.timeout_s)
+        except TimeoutError:
+            limit.congested()  # a deadline: maybe too much in flight
+            raise
+
+    running = [0]  # questions past the budget's check, not yet done
+
+    def admitted() -> bool:
+        return budget is None or not budget.limited or budget.admits(running[0])
+
+    async def budget_allows() -> None:
+        """Returns when the budget lets one more question start; raises when it is spent.
+        Waited for outside the limiter, so a question held back here takes no slot."""
+        while not admitted():
+            assert budget is not None
+            if budget.reached() is not None or not running[0]:
+                raise _BudgetSpent(budget.skip_reason())
+            await asyncio.sleep(0.01)  # let what is running count its calls first
+
+    @asynccontextmanager
+    async def slot() -> AsyncIterator[None]:
+        """A place in flight, when the budget still allows one more question to start."""
+        while True:
+            await budget_allows()
+            async with limit.slot():
+                if admitted():  # still, now that there is a slot
+                    running[0] += 1
+                    try:
+                        yield
+                    finally:
+                        running[0] -= 1
+                    return
+
+    async def traced(question: Question) -> Trace:
+        try:
+            return await call_with_retries(lambda: attempt(question), policy, slot, _blame(limit))
+        except _BudgetSpent as spent:
+            assert budget is not None
+            budget.skipped += 1
+            return Trace(skipped=str(spent))
+        except TimeoutError:
+            return Trace(error=f"timed out after {settings.timeout_s:g} s")
+        except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
+            return failed_trace(error)
+
+    async def outcome(question: Question) -> Trace:
+        trace = await traced(question)
+        # Counted before this task yields: the next question's check of the budget sees it.
+        if budget is not None and trace.skipped is None:
+            budget.spend_trace(trace)
+        return trace
+
+    def interrupted() -> bool:
+        return stop.done() and not stop.cancelled()
+
+    async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
+        work = asyncio.ensure_future(outcome(record.question))
+        working.add(work)
+        try:
+            trace = await work
+        except asyncio.CancelledError:
+            if not interrupted():
+                raise
+            trace = Trace(skipped=interrupt.REASON)
+        finally:
+            working.discard(work)
+        if interrupted() and trace.error is not None:
+            # Interrupted (Ctrl-C, SIGTERM): what did not finish is skipped, never an error (its worker was killed).
+            trace = Trace(skipped=interrupt.REASON)
+        if progress is not None:
+            progress.update(error=trace.error is not None)
+        return index, Record(question=record.question, trace=trace, run=run)
+
+    # Run-major start order gets every question's first run going before anyone's second.
+    jobs = [one(index, record, run) for run in range(settings.runs) for index, record in enumerate(records)]
+    adapting = asyncio.ensure_future(limit.adapt())
+    try:
+        done = await asyncio.gather(*jobs)
+    finally:
+        adapting.cancel()
+        stop.cancel()
+        await asyncio.gather(adapting, stop, return_exceptions=True)
+    return [record for _, record in sorted(done, key=lambda item: (item[0], item[1].run))]
+
+
+class _BudgetSpent(Exception):
+    """The run's budget is spent: this question does not start."""
+
+
+def _blame(limit: Limiter) -> Callable[[BaseException], bool]:
+    def on_transient(error: BaseException) -> bool:
+        return is_congestion(error) and limit.congested()
+
+    return on_transient

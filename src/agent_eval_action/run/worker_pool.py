@@ -1,0 +1,536 @@
+"""Running the user's agent in worker processes under its own Python, never in ours.
+
+Agent code is code we did not write: a tool that calls ``sys.exit``, ``os._exit``, raises
+``KeyboardInterrupt``, kills its process or blocks must cost only the questions it was running,
+never our run, our exit code or our secrets. Each worker (``agent_worker``, copied into a
+temporary directory as the package ``agent_eval_worker``) runs under ``--agent-python`` with a
+clean environment and answers questions as JSON lines; this side keeps concurrency, timeouts,
+retries, progress and scoring. A worker that dies or stops answering is killed and replaced.
+
+A question's time counts from when its worker starts it (a worker being replaced or busy loading
+the agent costs it nothing). When it runs out, the worker is asked to cancel the question and
+lives on; only a worker that does not even answer that (a call blocking its event loop) is killed.
+When a worker dies with one question in flight, that question is to blame; with several, nobody
+knows which, so each runs again alone on a worker of its own ("alone"): the innocent ones answer,
+the guilty one dies (or times out) alone and gets the error. These extra runs are not retries:
+they never count against ``--retries`` and never show as a question's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import shutil
+import signal
+import tempfile
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agent_eval_action.core import interrupt
+from agent_eval_action.core.errors import AgentLoadError
+from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.run.run_pool import keep_partial
+from agent_eval_action.traces.adk_events import trace_from_run
+from agent_eval_action.traces.spans import RawSpan
+
+PACKAGE = "agent_eval_worker"
+STDERR_LINES = 20
+# A JSON line carries every event and span of one question: allow large ones.
+LINE_LIMIT = 2**28
+# How long a worker whose question's time ran out has to confirm it cancelled it; one that
+# cannot is stuck (a blocking call in its event loop) and is killed. Nothing is decided by this
+# timer's race with another: a worker killed too early only makes its questions run again alone.
+CANCEL_GRACE_S = 5.0
+
+
+class WorkerDied(Exception):
+    """The agent's process ended (or was stopped) while a question was in flight."""
+
+    plain = True  # its message is the question's error as it stands
+
+
+class NotStarted(Exception):
+    """The worker ended before it read the question: another worker can take it."""
+
+
+class Suspect(Exception):
+    """The worker died with several questions in flight: this one runs again alone to find out."""
+
+
+class RemoteError(Exception):
+    """What the agent raised in the worker, carried over: type name, message, status code."""
+
+    def __init__(self, type_name: str, message: str, code: int | None):
+        super().__init__(message)
+        self.remote_type = type_name
+        self.code = code
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerSettings:
+    agent: str
+    python: str
+    cwd: Path
+    env: dict[str, str]
+    capture_spans: bool = True
+    workers: int = 1
+    # The model-call cache's directory (absolute), or None.
+    model_cache: str | None = None
+    # [user-simulator] settings for conversation scenarios.
+    user_simulator: dict[str, Any] = field(default_factory=dict)
+    startup_timeout_s: float = 180.0
+
+
+def agent_spec(spec: str) -> str:
+    """``spec`` as the agent's process, which runs from the project's folder, reads it: an agent
+    directory named from the working directory made absolute; a module name as it is."""
+    return os.path.abspath(spec) if ":" not in spec and os.path.isdir(spec) else spec
+
+
+def worker_files() -> Path:
+    """The worker's own files in a new temporary directory, as the package ``agent_eval_worker``:
+    nothing else of ours lands on the agent's path."""
+    root = Path(tempfile.mkdtemp(prefix="agent-eval-worker-"))
+    target = root / PACKAGE
+    target.mkdir()
+    source = resources.files("agent_eval_action").joinpath("agent_worker")
+    for item in source.iterdir():
+        if item.name.endswith(".py"):
+            (target / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
+    return root
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "ended"
+    if code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+@dataclass(eq=False)
+class _Call:
+    """One question sent to a worker: ``started`` when the worker read it, ``answer`` when done."""
+
+    started: asyncio.Future[None]
+    answer: asyncio.Future[dict[str, Any]]
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: asyncio.subprocess.Process
+    pending: dict[int, _Call] = field(default_factory=dict)
+    # The worker that runs suspects, one at a time: whatever kills it, its one question did.
+    alone: bool = False
+    stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
+    ready: asyncio.Future[dict[str, Any]] | None = None
+    stop_reason: str | None = None
+    dead: bool = False
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def tail(self) -> str:
+        lines = [line for line in self.stderr if line.strip()]
+        return ("; its last output: " + " | ".join(lines[-5:]))[:1500] if lines else ""
+
+
+async def _raise(error: BaseException) -> _Worker:
+    raise error
+
+
+class WorkerPool:
+    """Implements ``run_pool.QuestionRunner`` over ``settings.workers`` agent processes."""
+
+    def __init__(self, settings: WorkerSettings):
+        self.settings = settings
+        self.workers: list[_Worker] = []
+        self.ids = itertools.count()
+        self.info: dict[str, Any] = {}
+        self.restarts = 0
+        self._files: Path | None = None
+        self._lock: asyncio.Lock | None = None
+        self._launched: list[_Worker | BaseException] = []
+        self._suspects: _Worker | None = None
+        self._forget_stop: Callable[[], None] = lambda: None
+        self._suspect_turn = asyncio.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def launch(self) -> None:
+        """Starts the worker processes without waiting for them to load the agent: the caller
+        can do its own work (reading datasets, importing metrics) while they import ADK."""
+        if self._files is None:
+            self._files = worker_files()
+            self._forget_stop = interrupt.on_stop(self.kill_now)  # Ctrl-C, SIGTERM: the agent ends at once
+        if not self._launched:
+            self._launched = await asyncio.gather(*(self._launch() for _ in range(max(1, self.settings.workers))), return_exceptions=True)
+
+    async def start(self) -> None:
+        """Starts every worker (unless :meth:`launch` did) and waits until each has loaded the
+        agent; raises AgentLoadError when the agent cannot be loaded."""
+        await self.launch()
+        self._lock = asyncio.Lock()
+        launched, self._launched = self._launched, []
+        started = await asyncio.gather(
+            *(self._until_ready(w) if isinstance(w, _Worker) else _raise(w) for w in launched), return_exceptions=True
+        )
+        failure = next((s for s in started if isinstance(s, BaseException)), None)
+        self.workers = [s for s in started if isinstance(s, _Worker)]
+        if failure is not None:
+            await self.close()
+            raise failure
+
+    async def _spawn(self) -> _Worker:
+        if interrupt.requested():
+            raise WorkerDied("the run was interrupted")
+        return await self._until_ready(await self._launch())
+
+    async def _launch(self) -> _Worker:
+        assert self._files is not None
+        env = dict(self.settings.env)
+        env["PYTHONPATH"] = os.pathsep.join([str(self._files), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+        env["AGENT_EVAL_WORKER_AGENT"] = agent_spec(self.settings.agent)  # the worker runs from settings.cwd
+        env["AGENT_EVAL_WORKER_SPANS"] = "1" if self.settings.capture_spans else "0"
+        env.pop("AGENT_EVAL_WORKER_MODEL_CACHE", None)
+        if self.settings.model_cache:
+            env["AGENT_EVAL_WORKER_MODEL_CACHE"] = self.settings.model_cache
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        try:
+            process = await asyncio.create_subprocess_exec(
+                self.settings.python,
+                "-m",
+                PACKAGE,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.settings.cwd,
+                env=env,
+                limit=LINE_LIMIT,
+                start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not the agent's
+            )
+        except OSError as error:
+            raise AgentLoadError(
+                "--agent-python", f"cannot start {self.settings.python!r}: {error.strerror or error} (give the agent's Python interpreter)"
+            ) from None
+        worker = _Worker(process=process, ready=asyncio.get_running_loop().create_future())
+        worker.tasks = [
+            asyncio.ensure_future(self._read(worker)),
+            asyncio.ensure_future(self._read_stderr(worker)),
+            asyncio.ensure_future(self._reap(worker)),
+        ]
+        return worker
+
+    async def _until_ready(self, worker: _Worker) -> _Worker:
+        assert worker.ready is not None
+        try:
+            hello = await asyncio.wait_for(asyncio.shield(worker.ready), self.settings.startup_timeout_s)
+        except TimeoutError:
+            await self._kill(worker, "it did not finish loading the agent in time")
+            raise AgentLoadError(
+                "--agent", f"{self.settings.agent}: loading the agent took longer than {self.settings.startup_timeout_s:g} s{worker.tail()}"
+            ) from None
+        if "fatal" in hello:
+            await self._kill(worker, "it could not load the agent")
+            raise AgentLoadError("--agent", f"{self.settings.agent}: {hello['fatal']}")
+        self.info = hello["ready"]
+        return worker
+
+    async def _read(self, worker: _Worker) -> None:
+        stream = worker.process.stdout
+        assert stream is not None
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:  # a line over the limit: nothing after it can be trusted
+                break
+            if not line:
+                break
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            if "ready" in message or "fatal" in message:
+                if worker.ready is not None and not worker.ready.done():
+                    worker.ready.set_result(message)
+                continue
+            if "exiting" in message:
+                worker.dead = True  # no new questions: it is on its way out
+                if worker.stop_reason is None:
+                    worker.stop_reason = f"the agent process ended ({message['exiting']})"
+                continue
+            if message.get("started"):
+                call = worker.pending.get(message.get("id", -1))
+                if call is not None and not call.started.done():
+                    call.started.set_result(None)
+                continue
+            call = worker.pending.pop(message.get("id", -1), None)
+            if call is not None and not call.answer.done():
+                call.answer.set_result(message)
+        code = await worker.process.wait()
+        worker.dead = True
+        reason = worker.stop_reason or f"the agent process {_exit_reason(code)}"
+        if worker.ready is not None and not worker.ready.done():
+            where = f"{self.settings.agent} (with {self.settings.python})"
+            worker.ready.set_result({"fatal": f"the agent process {_exit_reason(code)} while loading {where}{worker.tail()}"})
+        running = [call for call in worker.pending.values() if call.started.done()]
+        for call in worker.pending.values():
+            if call.answer.done():
+                continue
+            if not call.started.done():
+                call.answer.set_exception(NotStarted())
+            elif len(running) == 1 or worker.alone:
+                call.answer.set_exception(WorkerDied(f"{reason} while running this question{worker.tail()}"))
+            else:
+                call.answer.set_exception(Suspect())
+            call.answer.exception()  # retrieved here: a caller that left does not leave it unread
+        worker.pending.clear()
+
+    async def _reap(self, worker: _Worker) -> None:
+        """When the worker ends, whatever the agent left in its session ends too: a background
+        process would outlive the run (and rewrite its files), and one holding the worker's
+        pipes would keep its reader from ever seeing the end."""
+        await worker.process.wait()
+        kill_session(worker.process.pid)
+
+    async def _read_stderr(self, worker: _Worker) -> None:
+        stream = worker.process.stderr
+        assert stream is not None
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:
+                continue
+            if not line:
+                return
+            worker.stderr.append(line.decode("utf-8", "replace").rstrip()[:300])
+
+    async def _kill(self, worker: _Worker, reason: str) -> None:
+        if worker.stop_reason is None:
+            worker.stop_reason = f"the agent process was stopped because {reason}"
+        if worker.process.returncode is None:
+            try:
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                worker.process.kill()
+        kill_session(worker.process.pid)
+        await asyncio.gather(*worker.tasks, return_exceptions=True)
+
+    async def _pick(self) -> _Worker:
+        """The least busy live worker; dead ones are replaced first."""
+        assert self._lock is not None, "start() first"
+        async with self._lock:
+            for index, worker in enumerate(self.workers):
+                if worker.dead:
+                    self.workers[index] = await self._spawn()
+                    self.restarts += 1
+        return min(self.workers, key=lambda w: len(w.pending))
+
+    async def _alone(self) -> _Worker:
+        """The worker for suspects (see the module's doc), started when first needed."""
+        if self._suspects is None or self._suspects.dead:
+            if self._suspects is not None:
+                self.restarts += 1
+            self._suspects = await self._spawn()
+            self._suspects.alone = True
+        return self._suspects
+
+    def kill_now(self) -> None:
+        """Kills every worker's whole session at once, from a signal handler too: no awaiting."""
+        for worker in self._all():
+            worker.stop_reason = worker.stop_reason or "the agent process was stopped because the run was interrupted"
+            kill_session(worker.process.pid)
+
+    def _all(self) -> list[_Worker]:
+        launched = [w for w in self._launched if isinstance(w, _Worker)]
+        return [*self.workers, *launched, *([self._suspects] if self._suspects is not None else [])]
+
+    async def close(self) -> None:
+        # Launched and never waited for too (a run that ended before it needed the agent).
+        workers = self._all()
+        self._launched, self._suspects = [], None
+        for worker in workers:
+            if worker.process.returncode is None and worker.process.stdin is not None:
+                worker.process.stdin.close()
+        for worker in workers:
+            try:
+                await asyncio.wait_for(worker.process.wait(), 5)
+            except TimeoutError:
+                await self._kill(worker, "the run ended")
+            kill_session(worker.process.pid)  # what the agent left running there ends with the run
+            await asyncio.gather(*worker.tasks, return_exceptions=True)
+        self.workers = []
+        self._forget_stop()
+        if self._files is not None:
+            shutil.rmtree(self._files, ignore_errors=True)
+            self._files = None
+
+    # -- questions -----------------------------------------------------------------------------
+
+    async def describe(self) -> dict[str, Any]:
+        """The agent's tree as the worker sees it (``agent_worker.tree``): agents, their tools with
+        parameter schemas, sub-agents. Raises RemoteError when describing it failed there."""
+        timeout_s = self.settings.startup_timeout_s
+        answer = await self._ask(await self._pick(), {"describe": True}, "describing the agent", timeout_s)
+        if "error" in answer:
+            error = answer["error"]
+            raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
+        return dict(answer["result"])
+
+    def _send(self, worker: _Worker, message: dict[str, Any]) -> bool:
+        stdin = worker.process.stdin
+        if stdin is None or stdin.is_closing():
+            return False
+        try:
+            stdin.write((json.dumps(message, ensure_ascii=False) + "\n").encode())
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            return False  # the worker is gone: its reader settles what was in flight
+        return True
+
+    async def _ask(self, worker: _Worker, payload: dict[str, Any], what: str, timeout_s: float) -> dict[str, Any]:
+        """The worker's answer; raises TimeoutError when the question had ``timeout_s`` from
+        the moment the worker started it, and NotStarted / Suspect / WorkerDied (see above)."""
+        loop = asyncio.get_running_loop()
+        number = next(self.ids)
+        call = _Call(started=loop.create_future(), answer=loop.create_future())
+        worker.pending[number] = call
+        self._send(worker, {"id": number, **payload})
+        stdin = worker.process.stdin
+        try:
+            if stdin is not None:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    await stdin.drain()
+            # Until it starts: a worker busy with others reads it within their time; one that
+            # does not read it at all is stuck, and stopped (its questions are sorted out above).
+            either: list[asyncio.Future[Any]] = [call.started, call.answer]
+            await asyncio.wait(either, timeout=timeout_s + CANCEL_GRACE_S, return_when=asyncio.FIRST_COMPLETED)
+            if not call.started.done() and not call.answer.done():
+                await self._kill(worker, f"it did not start {what} in time")
+            try:
+                return await asyncio.wait_for(asyncio.shield(call.answer), timeout_s)
+            except TimeoutError:
+                pass
+            self._send(worker, {"cancel": number})
+            try:
+                answer = await asyncio.wait_for(asyncio.shield(call.answer), CANCEL_GRACE_S)
+            except TimeoutError:
+                await self._kill(worker, f"{what} ran out of time and the agent's process stopped responding")
+                try:
+                    answer = await call.answer
+                except WorkerDied:
+                    raise TimeoutError from None  # it was alone in there: its own time ran out
+            if answer.get("cancelled"):
+                raise TimeoutError
+            return answer
+        except asyncio.CancelledError:
+            if worker.pending.pop(number, None) is not None:
+                self._send(worker, {"cancel": number})
+            raise
+
+    async def run_question(self, question: Question, timeout_s: float) -> Trace:
+        suspect = False
+        for _ in range(5):
+            try:
+                if suspect:
+                    async with self._suspect_turn:
+                        answer = await self._ask(await self._alone(), self._question(question), f"question {question.id!r}", timeout_s)
+                else:
+                    answer = await self._ask(await self._pick(), self._question(question), f"question {question.id!r}", timeout_s)
+                break
+            except NotStarted:
+                continue  # its worker ended before reading it; a new one takes it
+            except Suspect:
+                suspect = True  # run it again, alone this time: not a retry, not its error
+        else:
+            raise WorkerDied("the agent's processes kept ending before they could start this question")
+        if "error" in answer:
+            error = answer["error"]
+            remote = RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
+            if isinstance(error.get("partial"), dict):
+                keep_partial(remote, self._trace(question, error["partial"]))
+            raise remote
+        return self._trace(question, answer["result"])
+
+    def _question(self, question: Question) -> dict[str, Any]:
+        return {"question": question_request(question, self.settings.user_simulator)}
+
+    def _trace(self, question: Question, result: dict[str, Any]) -> Trace:
+        return trace_from_worker(
+            question,
+            result,
+            app_name=self.info.get("app_name"),
+            models=dict(self.info.get("models") or {}),
+            model_cache=bool(self.settings.model_cache),
+        )
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL to every process of the session ``sid`` (a worker started it: the worker and
+    whatever the agent left behind there, even in process groups of their own). Safe in a
+    signal handler; a process that started a session of its own is out of reach."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(sid, signal.SIGKILL)
+    for pid in _session_members(sid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _session_members(sid: int) -> list[int]:
+    """The processes of session ``sid``, from /proc (elsewhere: none beyond its group)."""
+    members = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 3 and fields[3] == str(sid).encode():
+            members.append(int(entry))
+    return members
+
+
+def question_request(question: Question, user_simulator: dict[str, Any]) -> dict[str, Any]:
+    """What the worker needs of a question, as JSON; the [user-simulator] settings laid over the
+    scenario's own."""
+    request: dict[str, Any] = {"id": question.id, "user_inputs": question.user_inputs, "initial_state": question.initial_state}
+    if question.conversation_scenario is not None:
+        request["conversation_scenario"] = question.conversation_scenario
+        request["user_simulator"] = {**question.user_simulator, **user_simulator}
+    return request
+
+
+def trace_from_worker(
+    question: Question, result: dict[str, Any], *, app_name: str | None, models: dict[str, str], model_cache: bool
+) -> Trace:
+    """The trace of a run the worker's code made (in a worker or, with --in-process, here)."""
+    if result.get("skipped"):
+        return Trace(app_name=app_name, skipped=str(result["skipped"]))
+    trace = trace_from_run(
+        question,
+        result["events"],
+        final_state=result.get("final_state"),
+        turn_times=[(float(a), float(b)) for a, b in result.get("turn_times", [])],
+        app_name=app_name,
+        models=models,
+        spans=[RawSpan(**span) for span in result.get("spans", [])],
+    )
+    trace.replayed_model_calls = result.get("replayed_model_calls") if model_cache else None
+    return trace

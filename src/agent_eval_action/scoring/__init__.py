@@ -1,0 +1,1 @@
+"""Scoring: the scorer, aggregate statistics, reuse of unchanged results, shards."""

@@ -1,0 +1,346 @@
+"""Score loaded datasets: every record through every selected metric, then aggregate."""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent_eval_action.core.errors import DatasetError, UsageError
+from agent_eval_action.core.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
+from agent_eval_action.datasets import LoadedDataset, Record
+from agent_eval_action.datasets.base import RawBatch, Row, RunResolver
+from agent_eval_action.datasets.tabular import convert_batch
+from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
+from agent_eval_action.scoring.aggregate import passes, seed_for, summarize_values
+
+RECORDED_PREFIX = "score."
+# Below this file size a second process costs more than it saves.
+PARALLEL_MIN_BYTES = 8 * 2**20
+# Scoring that left more new objects than this freezes them out of the cyclic collector's scans,
+# when the process is ours (the command line sets FREEZE_LARGE_RESULTS; a library call leaves
+# the caller's collector as it found it).
+FREEZE_ABOVE_OBJECTS = 200_000
+FREEZE_LARGE_RESULTS = False
+Progress = Callable[[int], None]
+BatchItem = tuple[int, str, str | None, str, QuestionResult | str]
+# A question result as plain tuples: it crosses the process boundary several times faster
+# than pickled models or JSON that pydantic validates again, and it was validated when made.
+# The transcript crosses as its JSON text: half the cost of pickling the models.
+Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None]
+PackedItem = tuple[int, str, str | None, str, Packed | str]
+
+
+class DatasetInfo(Protocol):
+    """What a summary says of its dataset: a ``LoadedDataset`` or a ``DatasetResult`` has it."""
+
+    path: str
+    name: str
+    format: str
+    warnings: list[str]
+    criteria: dict[str, float]
+
+
+@dataclass(kw_only=True)
+class Scorer:
+    metrics: Sequence[Metric]
+    context: MetricContext
+    seed: int = 0
+    # Processes for large tables (1: score in this process only).
+    workers: int = 1
+    # Metric -> value a run must reach (higher is better) or stay under (lower) to pass.
+    pass_thresholds: dict[str, float] = field(default_factory=dict)
+    # The metrics whose pass threshold the config sets: a dataset's own criteria (ADK
+    # test_config.json) replace the defaults but never these.
+    configured_thresholds: frozenset[str] = frozenset()
+    # Scores computed elsewhere (LLM judges), by (question id, run).
+    extra: dict[tuple[str, int], dict[str, Score]] = field(default_factory=dict)
+    progress: Progress | None = None
+    problems: list[Problem] = field(default_factory=list)
+    # Results taken over unchanged (question-level reuse), summarized with the new ones.
+    carried: list[QuestionResult] = field(default_factory=list)
+    # Question id -> content hash, recorded on the results of questions the agent ran.
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def for_names(cls, names: Sequence[str], context: MetricContext, *, custom: Sequence[Metric] = (), **kwargs: object) -> Scorer:
+        """The named metrics (built-in or ``custom``); no names: every built-in and custom one."""
+        available = {**REGISTRY, **{m.name: m for m in custom}}
+        chosen = [available[name] for name in names] if names else list(available.values())
+        return cls(metrics=chosen, context=context, **kwargs)  # type: ignore[arg-type]
+
+    def prepare(self) -> None:
+        """The metrics' slow set-up (ROUGE's tokenizer imports nltk: 0.6 s), done ahead: called
+        from a thread while the agent runs, it costs the run nothing."""
+        for metric in self.metrics:
+            if metric.prepare is not None:
+                metric.prepare()
+
+    def score_record(self, record: Record) -> QuestionResult:
+        trace = record.trace
+        if trace is None:
+            raise UsageError("no trace to score")
+        transcript = Transcript.of(record.question, trace)
+        if trace.error:
+            return QuestionResult(id=record.question.id, run=record.run, status="error", error=trace.error, transcript=transcript)
+        if trace.skipped:
+            # Not run, so nothing is known: every metric unscored with the reason, never a zero.
+            why = f"skipped: {trace.skipped}"
+            return QuestionResult(
+                id=record.question.id,
+                run=record.run,
+                status="skipped",
+                skip_reason=trace.skipped,
+                scores={metric.name: Score(value=None, explanation=why) for metric in self.metrics},
+            )
+        scores: dict[str, Score] = {}
+        for metric in self.metrics:
+            try:
+                scores[metric.name] = metric.score(record.question, trace, self.context)
+            except Exception as error:  # noqa: BLE001 - one metric's bug must not lose the others
+                scores[metric.name] = Score(value=None, explanation=f"metric failed: {type(error).__name__}: {error}")
+        scores.update(self.extra.get((record.question.id, record.run), {}))
+        for key, value in sorted(trace.recorded_metrics.items()):
+            if key.startswith(RECORDED_PREFIX):
+                scores[key] = Score(value=value, explanation="recorded by the producer", details={"source": key})
+        return QuestionResult(id=record.question.id, run=record.run, scores=scores, transcript=transcript)
+
+    @staticmethod
+    @contextmanager
+    def _few_collections() -> Iterator[None]:
+        # Scoring allocates many small objects that all live to the end of the run: the cyclic
+        # collector would rescan the growing heap again and again for nothing (3 s of 20 at
+        # 20,000 rows). It pauses while scoring. A large result is then frozen out of its later
+        # scans; reference counting still frees it when it is dropped.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if enabled:
+                if FREEZE_LARGE_RESULTS and gc.get_count()[0] > FREEZE_ABOVE_OBJECTS:
+                    gc.freeze()
+                gc.enable()
+
+    def score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None = None) -> DatasetResult:
+        """Scores every record that carries a trace; problems go to :attr:`problems`."""
+        with self._few_collections():
+            if records is None and self._worth_processes(dataset):
+                return self._score_in_processes(dataset)
+            return self._score_dataset(dataset, records)
+
+    def _worth_processes(self, dataset: LoadedDataset) -> bool:
+        if self.workers < 2 or dataset.batches is None:
+            return False
+        try:
+            return os.path.getsize(dataset.path) >= PARALLEL_MIN_BYTES
+        except OSError:
+            return False
+
+    def _score_in_processes(self, dataset: LoadedDataset) -> DatasetResult:
+        """Reads batches here and lets worker processes convert and score some of them.
+
+        A batch goes to a worker while fewer than two per worker are in flight, else it is
+        scored here, so the work balances itself whatever the machine. Runs are numbered
+        afterwards, in file order.
+        """
+        import multiprocessing
+        from concurrent.futures import Future, ProcessPoolExecutor
+
+        assert dataset.batches is not None
+        spec = (
+            [m.name for m in self.metrics],
+            dict(self.context.prices),
+            dict(self.context.criteria),
+            self.seed,
+            [m for m in self.metrics if m.name not in REGISTRY],
+        )
+        parts: list[list[BatchItem]] = []
+        pending: list[Future[tuple[list[PackedItem], list[str]]]] = []
+
+        def collect(future: Future[tuple[list[PackedItem], list[str]]]) -> None:
+            items, warnings = future.result()
+            parts.append([(*item[:4], _unpack(item[4])) for item in items])
+            dataset.warnings.extend(w for w in warnings if w not in dataset.warnings)
+
+        done = 0
+        # fork: the children inherit the imported modules instead of importing them again.
+        with ProcessPoolExecutor(max_workers=self.workers - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            for batch in dataset.batches():
+                for future in [f for f in pending if f.done()]:
+                    pending.remove(future)
+                    collect(future)
+                if len(pending) < 2 * (self.workers - 1):
+                    pending.append(pool.submit(_score_batch, dataset.format, dataset.path, batch, *spec))
+                else:
+                    rows, warnings = convert_batch(dataset.format, dataset.path, batch)
+                    dataset.warnings.extend(w for w in warnings if w not in dataset.warnings)
+                    parts.append(self._score_rows(rows, dataset.path))
+                done += len(batch)
+                if self.progress is not None:
+                    self.progress(done)
+            for future in pending:
+                collect(future)
+        resolver = RunResolver(dataset.path)
+        results: list[QuestionResult] = []
+        for _, question_id, session, pointer, payload in sorted((i for part in parts for i in part), key=lambda i: i[0]):
+            if isinstance(payload, str):
+                self.problems.append(Problem(path=dataset.path, message=payload))
+                continue
+            run = resolver.admit(question_id, session, pointer)
+            if isinstance(run, DatasetError):
+                self.problems.append(Problem(path=dataset.path, message=run.message()))
+                continue
+            payload.run = run
+            results.append(payload)
+        return self.summarize(dataset, results)
+
+    def _score_rows(self, rows: Iterable[Row], path: str) -> list[BatchItem]:
+        out: list[BatchItem] = []
+        for row in rows:
+            if isinstance(row.item, DatasetError):
+                out.append((row.number, "", None, row.pointer, row.item.message()))
+                continue
+            if row.item.trace is None:
+                raise UsageError(f"{path}: {row.pointer} holds no recorded run")
+            out.append((row.number, row.item.question.id, row.session, row.pointer, self.score_record(row.item)))
+        return out
+
+    def _score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None) -> DatasetResult:
+        results: list[QuestionResult] = []
+        for item in records if records is not None else dataset.records:
+            if isinstance(item, DatasetError):
+                self.problems.append(Problem(path=item.path, message=item.message()))
+                continue
+            if item.trace is None:
+                raise UsageError(
+                    "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"
+                )
+            scored = self.score_record(item)
+            scored.content_hash = self.hashes.get(scored.id)
+            results.append(scored)
+            if self.progress is not None:
+                self.progress(len(results))
+        summary = self.summarize(dataset, [*self.carried, *results])
+        summary.reused = len(self.carried)
+        return summary
+
+    def summarize(self, dataset: DatasetInfo, questions: list[QuestionResult]) -> DatasetResult:
+        """Aggregates per-question scores into the dataset's summary; questions in (id, run) order.
+        ``dataset``: a loaded dataset, or a result whose questions are summarized again (merged shards)."""
+        questions = sorted(questions, key=lambda q: (q.id, q.run))
+        names: dict[str, str] = {m.name: m.direction for m in self.metrics}
+        # Scores from elsewhere: LLM judges' (in ``extra``) are judged; recorded ``score.*`` ones are measured.
+        kinds: dict[str, str] = {m.name: m.kind for m in self.metrics}
+        kinds.update({name: "judge" for scores in self.extra.values() for name in scores})
+        # One pass over the questions builds every metric's column: the scored values with their
+        # question ids (for pass rates) and the reasons for the unscored ones. Each Score is read
+        # once; on large tables the reads, not the arithmetic, are what summarizing costs.
+        columns: dict[str, _Column] = {name: _Column() for name in names}
+        for question in questions:
+            question_id = question.id
+            for key, score in question.scores.items():
+                column = columns.get(key)
+                if column is None:
+                    names[key] = "higher"
+                    column = columns[key] = _Column()
+                value = score.value
+                if value is None:
+                    column.unscored[score.explanation or "unscored"] += 1
+                else:
+                    column.ids.append(question_id)
+                    column.values.append(value)
+        summary = {}
+        for name, direction in names.items():
+            column = columns[name]
+            if not column.values and not column.unscored:
+                continue
+            summary[name] = summarize_values(
+                column.values,
+                column.unscored,
+                direction=direction,
+                seed=seed_for(dataset.name, name, base=self.seed),
+                percentiles=direction == "lower",
+            )
+            summary[name].kind = kinds.get(name, "trace")  # type: ignore[assignment]
+            threshold = self.pass_thresholds.get(name)
+            if name in dataset.criteria and name not in self.configured_thresholds:
+                threshold = dataset.criteria[name]
+            if threshold is not None:
+                summary[name].pass_threshold = threshold
+                _pass_rates(summary[name], column.ids, column.values, threshold, direction)
+        return DatasetResult(
+            path=dataset.path,
+            name=dataset.name,
+            format=dataset.format,
+            summary=summary,
+            questions=questions,
+            warnings=list(dataset.warnings),
+            criteria=dict(dataset.criteria),
+        )
+
+
+def _score_batch(
+    fmt: str,
+    path: str,
+    batch: RawBatch,
+    names: list[str],
+    prices: dict[str, Any],
+    criteria: dict[str, Any],
+    seed: int,
+    custom: list[Metric],
+) -> tuple[list[PackedItem], list[str]]:
+    """A worker process's share: convert and score one batch of raw rows."""
+    scorer = Scorer.for_names(names, MetricContext(prices=prices, criteria=criteria), seed=seed, custom=custom)
+    with scorer._few_collections():
+        rows, warnings = convert_batch(fmt, path, batch)
+        items = scorer._score_rows(rows, path)
+    return [(*item[:4], _pack(item[4])) for item in items], warnings
+
+
+def _pack(payload: QuestionResult | str) -> Packed | str:
+    if isinstance(payload, str):
+        return payload
+    scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
+    transcript = payload.transcript.model_dump_json() if payload.transcript is not None else None
+    return (payload.id, payload.status, payload.error, payload.skip_reason, scores, transcript)
+
+
+def _unpack(payload: Packed | str) -> QuestionResult | str:
+    if isinstance(payload, str):
+        return payload
+    question_id, status, error, skip_reason, scores, transcript = payload
+    return QuestionResult.model_construct(
+        id=question_id,
+        status=status,
+        error=error,
+        skip_reason=skip_reason,
+        run=0,
+        scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
+        transcript=Transcript.model_validate_json(transcript) if transcript is not None else None,
+    )
+
+
+@dataclass
+class _Column:
+    ids: list[str] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    unscored: Counter[str] = field(default_factory=Counter)
+
+
+def _pass_rates(summary: MetricSummary, ids: list[str], values: list[float], threshold: float, direction: str) -> None:
+    """Pass rate over the scored runs; ``ids[i]`` is the question ``values[i]`` belongs to."""
+    by_question: dict[str, list[bool]] = {}
+    for question_id, value in zip(ids, values, strict=True):
+        by_question.setdefault(question_id, []).append(passes(value, threshold, direction))
+    outcomes = [p for runs in by_question.values() for p in runs]
+    if not outcomes:
+        return
+    summary.pass_rate = sum(outcomes) / len(outcomes)
+    summary.runs = max(len(runs) for runs in by_question.values())
+    if summary.runs > 1:
+        summary.pass_hat_k = sum(all(runs) for runs in by_question.values()) / len(by_question)

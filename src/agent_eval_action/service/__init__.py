@@ -1,0 +1,1 @@
+"""The API the adapters call: evaluate, compare, check, init, and the steps of a run."""

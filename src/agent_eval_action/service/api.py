@@ -1,0 +1,465 @@
+"""The service: the work of every command, returning data and printing nothing.
+
+The command line and the action are thin adapters over it (``commands``: what is printed, the
+files of the output directory, the exit code); the Python API is the part the package exports
+(``evaluate``, ``compare``, ``check``, ``load``, ``assert_passed``). It composes the steps in
+``steps``: one evaluate loop, one compare-and-gate.
+
+Problems (a broken file, an agent that cannot be loaded) and warnings are in the returned data;
+only a setting that makes the call impossible (an unknown metric, a bad config file) raises, as
+``ConfigError``. The caller's process is left as found: the agent runs in worker processes of its
+own, and nothing global (gc, OpenTelemetry, ``sys.path``, logging) outlives the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from agent_eval_action import __version__
+from agent_eval_action.config import Config, load_config
+from agent_eval_action.core import interrupt
+from agent_eval_action.core.errors import DatasetError, InfrastructureError, UsageError
+from agent_eval_action.core.models import Problem, Question, Results, Selection
+from agent_eval_action.core.redaction import Redactor
+from agent_eval_action.datasets import Record, load_dataset
+from agent_eval_action.datasets.convert import write_golden, write_runs
+from agent_eval_action.repo.baseline import Written, write_baseline
+from agent_eval_action.repo.discovery import dataset_files, expand_paths
+from agent_eval_action.repo.git import Git, Snapshot, Workspace
+from agent_eval_action.repo.results_io import read_results as read_results
+from agent_eval_action.repo.results_io import redacted as redacted
+from agent_eval_action.repo.results_io import write_results as write_results
+from agent_eval_action.run.base_run import base_checkout, base_config, install_base
+from agent_eval_action.run.environments import install_environment as install_environment
+from agent_eval_action.scoring.shards import merge_results, merge_scorer
+from agent_eval_action.service.evaluation import Evaluation
+from agent_eval_action.service.scaffold import Scaffold, scaffold
+from agent_eval_action.service.steps import (
+    DatasetFile,
+    agent_fingerprint,
+    base_state,
+    baselines_in,
+    baselines_in_repository,
+    compare_and_gate,
+    drift,
+    drift_hint,
+    evaluate_files,
+    fail_on_drift,
+    gate_rules,
+    path_roles,
+    reusable_baselines,
+    select_datasets,
+)
+from agent_eval_action.service.steps import Outcome as Outcome  # what the adapters (commands) get back
+from agent_eval_action.service.steps import background as background  # what the views show beside an outcome
+from agent_eval_action.service.steps import background_of_files as background_of_files
+from agent_eval_action.service.steps import base_ref as base_ref  # --base, else the config's, else $GITHUB_BASE_REF
+from agent_eval_action.service.steps import compare as compare_datasets
+from agent_eval_action.verdict.rules import Rules
+
+
+@dataclass
+class Dataset:
+    """A dataset file as loaded: its questions (recorded runs keep their traces in ``records``).
+    ``format`` is "unknown" when the file was refused whole (``problems`` says why)."""
+
+    path: str
+    name: str
+    format: str
+    questions: list[Question]
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BaselineUpdate:
+    """What ``baseline update`` did: the evaluated results and each baseline file written."""
+
+    results: Results
+    written: list[Written] = field(default_factory=list)
+    # The agent's files with changes not committed when the agent ran: its baselines then record
+    # no fingerprint, and no PR can reuse their scores.
+    uncommitted: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Conversion:
+    """What ``convert`` wrote: how many questions or runs, where, and the inputs it could not use."""
+
+    count: int
+    target: Path
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _config(config: Config | str | os.PathLike[str] | None, settings: dict[str, Any], progress: TextIO | None = None) -> Config:
+    """The config to run with: ``config`` (a path, or ``Config``), the settings laid over it; no
+    progress line unless a stream was given for it."""
+    # A config file the caller names is read wherever it is, as on the command line.
+    base = config if isinstance(config, Config) else load_config(None if config is None else str(config), anywhere=True)
+    chosen = {key: value for key, value in settings.items() if value is not None}
+    if progress is None:
+        chosen["progress"] = "never"
+    return base.with_overrides(**chosen)
+
+
+def _problem(error: DatasetError) -> Problem:
+    return Problem(path=error.path, message=error.message())
+
+
+def init(cwd: str | os.PathLike[str] | None = None, *, agent: str | None = None, agent_python: str | None = None) -> Scaffold:
+    """Writes what a repository needs to start (the config, a golden dataset drafted from the
+    agent's tools and sub-agents, the PR and baseline workflows), never over an existing file.
+    The agent (given, else an obvious ``pkg/agent.py`` with ``root_agent``) is read in a worker
+    process; one that cannot load raises AgentLoadError and nothing is written."""
+    return scaffold(Path(cwd) if cwd else Path.cwd(), agent=agent, agent_python=agent_python)
+
+
+def load(path: str | os.PathLike[str], also: Sequence[str] = ()) -> Dataset:
+    """Reads a dataset file (any supported format) without running anything. ``also``: where it
+    may resolve besides the repository (``inside.places``)."""
+    try:
+        loaded = load_dataset(str(path), also)
+    except DatasetError as error:
+        return Dataset(path=str(path), name=Path(path).stem, format="unknown", questions=[], problems=[_problem(error)])
+    questions, problems = [], []
+    for item in loaded.records:
+        if isinstance(item, DatasetError):
+            problems.append(_problem(item))
+        else:
+            questions.append(item.question)
+    return Dataset(
+        path=loaded.path, name=loaded.name, format=loaded.format, questions=questions, problems=problems, warnings=loaded.warnings
+    )
+
+
+def validate(paths: Sequence[str] = (), *, config: Config | str | os.PathLike[str] | None = None) -> tuple[list[Dataset], list[Problem]]:
+    """Every dataset file that ``paths`` (files, directories, globs) name, read fully with nothing
+    run, and a problem for each path that names none. The paths are the caller's: a file is read
+    wherever it is (``inside.places``). Without paths: the config's ``datasets`` (found upward)."""
+    if paths:
+        found = dataset_files(list(paths), named=True)
+    else:
+        chosen = _config(config, {})
+        found = dataset_files(chosen.datasets, defaults=chosen.datasets == chosen.default_datasets())
+    return [load(file, found.places.get(file, ())) for file in found.files], found.problems
+
+
+def evaluate(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    config: Config | str | os.PathLike[str] | None = None,
+    agent: str | None = None,
+    metrics: Sequence[str] | None = None,
+    progress: TextIO | None = None,
+    **settings: Any,
+) -> Results:
+    """Scores datasets (running ``agent`` where they hold no recorded runs); no baseline, no gate.
+
+    ``paths``: files, directories or globs (default: the config's ``datasets``). ``progress``: a
+    stream for the progress line of long runs (default: none). ``settings``: any config setting
+    by its Python name (``agent_url``, ``runs``, ``workers``, ``model_cache``...).
+    """
+    chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings}, progress)
+    given = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])]
+    # Paths the caller gives are theirs (read wherever they are); the config's stay in the repository.
+    found = dataset_files(given or chosen.datasets, defaults=not given and chosen.datasets == chosen.default_datasets(), named=bool(given))
+    done = evaluate_files(chosen, [DatasetFile(file, also=found.places.get(file, ())) for file in found.files], progress=progress)
+    return Results(tool_version=__version__, datasets=done.datasets, problems=found.problems + done.problems, run=done.run)
+
+
+def compare(
+    current: Results | str | os.PathLike[str],
+    baseline: Results | str | os.PathLike[str],
+    *,
+    config: Config | str | os.PathLike[str] | None = None,
+    gate: bool = True,
+) -> Results:
+    """``current`` with its comparison to ``baseline`` (datasets matched by path, else by name;
+    one dataset on each side, with each other) and the gate's verdict filled in. Results files
+    may be given by path. ``gate=False``: the comparison only, no verdict."""
+    chosen = _config(config, {})
+    now = (current if isinstance(current, Results) else read_results(Path(current))).model_copy(deep=True)
+    before = baseline if isinstance(baseline, Results) else read_results(Path(baseline))
+    lookup = baselines_in(before, None if isinstance(baseline, Results) else str(baseline), pair=len(now.datasets) == 1)
+    if not gate:
+        now.comparison = compare_datasets(now, chosen, lookup)
+        return now
+    return compare_and_gate(now, Rules(config=chosen, source=chosen.source or "the defaults"), lookup).results
+
+
+def run_check(
+    config: Config,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    base: str | None = None,
+    evaluate_all: bool = False,
+    progress: TextIO | None = None,
+    install: str | None = None,
+) -> Outcome:
+    """The PR check in the repository at ``cwd``, with the config its verdict was made with:
+    select what changed since the merge-base with ``base`` (all datasets when an agent path
+    changed, when asked, or without a base), evaluate it (reusing the baseline's scores of
+    unchanged questions when the agent's code is unchanged), compare with the baselines at the
+    merge-base and gate, with the gate's rules from there.
+
+    With ``compare_with = "base"``, the merge-base's agent is checked out and run beside this
+    one (``install``: the command that makes its environment) on the same questions, and this
+    run is compared with that one; the base's run is compared with its stored baseline as drift."""
+    git = Git(Path(cwd) if cwd else Path.cwd())
+    merge_base = git.merge_base(base) if base else None
+    changes = git.changes(merge_base) if merge_base else []
+    # Our own output (results of an earlier local run) is no change of the PR's.
+    output = git.workspace().rel(config.output_dir).rstrip("/") + "/"
+    changes = [c for c in changes if not c.path.startswith(output)]
+    # Everything the verdict reads of the base is read now, before any agent code runs.
+    snapshot = Snapshot(git, merge_base) if merge_base else None
+    rules = gate_rules(config, git, snapshot)
+    found = dataset_files(config.datasets, defaults=config.datasets == config.default_datasets())
+    files, problems = found.files, found.problems
+    # The base's globs the PR dropped are still evaluated; one that matches nothing now is no
+    # typo of the PR's: the files it matched were deleted, and are reported as removed.
+    extra, _ = expand_paths([g for g in rules.config.datasets if g not in config.datasets])
+    seen = set(files)
+    files += [f for f in extra if f not in seen]
+    config = rules.config
+    workspace = git.workspace()
+    by_path = {workspace.rel(f): f for f in files}
+    roles = path_roles(config, workspace)  # one definition of the agent's code: what re-runs, what makes a baseline stale
+    selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
+    state = base_state(git, snapshot, selection, config) if snapshot is not None else None
+    fingerprint = agent_fingerprint(config, git, roles)
+    # Unchanged questions keep their baseline scores only when no agent path changed.
+    reuse = None
+    if config.reuse and snapshot is not None and not selection.agent_changes and fingerprint is not None:
+        reuse = reusable_baselines(git, selection, config, fingerprint, snapshot)
+    files_now = [DatasetFile(by_path[s.path], s.path) for s in selection.selected]
+    # A deployed agent (agent_url) has no base to check out: it is compared with the stored baselines.
+    runnable = bool(config.agent) and not config.agent_url
+    beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected) and runnable
+    with base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree:
+        twin = None
+        if tree is not None:
+            python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
+            here = tree / workspace.prefix if workspace.prefix else tree
+            twin = (base_config(config, tree, workspace.prefix, python=python), here)
+        done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin)
+    results = Results(
+        tool_version=__version__,
+        selection=selection,
+        shard=config.shard,
+        datasets=done.datasets,
+        problems=problems + done.problems,
+        run=done.run,
+        compare_with="base" if done.base_datasets is not None else "baseline",
+    )
+    stored = baselines_in_repository(git, selection, config, snapshot)
+    if done.base_datasets is None:  # compared with the stored baselines: timings are information
+        outcome = compare_and_gate(results, rules, stored, timings=False)
+        hint = drift_hint(results, stored)
+        results.drift_notes = [hint] if hint else []
+        if config.compare_with == "base" and results.gate is not None and (merge_base is None or not runnable):
+            need = (
+                "a base branch (--base, or $GITHUB_BASE_REF)" if merge_base is None else "an agent in the repository (agent), not agent-url"
+            )
+            results.gate.notes.append(f'compare-with = "base" needs {need}: compared with the stored baselines')
+    else:
+        assert done.base is not None and merge_base is not None
+        done.base.commit = merge_base
+        results.base_run = done.base
+        ran_base = Results(datasets=done.base_datasets)
+        outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
+        outcome.base_runs = done.base_datasets
+        results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
+        fail_on_drift(results, rules)
+        if (config.judges or config.metric_definitions or config.managed_metrics) and results.gate is not None:
+            results.gate.notes.append('compare-with = "base" does not judge the base\'s run: judged metrics are shown as new, not compared')
+    outcome.base = state
+    return outcome
+
+
+def check(
+    *,
+    config: Config | str | os.PathLike[str] | None = None,
+    base: str | None = None,
+    evaluate_all: bool = False,
+    cwd: str | os.PathLike[str] | None = None,
+    **settings: Any,
+) -> Results:
+    """The whole PR check in the repository at ``cwd``: select what changed since the merge-base
+    with ``base`` (default: the config's ``base``, else ``$GITHUB_BASE_REF``), evaluate it, compare
+    with the baselines there and gate, with the gate's rules from the base. Nothing is posted or
+    written: publish the returned results as you like. ``cwd`` is the git work tree; the config
+    (without one given: found upward from the process's working directory, as the command line
+    finds it) names its paths relative to its own folder."""
+    chosen = _config(config, settings)
+    return run_check(chosen, cwd=cwd, base=base_ref(base, chosen, os.environ), evaluate_all=evaluate_all).results
+
+
+def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] | None = None) -> Outcome:
+    """The results of every shard of a run (files or globs) joined into one, then compared with
+    the baselines at the merge-base the shards recorded, and gated, as one run would be."""
+    files, empty = expand_paths(list(paths))
+    if empty or not files:
+        raise DatasetError(", ".join(empty or paths), "matched no results files")
+    shards = [(f, read_results(f)) for f in files]
+    merged = merge_results(shards, merge_scorer(config))
+    merged.compare_with = "baseline"
+    git = Git(Path(cwd) if cwd else Path.cwd())
+    selection = merged.selection or Selection()
+    snapshot = Snapshot(git, selection.merge_base) if selection.merge_base else None
+    rules = gate_rules(config, git, snapshot)
+    # Shards compared with stored baselines: timings are information (a merge never re-runs the base).
+    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot), timings=False)
+    if any(shard.compare_with == "base" for _, shard in shards) and merged.gate is not None:
+        merged.gate.notes.append(
+            'compare-with = "base" is not kept across shards: the merged run is compared with the stored baselines '
+            "(run the check unsharded to compare with the base's agent run now)"
+        )
+    outcome.sources = files
+    return outcome
+
+
+def update_baselines(
+    config: Config,
+    datasets: Sequence[str] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    progress: TextIO | None = None,
+) -> BaselineUpdate:
+    """Evaluates the datasets (default: the config's) and writes each one's baseline under its
+    path from the repository root, with the agent code's hash (a PR whose agent hashes the same
+    may reuse their scores); a file of the older stem-keyed layout that held it is moved. Sorted
+    and rounded: unchanged scores rewrite nothing. Secrets are redacted: the files are committed."""
+    git = Git(Path(cwd) if cwd else Path.cwd())
+    workspace = git.workspace()
+    given = list(datasets or [])
+    found = dataset_files(given or config.datasets, defaults=not given and config.datasets == config.default_datasets())
+    problems = found.problems
+    roles = path_roles(config, workspace)
+    done = evaluate_files(
+        config,
+        [DatasetFile(file, workspace.rel(file)) for file in found.files],
+        progress=progress,
+        fingerprint=agent_fingerprint(config, git, roles),
+    )
+    uncommitted = git.uncommitted(roles.is_agent) if done.run is not None else []
+    results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
+    redactor = Redactor.from_env(os.environ, [config.agent_auth_env])
+    baselines_dir = workspace.rel(config.baselines_dir)
+    written = []
+    # An interrupted run (Ctrl-C, SIGTERM) leaves the baselines as they were: never made of part of a run.
+    for result in [] if interrupt.requested() else results.datasets:
+        # One baseline that cannot be written costs that dataset, never the datasets after it.
+        try:
+            written.append(write_baseline(workspace.root, baselines_dir, result, __version__, redactor))
+        except OSError as error:
+            results.problems.append(
+                Problem(path=result.path, message=f"{result.path}: could not write its baseline: {error.strerror or error}")
+            )
+    return BaselineUpdate(results=results, written=written, uncommitted=uncommitted)
+
+
+def convert(
+    paths: Sequence[str],
+    config: Config,
+    *,
+    to: Literal["golden", "csv", "jsonl"],
+    output: str | os.PathLike[str],
+    agent_name: str | None = None,
+    progress: TextIO | None = None,
+) -> Conversion:
+    """Writes the datasets as one golden JSON file (``to="golden"``), or their runs (recorded, or
+    made now by the agent) as a simulation CSV / JSONL."""
+    found = dataset_files(list(paths), named=True)
+    problems = found.problems
+    records: list[Record] = []
+    evaluation = Evaluation(config, err=progress or io.StringIO())
+    try:
+        for path in found.files:
+            try:
+                dataset = load_dataset(path, found.places.get(path, ()))
+                items = list(dataset.records) if to == "golden" else evaluation.traced(dataset)
+            except DatasetError as error:
+                problems.append(_problem(error))
+                continue
+            except UsageError as error:
+                problems.append(Problem(path=path, message=f"{path}: {error}"))
+                continue
+            for item in items:
+                if isinstance(item, DatasetError):
+                    problems.append(_problem(item))
+                else:
+                    records.append(item)
+    finally:
+        evaluation.close()
+    target = Path(output)
+    if to != "golden":
+        return Conversion(count=write_runs(records, target, to), target=target, problems=problems)
+    seen: dict[str, Record] = {}
+    for record in records:
+        if record.question.id in seen and record.question != seen[record.question.id].question:
+            message = f"question id {record.question.id!r} appears in several inputs with different content"
+            problems.append(Problem(path=str(output), message=message))
+        seen.setdefault(record.question.id, record)
+    return Conversion(count=write_golden((r.question for r in seen.values()), target, agent_name), target=target, problems=problems)
+
+
+class GateFailed(AssertionError):
+    """Raised by :func:`assert_passed`; its message lists why, one reason a line."""
+
+
+def assert_passed(results: Results) -> Results:
+    """For tests: returns ``results`` when the gate passed (or, without a gate, nothing failed to
+    run), else raises ``GateFailed`` whose message a reviewer reads as is."""
+    lines: list[str] = []
+    gate = results.gate
+    if gate is not None and gate.outcome != "passed":
+        lines.append(f"agent evaluation {'failed' if gate.outcome == 'failed' else 'could not be checked'}:")
+        lines.extend(f"  - {reason}" for reason in gate.unchecked)
+        lines.extend(f"  - {failure.message}" for failure in gate.failures)
+    elif gate is None:
+        lines.extend(f"  - {p.message}" for p in results.problems)
+        for dataset in results.datasets:
+            lines.extend(
+                f"  - {dataset.name}: question {q.id} ended in an error: {q.error}" for q in dataset.questions if q.status == "error"
+            )
+        if lines:
+            lines.insert(0, "agent evaluation did not complete:")
+    if lines:
+        raise GateFailed("\n".join(lines))
+    return results
+
+
+# The repository, as the adapters need it: where paths are shown from, the checkouts git must
+# trust in a container, and the baselines committed on the default branch.
+
+
+def workspace(cwd: Path) -> Workspace:
+    """The repository (or, outside one, the folder) ``cwd`` is in."""
+    return Git(cwd).workspace()
+
+
+def trust_checkouts(path: Path) -> None:
+    """Lets git read a checkout owned by another user (the Action's mounted workspace)."""
+    Git(path).trust_checkouts()
+
+
+def commit_baselines(config: Config, message: str, author: tuple[str, str], branch: str, token: str | None) -> bool:
+    """Commits the changed baseline files and pushes them to ``branch``; False when nothing
+    changed. A push git refuses raises ``InfrastructureError`` saying what the workflow needs."""
+    git = Git(Path.cwd())
+    if not git.commit_paths([config.baselines_dir], message, author=author):
+        return False
+    failure = git.push(branch, token)
+    if failure is not None:
+        raise InfrastructureError(
+            f"could not push the updated baselines to {branch}: {failure[:300]} "
+            "(the workflow needs `permissions: contents: write`, and branch protection must allow the push)"
+        )
+    return True

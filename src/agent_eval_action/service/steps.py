@@ -1,0 +1,494 @@
+"""The steps the service (``api``) composes, and nothing else imports: evaluate dataset files,
+select what a pull request changed, look up each dataset's baseline, compare and gate.
+
+Each exists once: every command that scores datasets goes through :func:`evaluate_files`, every
+verdict through :func:`compare_and_gate`. Collaborators (git, the config) come in as
+arguments; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from agent_eval_action.config import Config
+from agent_eval_action.core import interrupt
+from agent_eval_action.core.errors import DatasetError, InfrastructureError
+from agent_eval_action.core.models import (
+    BaseRun,
+    DatasetComparison,
+    DatasetResult,
+    GateFailure,
+    Problem,
+    QuestionResult,
+    Results,
+    RunStats,
+    Selection,
+)
+from agent_eval_action.repo.agent_code import agent_paths
+from agent_eval_action.repo.baseline import find_baseline, working_tree_reader
+from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
+from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
+from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
+from agent_eval_action.verdict.comparison import compare_dataset
+from agent_eval_action.verdict.gate import evaluate_gate, metric_kinds, rules_of, unchecked_datasets
+from agent_eval_action.verdict.rules import Rules, rules_at_base
+from agent_eval_action.verdict.selection import PathRoles, select, select_all
+from agent_eval_action.views.background import Background
+from agent_eval_action.views.page import fmt, is_timing
+
+
+@dataclass
+class Outcome:
+    """Compared and gated results, with the config the verdict was made with (the gate's rules
+    from the merge-base): the views read their thresholds from it."""
+
+    results: Results
+    config: Config
+    # The results files it was joined from (``merge``).
+    sources: list[str] = field(default_factory=list)
+    # What was read of the merge-base before the agent ran: the views' base runs and trends.
+    base: BaseState | None = None
+    # compare-with = "base": the base's agent's runs made now, which the views show beside this
+    # run's (in place of the stored baselines' runs).
+    base_runs: list[DatasetResult] = field(default_factory=list)
+    # Dataset path -> the run the comparison compared it with (a stored baseline's or the
+    # base's): the views show these beside this run without reading the files again. None: the
+    # outcome was not compared in this process.
+    compared: dict[str, DatasetResult] | None = None
+
+
+@dataclass(frozen=True)
+class DatasetFile:
+    """A dataset file to evaluate: ``file`` as this process opens it, ``path`` as the results
+    name it (its path from the repository root) when that is not ``file``."""
+
+    file: str
+    path: str | None = None
+    # Where it may resolve besides the repository: a file the user named (``inside.places``).
+    also: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A dataset's baseline run, where it was read, and the dataset's path there when the PR renamed it."""
+
+    dataset: DatasetResult
+    path: str | None
+    renamed_from: str | None = None
+
+
+@dataclass
+class Evaluated:
+    """What the evaluate loop made: the datasets' results, the files that could not be
+    evaluated, and how the agent was run over all of them (None when nothing ran it)."""
+
+    datasets: list[DatasetResult]
+    problems: list[Problem]
+    run: RunStats | None = None
+    # compare-with = "base": the base's agent's runs of the same questions, and what they cost.
+    base: BaseRun | None = None
+    base_datasets: list[DatasetResult] | None = None
+
+
+# A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.
+BaselineLookup = Callable[[DatasetResult], "Baseline | None"]
+
+
+def base_ref(flag: str | None, config: Config, env: Mapping[str, str]) -> str | None:
+    """--base (or the ``base-ref`` input), else the config's base, else the PR's base branch in GitHub Actions."""
+    return flag or config.base or env.get("GITHUB_BASE_REF") or None
+
+
+def evaluate_files(
+    config: Config,
+    files: Sequence[DatasetFile],
+    *,
+    progress: TextIO | None,
+    fingerprint: str | None = None,
+    reuse: Callable[[DatasetFile], DatasetResult | None] | None = None,
+    beside: tuple[Config, Path] | None = None,
+) -> Evaluated:
+    """The evaluate loop: each file loaded, run through the agent where it holds no recorded runs,
+    and scored; those that could not be are problems. ``progress``: where the progress line of
+    long runs goes (None: nowhere). ``fingerprint``: the agent code's hash, recorded with the
+    runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again;
+    ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base")."""
+    evaluation = Evaluation(config, err=progress or io.StringIO())
+    if beside is not None:
+        evaluation.beside(Evaluation(beside[0], err=evaluation.err, workdir=beside[1]))
+    datasets: list[DatasetResult] = []
+    try:
+        for item in files:
+            theirs = len(evaluation.twin_results)
+            result = evaluation.evaluate_file(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
+            if result is None:
+                continue
+            if item.path is not None:
+                result.path = item.path
+                for twin in evaluation.twin_results[theirs:]:  # the base's run of this file, when it made one
+                    twin.path = item.path
+            if result.format not in RECORDED_FORMATS:
+                result.agent_fingerprint = fingerprint
+            datasets.append(result)
+    finally:
+        evaluation.close()
+    done = Evaluated(datasets=datasets, problems=evaluation.problems, run=evaluation.stats())
+    if beside is not None:
+        done.base_datasets = evaluation.twin_results
+        done.base = BaseRun(
+            datasets=[d.path for d in evaluation.twin_results],
+            questions=evaluation.twin_questions,
+            runs=config.runs,
+            model_calls=evaluation.twin_calls,
+        )
+    return done
+
+
+def gate_rules(config: Config, git: Git, base: Snapshot | None) -> Rules:
+    """The config the verdict is made with: the gate's rules (and the datasets and metrics checked
+    at least) from the merge-base when there is one."""
+    if base is None:
+        return Rules(config=config, source=config.source or "the defaults")
+    return rules_at_base(config, base.read, git.workspace().prefix, base.rev[:7])
+
+
+def base_state(git: Git, base: Snapshot, selection: Selection, config: Config) -> BaseState:
+    """Reads everything the verdict and its views need of the merge-base (each selected dataset's
+    baseline files, their history), before any agent code runs; nothing is read there after."""
+    baselines_dir = git.workspace().rel(config.baselines_dir)
+    return read_base(base, baselines_dir, [(s.path, s.renamed_from) for s in selection.selected])
+
+
+def path_roles(config: Config, workspace: Workspace) -> PathRoles:
+    """What each repository path is to the check: the one definition that selection (what a PR
+    re-runs) and the agent's fingerprint (when a baseline is stale) both use. Agent code is
+    ``agent_paths`` when set, else the agent's package, the modules it imports, its dependency
+    files and the config (``agent_code``); without an agent in the repository, every path that
+    is neither a dataset nor a baseline."""
+    if config.agent_paths is not None:
+        agent: list[str] | None = [workspace.glob(g) for g in config.agent_paths]
+    elif config.agent and not config.agent_url:
+        roots = [config.import_root(), workspace.cwd]
+        config_file = workspace.cwd / config.file if config.file else None
+        agent = agent_paths(config.agent, top=workspace.root, import_roots=roots, config_file=config_file)
+    else:
+        agent = None
+    return PathRoles(
+        dataset_globs=[workspace.glob(g) for g in config.datasets],
+        baselines_dir=workspace.rel(config.baselines_dir),
+        agent_paths=agent,
+    )
+
+
+def select_datasets(
+    config: Config,
+    paths: list[str],
+    changes: list[Change],
+    *,
+    base: str | None,
+    merge_base: str | None,
+    evaluate_all: bool,
+    roles: PathRoles,
+) -> Selection:
+    """Which of the datasets (repository paths) a check evaluates: those the PR changed, all of
+    them when an agent path changed, or all of them when asked or when there is no base to diff with."""
+    if evaluate_all or config.select == "all" or merge_base is None:
+        reason = "--all" if evaluate_all else "select = all" if config.select == "all" else "no base branch: everything"
+        chosen = select_all(sorted(paths), reason, changes)
+    else:
+        chosen = select(sorted(paths), changes, roles)
+    chosen.base_ref, chosen.merge_base = base, merge_base
+    return chosen
+
+
+def agent_fingerprint(config: Config, git: Git, roles: PathRoles) -> str | None:
+    """The hash of the agent's code (``roles``: :func:`path_roles`) at HEAD (None with uncommitted
+    changes to it, without a repository, or for an agent that is not in the repository: --agent-url)."""
+    if not config.agent:
+        return None
+    return git.fingerprint("HEAD", roles.is_agent, working_tree=True)
+
+
+def reusable_baselines(
+    git: Git, selection: Selection, config: Config, fingerprint: str, base: Snapshot
+) -> Callable[[DatasetFile], DatasetResult | None]:
+    """A dataset's baseline at the merge-base (as ``base`` read it) when it was made with the same
+    agent code (``fingerprint``): its unchanged questions need not run again (``reuse.py`` says which)."""
+    baselines_dir = git.workspace().rel(config.baselines_dir)
+    renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}
+
+    def baseline(item: DatasetFile) -> DatasetResult | None:
+        path = item.path or item.file
+        old = renamed.get(path)
+        try:
+            found = find_baseline(base.read, "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
+        except DatasetError:
+            return None  # reported when the comparison reads it
+        return found.dataset if found is not None and found.dataset.agent_fingerprint == fingerprint else None
+
+    return baseline
+
+
+def baselines_in_repository(git: Git, selection: Selection, config: Config, base: Snapshot | None = None) -> BaselineLookup:
+    """Each dataset's baseline file at the selection's merge-base (as ``base`` read it before the
+    agent ran, else read now; without a merge-base: in the working tree), under its path now
+    or, when the PR renamed it, its path before."""
+    merge_base = selection.merge_base
+    workspace = git.workspace()
+    read = (
+        base.read if base is not None else (lambda path: git.show(merge_base, path)) if merge_base else working_tree_reader(workspace.root)
+    )
+    where = f"at {merge_base[:12]}" if merge_base else "in the working tree"
+    baselines_dir = workspace.rel(config.baselines_dir)
+    renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}
+
+    def lookup(dataset: DatasetResult) -> Baseline | None:
+        old = renamed.get(dataset.path)
+        found = find_baseline(read, where, baselines_dir, [dataset.path, *([old] if old else [])], dataset.name)
+        if found is None:
+            return None
+        return Baseline(found.dataset, found.path, renamed_from=old if old and found.dataset.path != dataset.path else None)
+
+    return lookup
+
+
+def baselines_in(before: Results, where: str | None, *, pair: bool = False) -> BaselineLookup:
+    """Each dataset's run in the results ``before`` (read from the file ``where``), matched by
+    path, else by name; with ``pair`` (one dataset compared) and one dataset in ``before``, that one."""
+    by_path = {d.path: d for d in before.datasets}
+    by_name = {d.name: d for d in before.datasets}
+    only = before.datasets[0] if pair and len(before.datasets) == 1 else None
+
+    def lookup(dataset: DatasetResult) -> Baseline | None:
+        found = by_path.get(dataset.path) or by_name.get(dataset.name) or only
+        return Baseline(found, where) if found is not None else None
+
+    return lookup
+
+
+def compare(
+    results: Results, config: Config, lookup: BaselineLookup, found: dict[str, DatasetResult] | None = None
+) -> list[DatasetComparison]:
+    """Each dataset against its baseline (an unreadable one is a problem in ``results``), and the
+    datasets the PR deleted as removed; ``found`` gets each dataset's baseline run. No verdict:
+    :func:`compare_and_gate` makes it."""
+    comparisons = []
+    for dataset in results.datasets:
+        try:
+            baseline = lookup(dataset)
+        except DatasetError as error:
+            results.problems.append(Problem(path=error.path, message=error.message()))
+            baseline = None
+        comparison = compare_dataset(
+            dataset,
+            baseline.dataset if baseline else None,
+            baseline_path=baseline.path if baseline else None,
+            seed=config.seed,
+            max_question_drop=config.gate.max_question_drop,
+        )
+        if baseline is not None and baseline.renamed_from:
+            comparison.renamed_from = baseline.renamed_from
+        if baseline is not None and found is not None:
+            found[dataset.path] = baseline.dataset
+        comparisons.append(comparison)
+    for deleted in results.selection.deleted if results.selection else []:
+        comparisons.append(DatasetComparison(dataset=Path(deleted).stem, path=deleted, status="removed"))
+    return comparisons
+
+
+def interrupted_runs(results: Results) -> int:
+    """How many question runs Ctrl-C or SIGTERM kept from finishing."""
+    return sum(1 for d in results.datasets for q in d.questions if q.status == "skipped" and q.skip_reason == interrupt.REASON)
+
+
+def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True) -> Outcome:
+    """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
+    verdict under ``rules``: passed, failed, or unchecked when an input problem (a bad dataset,
+    an unreadable baseline, a dataset of which nothing could be scored) kept part of the check
+    from happening. ``timings``: False when the baseline did not run in this job (a PR check
+    against stored baselines): timings are then information, their rules notes. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
+    config = rules.config
+    compared: dict[str, DatasetResult] = {}
+    results.comparison = compare(results, config, lookup, compared)
+    kinds = metric_kinds(config, results)
+    gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds, timings=timings)
+    stopped = interrupted_runs(results)
+    # An interrupted run decides nothing: no "failed" from the part that ran, and no advice to
+    # add reference data to a dataset whose questions simply did not get to run.
+    for dataset in [] if stopped else unchecked_datasets(results.datasets, config.gate, kinds):
+        results.problems.append(
+            Problem(
+                path=dataset.path,
+                message=f"{dataset.path}: no question has a score on any gated metric, so nothing was checked: "
+                "add reference data (tool calls, trajectory, state, response) to its questions, or gate a metric it has "
+                "with [gate.metrics.NAME] min / max / max-regression",
+            )
+        )
+    gate.rules_from, gate.config_changes = rules.source, rules.changes
+    if results.problems or stopped:
+        total = sum(len(d.questions) for d in results.datasets)
+        why = [f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again"]
+        gate.outcome, gate.unchecked = "unchecked", (why if stopped else []) + [p.message for p in results.problems[:10]]
+    gate.passed = gate.outcome == "passed"
+    results.gate = gate
+    return Outcome(results=results, config=config, compared=compared)
+
+
+def background(outcome: Outcome, cwd: Path) -> Background:
+    """What the views show beside the outcome: the runs it was compared with (handed forward,
+    not read again), the metrics' histories (read before the agent ran) and the gate's rules.
+    Git failing here costs the views their history, never the run its results."""
+    results, config = outcome.results, outcome.config
+    rules = rules_of(results, config.gate, metric_kinds(config, results))
+    try:
+        shown = Background.of(read_base_runs(results, Git(cwd), compared=outcome.compared, base=outcome.base), rules)
+    except InfrastructureError:
+        shown = Background(rules=rules)
+    # compare-with = "base": the runs beside this one are the base's, made now.
+    shown.base_runs.update({run.path: run for run in outcome.base_runs})
+    return shown
+
+
+def background_of_files(results: Results, config: Config, baseline: Results | None, label: str | None, cwd: Path) -> Background:
+    """For ``report RESULTS [--baseline B]``: the base runs from the file ``baseline`` (matched as
+    a comparison matches them), else from the repository at ``cwd``."""
+    rules = rules_of(results, config.gate, metric_kinds(config, results))
+    if baseline is None:
+        try:
+            return Background.of(read_base_runs(results, Git(cwd)), rules)
+        except InfrastructureError:
+            return Background(rules=rules)
+    lookup = baselines_in(baseline, label, pair=len(results.datasets) == 1)
+    runs = {d.path: found.dataset for d in results.datasets if (found := lookup(d)) is not None}
+    return Background(base_label=label, base_runs=runs, rules=rules)
+
+
+REFRESH = "python -m agent_eval_action baseline update"
+
+
+def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLookup) -> tuple[list[DatasetComparison], list[str]]:
+    """The base's fresh run compared with its stored baseline: the same code at another time, so
+    what moved is the model (or the world), not the PR. Returns the comparisons and a line for
+    each dataset that moved ("the model moved: 5 of 40 questions answer differently ...")."""
+    scratch = Results(datasets=base_datasets)
+    comparisons = compare(scratch, config, stored)
+    lines = [f"{p.message} (drift not measured)" for p in scratch.problems]
+    for dataset, comparison in zip(base_datasets, comparisons, strict=False):
+        if comparison.status != "compared":
+            continue
+        try:
+            found = stored(dataset)
+        except DatasetError:
+            continue
+        if found is None:
+            continue
+        differ, total = answered_differently(dataset, found.dataset)
+        moved = [m for m in comparison.metrics if m.verdict in ("regressed", "improved") and not is_timing(m.metric)]
+        if not differ and not moved:
+            continue
+        shown = max(moved or comparison.metrics, key=lambda m: abs(m.delta or 0.0), default=None)
+        figures = ""
+        if shown is not None and shown.baseline is not None and shown.current is not None:
+            figures = f" ({shown.metric} {fmt(shown.baseline, shown.metric)} → {fmt(shown.current, shown.metric)})"
+        lines.append(
+            f"{dataset.name}: the model moved: {differ} of {total} questions answer differently than the stored baseline "
+            f"with the same code{figures}; this does not fail the PR unless [gate] fail-on-drift = true. "
+            f"Refresh the baseline on the base branch with `{REFRESH}`"
+        )
+    return comparisons, lines
+
+
+def answered_differently(now: DatasetResult, stored: DatasetResult) -> tuple[int, int]:
+    """How many questions of ``now`` (ran, not reused) answer differently than in ``stored``
+    (their final response, else a score of a non-timing metric), of how many both have."""
+    before = _by_id(stored)
+    differ = total = 0
+    for qid, runs in _by_id(now).items():
+        if qid not in before or all(q.reused for q in runs):
+            continue
+        total += 1
+        if _differ(runs, before[qid]):
+            differ += 1
+    return differ, total
+
+
+def _by_id(dataset: DatasetResult) -> dict[str, list[QuestionResult]]:
+    out: dict[str, list[QuestionResult]] = {}
+    for q in dataset.questions:
+        out.setdefault(q.id, []).append(q)
+    return out
+
+
+def _differ(ours: list[QuestionResult], theirs: list[QuestionResult]) -> bool:
+    """Whether a question answered differently: one of our runs gave an answer none of theirs
+    gave (their counts of runs may differ). An answer is the final response when both sides
+    recorded one, else the scores of the metrics that do not measure time."""
+    responses = all(q.transcript is not None for q in [*ours, *theirs])
+    before = [_answer(q, responses) for q in theirs]
+    return any(_answer(q, responses) not in before for q in ours)
+
+
+def _answer(question: QuestionResult, response: bool) -> object:
+    if response and question.transcript is not None:
+        return question.transcript.final_response
+    return sorted((name, s.value or 0.0, s.value is None) for name, s in question.scores.items() if not is_timing(name))
+
+
+def fail_on_drift(results: Results, rules: Rules) -> None:
+    """``[gate] fail-on-drift = true``: a metric of the base's fresh run that regressed from the
+    stored baseline fails the check too."""
+    if not rules.config.gate.fail_on_drift or results.gate is None:
+        return
+    for comparison in results.drift or []:
+        for metric in comparison.metrics:
+            if metric.verdict == "regressed" and not is_timing(metric.metric):
+                results.gate.failures.append(
+                    GateFailure(
+                        dataset=comparison.path,
+                        metric=metric.metric,
+                        rule="drift",
+                        baseline=metric.baseline,
+                        current=metric.current,
+                        message=f"{comparison.dataset}: the model drifted: the base's own agent scores {metric.metric} "
+                        f"{fmt(metric.baseline, metric.metric)} → {fmt(metric.current, metric.metric)} against its stored "
+                        "baseline (fail-on-drift = true)",
+                    )
+                )
+    if results.gate.failures and results.gate.outcome == "passed":
+        results.gate.outcome, results.gate.passed = "failed", False
+
+
+def drift_hint(results: Results, stored: BaselineLookup) -> str | None:
+    """compare-with = "baseline" and the PR changed no agent code (nor did the base since the
+    baseline: the agent's code hashes as the baseline's did), yet questions it did not change
+    answer differently than the stored baseline: the likely cause is drift, and the hint says so."""
+    selection = results.selection
+    if selection is None or selection.agent_changes or not results.comparison:
+        return None
+    moved = [c for c in results.comparison if any(m.verdict in ("regressed", "improved") and not is_timing(m.metric) for m in c.metrics)]
+    unchanged = 0
+    for dataset in results.datasets:
+        if not any(c.path == dataset.path for c in moved):
+            continue
+        try:
+            found = stored(dataset)
+        except DatasetError:
+            continue
+        if found is None or found.dataset.agent_fingerprint is None or found.dataset.agent_fingerprint != dataset.agent_fingerprint:
+            continue  # other agent code than the baseline's (this PR's, or the base's since): not drift alone
+        hashes = {q.id: q.content_hash for q in found.dataset.questions if q.content_hash}
+        same = [q for q in dataset.questions if not q.reused and q.content_hash and hashes.get(q.id) == q.content_hash]
+        scores = {(q.id, q.run): q for q in found.dataset.questions}
+        unchanged += sum(1 for q in same if (q.id, q.run) in scores and _differ([q], [scores[(q.id, q.run)]]))
+    if not unchanged:
+        return None
+    return (
+        f"scores moved although this PR changed no agent code: {unchanged} question runs the PR did not change answer "
+        "differently than the stored baseline, so model drift is the likely cause, not this PR. "
+        'Set compare-with = "base" to run the base\'s agent beside this one in the same job, '
+        f"or refresh the baseline with `{REFRESH}`"
+    )

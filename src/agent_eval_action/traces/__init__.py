@@ -1,0 +1,1 @@
+"""ADK events and OpenTelemetry spans turned into our trace."""

@@ -1,0 +1,212 @@
+"""The gate: absolute thresholds, noise-aware regressions, hard per-question drops, new errors,
+and no pass for a dataset of which nothing could be checked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regression
+from agent_eval_action.core.markdown import plural
+from agent_eval_action.core.models import DatasetComparison, DatasetResult, GateFailure, GateResult, Results
+from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_worse_side, counted_drops, within_spread, worse_amount
+
+
+def is_timing(metric: str) -> bool:
+    """Whether the metric is measured in wall-clock time (declared where it is registered)."""
+    from agent_eval_action.metrics import REGISTRY
+
+    found = REGISTRY.get(metric)
+    return found is not None and found.timing
+
+
+def metric_kinds(config: Config | None = None, results: Results | None = None) -> dict[str, str]:
+    """Metric name -> "reference" | "trace" | "judge", which picks its default rule: as the results
+    recorded it, else as the registry and the config's custom metrics say (results written
+    before kinds were stored)."""
+    from agent_eval_action.metrics import REGISTRY  # the metric modules: only when a verdict is made
+
+    kinds: dict[str, str] = {name: metric.kind for name, metric in REGISTRY.items()}
+    if config is not None:
+        kinds.update({name: spec.kind for name, spec in config.custom_metrics.items()})
+    for dataset in results.datasets if results is not None else []:
+        kinds.update({name: s.kind for name, s in dataset.summary.items() if s.kind is not None})
+    return kinds
+
+
+def rule_for(metric: str, kind: str, direction: str, config: GateConfig, criteria: dict[str, float] | None = None) -> MetricRule:
+    """The metric's own rule, with the default max_regression for reference metrics that set none.
+
+    ``criteria``: the dataset's own thresholds (ADK test_config.json): a minimum for a
+    higher-is-better metric whose rule sets none.
+    """
+    rule = config.metrics.get(metric, MetricRule())
+    if rule.max_regression is None and kind == "reference" and direction == "higher":
+        rule = rule.model_copy(update={"max_regression": config.max_regression})
+    if criteria and metric in criteria and rule.min is None and direction == "higher":
+        rule = rule.model_copy(update={"min": criteria[metric]})
+    return rule
+
+
+def gated_metrics(dataset: DatasetResult, config: GateConfig, kinds: dict[str, str]) -> list[str]:
+    """The dataset's metrics that some rule (min, max or max_regression) applies to."""
+    out = []
+    for name, summary in dataset.summary.items():
+        rule = rule_for(name, kinds.get(name, "trace"), summary.direction, config, dataset.criteria)
+        if rule.min is not None or rule.max is not None or rule.max_regression is not None:
+            out.append(name)
+    return out
+
+
+def _nothing_scored(dataset: DatasetResult, config: GateConfig, kinds: dict[str, str]) -> bool:
+    return not any(dataset.summary[name].n for name in gated_metrics(dataset, config, kinds))
+
+
+def unchecked_datasets(datasets: list[DatasetResult], config: GateConfig, kinds: dict[str, str]) -> list[DatasetResult]:
+    """Datasets that ran without an error and still have no score on any gated metric (no
+    reference data, no rule for what they have): a check of nothing, which is not a pass."""
+    return [d for d in datasets if _nothing_scored(d, config, kinds) and not any(q.status == "error" for q in d.questions)]
+
+
+def evaluate_gate(
+    datasets: list[DatasetResult],
+    comparisons: list[DatasetComparison],
+    config: GateConfig,
+    kinds: dict[str, str],
+    *,
+    timings: bool = True,
+) -> GateResult:
+    """``kinds``: metric name -> "reference" | "trace" | "judge" (unknown names count as "trace").
+    Comparisons are matched to datasets by path (two datasets may share a name). ``timings``:
+    False when the baseline was not run in this job (a PR check with compare-with = "baseline"):
+    timings were measured on another machine at another hour, and a rule's
+    max_regression on one is a note, never a failure."""
+    failures: list[GateFailure] = []
+    notes: list[str] = []
+    by_path = {c.path: c for c in comparisons}
+    for dataset in datasets:
+        name = dataset.name
+        comparison = by_path.get(dataset.path)
+        errors = sum(1 for q in dataset.questions if q.status == "error")
+
+        def fail(
+            rule: str,
+            message: str,
+            *,
+            metric: str | None = None,
+            question: str | None = None,
+            dataset: DatasetResult = dataset,
+            **figures: float | None,
+        ) -> None:
+            failures.append(
+                GateFailure(
+                    dataset=dataset.path, metric=metric, question=question, rule=rule, message=f"{dataset.name}: {message}", **figures
+                )
+            )
+
+        if errors and _nothing_scored(dataset, config, kinds):
+            fail("nothing_scored", f"all {len(dataset.questions)} runs ended without a score on a gated metric ({plural(errors, 'error')})")
+        if config.max_errors is not None and errors > config.max_errors:
+            fail("max_errors", f"{plural(errors, 'question')} ended in an error (max_errors = {config.max_errors})", current=errors)
+        if comparison is not None and comparison.status == "compared" and config.fail_on_new_errors and errors > comparison.baseline_errors:
+            fail(
+                "new_errors",
+                f"{plural(errors, 'question')} ended in an error, {comparison.baseline_errors} on the base branch",
+                baseline=comparison.baseline_errors,
+                current=errors,
+            )
+        for metric_name, summary in dataset.summary.items():
+            rule = rule_for(metric_name, kinds.get(metric_name, "trace"), summary.direction, config, dataset.criteria)
+            if summary.mean is None:
+                continue
+            if rule.min is not None and summary.mean < rule.min:
+                source = " (the dataset's ADK criterion)" if config.metrics.get(metric_name, MetricRule()).min is None else ""
+                fail(
+                    "min",
+                    f"{metric_name} = {summary.mean:.4g} is below the minimum {rule.min:g}{source}",
+                    metric=metric_name,
+                    current=summary.mean,
+                )
+            if rule.max is not None and summary.mean > rule.max:
+                fail(
+                    "max", f"{metric_name} = {summary.mean:.4g} is above the maximum {rule.max:g}", metric=metric_name, current=summary.mean
+                )
+        if comparison is None or comparison.status != "compared":
+            if comparison is not None and comparison.status == "new":
+                notes.append(f"{name}: no baseline on the base branch; reported as new (run `baseline update` on the default branch)")
+            continue
+        for metric in comparison.metrics:
+            kind = kinds.get(metric.metric, "trace")
+            rule = rule_for(metric.metric, kind, metric.direction, config, dataset.criteria)
+            informational = not timings and is_timing(metric.metric)
+            if metric.delta is not None and metric.baseline is not None and rule.max_regression is not None:
+                amount, relative = parse_regression(rule.max_regression)
+                limit = amount * abs(metric.baseline) if relative else amount
+                worse = worse_amount(metric.delta, metric.direction)
+                if worse > limit + 1e-12 and informational:
+                    notes.append(
+                        f"{name}: {metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} is worse than max_regression "
+                        f"{rule.max_regression}, not gated: its baseline was timed on another machine at another hour "
+                        '(compare-with = "base" times both sides in the same job)'
+                    )
+                elif worse > limit + 1e-12:
+                    sure = ci_on_worse_side(metric.ci95, metric.direction)
+                    shown = f"{metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} (delta {metric.delta:+.4g}"
+                    ci = f", 95% CI [{metric.ci95[0]:+.4g}, {metric.ci95[1]:+.4g}])" if metric.ci95 else ")"
+                    allowed = f"max_regression {rule.max_regression}"
+                    if sure or sure is None or not config.require_significance:
+                        fail(
+                            "max_regression",
+                            f"{shown}{ci} regressed beyond {allowed}",
+                            metric=metric.metric,
+                            baseline=metric.baseline,
+                            current=metric.current,
+                        )
+                    else:
+                        notes.append(f"{name}: {shown}{ci} is worse than {allowed} but within noise (the CI includes no change)")
+            # By identity: `in` on a list of models compares field by field, drop by drop (quadratic).
+            counted = {id(d) for d in counted_drops(metric)}
+            for drop in [] if informational else metric.drops:
+                line = f"question {drop.id} {drop.metric} fell {drop.baseline:.3g} -> {drop.current:.3g}"
+                if within_spread(drop):
+                    # Its runs disagree: a fall no larger than its own spread is what re-asking it does.
+                    notes.append(f"{name}: {line}, within the spread of its own runs ({drop.spread:.3g}): not a hard drop")
+                elif id(drop) not in counted:
+                    # A coin-toss question can pass its K base runs and fail its K runs here.
+                    notes.append(
+                        f"{name}: {line}, no more complete falls than the flakiness of the questions explains "
+                        f"({metric.chance_falls or 0:.2g} expected by chance, p = {chance_of_hard_drops(metric) or 1:.2f}): not a hard drop"
+                    )
+                elif config.fail_on_question_drop and kind != "judge":
+                    fail("question_drop", line, metric=drop.metric, question=drop.id, baseline=drop.baseline, current=drop.current)
+                else:
+                    notes.append(f"{name}: {line}")
+    return GateResult(passed=not failures, outcome="failed" if failures else "passed", failures=failures, notes=notes)
+
+
+@dataclass(frozen=True)
+class RuleView:
+    """The gate's rule for a metric, as the views state it."""
+
+    min: float | None = None
+    max: float | None = None
+    max_regression: float | str | None = None
+
+    @property
+    def gated(self) -> bool:
+        return self.min is not None or self.max is not None or self.max_regression is not None
+
+
+def rules_of(results: Results, gate: GateConfig, kinds: Mapping[str, str]) -> dict[str, RuleView]:
+    """Metric -> its rule under the gate config ``gate`` (a ``GateConfig``), for the metrics in ``results``."""
+    out: dict[str, RuleView] = {}
+    # A PR check against stored baselines compares no timings: their rules' max_regression is not applied.
+    untimed = results.compare_with == "baseline"
+    for dataset in results.datasets:
+        for metric, summary in dataset.summary.items():
+            rule = rule_for(metric, kinds.get(metric, "trace"), summary.direction, gate)
+            regression = None if untimed and is_timing(metric) else rule.max_regression
+            view = RuleView(min=rule.min, max=rule.max, max_regression=regression)
+            if view.gated:
+                out[metric] = view
+    return out

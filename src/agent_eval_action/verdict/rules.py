@@ -1,0 +1,119 @@
+"""The gate's rules as the base branch has them.
+
+A PR must not loosen the check that judges it: the settings that decide the verdict (the
+``[gate]`` table, and ``baselines-dir``, ``agent-paths`` and ``select``, which decide what is
+compared at all) are read from the config as it is at the merge-base. The datasets and
+metrics the base checks are checked on the PR too: the PR may add to them, never take away.
+What the PR changes in any of them is listed and applies after merge. The agent and everything
+else come from HEAD.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_eval_action.config import Config, config_candidates, config_from_text, placed
+from agent_eval_action.core.errors import ConfigError
+
+# Settings that decide the verdict, taken from the base.
+FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select")
+
+
+@dataclass
+class Rules:
+    config: Config
+    source: str
+    changes: list[str] = field(default_factory=list)
+
+
+def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, short_rev: str) -> Rules:
+    """``head`` with its verdict settings replaced by those of the base config (read by ``read``
+    from repository-relative paths; ``prefix`` is the working directory from the root), found
+    where HEAD's was, else by the same search upward from the working directory; its paths, like
+    HEAD's, relative to the working directory."""
+    here = prefix.rstrip("/") or "."
+    # The defaults' folder: the repository's top, from the working directory (a Config made in code: the working directory).
+    top = posixpath.relpath(".", here) if head.folder else "."
+    base, source = placed(Config(), top), f"the defaults (no config at {short_rev})"
+    wanted = posixpath.normpath(posixpath.join(here, head.file)) if head.file else None
+    parts = [] if here == "." else here.split("/")
+    folders = ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]  # nearest first, "" the top
+    for name, table in config_candidates(wanted, folders):
+        name = posixpath.normpath(name)
+        shown = posixpath.relpath(name, here)
+        text = read(name)
+        if text is None:
+            continue
+        try:
+            found = config_from_text(text, f"{shown} at {short_rev}", table)
+        except ConfigError as error:
+            base, source = placed(Config(), top), f"the defaults ({error} could not be read)"
+            break
+        if found is not None:
+            base, source = placed(found, posixpath.relpath(posixpath.dirname(name) or ".", here)), f"{shown} at {short_rev}"
+            break
+    settings = {name: getattr(base, name) for name in FROM_BASE if name != "gate"}
+    settings["datasets"] = [*head.datasets, *(g for g in base.datasets if g not in head.datasets)]
+    settings["metrics"] = _metrics(base, head)
+    merged = head.model_copy(update=settings).with_gate(base.gate)
+    return Rules(config=merged, source=source, changes=differences(base, head) + narrowed(base, head))
+
+
+def _metrics(base: Config, head: Config) -> list[str]:
+    """The metrics computed on the PR: at least the base's. Empty means every metric, so either
+    side's empty list wins. A custom metric the PR no longer defines cannot be computed: it is
+    listed as narrowed, and its gate rule reports it missing."""
+    if not base.metrics or not head.metrics:
+        return []
+    known = {*head.custom_metrics, *_registry()}
+    return [*head.metrics, *(m for m in base.metrics if m not in head.metrics and m in known)]
+
+
+def _registry() -> set[str]:
+    from agent_eval_action.metrics import REGISTRY
+
+    return set(REGISTRY)
+
+
+def narrowed(base: Config, head: Config) -> list[str]:
+    """What the PR stops checking, in the words of the other changes: the base's values still
+    apply to this PR."""
+    lines = []
+    if base.datasets != head.datasets and any(g not in head.datasets for g in base.datasets):
+        lines.append(f"datasets {_show(base.datasets)} -> {_show(head.datasets)} (the base's datasets are still evaluated)")
+    if head.metrics and (not base.metrics or any(m not in head.metrics for m in base.metrics)):
+        before = _show(base.metrics) if base.metrics else "(every metric)"
+        lines.append(f"metrics {before} -> {_show(head.metrics)} (the base's metrics are still computed)")
+    return lines
+
+
+def differences(base: Config, head: Config) -> list[str]:
+    """``max-regression 0.05 -> 1.0`` for every verdict setting the PR changes."""
+    before, after = _flat({n: base.model_dump()[n] for n in FROM_BASE}), _flat({n: head.model_dump()[n] for n in FROM_BASE})
+    lines = []
+    for key in sorted(before.keys() | after.keys()):
+        if before.get(key) != after.get(key):
+            lines.append(f"{key} {_show(before.get(key))} -> {_show(after.get(key))}")
+    return lines
+
+
+def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.replace("_", "-") if not prefix.endswith("metrics.") else key
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{name}."))
+        elif value is not None and value != {}:
+            out[prefix.removeprefix("gate.") + name] = value
+    return out
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)

@@ -1,0 +1,1 @@
+"""One page built once per run, and its views: terminal, comment, summary, report.html, JUnit."""

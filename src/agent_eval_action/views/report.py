@@ -1,0 +1,332 @@
+"""report.html: one self-contained page to dig into a run (inline CSS, JS and SVG; nothing
+fetched; works from ``file://``). The verdict, per dataset the metric table with deltas, CIs
+and trends, and every question run with its conversation, tool calls, trajectory, final state
+against the reference and scores; regressed questions show the base run beside this one.
+
+Agent and dataset text is always text: the template autoescapes everything, the page's
+Content-Security-Policy allows only its own script (by hash) and no fetches at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agent_eval_action.core.files import write_atomic
+from agent_eval_action.core.markdown import printed
+from agent_eval_action.core.models import DatasetResult, QuestionResult, Results, Score, Transcript
+from agent_eval_action.metrics.values import mismatches
+from agent_eval_action.repo.history import Point
+from agent_eval_action.views.background import Background
+from agent_eval_action.views.page import DiffRow, MetricRow, Page, QuestionDiff, compact, failed_metrics, fmt, is_share, parts_of, signed
+
+# Question runs per dataset shown in full; past it, the regressed and failing ones come first
+# and the rest are counted (results.json has them all).
+REPORT_QUESTIONS = 2000
+PRETTY_CHARS = 6000
+
+
+@dataclass
+class StateRow:
+    key: str
+    reference: Any
+    final: Any
+    has_reference: bool
+    has_final: bool
+    ok: bool | None  # None: not in the reference
+
+
+@dataclass
+class ScoreRow:
+    metric: str
+    value: str
+    base: str | None
+    explanation: str
+    details: dict[str, Any]
+    failed: bool
+    fell: bool
+
+
+@dataclass
+class QuestionPanel:
+    """One question run as the report shows it."""
+
+    anchor: str
+    question: QuestionResult
+    base: QuestionResult | None
+    regressed: bool
+    failing: bool
+    failed: list[str]
+    fell: list[str]
+    diff: list[DiffRow]
+    scores: list[ScoreRow]
+    state: list[StateRow]
+    base_state: list[StateRow]
+
+    @property
+    def transcript(self) -> Transcript | None:
+        return self.question.transcript
+
+
+@dataclass
+class Chart:
+    """An SVG line chart of one metric's baseline history and this run's value."""
+
+    metric: str
+    commits: int  # baseline commits in the history
+    width: int
+    height: int
+    line: str  # polyline points of the history
+    dots: list[tuple[float, float, str]]  # x, y, tooltip
+    current: tuple[float, float, str] | None
+    low: str
+    high: str
+    first: str
+    last: str
+
+
+@dataclass
+class DatasetPanel:
+    anchor: str
+    view: Any  # views.DatasetView
+    questions: list[QuestionPanel]
+    omitted: int
+    charts: list[Chart] = field(default_factory=list)
+    sparks: dict[str, Chart] = field(default_factory=dict)
+
+    @property
+    def history_label(self) -> str:
+        commits = max((c.commits for c in self.charts), default=0)
+        return "the last baseline commit" if commits == 1 else f"the last {commits} baseline commits"
+
+
+def _state_rows(transcript: Transcript | None) -> list[StateRow]:
+    if transcript is None or (transcript.final_state is None and transcript.reference.reference_state_variables is None):
+        return []
+    reference = transcript.reference.reference_state_variables or {}
+    final = transcript.final_state or {}
+    rows = []
+    for key in [*reference, *(k for k in sorted(final) if k not in reference)]:
+        ok = None
+        if key in reference:
+            ok = key in final and not mismatches(reference[key], final[key], key)
+        rows.append(
+            StateRow(
+                key=key,
+                reference=reference.get(key),
+                final=final.get(key),
+                has_reference=key in reference,
+                has_final=key in final,
+                ok=ok,
+            )
+        )
+    return rows
+
+
+def _score_text(score: Score | None, metric: str) -> str | None:
+    if score is None:
+        return None
+    return fmt(score.value, metric) if score.value is not None else "unscored"
+
+
+def _score_rows(question: QuestionResult, base: QuestionResult | None, failed: list[str], fell: list[str]) -> list[ScoreRow]:
+    rows = []
+    for metric, score in question.scores.items():
+        rows.append(
+            ScoreRow(
+                metric=metric,
+                value=_score_text(score, metric) or "–",
+                base=_score_text(base.scores.get(metric), metric) if base is not None else None,
+                explanation=score.explanation,
+                details=score.details,
+                failed=metric in failed,
+                fell=metric in fell,
+            )
+        )
+    rows.sort(key=lambda r: (not r.fell, not r.failed, r.metric))
+    return rows
+
+
+def _panels(view: Any, thresholds: dict[str, float], dataset_index: int) -> tuple[list[QuestionPanel], int]:
+    dataset: DatasetResult = view.result
+    diffs: dict[tuple[str, int], QuestionDiff] = {(d.id, d.run): d for d in view.regressed}
+    regressed_ids = {d.id for d in view.regressed}
+    base_by_id: dict[str, QuestionResult] = {}
+    if view.base is not None:
+        for q in sorted(view.base.questions, key=lambda q: (q.status == "error", q.run)):
+            base_by_id.setdefault(q.id, q)
+    # Which runs are shown, and in what order, first: the panels (score and state rows) are
+    # made for those only, not for every run of a 10,000-question dataset.
+    order = []
+    for i, question in enumerate(dataset.questions):
+        failed = failed_metrics(question, thresholds, dataset.summary)
+        regressed = question.id in regressed_ids
+        failing = question.status == "error" or bool(failed)
+        rank = (not (regressed and (question.id, question.run) in diffs), not regressed, not failing)
+        order.append((rank, i, question, failed, regressed, failing))
+    order.sort(key=lambda item: item[0])  # stable: the dataset's order within a rank
+    omitted = max(len(order) - REPORT_QUESTIONS, 0)
+    panels = []
+    for _, i, question, failed, regressed, failing in order[:REPORT_QUESTIONS]:
+        diff = diffs.get((question.id, question.run))
+        base = diff.base if diff is not None else base_by_id.get(question.id)
+        panels.append(
+            QuestionPanel(
+                anchor=f"d{dataset_index}-q{i}",
+                question=question,
+                base=base,
+                regressed=regressed,
+                failing=failing,
+                failed=failed,
+                fell=diff.fell if diff else [],
+                diff=diff.rows if diff else [],
+                scores=_score_rows(question, base, failed, diff.metrics if diff else []),
+                state=_state_rows(question.transcript),
+                base_state=_state_rows(base.transcript) if base is not None else [],
+            )
+        )
+    return panels, omitted
+
+
+def _chart(row: MetricRow, width: int, height: int, pad: int) -> Chart | None:
+    points: list[Point] = row.points
+    if not points:
+        return None
+    values = [p.value for p in points] + [row.current]
+    known = [v for v in values if v is not None]
+    if not known:
+        return None
+    low, high = (0.0, 1.0) if is_share(row.metric) else (min(0.0, *known), max(known) or 1.0)
+    span = (high - low) or 1.0
+    step = (width - 2 * pad) / max(len(values) - 1, 1)
+
+    def xy(i: int, value: float) -> tuple[float, float]:
+        return round(pad + i * step, 1), round(height - pad - (value - low) / span * (height - 2 * pad), 1)
+
+    dots = []
+    for i, point in enumerate(points):
+        if point.value is None:
+            continue
+        x, y = xy(i, point.value)
+        dots.append((x, y, f"{point.commit[:7]} {point.date}: {fmt(point.value, row.metric)} ({point.subject})"))
+    current = None
+    if row.current is not None:
+        x, y = xy(len(points), row.current)
+        current = (x, y, f"this run: {fmt(row.current, row.metric)}")
+    line = " ".join(f"{x},{y}" for x, y, _ in dots) + (f" {current[0]},{current[1]}" if current else "")
+    return Chart(
+        metric=row.metric,
+        commits=len(points),
+        width=width,
+        height=height,
+        line=line.strip(),
+        dots=dots,
+        current=current,
+        low=fmt(low, row.metric),
+        high=fmt(high, row.metric),
+        first=points[0].date,
+        last="this run",
+    )
+
+
+def context(
+    results: Results,
+    *,
+    thresholds: dict[str, float] | None = None,
+    background: Background | None = None,
+    sha: str | None = None,
+    run_url: str | None = None,
+    built: Page | None = None,
+) -> dict[str, Any]:
+    """The page's context. ``built``: the page the other views show, when it was built from these ``results``."""
+    shared = parts_of(built, results, thresholds=thresholds, background=background)
+    datasets = []
+    for i, view in enumerate(shared["datasets"]):
+        questions, omitted = _panels(view, thresholds or {}, i)
+        panel = DatasetPanel(anchor=f"d{i}", view=view, questions=questions, omitted=omitted)
+        for row in view.rows:
+            chart = _chart(row, 300, 120, 14)
+            if chart is not None:
+                panel.charts.append(chart)
+                spark = _chart(row, 96, 24, 3)
+                assert spark is not None
+                panel.sparks[row.metric] = spark
+        datasets.append(panel)
+    counts = {
+        "regressed": sum(1 for d in datasets for q in d.questions if q.regressed),
+        "failing": sum(1 for d in datasets for q in d.questions if q.failing),
+        "all": sum(len(d.questions) for d in datasets),
+    }
+    return {
+        **shared,
+        "panels": datasets,
+        "counts": counts,
+        "initial": "regressed" if counts["regressed"] else "failing" if counts["failing"] else "all",
+        "sha": sha,
+        "run_url": run_url,
+    }
+
+
+def _asset(name: str) -> str:
+    return resources.files("agent_eval_action.views").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _pretty(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2, default=str)
+    return text if len(text) <= PRETTY_CHARS else text[:PRETTY_CHARS] + "\n… (cut)"
+
+
+def _jsonish(value: Any) -> str:
+    """Short values on one line, longer ones indented."""
+    if isinstance(value, str):
+        return value
+    one_line = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return one_line if len(one_line) <= 60 else _pretty(value)
+
+
+def render_report(
+    results: Results,
+    *,
+    thresholds: dict[str, float] | None = None,
+    background: Background | None = None,
+    sha: str | None = None,
+    run_url: str | None = None,
+    built: Page | None = None,
+) -> str:
+    """The page as one string."""
+    return render_context(context(results, thresholds=thresholds, background=background, sha=sha, run_url=run_url, built=built))
+
+
+def render_context(page_context: dict[str, Any]) -> str:
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("agent_eval_action.views", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        finalize=printed,  # bidirectional controls in agent text are shown as escapes
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(fmt=fmt, signed=signed, compact=compact, pretty=_pretty, jsonish=_jsonish)
+    script = _asset("report.js")
+    # The page's policy runs this script only (by its hash): no inline handler, no other script.
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
+    return env.get_template("report.html.j2").render(
+        **page_context, css=_asset("report.css"), script=script, script_hash=f"sha256-{digest}"
+    )
+
+
+def write_page(text: str, path: Path) -> Path:
+    """Writes the page whole or not at all (a temporary file renamed over it)."""
+    return write_atomic(path, text)
+
+
+def write_report(results: Results, path: Path, **kwargs: Any) -> Path:
+    """report.html at ``path``; ``kwargs`` as :func:`render_report` takes them."""
+    return write_page(render_report(results, **kwargs), path)

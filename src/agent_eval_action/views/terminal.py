@@ -1,0 +1,213 @@
+"""The plain-text view of results for the terminal, in the comment's order: verdict, what moved, why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_eval_action.core.markdown import plural, show_controls
+from agent_eval_action.core.models import DatasetResult, MetricSummary, Results
+from agent_eval_action.views.background import Background
+from agent_eval_action.views.page import DatasetView, Page, Reason, ci, fmt, parts_of, signed
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if abs(value) >= 1e15:
+        return f"{value:.3g}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if value != 0 and abs(value) < 0.001:
+        return f"{value:.2e}"
+    return f"{value:.3f}"
+
+
+def _ci(summary: MetricSummary) -> str:
+    return f"[{_num(summary.ci95[0])}, {_num(summary.ci95[1])}]" if summary.ci95 else "-"
+
+
+# Failing runs named under a dataset's table; the rest are counted (results.json has them all).
+FAILING_SHOWN = 10
+
+
+def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = None) -> list[str]:
+    errors = sum(1 for q in dataset.questions if q.status == "error")
+    lines = [f"{dataset.name} ({dataset.format}, {plural(len(dataset.questions), 'run')}, {plural(errors, 'error')}) - {dataset.path}"]
+    scored = {name: s for name, s in dataset.summary.items() if s.n}
+    if scored:
+        width = max(len(name) for name in scored)
+        lines.append(f"  {'metric':<{width}}  {'mean':>9}  {'95% CI':>20}  {'n':>5}  {'unscored':>8}")
+        for name, s in scored.items():
+            lines.append(f"  {name:<{width}}  {_num(s.mean):>9}  {_ci(s):>20}  {s.n:>5}  {s.unscored:>8}")
+    passes = [f"{name} {s.pass_hat_k:.3f}" for name, s in dataset.summary.items() if s.pass_hat_k is not None]
+    if passes:
+        k = max(s.runs for s in dataset.summary.values())
+        lines.append(f"  pass^{k} (every run of a question passes): " + ", ".join(passes))
+    for name, s in dataset.summary.items():
+        if not s.n:
+            reason = next(iter(s.unscored_reasons), "unscored")
+            lines.append(f"  {name}: unscored ({reason})")
+    for question in dataset.questions:
+        if question.status == "error":
+            lines.append(f"  error in {question.id}: {question.error}")
+    if thresholds:
+        from agent_eval_action.views.page import failed_metrics
+
+        failing = [
+            (q, failed) for q in dataset.questions if q.status == "ok" and (failed := failed_metrics(q, thresholds, dataset.summary))
+        ]
+        for question, failed in failing[:FAILING_SHOWN]:
+            run = f" (run {question.run})" if question.run else ""
+            lines.append(f"  failed {question.id}{run}: {', '.join(failed)}")
+        if len(failing) > FAILING_SHOWN:
+            lines.append(f"  ... and {len(failing) - FAILING_SHOWN} more failing runs (see results.json)")
+    return lines
+
+
+MARK = {"fail": "x", "worse": "!", "better": "+", "same": " ", "new": "*", "info": "i"}
+GATE_HEADLINE = {"passed": "gate: passed", "failed": "gate: FAILED", "unchecked": "gate: COULD NOT BE CHECKED"}
+# Regressed questions shown under a dataset, and rows of each one's base-vs-this-run comparison.
+REGRESSED_SHOWN = 10
+DIFF_ROWS_SHOWN = 8
+
+
+def verdict_lines(results: Results, shown: dict[str, Any]) -> list[str]:
+    """The verdict and its reasons in words, the unchecked parts, and what the PR changes in the gate."""
+    gate = results.gate
+    if gate is None:
+        return []
+    headline = shown["headline"].split(": ", 1)
+    lines = [GATE_HEADLINE[gate.outcome] + (f" - {headline[1]}" if len(headline) > 1 else "")]
+    lines.extend(f"  ? {reason}" for reason in gate.unchecked)
+    found: list[Reason] = shown["reasons"]
+    if len(found) == 1 and gate.outcome == "failed":
+        lines.append(f"  {found[0].detail}" if found[0].detail else "")
+    else:
+        lines.extend(f"  x {r.short}" + (f": {r.detail}" if r.detail else "") for r in found)
+    if gate.config_changes:
+        lines.append(f"  this PR changes the gate (applies after merge; rules from {gate.rules_from}):")
+        lines.extend(f"    {change}" for change in gate.config_changes)
+    return [line for line in lines if line]
+
+
+def _wrapped(prefix: str, items: list[str], width: int = 110) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(", ".join(items), width=width, initial_indent=prefix, subsequent_indent=" " * len(prefix)) if items else []
+
+
+def moved_lines(d: DatasetView, label: str | None) -> list[str]:
+    """What moved (marked), then the unchanged metrics in one wrapped line."""
+    lines = []
+    where = ""
+    if d.comparison is not None and d.comparison.status == "compared":
+        where = f"compared with {label}" if label else "compared with its baseline"
+        if d.comparison.baseline_path:
+            where += f" ({d.comparison.baseline_path})"
+    elif d.comparison is not None and d.comparison.status == "new":
+        where = "no baseline yet: run `baseline update` on the default branch"
+    if where:
+        lines.append(f"  {where}")
+    lines.extend(f"  x {line}" for line in d.lines)
+    if d.moved:
+        width = max(len(r.metric) for r in d.moved)
+        trends = max((len(r.trend) for r in d.moved), default=0)
+        title = "what moved" if d.comparison is not None and d.comparison.status == "compared" else "metric"
+        compared = d.comparison is not None and d.comparison.status == "compared"
+        head = f"    {title:<{width}}  {'base':>9}  {'this run':>9}  " + (f"{'n':>4}  " if compared else "")
+        head += f"{'change':>10}  {'95% CI of change':>22}"
+        lines.append(head + (f"  {'trend':<{trends}}" if trends else ""))
+        for r in d.moved:
+            interval = ci(r.ci95, r.metric)
+            trend = f"  {r.trend:<{max(trends, 5)}}" if trends else ""
+            n = f"{r.n or '-':>4}  " if compared else ""
+            lines.append(
+                f"  {MARK[r.mark]} {r.metric:<{width}}  {fmt(r.baseline, r.metric):>9}  {fmt(r.current, r.metric):>9}  {n}"
+                f"{signed(r.delta, r.metric):>10}  {interval:>22}{trend}  {r.words}"
+            )
+    else:
+        lines.append("  nothing moved")
+    held = [r for r in d.unchanged if r.mark != "info"]
+    lines.extend(_wrapped(f"  unchanged ({len(held)}): ", [f"{r.metric} {fmt(r.current, r.metric)}" for r in held]))
+    info = [f"{r.metric} {fmt(r.baseline, r.metric)} -> {fmt(r.current, r.metric)}" for r in d.info]
+    lines.extend(_wrapped("  timings, for information (they move with the machine; no rule gates them): ", info))
+    lines.extend(f"  not paired: {line}" for line in d.unpaired)
+    lines.extend(f"  flaky: {line}" for line in d.flaky)
+    return lines
+
+
+def why_lines(d: DatasetView) -> list[str]:
+    """The questions that got worse, each with what its run did differently from the base run."""
+    lines: list[str] = []
+    if d.regressed:
+        lines.append(f"  why: {len(d.regressed)} question{'s' if len(d.regressed) != 1 else ''} got worse than on the base")
+        for group in d.groups[:REGRESSED_SHOWN]:
+            lines.append(f"    {group.label}: {', '.join(group.questions[0].fell)}")
+            rows = [r for r in group.rows if r.kind != "score"]
+            width = max((len(r.label) for r in rows[:DIFF_ROWS_SHOWN]), default=0)
+            for r in rows[:DIFF_ROWS_SHOWN]:
+                lines.append(f"      {r.label:<{width}}  base: {r.base}")
+                lines.append(f"      {'':<{width}}  now:  {r.head}")
+            if len(rows) > DIFF_ROWS_SHOWN:
+                lines.append(f"      ... and {len(rows) - DIFF_ROWS_SHOWN} more differences (report.html)")
+        if len(d.groups) > REGRESSED_SHOWN:
+            lines.append(f"    ... and {sum(g.count for g in d.groups[REGRESSED_SHOWN:])} more (report.html)")
+    if d.questions:
+        also = " (no worse than on the base)" if d.base is not None else ""
+        named = [
+            f"{q.id}{f' run {q.run}' if q.run else ''} ({'error' if q.status == 'error' else ', '.join(q.failed)})" for q in d.questions
+        ]
+        lines.extend(
+            _wrapped(
+                f"  failing{also}: ",
+                named[:FAILING_SHOWN] + ([f"... and {len(named) - FAILING_SHOWN} more"] if len(named) > FAILING_SHOWN else []),
+            )
+        )
+    return lines
+
+
+def render(
+    results: Results, thresholds: dict[str, float] | None = None, background: Background | None = None, *, built: Page | None = None
+) -> str:
+    """The terminal view, in the comment's order: the verdict and why in words, then per dataset
+    what moved and the questions that got worse. Datasets without a comparison (``evaluate``)
+    get their full metric table; with pass thresholds (``Config.pass_thresholds()``) failing runs are named.
+    ``built``: the page the other views show, when it was built from these ``results``."""
+    shown = parts_of(built, results, thresholds=thresholds, background=background)
+    lines = verdict_lines(results, shown)
+    if lines:
+        lines.append("")
+    if results.selection is not None and results.selection.mode == "changed":
+        sel = results.selection
+        lines.append(f"selected {len(sel.selected)} dataset(s) against {sel.base_ref} (merge-base {str(sel.merge_base)[:12]})")
+        lines.extend(f"  {s.path}: {s.reason}" for s in sel.selected)
+        lines.extend(f"  {d}: deleted" for d in sel.deleted)
+        lines.append("")
+    views: list[DatasetView] = shown["datasets"]
+    for dataset, d in zip(results.datasets, views, strict=True):
+        if d.comparison is None:
+            lines.extend(dataset_table(dataset, thresholds))
+            lines.extend(f"  {note}" for note in d.notes)
+        else:
+            lines.append(
+                f"{dataset.name} ({dataset.format}, {plural(d.question_count, 'question')}, {plural(len(dataset.questions), 'run')}, {plural(d.errors, 'error')}) - {dataset.path}"
+            )
+            lines.extend(f"  {note}" for note in d.notes)
+            lines.extend(moved_lines(d, shown["base_label"]))
+            lines.extend(why_lines(d))
+            # What an errored run said: the reason a reviewer needs first (results.json has them all).
+            errored = [q for q in dataset.questions if q.status == "error"]
+            lines.extend(f"  error in {q.id}{f' (run {q.run})' if q.run else ''}: {q.error}" for q in errored[:FAILING_SHOWN])
+            if len(errored) > FAILING_SHOWN:
+                lines.append(f"  ... and {len(errored) - FAILING_SHOWN} more errors (see results.json)")
+        lines.append("")
+    for comparison in shown["removed"]:
+        lines.append(f"{comparison.dataset}: dataset deleted in this change ({comparison.path})")
+        lines.append("")
+    if shown["run_line"]:
+        lines.append(f"run: {shown['run_line']}")
+    lines.extend(f"model drift: {line}" for line in shown["drift"])
+    if results.gate is not None and results.gate.notes:
+        lines.append("notes:")
+        lines.extend(f"  - {note}" for note in results.gate.notes)
+    return show_controls("\n".join(lines).rstrip("\n"))  # bidi controls in agent text shown as escapes
