@@ -14,9 +14,10 @@ from __future__ import annotations
 import errno
 import hashlib
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.files import write_atomic
@@ -27,6 +28,7 @@ from agent_eval_action.repo.results_io import dumps, parse_results
 
 # Reads a repository-relative path (at the merge-base, or in the working tree); None if absent.
 Reader = Callable[[str], "str | None"]
+T = TypeVar("T")
 
 
 # The extensions a dataset file has (loaders.load_dataset).
@@ -102,23 +104,42 @@ def find_baseline(read: Reader, where: str, baselines_dir: str, paths: list[str]
 
 
 def _pick(results: Results, baselines_dir: str, file: str, dataset_path: str, dataset_name: str, legacy: bool) -> DatasetResult | None:
-    by_path = [d for d in results.datasets if _clean(d.path) == _clean(dataset_path)]
-    if by_path:
-        return by_path[0]
-    if legacy:
-        # A stem-keyed file is shared by every dataset of that file name: it is this dataset's
-        # only if it recorded this dataset's path (or a path relative to a sub-directory ending so),
-        # and is not another dataset's file of the current layout (a dataset at the root, cs.json).
+    return match(
+        results.datasets, dataset_path, dataset_name, path_of=lambda d: d.path, name_of=lambda d: d.name, file=(baselines_dir, file, legacy)
+    )
+
+
+def match(
+    datasets: Sequence[T],
+    path: str,
+    name: str,
+    *,
+    path_of: Callable[[T], str],
+    name_of: Callable[[T], str],
+    file: tuple[str, str, bool] | None = None,
+    only: bool = True,
+) -> T | None:
+    """The one way a dataset is matched to its run in a baseline or results file: by path, else
+    by name, else the file's only dataset (``only``). From a stem-keyed legacy baseline ``file``
+    ((baselines dir, file, legacy)) the run is this dataset's only if the file recorded its path
+    (or a path relative to a sub-directory ending so) and is not another dataset's file of the
+    current layout (a dataset at the root, cs.json): a stem is shared by every dataset of that
+    file name. ``path_of``/``name_of`` read a dataset (a model, or a dict not validated whole)."""
+    for dataset in datasets:
+        if _clean(str(path_of(dataset))) == _clean(path):
+            return dataset
+    if file is not None and file[2]:
+        folder, name_of_file, _ = file
         return next(
             (
                 d
-                for d in results.datasets
-                if _clean(dataset_path).endswith("/" + _clean(d.path)) and baseline_path(baselines_dir, d.path) != file
+                for d in datasets
+                if _clean(path).endswith("/" + _clean(str(path_of(d)))) and baseline_path(folder, _clean(str(path_of(d)))) != name_of_file
             ),
             None,
         )
-    by_name = [d for d in results.datasets if d.name == dataset_name]
-    return by_name[0] if by_name else results.datasets[0] if len(results.datasets) == 1 else None
+    named = [d for d in datasets if name_of(d) == name]
+    return named[0] if named else datasets[0] if only and len(datasets) == 1 else None
 
 
 def working_tree_reader(root: Path) -> Reader:

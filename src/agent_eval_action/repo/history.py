@@ -17,7 +17,7 @@ from typing import Any
 from agent_eval_action.core.errors import DatasetError, InfrastructureError
 from agent_eval_action.core.jsonish import loads
 from agent_eval_action.core.models import DatasetComparison, DatasetResult, Results
-from agent_eval_action.repo.baseline import Reader, baseline_path, candidates, find_baseline, working_tree_reader
+from agent_eval_action.repo.baseline import Reader, candidates, find_baseline, match, working_tree_reader
 from agent_eval_action.repo.git import Git, Snapshot
 
 HISTORY_DEPTH = 20
@@ -185,24 +185,13 @@ def _summary_at(read: Callable[[str], str | None], folder: str, paths: list[str]
     return None
 
 
-def _clean(path: object) -> str:
-    return posixpath.normpath(str(path).replace("\\", "/")).removeprefix("./").rstrip("/")
-
-
 def _pick(datasets: list[dict[str, Any]], folder: str, file: str, path: str, name: str, legacy: bool) -> dict[str, Any] | None:
-    """As ``baseline.find_baseline`` picks: by path; a stem-keyed file only for the dataset it
-    recorded (and not another dataset's current file); else by name, or the only one."""
-    for dataset in datasets:
-        if _clean(dataset.get("path", "")) == _clean(path):
-            return dataset
-    if legacy:
-        return next(
-            (
-                d
-                for d in datasets
-                if _clean(path).endswith("/" + _clean(d.get("path", ""))) and baseline_path(folder, _clean(d.get("path", ""))) != file
-            ),
-            None,
-        )
-    named = [d for d in datasets if d.get("name") == name]
-    return named[0] if named else datasets[0] if len(datasets) == 1 else None
+    """As ``baseline.find_baseline`` picks, on the file's datasets as read (not validated whole)."""
+    return match(
+        datasets,
+        path,
+        name,
+        path_of=lambda d: str(d.get("path", "")),
+        name_of=lambda d: str(d.get("name", "")),
+        file=(folder, file, legacy),
+    )

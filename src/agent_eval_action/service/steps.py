@@ -29,7 +29,7 @@ from agent_eval_action.core.models import (
     Selection,
 )
 from agent_eval_action.repo.agent_code import agent_paths
-from agent_eval_action.repo.baseline import find_baseline, working_tree_reader
+from agent_eval_action.repo.baseline import find_baseline, match, working_tree_reader
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
@@ -259,12 +259,9 @@ def baselines_in_repository(git: Git, selection: Selection, config: Config, base
 def baselines_in(before: Results, where: str | None, *, pair: bool = False) -> BaselineLookup:
     """Each dataset's run in the results ``before`` (read from the file ``where``), matched by
     path, else by name; with ``pair`` (one dataset compared) and one dataset in ``before``, that one."""
-    by_path = {d.path: d for d in before.datasets}
-    by_name = {d.name: d for d in before.datasets}
-    only = before.datasets[0] if pair and len(before.datasets) == 1 else None
 
     def lookup(dataset: DatasetResult) -> Baseline | None:
-        found = by_path.get(dataset.path) or by_name.get(dataset.name) or only
+        found = match(before.datasets, dataset.path, dataset.name, path_of=lambda d: d.path, name_of=lambda d: d.name, only=pair)
         return Baseline(found, where) if found is not None else None
 
     return lookup
