@@ -333,7 +333,6 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, 
         total = sum(len(d.questions) for d in results.datasets)
         why = [f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again"]
         gate.outcome, gate.unchecked = "unchecked", (why if stopped else []) + [p.message for p in results.problems[:10]]
-    gate.passed = gate.outcome == "passed"
     results.gate = gate
     return Outcome(results=results, config=config, compared=compared)
 
@@ -459,7 +458,7 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
                     )
                 )
     if results.gate.failures and results.gate.outcome == "passed":
-        results.gate.outcome, results.gate.passed = "failed", False
+        results.gate.outcome = "failed"
 
 
 def drift_hint(results: Results, stored: BaselineLookup) -> str | None:
