@@ -138,16 +138,16 @@ def test_headline_says_the_verdict_and_its_reason_in_words() -> None:
         GateFailure(dataset=PATH, metric=STATE, question=q, rule="question_drop", baseline=1.0, current=0.0, message=f"cs: {q}")
         for q in ("q2", "q3")
     ]
-    results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
+    results = Results(datasets=[current], gate=GateResult(outcome="failed", failures=failures))
     found = reasons(results)
     assert [(r.short, r.detail) for r in found] == [("2 of 4 questions lost their state writes", f"q2, q3 lost: {STATE} 100% → 0%")]
     assert headline(results, [], found) == "Agent evaluation failed: 2 of 4 questions lost their state writes"
     one = Results(
         datasets=[dataset({"q1": 1.0, "q2": 0.0}, mismatch="x: expected 1, got 2")],
-        gate=GateResult(passed=False, outcome="failed", failures=failures[:1]),
+        gate=GateResult(outcome="failed", failures=failures[:1]),
     )
     assert reasons(one)[0].short == "1 of 2 questions ends in a different state"
-    passed = Results(datasets=[current], comparison=[comparison(0.0, (0.0, 0.0), "unchanged")], gate=GateResult(passed=True))
+    passed = Results(datasets=[current], comparison=[comparison(0.0, (0.0, 0.0), "unchanged")], gate=GateResult())
     assert build(passed, background=Background(rules=RULES)).headline == "Agent evaluation passed: 1 gated metric held on 4 questions"
 
 
@@ -216,7 +216,7 @@ def test_the_passed_headline_counts_only_the_changes_the_table_shows() -> None:
     compared = DatasetComparison(
         dataset="cs", path=PATH, status="compared", metrics=[*comparison(0.0, (0.0, 0.0), "unchanged").metrics, hair]
     )
-    shown = build(Results(datasets=[current], comparison=[compared], gate=GateResult(passed=True)), background=Background(rules=RULES))
+    shown = build(Results(datasets=[current], comparison=[compared], gate=GateResult()), background=Background(rules=RULES))
     assert shown.datasets[0].moved == []
     assert shown.headline == "Agent evaluation passed: 1 gated metric held on 2 questions"
 
@@ -246,14 +246,14 @@ def test_base_and_pr_columns_average_the_questions_the_change_pairs() -> None:
     (metric,) = compared.metrics
     assert (metric.baseline, metric.current, metric.delta, metric.n_shared) == (2.0, 2.0, 0.0, 2)
     assert (metric.baseline_only, metric.current_only) == (1, 0)
-    view = dataset_view(head, compared, GateResult(passed=True), {}, Background())
+    view = dataset_view(head, compared, GateResult(), {}, Background())
     (row,) = view.unchanged
     assert (fmt(row.baseline, "llm_calls"), fmt(row.current, "llm_calls"), row.n, row.words) == ("2", "2", 2, "unchanged")
     assert view.unpaired == ["llm_calls: 1 question scored only on the base (removed, or an error or unscored now)"]
-    comment = Renderer().render("comment.md.j2", view_of(Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True))))
+    comment = Renderer().render("comment.md.j2", view_of(Results(datasets=[head], comparison=[compared], gate=GateResult())))
     assert "| llm\\_calls | 2 | 2 | 2 | 0 |" in comment
     assert "Not paired: llm\\_calls: 1 question scored only on the base" in comment
-    lines = render(Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True)), {}, Background()).splitlines()
+    lines = render(Results(datasets=[head], comparison=[compared], gate=GateResult()), {}, Background()).splitlines()
     assert "  not paired: llm_calls: 1 question scored only on the base (removed, or an error or unscored now)" in lines
     # Added and removed questions pair with nothing either.
     grown = compare_dataset(_runs("llm_calls", {"a": 2.0, "d": 9.0}), _runs("llm_calls", {"a": 2.0, "b": 5.0}), baseline_path="b.json")
@@ -274,7 +274,7 @@ def test_a_timing_measured_elsewhere_is_information_unless_a_rule_names_it() -> 
     head = _runs("latency", {f"q{i}": 0.57 + i / 1000 for i in range(8)})
     compared = compare_dataset(head, base, baseline_path="b.json")
     assert compared.metrics[0].verdict == "regressed"  # the comparison still says what it measured
-    results = Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True))
+    results = Results(datasets=[head], comparison=[compared], gate=GateResult())
     view = dataset_view(head, compared, results.gate, {}, Background())
     assert view.moved == [] and [(r.metric, r.mark, r.emoji) for r in view.info] == [("latency", "info", "ℹ️")]
     assert build(results, background=Background()).headline.startswith("Agent evaluation passed")
@@ -348,7 +348,7 @@ def test_the_headline_names_questions_once_for_many_metrics_and_cuts_at_a_word()
         for q in ("q_discount_01", "q2")
     ]
     current = dataset({"q_discount_01": 0.5, "q2": 0.0, "q3": 1.0})
-    results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
+    results = Results(datasets=[current], gate=GateResult(outcome="failed", failures=failures))
     (reason,) = reasons(results)
     assert reason.detail == (
         "q_discount_01 lost: "
@@ -357,7 +357,7 @@ def test_the_headline_names_questions_once_for_many_metrics_and_cuts_at_a_word()
         + ", ".join(f"{m} 100% → 0%" for m in metrics)
     )
     same = [f.model_copy(update={"current": 0.0}) for f in failures]
-    (reason,) = reasons(Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=same)))
+    (reason,) = reasons(Results(datasets=[current], gate=GateResult(outcome="failed", failures=same)))
     assert reason.detail == "q_discount_01, q2 lost: " + ", ".join(f"{m} 100% → 0%" for m in metrics)
     assert escape_md("q_discount_01 lost: state_management_fidelity 100%", 30) == "q\\_discount\\_01 lost…"
     assert escape_md("a" * 40, 10) == "a" * 9 + "…"  # one long token: cut where it must be
@@ -390,7 +390,7 @@ def test_every_view_shows_the_page_built_once() -> None:
 
     base = _runs("tool_usage_accuracy", {"a": 1.0, "b": 1.0}, direction="higher")
     head = _runs("tool_usage_accuracy", {"a": 0.0, "b": 1.0}, direction="higher")
-    results = Results(datasets=[head], comparison=[compare_dataset(head, base, baseline_path="b.json")], gate=GateResult(passed=True))
+    results = Results(datasets=[head], comparison=[compare_dataset(head, base, baseline_path="b.json")], gate=GateResult())
     background = Background(base_runs={PATH: base})
     built = build(results, background=background)
     assert view(built)["datasets"] is built.datasets
