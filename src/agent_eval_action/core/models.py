@@ -19,6 +19,9 @@ READABLE_VERSIONS = (1, 2)
 # Which way is better for a metric (config, registry and results all say it so).
 Direction = Literal["higher", "lower", "neutral"]
 
+# The formats a dataset is read in ("unknown": a file refused whole, its problem says why).
+DatasetFormat = Literal["golden", "jsonl", "csv", "adk_test", "adk_evalset", "adk_history", "unknown"]
+
 # Stored figures keep 6 decimals: reruns write identical files, and no metric needs more.
 DIGITS = 6
 
@@ -358,7 +361,7 @@ class RunStats(_Model):
 class DatasetResult(_Model):
     path: str
     name: str
-    format: str
+    format: DatasetFormat
     summary: dict[str, MetricSummary] = Field(default_factory=dict)
     questions: list[QuestionResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
