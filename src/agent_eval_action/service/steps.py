@@ -445,6 +445,10 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
     for comparison in results.drift or []:
         for metric in comparison.metrics:
             if metric.verdict == "regressed" and not is_timing(metric.metric):
+                detail = (
+                    f"the model drifted: the base's own agent scores {metric.metric} {fmt(metric.baseline, metric.metric)} → "
+                    f"{fmt(metric.current, metric.metric)} against its stored baseline (fail-on-drift = true)"
+                )
                 results.gate.failures.append(
                     GateFailure(
                         dataset=comparison.path,
@@ -452,9 +456,9 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
                         rule="drift",
                         baseline=metric.baseline,
                         current=metric.current,
-                        message=f"{comparison.dataset}: the model drifted: the base's own agent scores {metric.metric} "
-                        f"{fmt(metric.baseline, metric.metric)} → {fmt(metric.current, metric.metric)} against its stored "
-                        "baseline (fail-on-drift = true)",
+                        message=f"{comparison.dataset}: {detail}",
+                        subject=comparison.dataset,
+                        detail=detail,
                     )
                 )
     if results.gate.failures and results.gate.outcome == "passed":
