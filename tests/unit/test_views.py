@@ -446,3 +446,11 @@ def test_passed_is_the_outcome_and_files_that_store_it_are_read() -> None:
         {"passed": False, "outcome": "failed", "failures": [{"rule": "min", "message": "cs: m = 0.5 is below 0.8"}]}
     )
     assert (old.failures[0].subject, old.failures[0].detail, old.failures[0].limit) == ("cs", "m = 0.5 is below 0.8", None)
+
+
+def test_the_gate_stores_what_it_decided_on_each_failure() -> None:
+    current = dataset({"a": 1.0, "b": 0.0, "c": 0.0, "d": 0.0, "e": 0.0})
+    (failure,) = gate_of(current, comparison(-0.8, (-1.0, -0.4), "regressed")).failures
+    assert (failure.rule, failure.limit, failure.significant, failure.subject) == ("max_regression", 0.05, True, "cs")
+    assert failure.detail is not None and failure.message == f"cs: {failure.detail}"
+    assert failure.detail.startswith(f"{STATE} 1 -> 0.2 (delta -0.8") and failure.detail.endswith("regressed beyond max_regression 0.05")
