@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.inside import require_inside, roots
+from agent_eval_action.core.models import Direction
 
 CONFIG_FILE = "agent-eval.toml"
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
@@ -112,7 +113,7 @@ class CustomMetricConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     function: str = Field(pattern=r"^[\w.]+:\w+$")
-    direction: Literal["higher", "lower", "neutral"] = "higher"
+    direction: Direction = "higher"
     # "reference": compares with reference data (gated with the default max-regression);
     # "trace": measured from what the agent did (gated only by rules of its own).
     kind: Literal["reference", "trace"] = "trace"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
+from agent_eval_action.config import GateConfig, MetricRule
 from agent_eval_action.core.markdown import escape_html, escape_md
 from agent_eval_action.core.models import (
     DatasetComparison,
@@ -20,7 +22,7 @@ from agent_eval_action.core.models import (
     Transcript,
 )
 from agent_eval_action.verdict.comparison import compare_dataset
-from agent_eval_action.verdict.gate import RuleView
+from agent_eval_action.verdict.gate import RuleView, evaluate_gate
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.page import (
     DiffRow,
@@ -29,7 +31,6 @@ from agent_eval_action.views.page import (
     dataset_view,
     fmt,
     headline,
-    page,
     reasons,
     runs_by_id,
     signed,
@@ -72,14 +73,22 @@ def comparison(
     return DatasetComparison(dataset="cs", path=PATH, status="compared", metrics=[metric])
 
 
+def gate_of(current: DatasetResult, compared: DatasetComparison) -> GateResult:
+    """The real gate's verdict under the rules the views are shown (``RULES``)."""
+    config = GateConfig(metrics={STATE: MetricRule(max_regression=0.05)})
+    return evaluate_gate([current], [compared], config, {STATE: "reference"})
+
+
 def test_a_worse_mean_within_noise_is_marked_and_never_called_unchanged() -> None:
     current = dataset({"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0, "e": 0.0})
     compared = comparison(-0.4, (-0.8, 0.0), "unchanged")
-    view = dataset_view(current, compared, GateResult(passed=True), {}, Background(rules=RULES))
+    gate = gate_of(current, compared)
+    assert gate.outcome == "passed" and [(f.rule, f.limit, f.significant) for f in gate.within_noise] == [("max_regression", 0.05, False)]
+    view = dataset_view(current, compared, gate, {}, Background(rules=RULES))
     (row,) = view.moved
     assert (row.mark, row.emoji) == ("worse", "⚠️")
     assert row.words == "worse by more than the 5\u00a0pts allowed (max_regression 0.05), but within noise"
-    results = Results(datasets=[current], comparison=[compared], gate=GateResult(passed=True))
+    results = Results(datasets=[current], comparison=[compared], gate=gate.model_copy(update={"notes": []}))  # the row, not the notes
     (line,) = [line for line in render(results, {}, Background(rules=RULES)).splitlines() if STATE in line and "%" in line]
     assert line.startswith("  ! state_management_fidelity") and "unchanged" not in line
     assert " 100% " in line and " 60% " in line and " −40\u00a0pts " in line and " [−80\u00a0pts, ±0] " in line
@@ -89,10 +98,14 @@ def test_a_worse_mean_within_noise_is_marked_and_never_called_unchanged() -> Non
 def test_rows_that_fail_improve_or_hold() -> None:
     drop = QuestionDrop(id="b", metric=STATE, baseline=1.0, current=0.0)
     failure = GateFailure(dataset=PATH, metric=STATE, question="b", rule="question_drop", baseline=1.0, current=0.0, message="cs: q")
+    # The gate's record of the mean's fall beyond max_regression that it did not count (its CI includes no change).
+    noise = GateFailure(
+        dataset=PATH, metric=STATE, rule="max_regression", baseline=1.0, current=0.5, limit=0.05, significant=False, message="cs: x"
+    )
     view = dataset_view(
         dataset({"a": 1.0, "b": 0.0}),
         comparison(-0.5, (-1.0, 0.0), "unchanged", [drop]),
-        GateResult(passed=False, outcome="failed", failures=[failure]),
+        GateResult(outcome="failed", failures=[failure], within_noise=[noise]),
         {},
         Background(rules=RULES),
     )
@@ -125,17 +138,17 @@ def test_headline_says_the_verdict_and_its_reason_in_words() -> None:
         GateFailure(dataset=PATH, metric=STATE, question=q, rule="question_drop", baseline=1.0, current=0.0, message=f"cs: {q}")
         for q in ("q2", "q3")
     ]
-    results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
-    found = reasons(results, RULES)
+    results = Results(datasets=[current], gate=GateResult(outcome="failed", failures=failures))
+    found = reasons(results)
     assert [(r.short, r.detail) for r in found] == [("2 of 4 questions lost their state writes", f"q2, q3 lost: {STATE} 100% → 0%")]
     assert headline(results, [], found) == "Agent evaluation failed: 2 of 4 questions lost their state writes"
     one = Results(
         datasets=[dataset({"q1": 1.0, "q2": 0.0}, mismatch="x: expected 1, got 2")],
-        gate=GateResult(passed=False, outcome="failed", failures=failures[:1]),
+        gate=GateResult(outcome="failed", failures=failures[:1]),
     )
-    assert reasons(one, RULES)[0].short == "1 of 2 questions ends in a different state"
-    passed = Results(datasets=[current], comparison=[comparison(0.0, (0.0, 0.0), "unchanged")], gate=GateResult(passed=True))
-    assert page(passed, background=Background(rules=RULES))["headline"] == "Agent evaluation passed: 1 gated metric held on 4 questions"
+    assert reasons(one)[0].short == "1 of 2 questions ends in a different state"
+    passed = Results(datasets=[current], comparison=[comparison(0.0, (0.0, 0.0), "unchanged")], gate=GateResult())
+    assert build(passed, background=Background(rules=RULES)).headline == "Agent evaluation passed: 1 gated metric held on 4 questions"
 
 
 def test_tool_calls_that_differ_by_arguments_by_result_or_by_being_made() -> None:
@@ -203,9 +216,9 @@ def test_the_passed_headline_counts_only_the_changes_the_table_shows() -> None:
     compared = DatasetComparison(
         dataset="cs", path=PATH, status="compared", metrics=[*comparison(0.0, (0.0, 0.0), "unchanged").metrics, hair]
     )
-    shown = page(Results(datasets=[current], comparison=[compared], gate=GateResult(passed=True)), background=Background(rules=RULES))
-    assert shown["datasets"][0].moved == []
-    assert shown["headline"] == "Agent evaluation passed: 1 gated metric held on 2 questions"
+    shown = build(Results(datasets=[current], comparison=[compared], gate=GateResult()), background=Background(rules=RULES))
+    assert shown.datasets[0].moved == []
+    assert shown.headline == "Agent evaluation passed: 1 gated metric held on 2 questions"
 
 
 # --- issue 24: no false alarm -------------------------------------------------------------------
@@ -233,14 +246,14 @@ def test_base_and_pr_columns_average_the_questions_the_change_pairs() -> None:
     (metric,) = compared.metrics
     assert (metric.baseline, metric.current, metric.delta, metric.n_shared) == (2.0, 2.0, 0.0, 2)
     assert (metric.baseline_only, metric.current_only) == (1, 0)
-    view = dataset_view(head, compared, GateResult(passed=True), {}, Background())
+    view = dataset_view(head, compared, GateResult(), {}, Background())
     (row,) = view.unchanged
     assert (fmt(row.baseline, "llm_calls"), fmt(row.current, "llm_calls"), row.n, row.words) == ("2", "2", 2, "unchanged")
     assert view.unpaired == ["llm_calls: 1 question scored only on the base (removed, or an error or unscored now)"]
-    comment = Renderer().render("comment.md.j2", view_of(Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True))))
+    comment = Renderer().render("comment.md.j2", view_of(Results(datasets=[head], comparison=[compared], gate=GateResult())))
     assert "| llm\\_calls | 2 | 2 | 2 | 0 |" in comment
     assert "Not paired: llm\\_calls: 1 question scored only on the base" in comment
-    lines = render(Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True)), {}, Background()).splitlines()
+    lines = render(Results(datasets=[head], comparison=[compared], gate=GateResult()), {}, Background()).splitlines()
     assert "  not paired: llm_calls: 1 question scored only on the base (removed, or an error or unscored now)" in lines
     # Added and removed questions pair with nothing either.
     grown = compare_dataset(_runs("llm_calls", {"a": 2.0, "d": 9.0}), _runs("llm_calls", {"a": 2.0, "b": 5.0}), baseline_path="b.json")
@@ -261,10 +274,10 @@ def test_a_timing_measured_elsewhere_is_information_unless_a_rule_names_it() -> 
     head = _runs("latency", {f"q{i}": 0.57 + i / 1000 for i in range(8)})
     compared = compare_dataset(head, base, baseline_path="b.json")
     assert compared.metrics[0].verdict == "regressed"  # the comparison still says what it measured
-    results = Results(datasets=[head], comparison=[compared], gate=GateResult(passed=True))
+    results = Results(datasets=[head], comparison=[compared], gate=GateResult())
     view = dataset_view(head, compared, results.gate, {}, Background())
     assert view.moved == [] and [(r.metric, r.mark, r.emoji) for r in view.info] == [("latency", "info", "ℹ️")]
-    assert page(results, background=Background())["headline"].startswith("Agent evaluation passed")
+    assert build(results, background=Background()).headline.startswith("Agent evaluation passed")
     comment = Renderer().render("comment.md.j2", view_of(results))
     assert "⚠️" not in comment and "Nothing moved." in comment
     assert "0 metrics unchanged, 1 timing for information</summary>" in comment
@@ -335,8 +348,8 @@ def test_the_headline_names_questions_once_for_many_metrics_and_cuts_at_a_word()
         for q in ("q_discount_01", "q2")
     ]
     current = dataset({"q_discount_01": 0.5, "q2": 0.0, "q3": 1.0})
-    results = Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=failures))
-    (reason,) = reasons(results, RULES)
+    results = Results(datasets=[current], gate=GateResult(outcome="failed", failures=failures))
+    (reason,) = reasons(results)
     assert reason.detail == (
         "q_discount_01 lost: "
         + ", ".join(f"{m} 100% → 50%" for m in metrics)
@@ -344,7 +357,7 @@ def test_the_headline_names_questions_once_for_many_metrics_and_cuts_at_a_word()
         + ", ".join(f"{m} 100% → 0%" for m in metrics)
     )
     same = [f.model_copy(update={"current": 0.0}) for f in failures]
-    (reason,) = reasons(Results(datasets=[current], gate=GateResult(passed=False, outcome="failed", failures=same)), RULES)
+    (reason,) = reasons(Results(datasets=[current], gate=GateResult(outcome="failed", failures=same)))
     assert reason.detail == "q_discount_01, q2 lost: " + ", ".join(f"{m} 100% → 0%" for m in metrics)
     assert escape_md("q_discount_01 lost: state_management_fidelity 100%", 30) == "q\\_discount\\_01 lost…"
     assert escape_md("a" * 40, 10) == "a" * 9 + "…"  # one long token: cut where it must be
@@ -371,17 +384,73 @@ def test_a_question_diff_takes_the_runs_of_its_own_question() -> None:
 
 
 def test_every_view_shows_the_page_built_once() -> None:
-    """The terminal, the comment and report.html render one build of the page; a page built
-    from other results (a redacted copy) is never shown for these."""
+    """The terminal, the comment and report.html render one build of the page: each shows the
+    parts of the page it is given, and a view given results builds the same page."""
     from agent_eval_action.views.report import context
 
     base = _runs("tool_usage_accuracy", {"a": 1.0, "b": 1.0}, direction="higher")
     head = _runs("tool_usage_accuracy", {"a": 0.0, "b": 1.0}, direction="higher")
-    results = Results(datasets=[head], comparison=[compare_dataset(head, base, baseline_path="b.json")], gate=GateResult(passed=True))
+    results = Results(datasets=[head], comparison=[compare_dataset(head, base, baseline_path="b.json")], gate=GateResult())
     background = Background(base_runs={PATH: base})
     built = build(results, background=background)
-    assert view(results, background=background, built=built)["datasets"] is built.parts["datasets"]
-    assert context(results, background=background, built=built)["datasets"] is built.parts["datasets"]
-    assert render(results, {}, background, built=built) == render(results, {}, background)
-    other = results.model_copy(deep=True)
-    assert view(other, background=background, built=built)["datasets"] is not built.parts["datasets"]
+    assert view(built)["datasets"] is built.datasets
+    assert context(built)["datasets"] is built.datasets
+    assert render(built) == render(results, {}, background)
+    assert view(built)["headline"] == view(results, background=background)["headline"] == built.headline
+
+
+def test_the_views_show_the_gates_decisions_and_never_make_them_again() -> None:
+    """Failures whose limits no rule of the views' would give: shown as the gate stored them.
+    The views once worked out max_regression from the config again, and split the gate's
+    message at its first ": " (a dataset named "a: b" lost half its name)."""
+    current = dataset({"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0, "e": 0.0})
+    current.name = "cs: v2"
+    compared = comparison(-0.4, (-0.8, 0.0), "regressed")
+    stored = [
+        GateFailure(
+            dataset=PATH, metric=STATE, rule="max_regression", baseline=1.0, current=0.6, limit=0.3, significant=True, message="cs: v2: x"
+        ),
+        GateFailure(dataset=PATH, metric=STATE, rule="min", current=0.6, limit=0.9, message="cs: v2: y"),
+        GateFailure(
+            dataset=PATH,
+            rule="max_errors",
+            subject="cs: v2",
+            detail="2 questions: ended in an error",
+            message="cs: v2: 2 questions: ended in an error",
+        ),
+    ]
+    results = Results(datasets=[current], comparison=[compared], gate=GateResult(outcome="failed", failures=stored))
+    shown = build(results, background=Background(rules=RULES))  # the config's rule: max_regression 0.05, no minimum
+    (row,) = shown.datasets[0].moved
+    assert row.words == (
+        "fails the gate: regressed −40\u00a0pts, more than the 30\u00a0pts allowed (max_regression 0.3); under the minimum 90%"
+    )
+    assert shown.datasets[0].lines == ["fails the gate: 2 questions: ended in an error"]
+    details = {r.short: r.detail for r in shown.reasons}
+    assert details["state_management_fidelity fell 40\u00a0pts"] == (
+        "state_management_fidelity 100% → 60%, more than the 30\u00a0pts allowed (max_regression 0.3); 95% CI of the change [−80\u00a0pts, ±0]"
+    )
+    assert details["state_management_fidelity is under its minimum"] == "state_management_fidelity is 60%, under the minimum 90%"
+    assert "2 questions: ended in an error" in details
+    # A worse row the gate recorded no decision on is within what it allows: the views do not judge it again.
+    held = build(Results(datasets=[current], comparison=[compared], gate=GateResult()), background=Background(rules=RULES))
+    assert held.datasets[0].moved[0].words == "worse, beyond noise; within the 5\u00a0pts allowed (max_regression 0.05)"
+
+
+def test_passed_is_the_outcome_and_files_that_store_it_are_read() -> None:
+    gate = GateResult(outcome="unchecked")
+    assert json.loads(gate.model_dump_json())["passed"] is False and GateResult(outcome="passed").passed
+    assert GateResult.model_validate({"passed": False}).outcome == "failed"  # a version-1 file: no outcome
+    assert GateResult.model_validate_json(gate.model_dump_json()) == gate
+    old = GateResult.model_validate(
+        {"passed": False, "outcome": "failed", "failures": [{"rule": "min", "message": "cs: m = 0.5 is below 0.8"}]}
+    )
+    assert (old.failures[0].subject, old.failures[0].detail, old.failures[0].limit) == ("cs", "m = 0.5 is below 0.8", None)
+
+
+def test_the_gate_stores_what_it_decided_on_each_failure() -> None:
+    current = dataset({"a": 1.0, "b": 0.0, "c": 0.0, "d": 0.0, "e": 0.0})
+    (failure,) = gate_of(current, comparison(-0.8, (-1.0, -0.4), "regressed")).failures
+    assert (failure.rule, failure.limit, failure.significant, failure.subject) == ("max_regression", 0.05, True, "cs")
+    assert failure.detail is not None and failure.message == f"cs: {failure.detail}"
+    assert failure.detail.startswith(f"{STATE} 1 -> 0.2 (delta -0.8") and failure.detail.endswith("regressed beyond max_regression 0.05")

@@ -217,7 +217,7 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     # copy without secrets that publishing shows.
     shown = api.redacted(results, redactor)
     built = build(shown, thresholds=thresholds, background=background)
-    print(render(shown, thresholds, background, built=built), file=out)
+    print(render(built), file=out)
     _report_problems(results.problems, err)
     settings = PublishSettings(
         # An interrupted run writes what finished, but never puts half a verdict on the PR.

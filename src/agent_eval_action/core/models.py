@@ -11,11 +11,17 @@ import json
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 # 2: gate failures are objects and the gate has an outcome. Version-1 files are still read.
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
+# Which way is better for a metric (config, registry and results all say it so).
+Direction = Literal["higher", "lower", "neutral"]
+
+# The formats a dataset is read in ("unknown": a file refused whole, its problem says why).
+DatasetFormat = Literal["golden", "jsonl", "csv", "adk_test", "adk_evalset", "adk_history", "unknown"]
+
 # Stored figures keep 6 decimals: reruns write identical files, and no metric needs more.
 DIGITS = 6
 
@@ -285,7 +291,7 @@ class MetricSummary(_Model):
     unscored: int
     stdev: float | None = None
     ci95: tuple[float, float] | None = None
-    direction: Literal["higher", "lower", "neutral"] = "higher"
+    direction: Direction = "higher"
     # "reference", "trace" or "judge": which gate rules apply by default. Stored so compare and
     # gate need only the results (None in files written before it was).
     kind: Literal["reference", "trace", "judge"] | None = None
@@ -355,7 +361,7 @@ class RunStats(_Model):
 class DatasetResult(_Model):
     path: str
     name: str
-    format: str
+    format: DatasetFormat
     summary: dict[str, MetricSummary] = Field(default_factory=dict)
     questions: list[QuestionResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
@@ -415,7 +421,7 @@ class FlakyQuestion(_Model):
 
 class MetricComparison(_Model):
     metric: str
-    direction: Literal["higher", "lower", "neutral"]
+    direction: Direction
     # The base's and this run's means over the ``n_shared`` questions both scored, so that
     # ``delta`` is their difference; over all their questions when they share none (and in
     # files written before the means were paired).
@@ -479,20 +485,40 @@ class Selection(_Model):
     agent_changes: list[str] = Field(default_factory=list)
 
 
+# The rule a gate failure broke ("legacy": read from a version-1 file, which kept only the message).
+GateRule = Literal["min", "max", "max_regression", "question_drop", "new_errors", "max_errors", "nothing_scored", "drift", "legacy"]
+
+
 class GateFailure(_Model):
-    """One reason the gate failed. ``question`` is None for a dataset-level rule."""
+    """One reason the gate failed. ``question`` is None for a dataset-level rule.
+
+    The gate's decision is stored whole, so the views only display it: ``message`` is
+    "``subject``: ``detail``" (the dataset's name, then what happened)."""
 
     dataset: str | None = None  # the dataset's repository path
     metric: str | None = None
     question: str | None = None
-    # min, max, max_regression, question_drop, new_errors, max_errors, nothing_scored
-    # ("legacy" for a failure read from a version-1 file, which kept only the message).
-    rule: str
+    rule: GateRule
     baseline: float | None = None
     current: float | None = None
     message: str
+    # The dataset named first in ``message``, and the message without it (None in older files: read from the message).
+    subject: str | None = None
+    detail: str | None = None
+    # The figure of the rule as configured: the minimum or maximum, or max_regression (0.05, or "20%" of the baseline).
+    limit: float | str | None = None
+    # max_regression: whether the change's 95% CI lies wholly on the worse side (None: no CI, too few shared questions).
+    significant: bool | None = None
 
     _round_figures = field_validator("baseline", "current")(classmethod(lambda cls, v: _round(v)))
+
+    @model_validator(mode="after")
+    def _parts(self) -> GateFailure:
+        """Files written before the parts were stored: the gate wrote every message as "name: detail"."""
+        if self.detail is None:
+            subject, sep, rest = self.message.partition(": ")
+            self.subject, self.detail = (subject, rest) if sep else (None, self.message)
+        return self
 
 
 Outcome = Literal["passed", "failed", "unchecked"]
@@ -502,28 +528,38 @@ class GateResult(_Model):
     """The verdict. ``unchecked``: bad input, an unreadable baseline or an infrastructure failure
     kept part of the check from happening, so it is neither a pass nor only a failure."""
 
-    passed: bool
     outcome: Outcome = "passed"
     failures: list[GateFailure] = Field(default_factory=list)
     # Found but not failing (a judged metric's question drops, missing baselines).
     notes: list[str] = Field(default_factory=list)
+    # Regressions beyond max_regression that the gate did not count (their CI includes no change):
+    # the notes that name them, as records the views show.
+    within_noise: list[GateFailure] = Field(default_factory=list)
     # Why the check is unchecked: the first problems' messages.
     unchecked: list[str] = Field(default_factory=list)
     # Where the gate's rules came from, and what this PR changes in them (applies after merge).
     rules_from: str | None = None
     config_changes: list[str] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        """Written to results.json for its readers; the outcome says it."""
+        return self.outcome == "passed"
+
     @model_validator(mode="before")
     @classmethod
     def _version_1(cls, data: Any) -> Any:
-        """Version-1 files: failures were strings, and there was no outcome."""
+        """Version-1 files: failures were strings, and there was no outcome. Every file has
+        ``passed``, which the outcome gives."""
         if isinstance(data, dict):
             data = dict(data)
             failures = data.get("failures")
             if isinstance(failures, list):
                 data["failures"] = [{"rule": "legacy", "message": f} if isinstance(f, str) else f for f in failures]
-            if "outcome" not in data and isinstance(data.get("passed"), bool):
-                data["outcome"] = "passed" if data["passed"] else "failed"
+            passed = data.pop("passed", None)
+            if "outcome" not in data and isinstance(passed, bool):
+                data["outcome"] = "passed" if passed else "failed"
         return data
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.core.models import DatasetFormat, Question, Trace
 
 
 @dataclass(kw_only=True)
@@ -56,7 +56,7 @@ class RunResolver:
 class LoadedDataset:
     path: str
     name: str
-    format: str
+    format: DatasetFormat
     # Records are produced lazily so large tables stream; a bad question is yielded as a
     # DatasetError in its place and the others still load.
     records: Iterator[Record | DatasetError]

@@ -6,9 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent_eval_action.core.models import Question, Score, Trace
-
-Direction = Literal["higher", "lower", "neutral"]
+from agent_eval_action.core.models import Direction, Question, Score, Trace
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -122,15 +122,7 @@ def publish(
     if built is None or not built.shows(results):
         built = build(results, thresholds=settings.thresholds, background=background)
     renderer = Renderer(settings.templates_dir)
-    page = view(
-        results,
-        key=settings.comment_key,
-        thresholds=settings.thresholds,
-        sha=context.sha,
-        run_url=context.run_url,
-        background=background,
-        built=built,
-    )
+    page = view(built, key=settings.comment_key, sha=context.sha, run_url=context.run_url)
     comment = redactor.text(render_comment(renderer, page))
     summary = redactor.text(render_summary(renderer, page))
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -140,15 +132,7 @@ def publish(
     write_junit(results, output_dir / "junit.xml", settings.thresholds)
     published = Published(comment_file=str(comment_file))
     try:
-        write_report(
-            results,
-            output_dir / "report.html",
-            thresholds=settings.thresholds,
-            background=background,
-            sha=context.sha,
-            run_url=context.run_url,
-            built=built,
-        )
+        write_report(built, output_dir / "report.html", sha=context.sha, run_url=context.run_url)
     except OSError as error:
         published.warnings.append(f"could not write report.html: {error}")
     try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_eval_action.core.errors import DatasetError, UsageError
-from agent_eval_action.core.models import DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
+from agent_eval_action.core.models import DatasetFormat, DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.datasets.base import RawBatch, Row, RunResolver
 from agent_eval_action.datasets.tabular import convert_batch
@@ -40,7 +40,7 @@ class DatasetInfo(Protocol):
 
     path: str
     name: str
-    format: str
+    format: DatasetFormat
     warnings: list[str]
     criteria: dict[str, float]
 

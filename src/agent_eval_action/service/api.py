@@ -25,7 +25,7 @@ from agent_eval_action import __version__
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import DatasetError, InfrastructureError, UsageError
-from agent_eval_action.core.models import Problem, Question, Results, Selection
+from agent_eval_action.core.models import DatasetFormat, Problem, Question, Results, Selection
 from agent_eval_action.core.redaction import Redactor
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.datasets.convert import write_golden, write_runs
@@ -71,7 +71,7 @@ class Dataset:
 
     path: str
     name: str
-    format: str
+    format: DatasetFormat
     questions: list[Question]
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -330,7 +330,6 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, 
         total = sum(len(d.questions) for d in results.datasets)
         why = [f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again"]
         gate.outcome, gate.unchecked = "unchecked", (why if stopped else []) + [p.message for p in results.problems[:10]]
-    gate.passed = gate.outcome == "passed"
     results.gate = gate
     return Outcome(results=results, config=config, compared=compared)
 
@@ -443,6 +442,10 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
     for comparison in results.drift or []:
         for metric in comparison.metrics:
             if metric.verdict == "regressed" and not is_timing(metric.metric):
+                detail = (
+                    f"the model drifted: the base's own agent scores {metric.metric} {fmt(metric.baseline, metric.metric)} → "
+                    f"{fmt(metric.current, metric.metric)} against its stored baseline (fail-on-drift = true)"
+                )
                 results.gate.failures.append(
                     GateFailure(
                         dataset=comparison.path,
@@ -450,13 +453,13 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
                         rule="drift",
                         baseline=metric.baseline,
                         current=metric.current,
-                        message=f"{comparison.dataset}: the model drifted: the base's own agent scores {metric.metric} "
-                        f"{fmt(metric.baseline, metric.metric)} → {fmt(metric.current, metric.metric)} against its stored "
-                        "baseline (fail-on-drift = true)",
+                        message=f"{comparison.dataset}: {detail}",
+                        subject=comparison.dataset,
+                        detail=detail,
                     )
                 )
     if results.gate.failures and results.gate.outcome == "passed":
-        results.gate.outcome, results.gate.passed = "failed", False
+        results.gate.outcome = "failed"
 
 
 def drift_hint(results: Results, stored: BaselineLookup) -> str | None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regression
 from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.models import DatasetComparison, DatasetResult, GateFailure, GateResult, Results
+from agent_eval_action.core.models import DatasetComparison, DatasetResult, GateFailure, GateResult, GateRule, Results
 from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_worse_side, counted_drops, within_spread, worse_amount
 
 
@@ -83,26 +84,41 @@ def evaluate_gate(
     max_regression on one is a note, never a failure."""
     failures: list[GateFailure] = []
     notes: list[str] = []
+    within_noise: list[GateFailure] = []
     by_path = {c.path: c for c in comparisons}
     for dataset in datasets:
         name = dataset.name
         comparison = by_path.get(dataset.path)
         errors = sum(1 for q in dataset.questions if q.status == "error")
 
-        def fail(
-            rule: str,
-            message: str,
+        def record(
+            rule: GateRule,
+            detail: str,
             *,
             metric: str | None = None,
             question: str | None = None,
+            baseline: float | None = None,
+            current: float | None = None,
+            limit: float | str | None = None,
+            significant: bool | None = None,
             dataset: DatasetResult = dataset,
-            **figures: float | None,
-        ) -> None:
-            failures.append(
-                GateFailure(
-                    dataset=dataset.path, metric=metric, question=question, rule=rule, message=f"{dataset.name}: {message}", **figures
-                )
+        ) -> GateFailure:
+            return GateFailure(
+                dataset=dataset.path,
+                metric=metric,
+                question=question,
+                rule=rule,
+                message=f"{dataset.name}: {detail}",
+                subject=dataset.name,
+                detail=detail,
+                baseline=baseline,
+                current=current,
+                limit=limit,
+                significant=significant,
             )
+
+        def fail(rule: GateRule, detail: str, **parts: Any) -> None:
+            failures.append(record(rule, detail, **parts))
 
         if errors and _nothing_scored(dataset, config, kinds):
             fail("nothing_scored", f"all {len(dataset.questions)} runs ended without a score on a gated metric ({plural(errors, 'error')})")
@@ -126,10 +142,15 @@ def evaluate_gate(
                     f"{metric_name} = {summary.mean:.4g} is below the minimum {rule.min:g}{source}",
                     metric=metric_name,
                     current=summary.mean,
+                    limit=rule.min,
                 )
             if rule.max is not None and summary.mean > rule.max:
                 fail(
-                    "max", f"{metric_name} = {summary.mean:.4g} is above the maximum {rule.max:g}", metric=metric_name, current=summary.mean
+                    "max",
+                    f"{metric_name} = {summary.mean:.4g} is above the maximum {rule.max:g}",
+                    metric=metric_name,
+                    current=summary.mean,
+                    limit=rule.max,
                 )
         if comparison is None or comparison.status != "compared":
             if comparison is not None and comparison.status == "new":
@@ -154,15 +175,20 @@ def evaluate_gate(
                     shown = f"{metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} (delta {metric.delta:+.4g}"
                     ci = f", 95% CI [{metric.ci95[0]:+.4g}, {metric.ci95[1]:+.4g}])" if metric.ci95 else ")"
                     allowed = f"max_regression {rule.max_regression}"
-                    if sure or sure is None or not config.require_significance:
-                        fail(
-                            "max_regression",
-                            f"{shown}{ci} regressed beyond {allowed}",
-                            metric=metric.metric,
-                            baseline=metric.baseline,
-                            current=metric.current,
-                        )
+                    counts = bool(sure or sure is None or not config.require_significance)
+                    decided = record(
+                        "max_regression",
+                        f"{shown}{ci} regressed beyond {allowed}" if counts else f"{shown}{ci} is worse than {allowed} but within noise",
+                        metric=metric.metric,
+                        baseline=metric.baseline,
+                        current=metric.current,
+                        limit=rule.max_regression,
+                        significant=sure,
+                    )
+                    if counts:
+                        failures.append(decided)
                     else:
+                        within_noise.append(decided)
                         notes.append(f"{name}: {shown}{ci} is worse than {allowed} but within noise (the CI includes no change)")
             # By identity: `in` on a list of models compares field by field, drop by drop (quadratic).
             counted = {id(d) for d in counted_drops(metric)}
@@ -181,7 +207,7 @@ def evaluate_gate(
                     fail("question_drop", line, metric=drop.metric, question=drop.id, baseline=drop.baseline, current=drop.current)
                 else:
                     notes.append(f"{name}: {line}")
-    return GateResult(passed=not failures, outcome="failed" if failures else "passed", failures=failures, notes=notes)
+    return GateResult(outcome="failed" if failures else "passed", failures=failures, notes=notes, within_noise=within_noise)
 
 
 @dataclass(frozen=True)

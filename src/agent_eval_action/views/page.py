@@ -117,11 +117,11 @@ def ci(interval: tuple[float, float] | list[float] | None, metric: str = "") -> 
     return f"[{signed(interval[0], metric)}, {signed(interval[1], metric)}]"
 
 
-def _limit(rule: RuleView | None, metric: str) -> str:
-    """The allowed regression with the rule that allows it: "the 10 pts allowed (max_regression 0.1)"."""
-    if rule is None or rule.max_regression is None:
+def limit_words(max_regression: float | str | None, metric: str) -> str:
+    """A max_regression as the gate stored it, with its rule: "the 10 pts allowed (max_regression 0.1)"."""
+    if max_regression is None:
         return "the allowed amount"
-    return f"the {allowed(rule.max_regression, metric)} allowed (max_regression {rule.max_regression})"
+    return f"the {allowed(max_regression, metric)} allowed (max_regression {max_regression})"
 
 
 def allowed(max_regression: float | str, metric: str) -> str:
@@ -195,15 +195,16 @@ class MetricRow:
         return line[:-1] + "→" + line[-1]
 
 
-def _failures_by_metric(gate: GateResult | None, path: str) -> dict[str, list[GateFailure]]:
+def _by_metric(records: list[GateFailure], path: str) -> dict[str, list[GateFailure]]:
     out: dict[str, list[GateFailure]] = defaultdict(list)
-    for failure in gate.failures if gate else []:
+    for failure in records:
         if failure.dataset == path and failure.metric:
             out[failure.metric].append(failure)
     return out
 
 
-def _fail_words(failures: list[GateFailure], metric: str, rule: RuleView | None, row: MetricComparison | None) -> str:
+def _fail_words(failures: list[GateFailure], noise: GateFailure | None, metric: str, row: MetricComparison | None) -> str:
+    """What the gate decided, in words: its stored limits and figures, never worked out again here."""
     parts = []
     drops = [f for f in failures if f.rule == "question_drop"]
     if drops:
@@ -212,47 +213,36 @@ def _fail_words(failures: list[GateFailure], metric: str, rule: RuleView | None,
         parts.append(f"{len(drops)} question{'s' if len(drops) != 1 else ''} dropped ({change})")
     for failure in failures:
         if failure.rule == "max_regression" and row is not None and row.delta is not None:
-            parts.append(f"regressed {signed(row.delta, metric)}, more than {_limit(rule, metric)}")
-        elif failure.rule == "min" and rule and rule.min is not None:
-            parts.append(f"under the minimum {fmt(rule.min, metric)}")
-        elif failure.rule == "max" and rule and rule.max is not None:
-            parts.append(f"over the maximum {fmt(rule.max, metric)}")
+            parts.append(f"regressed {signed(row.delta, metric)}, more than {limit_words(failure.limit, metric)}")
+        elif failure.rule in ("min", "max") and isinstance(failure.limit, float | int):
+            where = "under the minimum" if failure.rule == "min" else "over the maximum"
+            parts.append(f"{where} {fmt(failure.limit, metric)}")
         elif failure.rule not in ("question_drop", "max_regression", "min", "max"):
-            parts.append(_without_dataset(failure.message))
-    if row is not None and not any(f.rule == "max_regression" for f in failures) and _beyond_allowed(row, rule):
-        parts.append(f"{signed(row.delta, metric)} is more than {_limit(rule, metric)}, but within noise")
+            parts.append(failure.detail or failure.message)
+    if row is not None and noise is not None:
+        parts.append(f"{signed(row.delta, metric)} is more than {limit_words(noise.limit, metric)}, but within noise")
     return "fails the gate: " + "; ".join(p for p in parts if p)
 
 
-def _beyond_allowed(row: MetricComparison, rule: RuleView | None) -> bool | None:
-    """Whether a worse row is worse than max_regression allows; None without such a rule."""
-    if rule is None or rule.max_regression is None or row.delta is None or row.baseline is None:
-        return None
-    from agent_eval_action.config import parse_regression
-
-    amount, relative = parse_regression(rule.max_regression)
-    limit = amount * abs(row.baseline) if relative else amount
-    return worse_amount(row.delta, row.direction) > limit + 1e-12
-
-
-def _worse_words(row: MetricComparison, rule: RuleView | None, significant: bool) -> str:
-    """A worse row that does not fail the gate, in words: never "unchanged"."""
-    beyond = _beyond_allowed(row, rule)
+def _worse_words(row: MetricComparison, rule: RuleView | None, noise: GateFailure | None, significant: bool) -> str:
+    """A worse row that does not fail the gate, in words: never "unchanged". ``noise``: the gate's
+    record of a change beyond max_regression that it did not count; without it, the change was within."""
     if row.ci95 is None:
-        noise = "too few shared questions to tell noise"
+        words = "too few shared questions to tell noise"
     else:
-        noise = "beyond noise" if significant else "within noise"
-    if beyond is None:
-        return f"worse, {noise}; no rule gates it" if significant else f"worse, {noise}"
-    if beyond:
-        return f"worse by more than {_limit(rule, row.metric)}, but {noise}"
-    return f"worse, {noise}; within {_limit(rule, row.metric)}"
+        words = "beyond noise" if significant else "within noise"
+    if noise is not None:
+        return f"worse by more than {limit_words(noise.limit, row.metric)}, but {words}"
+    if rule is None or rule.max_regression is None or row.delta is None or row.baseline is None:
+        return f"worse, {words}; no rule gates it" if significant else f"worse, {words}"
+    return f"worse, {words}; within {limit_words(rule.max_regression, row.metric)}"
 
 
 def _row(
     comparison: MetricComparison,
     summary: MetricSummary | None,
     failures: list[GateFailure],
+    noise: GateFailure | None,
     rule: RuleView | None,
     points: list[Point],
     compared: bool,
@@ -261,7 +251,7 @@ def _row(
     metric = comparison.metric
     mark: Mark
     if failures:
-        mark, words = "fail", _fail_words(failures, metric, rule, comparison)
+        mark, words = "fail", _fail_words(failures, noise, metric, comparison)
     elif comparison.verdict == "removed":
         mark, words = "same", "not scored in this run"
     elif not compared or comparison.baseline is None or comparison.delta is None:
@@ -276,7 +266,7 @@ def _row(
         significant = comparison.verdict in ("regressed", "improved")
         if worse:
             mark = "worse"
-            words = _worse_words(comparison, rule, bool(sure) or significant)
+            words = _worse_words(comparison, rule, noise, bool(sure) or significant)
         else:
             mark = "better" if significant or comparison.ci95 is None else "same"
             words = "better" if mark == "better" else "better, within noise"
@@ -659,16 +649,12 @@ def _phrase(metric: str, questions: list[QuestionResult], one: bool) -> str:
     return f"scored lower on {metric}"
 
 
-def _without_dataset(message: str) -> str:
-    return message.split(": ", 1)[1] if ": " in message else message
-
-
 def _ids(ids: list[str]) -> str:
     named = ", ".join(ids[:IDS_NAMED])
     return named + (f" and {len(ids) - IDS_NAMED} more" if len(ids) > IDS_NAMED else "")
 
 
-def reasons(results: Results, rules: dict[str, RuleView]) -> list[Reason]:
+def reasons(results: Results) -> list[Reason]:
     """The gate's failures as sentences, grouped (one per dataset, rule and metric), errors first."""
     gate = results.gate
     if gate is None:
@@ -712,28 +698,28 @@ def reasons(results: Results, rules: dict[str, RuleView]) -> list[Reason]:
     for (path, rule_name, metric), failures in groups.items():
         dataset = by_path.get(path)
         prefix = f"{dataset.name}: " if dataset and several else ""
-        rule = rules.get(metric)
         first = failures[0]
+        bound = first.limit if isinstance(first.limit, float | int) else None
         if rule_name == "max_regression":
             comparison = next((m for m in (comparisons[path].metrics if path in comparisons else []) if m.metric == metric), None)
             verb = "rose" if comparison is not None and comparison.direction == "lower" else "fell"
-            limit = _limit(rule, metric)
+            limit = limit_words(first.limit, metric)
             short = f"{metric} {verb} {signed(comparison.delta if comparison else None, metric).lstrip('+−')}"
             detail = f"{metric} {fmt(first.baseline, metric)} → {fmt(first.current, metric)}, more than {limit}"
             if comparison is not None and comparison.ci95:
                 detail += f"; 95% CI of the change {ci(comparison.ci95, metric)}"
-        elif rule_name == "min" and rule and rule.min is not None:
+        elif rule_name == "min" and bound is not None:
             short = f"{metric} is under its minimum"
-            detail = f"{metric} is {fmt(first.current, metric)}, under the minimum {fmt(rule.min, metric)}"
-        elif rule_name == "max" and rule and rule.max is not None:
+            detail = f"{metric} is {fmt(first.current, metric)}, under the minimum {fmt(bound, metric)}"
+        elif rule_name == "max" and bound is not None:
             short = f"{metric} is over its maximum"
-            detail = f"{metric} is {fmt(first.current, metric)}, over the maximum {fmt(rule.max, metric)}"
+            detail = f"{metric} is {fmt(first.current, metric)}, over the maximum {fmt(bound, metric)}"
         elif rule_name == "new_errors":
             count = int(first.current or 0)
             short = f"{count} question{'s' if count != 1 else ''} ended in an error"
             detail = f"{count} on this run, {int(first.baseline or 0)} on the base branch"
         else:
-            short = _without_dataset(first.message)
+            short = first.detail or first.message
             detail = ""
         rank = (order.index(rule_name) if rule_name in order else 99, 0, metric_order.get(metric, 99), path)
         found.append((rank, Reason(short=prefix + short, detail=detail)))
@@ -900,7 +886,7 @@ def _dataset_line(failure: GateFailure) -> str:
     if failure.rule == "new_errors":
         count, before = int(failure.current or 0), int(failure.baseline or 0)
         return f"fails the gate: {count} question{'s' if count != 1 else ''} ended in an error, {before} on the base branch"
-    return "fails the gate: " + _without_dataset(failure.message)
+    return "fails the gate: " + (failure.detail or failure.message)
 
 
 def _metric_order() -> dict[str, int]:
@@ -929,7 +915,9 @@ def dataset_view(
             for name, s in dataset.summary.items()
             if s.mean is not None
         ]
-    failures = _failures_by_metric(gate, dataset.path)
+    failures = _by_metric(gate.failures if gate else [], dataset.path)
+    # One record per metric at most: the gate judges a metric's change once per dataset.
+    noise = {metric: records[0] for metric, records in _by_metric(gate.within_noise if gate else [], dataset.path).items()}
     history = background.history.get(dataset.path, {})
     order = _metric_order()
     rows = [
@@ -937,6 +925,7 @@ def dataset_view(
             m,
             dataset.summary.get(m.metric),
             failures.get(m.metric, []),
+            noise.get(m.metric),
             background.rules.get(m.metric),
             history.get(m.metric, []),
             compared,
@@ -982,35 +971,54 @@ def dataset_view(
 
 @dataclass(frozen=True)
 class Page:
-    """The page of one run, built once and handed to every view of it (the terminal, the
-    comment and step summary, report.html): at 10,000 questions a build takes seconds, so it is
-    never built again per view. ``results`` is what it was built from: a view given other
-    results (a redacted copy) builds its own."""
+    """The page of one run, built once (:func:`build`) and handed to every view of it: the
+    terminal, the comment and step summary, report.html. At 10,000 questions a build takes
+    seconds, so no view builds it again. ``results``: what it was built from."""
 
     results: Results
-    parts: dict[str, Any]
+    thresholds: dict[str, float]
+    headline: str
+    reasons: list[Reason]
+    datasets: list[DatasetView]
+    # The datasets this change deleted.
+    removed: list[DatasetComparison]
+    run_line: str | None
+    # What the base runs beside this one are: "the base's agent run now (1a2b3c4)", "merge-base 1a2b3c4".
+    base_label: str
+    # The most baseline commits any metric's trend shows.
+    history_depth: int
+
+    @property
+    def gate(self) -> GateResult | None:
+        return self.results.gate
 
     def shows(self, results: Results) -> bool:
         return self.results is results
 
+    def context(self) -> dict[str, Any]:
+        """The names the templates read: the page's parts, and what they show straight from the results."""
+        results = self.results
+        return {
+            "headline": self.headline,
+            "reasons": self.reasons,
+            "gate": results.gate,
+            "selection": results.selection,
+            "datasets": self.datasets,
+            "removed": self.removed,
+            "problems": results.problems,
+            "run_line": self.run_line,
+            "drift": results.drift_notes,
+            "version": results.tool_version,
+            "base_label": self.base_label,
+            "history_depth": self.history_depth,
+        }
+
 
 def build(results: Results, *, thresholds: dict[str, float] | None = None, background: Background | None = None) -> Page:
-    return Page(results=results, parts=page(results, thresholds=thresholds, background=background))
-
-
-def parts_of(
-    built: Page | None, results: Results, *, thresholds: dict[str, float] | None = None, background: Background | None = None
-) -> dict[str, Any]:
-    """The parts of ``built`` when it was built from ``results``, else of a page built now."""
-    if built is not None and built.shows(results):
-        return built.parts
-    return page(results, thresholds=thresholds, background=background)
-
-
-def page(results: Results, *, thresholds: dict[str, float] | None = None, background: Background | None = None) -> dict[str, Any]:
-    """The parts every view shows: headline, reasons, datasets with what moved and why."""
+    """The page of ``results``: headline, reasons, datasets with what moved and why. ``background``:
+    what the base branch knows (base runs, history, the gate's rules for the table); without it,
+    the rules a config-less run uses."""
     if background is None:
-        # Without what the caller knows, the gate's default rules: the ones a config-less run uses.
         from agent_eval_action.config import GateConfig
         from agent_eval_action.metrics import REGISTRY
         from agent_eval_action.verdict.gate import rules_of
@@ -1018,21 +1026,24 @@ def page(results: Results, *, thresholds: dict[str, float] | None = None, backgr
         background = Background(rules=rules_of(results, GateConfig(), {name: m.kind for name, m in REGISTRY.items()}))
     comparisons = {c.path: c for c in results.comparison or []}
     same_job = results.compare_with == "base" and results.base_run is not None  # both sides timed in this job
-    datasets = [dataset_view(d, comparisons.get(d.path), results.gate, thresholds or {}, background, same_job) for d in results.datasets]
-    found = reasons(results, background.rules)
-    return {
-        "headline": headline(results, datasets, found),
-        "reasons": found,
-        "gate": results.gate,
-        "selection": results.selection,
-        "datasets": datasets,
-        "removed": [c for c in results.comparison or [] if c.status == "removed"],
-        "problems": results.problems,
-        "run_line": run_line(results),
-        "drift": results.drift_notes,
-        "version": results.tool_version,
-        "base_label": f"the base's agent run now ({results.base_run.commit[:7]})"
+    thresholds = thresholds or {}
+    datasets = [dataset_view(d, comparisons.get(d.path), results.gate, thresholds, background, same_job) for d in results.datasets]
+    found = reasons(results)
+    return Page(
+        results=results,
+        thresholds=thresholds,
+        headline=headline(results, datasets, found),
+        reasons=found,
+        datasets=datasets,
+        removed=[c for c in results.comparison or [] if c.status == "removed"],
+        run_line=run_line(results),
+        base_label=f"the base's agent run now ({results.base_run.commit[:7]})"
         if results.base_run is not None and results.base_run.commit
         else background.base_label or "the baseline",
-        "history_depth": max((len(p) for h in background.history.values() for p in h.values()), default=0),
-    }
+        history_depth=max((len(p) for h in background.history.values() for p in h.values()), default=0),
+    )
+
+
+def page_of(shown: Page | Results, thresholds: dict[str, float] | None = None, background: Background | None = None) -> Page:
+    """A view's page: the one given, else (a caller with results only) the page built once now."""
+    return shown if isinstance(shown, Page) else build(shown, thresholds=thresholds, background=background)

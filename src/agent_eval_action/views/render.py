@@ -12,7 +12,7 @@ from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.markdown import code_block, cut_blocks, escape_html, escape_md, printed
 from agent_eval_action.core.models import Results
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.page import MARKS, Page, QuestionView, ci, failed_metrics, fmt, parts_of, signed
+from agent_eval_action.views.page import MARKS, Page, QuestionView, ci, failed_metrics, fmt, page_of, signed
 
 __all__ = ["COMMENT_LIMIT", "QuestionView", "Renderer", "ci", "failed_metrics", "fmt", "marker", "render_comment", "signed", "view"]
 
@@ -29,21 +29,19 @@ def marker(key: str) -> str:
 
 
 def view(
-    results: Results,
+    page: Page | Results,
     *,
     key: str = "default",
     thresholds: dict[str, float] | None = None,
     sha: str | None = None,
     run_url: str | None = None,
     background: Background | None = None,
-    built: Page | None = None,
 ) -> dict[str, Any]:
-    """The template context: plain data shaped for the page, built from results.json's model
-    and what the base branch knows (``background``: base runs, metric history, gate rules).
-    ``built``: the page the other views show, when it was built from these ``results``."""
-    parts = parts_of(built, results, thresholds=thresholds, background=background)
+    """The template context: the page's parts and where the comment goes. ``page``: the page
+    the other views show (given results, one is built from them, the ``thresholds`` and what the
+    base branch knows: ``background``, base runs, metric history, gate rules)."""
     return {
-        **parts,
+        **page_of(page, thresholds, background).context(),
         "marker": marker(key),
         "sha": sha,
         "run_url": run_url,

@@ -23,7 +23,7 @@ from agent_eval_action.core.models import DatasetResult, QuestionResult, Results
 from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.repo.history import Point
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.page import DiffRow, MetricRow, Page, QuestionDiff, compact, failed_metrics, fmt, is_share, parts_of, signed
+from agent_eval_action.views.page import DiffRow, MetricRow, Page, QuestionDiff, compact, failed_metrics, fmt, is_share, page_of, signed
 
 # Question runs per dataset shown in full; past it, the regressed and failing ones come first
 # and the rest are counted (results.json has them all).
@@ -235,19 +235,19 @@ def _chart(row: MetricRow, width: int, height: int, pad: int) -> Chart | None:
 
 
 def context(
-    results: Results,
+    page: Page | Results,
     *,
     thresholds: dict[str, float] | None = None,
     background: Background | None = None,
     sha: str | None = None,
     run_url: str | None = None,
-    built: Page | None = None,
 ) -> dict[str, Any]:
-    """The page's context. ``built``: the page the other views show, when it was built from these ``results``."""
-    shared = parts_of(built, results, thresholds=thresholds, background=background)
+    """The page's context. ``page``: the page the other views show (given results, one is built
+    from them, the ``thresholds`` and ``background``)."""
+    shared = page_of(page, thresholds, background)
     datasets = []
-    for i, view in enumerate(shared["datasets"]):
-        questions, omitted = _panels(view, thresholds or {}, i)
+    for i, view in enumerate(shared.datasets):
+        questions, omitted = _panels(view, shared.thresholds, i)
         panel = DatasetPanel(anchor=f"d{i}", view=view, questions=questions, omitted=omitted)
         for row in view.rows:
             chart = _chart(row, 300, 120, 14)
@@ -263,7 +263,7 @@ def context(
         "all": sum(len(d.questions) for d in datasets),
     }
     return {
-        **shared,
+        **shared.context(),
         "panels": datasets,
         "counts": counts,
         "initial": "regressed" if counts["regressed"] else "failing" if counts["failing"] else "all",
@@ -290,16 +290,15 @@ def _jsonish(value: Any) -> str:
 
 
 def render_report(
-    results: Results,
+    page: Page | Results,
     *,
     thresholds: dict[str, float] | None = None,
     background: Background | None = None,
     sha: str | None = None,
     run_url: str | None = None,
-    built: Page | None = None,
 ) -> str:
     """The page as one string."""
-    return render_context(context(results, thresholds=thresholds, background=background, sha=sha, run_url=run_url, built=built))
+    return render_context(context(page, thresholds=thresholds, background=background, sha=sha, run_url=run_url))
 
 
 def render_context(page_context: dict[str, Any]) -> str:
@@ -327,6 +326,6 @@ def write_page(text: str, path: Path) -> Path:
     return write_atomic(path, text)
 
 
-def write_report(results: Results, path: Path, **kwargs: Any) -> Path:
+def write_report(page: Page | Results, path: Path, **kwargs: Any) -> Path:
     """report.html at ``path``; ``kwargs`` as :func:`render_report` takes them."""
-    return write_page(render_report(results, **kwargs), path)
+    return write_page(render_report(page, **kwargs), path)

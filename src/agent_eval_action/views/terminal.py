@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent_eval_action.core.markdown import plural, show_controls
 from agent_eval_action.core.models import DatasetResult, MetricSummary, Results
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.page import DatasetView, Page, Reason, ci, fmt, parts_of, signed
+from agent_eval_action.views.page import DatasetView, Page, ci, fmt, page_of, signed
 
 
 def _num(value: float | None) -> str:
@@ -71,15 +69,15 @@ REGRESSED_SHOWN = 10
 DIFF_ROWS_SHOWN = 8
 
 
-def verdict_lines(results: Results, shown: dict[str, Any]) -> list[str]:
+def verdict_lines(shown: Page) -> list[str]:
     """The verdict and its reasons in words, the unchecked parts, and what the PR changes in the gate."""
-    gate = results.gate
+    gate = shown.gate
     if gate is None:
         return []
-    headline = shown["headline"].split(": ", 1)
+    headline = shown.headline.split(": ", 1)
     lines = [GATE_HEADLINE[gate.outcome] + (f" - {headline[1]}" if len(headline) > 1 else "")]
     lines.extend(f"  ? {reason}" for reason in gate.unchecked)
-    found: list[Reason] = shown["reasons"]
+    found = shown.reasons
     if len(found) == 1 and gate.outcome == "failed":
         lines.append(f"  {found[0].detail}" if found[0].detail else "")
     else:
@@ -166,15 +164,15 @@ def why_lines(d: DatasetView) -> list[str]:
     return lines
 
 
-def render(
-    results: Results, thresholds: dict[str, float] | None = None, background: Background | None = None, *, built: Page | None = None
-) -> str:
+def render(page: Page | Results, thresholds: dict[str, float] | None = None, background: Background | None = None) -> str:
     """The terminal view, in the comment's order: the verdict and why in words, then per dataset
     what moved and the questions that got worse. Datasets without a comparison (``evaluate``)
     get their full metric table; with pass thresholds (``Config.pass_thresholds()``) failing runs are named.
-    ``built``: the page the other views show, when it was built from these ``results``."""
-    shown = parts_of(built, results, thresholds=thresholds, background=background)
-    lines = verdict_lines(results, shown)
+    ``page``: the page the other views show (given results, one is built from them and the
+    ``thresholds`` and ``background``)."""
+    shown = page_of(page, thresholds, background)
+    results, thresholds = shown.results, shown.thresholds
+    lines = verdict_lines(shown)
     if lines:
         lines.append("")
     if results.selection is not None and results.selection.mode == "changed":
@@ -183,8 +181,7 @@ def render(
         lines.extend(f"  {s.path}: {s.reason}" for s in sel.selected)
         lines.extend(f"  {d}: deleted" for d in sel.deleted)
         lines.append("")
-    views: list[DatasetView] = shown["datasets"]
-    for dataset, d in zip(results.datasets, views, strict=True):
+    for dataset, d in zip(results.datasets, shown.datasets, strict=True):
         if d.comparison is None:
             lines.extend(dataset_table(dataset, thresholds))
             lines.extend(f"  {note}" for note in d.notes)
@@ -193,7 +190,7 @@ def render(
                 f"{dataset.name} ({dataset.format}, {plural(d.question_count, 'question')}, {plural(len(dataset.questions), 'run')}, {plural(d.errors, 'error')}) - {dataset.path}"
             )
             lines.extend(f"  {note}" for note in d.notes)
-            lines.extend(moved_lines(d, shown["base_label"]))
+            lines.extend(moved_lines(d, shown.base_label))
             lines.extend(why_lines(d))
             # What an errored run said: the reason a reviewer needs first (results.json has them all).
             errored = [q for q in dataset.questions if q.status == "error"]
@@ -201,12 +198,12 @@ def render(
             if len(errored) > FAILING_SHOWN:
                 lines.append(f"  ... and {len(errored) - FAILING_SHOWN} more errors (see results.json)")
         lines.append("")
-    for comparison in shown["removed"]:
+    for comparison in shown.removed:
         lines.append(f"{comparison.dataset}: dataset deleted in this change ({comparison.path})")
         lines.append("")
-    if shown["run_line"]:
-        lines.append(f"run: {shown['run_line']}")
-    lines.extend(f"model drift: {line}" for line in shown["drift"])
+    if shown.run_line:
+        lines.append(f"run: {shown.run_line}")
+    lines.extend(f"model drift: {line}" for line in results.drift_notes)
     if results.gate is not None and results.gate.notes:
         lines.append("notes:")
         lines.extend(f"  - {note}" for note in results.gate.notes)
