@@ -30,8 +30,8 @@ from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_reco
 
 if TYPE_CHECKING:
     from agent_eval_action.run.judges.client import JudgeClient
-    from agent_eval_action.run.judges.managed import ManagedJudge
     from agent_eval_action.run.judges.engine import JudgeMetric
+    from agent_eval_action.run.judges.managed import ManagedJudge
     from agent_eval_action.run.worker_pool import WorkerPool
 
 NO_AGENT = "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"
