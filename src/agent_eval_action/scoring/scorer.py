@@ -39,7 +39,7 @@ class DatasetInfo(Protocol):
     criteria: dict[str, float]
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Scorer:
     """Every setting comes in through the constructor (or :meth:`for_names`); what one dataset
     brings (its criteria, the scores reused or judged elsewhere) through :meth:`for_dataset`."""
