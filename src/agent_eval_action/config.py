@@ -20,6 +20,11 @@ from agent_eval_action.core.inside import require_inside, roots
 from agent_eval_action.core.models import Direction
 
 CONFIG_FILE = "agent-eval.toml"
+# By default an agent worker process is started for each this many runs of questions: one worker
+# carries dozens of questions in flight at once (they mostly wait on the model), and each one
+# more costs a start of ADK (about 1 s of CPU), which pays only when ADK's own CPU per question
+# (about 15 ms) adds up to more.
+RUNS_PER_WORKER = 32
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
 
 
@@ -189,8 +194,10 @@ class Config(BaseModel):
     metrics: list[str] = Field(default_factory=list)
     output_dir: str = "agent-eval-results"
     seed: int = 0
-    # Worker processes: the agent's (questions spread over them), and those that score a large
-    # recorded table (plus this one, which reads and hands out batches); 0: one per CPU, at most 4.
+    # How many processes do the run's parallel work: the agent's worker processes (questions
+    # spread over them), or the processes that score a large recorded table (this one, which
+    # reads and hands out batches, included). 0: one per CPU, at most 4, and for the agent no
+    # more than its questions need (see ``agent_worker_count``).
     workers: int = Field(default=0, ge=0)
     # The agent: `module:attr` or an agent directory, run in worker processes under agent_python
     # (default: this interpreter), or in this process with in_process; or a deployed ADK API server.
@@ -318,17 +325,25 @@ class Config(BaseModel):
         """The most questions that can be in flight: the fixed concurrency, or the ceiling of "auto"."""
         return self.max_concurrency if self.concurrency == "auto" else self.concurrency
 
-    def agent_worker_count(self) -> int:
-        """Agent worker processes: ``workers``, else one per CPU, at most 4."""
+    def processes(self) -> int:
+        """How many processes do the run's parallel work: ``workers``, else one per CPU, at most 4."""
         return self.workers or max(1, min(os.cpu_count() or 1, 4))
+
+    def agent_worker_count(self, question_runs: int | None = None) -> int:
+        """Agent worker processes for ``question_runs`` runs of questions (None: not known):
+        ``workers`` when set; else :meth:`processes`, but one per ``RUNS_PER_WORKER`` runs, so a
+        small run does not pay a second start of ADK (about 1 s of CPU) it has no use for."""
+        if self.workers or question_runs is None:
+            return self.processes()
+        return max(1, min(self.processes(), -(-question_runs // RUNS_PER_WORKER)))
 
     def configured_thresholds(self) -> frozenset[str]:
         """The metrics whose pass threshold this config sets (a dataset's ADK criteria don't replace those)."""
         return frozenset(m for m, r in self.gate.metrics.items() if r.pass_threshold is not None)
 
-    def worker_count(self) -> int:
-        cpus = os.cpu_count() or 1
-        return self.workers or (1 if cpus < 2 else min(cpus, 4) + 1)
+    def scoring_processes(self) -> int:
+        """The processes that score a large recorded table, this one included: :meth:`processes`."""
+        return self.processes()
 
     def with_overrides(self, **flags: Any) -> Config:
         """A copy with every flag that was given (not ``None``) applied and validated."""

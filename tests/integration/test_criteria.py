@@ -24,10 +24,10 @@ pytestmark = pytest.mark.usefixtures("in_tmp")
 
 def evaluate(path: Path, config: Config) -> DatasetResult:
     evaluation = Evaluation(config.model_copy(update={"progress": "never"}))
-    result = evaluation.evaluate_file(str(path))
+    done = evaluation.evaluate(str(path))
     evaluation.close()
-    assert result is not None, [p.message for p in evaluation.problems]
-    return result
+    assert done.result is not None, [p.message for p in done.problems]
+    return done.result
 
 
 def test_rule_for_takes_the_criterion_as_minimum_unless_the_config_sets_one() -> None:

@@ -59,12 +59,12 @@ def evaluate(path: Path, simulator: UserSimulatorConfig, monkeypatch: pytest.Mon
     config = Config(agent="shop", user_simulator=simulator, capture_spans=False, progress="never", in_process=True)
     evaluation = Evaluation(config)
     try:
-        result = evaluation.evaluate_file(str(path))
+        done = evaluation.evaluate(str(path))
     finally:
         evaluation.close()
-    assert result is not None, [p.message for p in evaluation.problems]
-    assert not evaluation.problems, [p.message for p in evaluation.problems]
-    return result
+    assert done.result is not None, [p.message for p in done.problems]
+    assert not done.problems, [p.message for p in done.problems]
+    return done.result
 
 
 def scenario(state: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.models import Results
 from agent_eval_action.datasets import load_dataset, tabular
 from agent_eval_action.metrics import MetricContext
@@ -33,8 +34,9 @@ def _rows() -> list[dict[str, str]]:
     return rows
 
 
-def _score(path: Path, workers: int) -> tuple[str, list[str]]:
-    scorer = Scorer.for_names([], MetricContext(prices={"gemini-2.5-flash": {"input": 1.0, "output": 2.0}}), workers=workers)
+def _score(path: Path, workers: int, collector: Collector = LIBRARY) -> tuple[str, list[str]]:
+    prices = {"gemini-2.5-flash": {"input": 1.0, "output": 2.0}}
+    scorer = Scorer.for_names([], MetricContext(prices=prices), workers=workers, collector=collector)
     result = scorer.score_dataset(load_dataset(str(path)))
     return dumps(Results(datasets=[result])), [p.message for p in scorer.problems]
 
@@ -60,30 +62,27 @@ def test_sharded_equals_sequential(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert any(q["run"] == 1 for q in questions)  # repeated runs with distinct sessions are numbered
 
 
-def test_collector_resumes_after_scoring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_collector_resumes_after_scoring(tmp_path: Path) -> None:
     """Scoring pauses the cyclic garbage collector and must hand it back running, frozen or not."""
     import gc
 
     path = tmp_path / "runs.csv"
     write_csv(path, _rows())
-    monkeypatch.setattr(scoring, "FREEZE_LARGE_RESULTS", True)  # as the command line sets it for its own process
     for freeze_above in (10**9, 0):  # too few new objects to freeze; then freeze whatever was made
-        monkeypatch.setattr(scoring, "FREEZE_ABOVE_OBJECTS", freeze_above)
         frozen = gc.get_freeze_count()
-        _score(path, workers=1)
+        _score(path, workers=1, collector=Collector(freeze_above=freeze_above))  # as the command line's own process says
         assert gc.isenabled()
         assert (gc.get_freeze_count() > frozen) == (freeze_above == 0)
     gc.unfreeze()
 
 
-def test_a_library_call_never_freezes_the_callers_collector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_library_call_never_freezes_the_callers_collector(tmp_path: Path) -> None:
     import gc
 
     path = tmp_path / "runs.csv"
     write_csv(path, _rows())
-    monkeypatch.setattr(scoring, "FREEZE_ABOVE_OBJECTS", 0)
     frozen = gc.get_freeze_count()
-    _score(path, workers=1)
+    _score(path, workers=1)  # a library call: the scorer's default policy
     assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 

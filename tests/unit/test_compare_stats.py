@@ -168,10 +168,11 @@ def test_the_gate_reads_each_metrics_kind_from_the_results() -> None:
     """A judged metric's question drop is a note, known from the results alone (no config, no prompt files)."""
     from agent_eval_action.verdict.gate import metric_kinds
 
-    judged = Scorer.for_names(["tool_calls"], MetricContext())
-    judged.extra = {(f"q{i}", 0): {"tone": Score(value=v)} for i, v in enumerate([1.0, 1.0, 1.0, 1.0])}
+    judged = Scorer.for_names(["tool_calls"], MetricContext(), extra={(f"q{i}", 0): {"tone": Score(value=1.0)} for i in range(4)})
     base = judged.summarize(_loaded(), [QuestionResult(id=f"q{i}", scores={"tone": Score(value=1.0)}) for i in range(4)])
-    judged.extra = {(f"q{i}", 0): {"tone": Score(value=v)} for i, v in enumerate([0.0, 1.0, 1.0, 1.0])}
+    judged = Scorer.for_names(
+        ["tool_calls"], MetricContext(), extra={(f"q{i}", 0): {"tone": Score(value=v)} for i, v in enumerate([0.0, 1.0, 1.0, 1.0])}
+    )
     now = judged.summarize(
         _loaded(), [QuestionResult(id=f"q{i}", scores={"tone": Score(value=v)}) for i, v in enumerate([0.0, 1.0, 1.0, 1.0])]
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.core import interrupt
+from agent_eval_action.core.collector import OWN_PROCESS
 from agent_eval_action.core.errors import ExitCode
 from agent_eval_action.core.files import output_lock
 from agent_eval_action.core.models import Problem, Results
@@ -110,7 +111,7 @@ def evaluate(
     config = load_config(config_path, anywhere=True).with_overrides(**flags)
     redactor_for([config.agent_auth_env], out, err)
     with output_lock(config.output_dir):
-        results = api.evaluate(paths or None, config=config, progress=err)
+        results = api.evaluate(paths or None, config=config, progress=err, collector=OWN_PROCESS)
         target = _written(results, config, out, err)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
@@ -193,7 +194,7 @@ def check_and_publish(
             file=err,
         )
     with output_lock(config.output_dir):
-        outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err, install=install)
+        outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err, install=install, collector=OWN_PROCESS)
         selection = outcome.results.selection
         if selection is not None and not selection.selected and not outcome.results.problems:
             print("nothing to evaluate: no dataset changed and no agent code changed", file=out)
@@ -269,7 +270,7 @@ def baseline_update(
 def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
     """Evaluates the datasets, writes each one's baseline, and says which files changed."""
     redactor_for([config.agent_auth_env], out, err)
-    update = api.update_baselines(config, datasets, progress=err)
+    update = api.update_baselines(config, datasets, progress=err, collector=OWN_PROCESS)
     if interrupt.requested() and not update.written:
         print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
     workspace = api.workspace(Path.cwd())

@@ -246,11 +246,6 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from agent_eval_action.core.errors import AgentEvalError, ExitCode
 
-    if args.command not in ("validate", "init"):
-        from agent_eval_action.scoring import scorer as scoring
-
-        scoring.FREEZE_LARGE_RESULTS = True  # our own process: large results are kept out of gc scans
-
     try:
         if args.command == "init":
             from agent_eval_action.cli.commands import init

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from agent_eval_action.core.collector import LIBRARY, Collector, few_collections
 from agent_eval_action.core.errors import DatasetError, UsageError
 from agent_eval_action.core.models import DatasetFormat, DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
 from agent_eval_action.datasets import LoadedDataset, Record
@@ -21,11 +20,6 @@ from agent_eval_action.scoring.aggregate import passes, seed_for, summarize_valu
 RECORDED_PREFIX = "score."
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
-# Scoring that left more new objects than this freezes them out of the cyclic collector's scans,
-# when the process is ours (the command line sets FREEZE_LARGE_RESULTS; a library call leaves
-# the caller's collector as it found it).
-FREEZE_ABOVE_OBJECTS = 200_000
-FREEZE_LARGE_RESULTS = False
 Progress = Callable[[int], None]
 BatchItem = tuple[int, str, str | None, str, QuestionResult | str]
 # A question result as plain tuples: it crosses the process boundary several times faster
@@ -45,8 +39,11 @@ class DatasetInfo(Protocol):
     criteria: dict[str, float]
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Scorer:
+    """Every setting comes in through the constructor (or :meth:`for_names`); what one dataset
+    brings (its criteria, the scores reused or judged elsewhere) through :meth:`for_dataset`."""
+
     metrics: Sequence[Metric]
     context: MetricContext
     seed: int = 0
@@ -65,6 +62,8 @@ class Scorer:
     carried: list[QuestionResult] = field(default_factory=list)
     # Question id -> content hash, recorded on the results of questions the agent ran.
     hashes: dict[str, str] = field(default_factory=dict)
+    # The cyclic collector while scoring: the owner of the process says (``core.collector``).
+    collector: Collector = LIBRARY
 
     @classmethod
     def for_names(cls, names: Sequence[str], context: MetricContext, *, custom: Sequence[Metric] = (), **kwargs: object) -> Scorer:
@@ -72,6 +71,28 @@ class Scorer:
         available = {**REGISTRY, **{m.name: m for m in custom}}
         chosen = [available[name] for name in names] if names else list(available.values())
         return cls(metrics=chosen, context=context, **kwargs)  # type: ignore[arg-type]
+
+    def for_dataset(
+        self,
+        dataset: LoadedDataset,
+        *,
+        carried: Sequence[QuestionResult] = (),
+        hashes: dict[str, str] | None = None,
+        extra: dict[tuple[str, int], dict[str, Score]] | None = None,
+        progress: Progress | None = None,
+    ) -> Scorer:
+        """A scorer for one dataset, with its own problems: the ADK criteria that came with it
+        say how ADK's metrics are computed; ``carried``: results reused unchanged; ``hashes``:
+        the content hashes of the questions run now; ``extra``: scores judged elsewhere."""
+        return replace(
+            self,
+            context=replace(self.context, criteria=dataset.criterion_options),
+            carried=list(carried),
+            hashes=dict(hashes or {}),
+            extra=dict(extra or {}),
+            progress=progress,
+            problems=[],
+        )
 
     def prepare(self) -> None:
         """The metrics' slow set-up (ROUGE's tokenizer imports nltk: 0.6 s), done ahead: called
@@ -109,26 +130,9 @@ class Scorer:
                 scores[key] = Score(value=value, explanation="recorded by the producer", details={"source": key})
         return QuestionResult(id=record.question.id, run=record.run, scores=scores, transcript=transcript)
 
-    @staticmethod
-    @contextmanager
-    def _few_collections() -> Iterator[None]:
-        # Scoring allocates many small objects that all live to the end of the run: the cyclic
-        # collector would rescan the growing heap again and again for nothing (3 s of 20 at
-        # 20,000 rows). It pauses while scoring. A large result is then frozen out of its later
-        # scans; reference counting still frees it when it is dropped.
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            yield
-        finally:
-            if enabled:
-                if FREEZE_LARGE_RESULTS and gc.get_count()[0] > FREEZE_ABOVE_OBJECTS:
-                    gc.freeze()
-                gc.enable()
-
     def score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None = None) -> DatasetResult:
         """Scores every record that carries a trace; problems go to :attr:`problems`."""
-        with self._few_collections():
+        with few_collections(self.collector):
             if records is None and self._worth_processes(dataset):
                 return self._score_in_processes(dataset)
             return self._score_dataset(dataset, records)
@@ -158,6 +162,7 @@ class Scorer:
             dict(self.context.criteria),
             self.seed,
             [m for m in self.metrics if m.name not in REGISTRY],
+            self.collector,
         )
         parts: list[list[BatchItem]] = []
         pending: list[Future[tuple[list[PackedItem], list[str]]]] = []
@@ -293,10 +298,11 @@ def _score_batch(
     criteria: dict[str, Any],
     seed: int,
     custom: list[Metric],
+    collector: Collector,
 ) -> tuple[list[PackedItem], list[str]]:
     """A worker process's share: convert and score one batch of raw rows."""
-    scorer = Scorer.for_names(names, MetricContext(prices=prices, criteria=criteria), seed=seed, custom=custom)
-    with scorer._few_collections():
+    scorer = Scorer.for_names(names, MetricContext(prices=prices, criteria=criteria), seed=seed, custom=custom, collector=collector)
+    with few_collections(collector):
         rows, warnings = convert_batch(fmt, path, batch)
         items = scorer._score_rows(rows, path)
     return [(*item[:4], _pack(item[4])) for item in items], warnings

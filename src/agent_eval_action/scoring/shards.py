@@ -8,6 +8,7 @@ import hashlib
 from agent_eval_action.config import Config
 from agent_eval_action.core.errors import ConfigError, DatasetError
 from agent_eval_action.core.models import DatasetResult, QuestionResult, Results
+from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer
 
@@ -27,6 +28,19 @@ def in_shard(dataset: str, question_id: str, index: int, count: int) -> bool:
     """Stable across machines and Python runs (no salted hash): sha256 of dataset and question id."""
     digest = hashlib.sha256(f"{dataset}\x1f{question_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % count == index - 1
+
+
+def keep_shard(dataset: LoadedDataset, shard: str) -> None:
+    """Narrows ``dataset`` to the questions of ``shard`` (``"i/n"``), record by record."""
+    index, count = parse_shard(shard)
+    source = dataset.records
+    dataset.batches = None  # the slice is taken record by record
+    # File problems are reported by the first shard only, so a merge lists them once.
+    dataset.records = (
+        item
+        for item in source
+        if (index == 1 if isinstance(item, DatasetError) else in_shard(dataset.name, item.question.id, index, count))
+    )
 
 
 def merge_results(parts: list[tuple[str, Results]], scorer: Scorer) -> Results:

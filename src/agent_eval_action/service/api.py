@@ -24,6 +24,7 @@ from typing import Any, Literal, TextIO
 from agent_eval_action import __version__
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.core import interrupt
+from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, InfrastructureError, UsageError
 from agent_eval_action.core.models import DatasetFormat, Problem, Question, Results, Selection
 from agent_eval_action.core.redaction import Redactor
@@ -157,19 +158,23 @@ def evaluate(
     agent: str | None = None,
     metrics: Sequence[str] | None = None,
     progress: TextIO | None = None,
+    collector: Collector = LIBRARY,
     **settings: Any,
 ) -> Results:
     """Scores datasets (running ``agent`` where they hold no recorded runs); no baseline, no gate.
 
     ``paths``: files, directories or globs (default: the config's ``datasets``). ``progress``: a
-    stream for the progress line of long runs (default: none). ``settings``: any config setting
-    by its Python name (``agent_url``, ``runs``, ``workers``, ``model_cache``...).
+    stream for the progress line of long runs (default: none). ``collector``: the garbage
+    collector's policy while scoring, the process owner's to say (default: left as it is found).
+    ``settings``: any config setting by its Python name (``agent_url``, ``runs``, ``workers``,
+    ``model_cache``...).
     """
     chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings}, progress)
     given = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])]
     # Paths the caller gives are theirs (read wherever they are); the config's stay in the repository.
     found = dataset_files(given or chosen.datasets, defaults=not given and chosen.datasets == chosen.default_datasets(), named=bool(given))
-    done = evaluate_files(chosen, [DatasetFile(file, also=found.places.get(file, ())) for file in found.files], progress=progress)
+    files = [DatasetFile(file, also=found.places.get(file, ())) for file in found.files]
+    done = evaluate_files(chosen, files, progress=progress, collector=collector)
     return Results(tool_version=__version__, datasets=done.datasets, problems=found.problems + done.problems, run=done.run)
 
 
@@ -201,6 +206,7 @@ def run_check(
     evaluate_all: bool = False,
     progress: TextIO | None = None,
     install: str | None = None,
+    collector: Collector = LIBRARY,
 ) -> Outcome:
     """The PR check in the repository at ``cwd``, with the config its verdict was made with:
     select what changed since the merge-base with ``base`` (all datasets when an agent path
@@ -248,7 +254,7 @@ def run_check(
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
             here = tree / workspace.prefix if workspace.prefix else tree
             twin = (base_config(config, tree, workspace.prefix, python=python), here)
-        done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin)
+        done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin, collector=collector)
     results = Results(
         tool_version=__version__,
         selection=selection,
@@ -331,6 +337,7 @@ def update_baselines(
     *,
     cwd: str | os.PathLike[str] | None = None,
     progress: TextIO | None = None,
+    collector: Collector = LIBRARY,
 ) -> BaselineUpdate:
     """Evaluates the datasets (default: the config's) and writes each one's baseline under its
     path from the repository root, with the agent code's hash (a PR whose agent hashes the same
@@ -347,6 +354,7 @@ def update_baselines(
         [DatasetFile(file, workspace.rel(file)) for file in found.files],
         progress=progress,
         fingerprint=agent_fingerprint(config, git, roles),
+        collector=collector,
     )
     uncommitted = git.uncommitted(roles.is_agent) if done.run is not None else []
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)

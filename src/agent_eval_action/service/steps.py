@@ -16,6 +16,7 @@ from typing import TextIO
 
 from agent_eval_action.config import Config
 from agent_eval_action.core import interrupt
+from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, InfrastructureError
 from agent_eval_action.core.models import (
     BaseRun,
@@ -111,41 +112,45 @@ def evaluate_files(
     fingerprint: str | None = None,
     reuse: Callable[[DatasetFile], DatasetResult | None] | None = None,
     beside: tuple[Config, Path] | None = None,
+    collector: Collector = LIBRARY,
 ) -> Evaluated:
     """The evaluate loop: each file loaded, run through the agent where it holds no recorded runs,
     and scored; those that could not be are problems. ``progress``: where the progress line of
     long runs goes (None: nowhere). ``fingerprint``: the agent code's hash, recorded with the
     runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again;
-    ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base")."""
-    evaluation = Evaluation(config, err=progress or io.StringIO())
+    ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base");
+    ``collector``: the garbage collector's policy while scoring (the process owner's)."""
+    evaluation = Evaluation(config, err=progress or io.StringIO(), collector=collector)
     if beside is not None:
-        evaluation.beside(Evaluation(beside[0], err=evaluation.err, workdir=beside[1]))
+        evaluation.beside(*beside)
     datasets: list[DatasetResult] = []
+    problems: list[Problem] = []
+    base = BaseRun(datasets=[], questions=0, runs=config.runs, model_calls=0)
+    base_datasets: list[DatasetResult] = []
     try:
         for item in files:
-            theirs = len(evaluation.twin_results)
-            result = evaluation.evaluate_file(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
+            done = evaluation.evaluate(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
+            problems.extend(done.problems)
+            result = done.result
             if result is None:
                 continue
             if item.path is not None:
                 result.path = item.path
-                for twin in evaluation.twin_results[theirs:]:  # the base's run of this file, when it made one
-                    twin.path = item.path
+            if done.base is not None:  # the base's run of this file
+                done.base.path = result.path
+                base_datasets.append(done.base)
+                base.datasets.append(result.path)
+                base.questions += done.base_questions
+                base.model_calls += done.base_calls
             if result.format not in RECORDED_FORMATS:
                 result.agent_fingerprint = fingerprint
             datasets.append(result)
     finally:
         evaluation.close()
-    done = Evaluated(datasets=datasets, problems=evaluation.problems, run=evaluation.stats())
+    evaluated = Evaluated(datasets=datasets, problems=problems, run=evaluation.stats())
     if beside is not None:
-        done.base_datasets = evaluation.twin_results
-        done.base = BaseRun(
-            datasets=[d.path for d in evaluation.twin_results],
-            questions=evaluation.twin_questions,
-            runs=config.runs,
-            model_calls=evaluation.twin_calls,
-        )
-    return done
+        evaluated.base_datasets, evaluated.base = base_datasets, base
+    return evaluated
 
 
 def gate_rules(config: Config, git: Git, base: Snapshot | None) -> Rules:
