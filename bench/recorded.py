@@ -64,10 +64,12 @@ def ours(path: Path) -> dict[str, float]:
     from rouge_score import rouge_scorer  # noqa: F401
 
     from agent_eval_action.cli.commands import evaluate
+    from agent_eval_action.config import load_config
 
     imported = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
-        code = evaluate([str(path)], output_dir=out, progress="never", out=io.StringIO(), err=io.StringIO())
+        config = load_config(None, anywhere=True).with_overrides(output_dir=out, progress="never")
+        code = evaluate([str(path)], config, out=io.StringIO(), err=io.StringIO())
         results = json.loads((Path(out) / "results.json").read_text())
     rows = len(results["datasets"][0]["questions"]) if results["datasets"] else 0
     return {"seconds": time.perf_counter() - imported, "import_seconds": imported - t0, "exit_code": code, "rows": rows}

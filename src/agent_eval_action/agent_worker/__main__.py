@@ -1,17 +1,10 @@
 """The worker's process: ``python -m agent_eval_worker`` under the agent's own interpreter.
 
-Protocol, one JSON object per line. The parent writes requests on our stdin:
-``{"id": N, "question": {"id", "user_inputs", "initial_state"}}``, or ``{"id": N, "describe": true}``
-for the agent's tree (``tree.agent_tree``: names, descriptions, tools and their schemas, sub-agents). We answer on the file
-descriptor that was stdout when we started (the agent's own prints go to stderr instead):
-first ``{"ready": {"app_name", "models", "adk_version", "python"}}`` or ``{"fatal": "why"}``,
-then per request ``{"id": N, "started": true}`` when it is read, and ``{"id": N, "result":
-{...}}`` or ``{"id": N, "error": {"type", "message", "code", "partial"?}}`` (``partial``: the
-result so far, when the agent raised mid-question); ``{"exiting": "why"}`` before
-the process ends on its own. ``{"cancel": N}`` from the parent (the question's time is up) is
-answered ``{"id": N, "cancelled": true}`` at once: the question's task is cancelled and left
-behind, whether or not the agent lets it end. Questions run concurrently in one event loop; the
-parent decides how many.
+Protocol: ``protocol.py`` (every message and key, for both sides). We read requests on our
+stdin and answer on the file descriptor that was stdout when we started (the agent's own prints
+go to stderr instead). A ``cancel`` (the question's time is up) is answered ``cancelled`` at once:
+the question's task is cancelled and left behind, whether or not the agent lets it end. Questions
+run concurrently in one event loop; the parent decides how many.
 
 Anything the agent raises, ``SystemExit`` and ``KeyboardInterrupt`` included, is that question's
 error, even from a task the agent (or ADK, for each tool call) started: asyncio lets those two
@@ -31,6 +24,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import IO, Any
 
+from . import protocol
 from .loader import AgentLoadError, LoadedAgent, load_agent
 from .runner import AgentSessions, partial_run
 from .tree import agent_tree
@@ -102,11 +96,7 @@ def error_payload(error: BaseException) -> dict[str, Any]:
         message = "the agent raised KeyboardInterrupt"
     else:
         message = str(error).strip() or repr(error)
-    return {"type": type(error).__name__, "message": message, "code": code}
-
-
-def _encode(message: dict[str, Any]) -> str:
-    return json.dumps(message, ensure_ascii=False, default=str)
+    return protocol.error_payload(type(error).__name__, message, code)
 
 
 class Worker:
@@ -120,7 +110,7 @@ class Worker:
         self.abandoned: set[Any] = set()
 
     def send(self, message: dict[str, Any]) -> None:
-        self._write(_encode(message))
+        self._write(protocol.encode(message))
 
     def _write(self, text: str) -> None:
         with self.lock:
@@ -128,33 +118,33 @@ class Worker:
             self.out.flush()
 
     async def answer(self, request: dict[str, Any]) -> None:
-        number = request.get("id")
+        number = request.get(protocol.ID)
         # Said before the agent runs: a question this worker never started is safe to give to another.
-        self.send({"id": number, "started": True})
+        self.send(protocol.started(number))
         try:
-            if request.get("describe"):
+            if request.get(protocol.DESCRIBE):
                 result = agent_tree(self.agent.root_agent)
             else:
-                result = await self.sessions.run(request["question"])
+                result = await self.sessions.run(request[protocol.QUESTION])
         except BaseException as error:  # noqa: BLE001 - the agent's failure, whatever it is (sys.exit too), is this question's
             if number not in self.abandoned:
                 payload = error_payload(error)
                 partial = partial_run(error)
                 if partial is not None:
-                    payload["partial"] = partial  # what the run did before the error: its tool calls, its state
+                    payload[protocol.PARTIAL] = partial  # what the run did before the error: its tool calls, its state
                 try:
-                    text = _encode({"id": number, "error": payload})
+                    text = protocol.encode(protocol.error(number, payload))
                 except (TypeError, ValueError, RecursionError):
-                    payload.pop("partial", None)  # what it did before cannot travel as JSON: the error alone does
-                    text = _encode({"id": number, "error": payload})
+                    payload.pop(protocol.PARTIAL, None)  # what it did before cannot travel as JSON: the error alone does
+                    text = protocol.encode(protocol.error(number, payload))
                 self._write(text)
             return
         try:
-            text = _encode({"id": number, "result": result})
+            text = protocol.encode(protocol.result(number, result))
         except (TypeError, ValueError, RecursionError) as error:
             # What the agent left (its final state above all) is not JSON: this question's
             # error, said now, not a silence the parent would wait out.
-            text = _encode({"id": number, "error": _unsendable(error)})
+            text = protocol.encode(protocol.error(number, _unsendable(error)))
         if number not in self.abandoned:
             self._write(text)
 
@@ -163,7 +153,7 @@ class Worker:
         if task is not None and not task.done():
             self.abandoned.add(number)
             task.cancel()
-        self.send({"id": number, "cancelled": True})
+        self.send(protocol.cancelled(number))
 
     def _forget(self, number: Any) -> Callable[[asyncio.Task[None]], None]:
         def forget(_: asyncio.Task[None]) -> None:
@@ -180,10 +170,10 @@ class Worker:
             if not line:
                 break  # the parent closed our stdin: finish what is in flight, then leave
             request = json.loads(line)
-            if "cancel" in request:
-                self.cancel(request["cancel"])
+            if protocol.kind(request) == protocol.CANCEL:
+                self.cancel(request[protocol.CANCEL])
                 continue
-            number = request.get("id")
+            number = request.get(protocol.ID)
             task = asyncio.ensure_future(self.answer(request))
             self.tasks[number] = task
             task.add_done_callback(self._forget(number))
@@ -201,7 +191,7 @@ class Worker:
         try:
             loop.run_until_complete(self.serve())
         except BaseException as error:  # noqa: BLE001 - the agent stopped our loop; say so, then end
-            self.send({"exiting": error_payload(error)["message"]})
+            self.send(protocol.exiting(error_payload(error)[protocol.MESSAGE]))
             self.out.flush()
             os._exit(3)  # the agent's threads and tasks are not ours to wind down
         loop.close()
@@ -209,11 +199,11 @@ class Worker:
 
 
 def _unsendable(error: BaseException) -> dict[str, Any]:
-    return {
-        "type": "UnserializableAnswer",
-        "message": f"what the agent's run left (its final state or events) cannot be sent as JSON: {type(error).__name__}: {error}",
-        "code": None,
-    }
+    return protocol.error_payload(
+        "UnserializableAnswer",
+        f"what the agent's run left (its final state or events) cannot be sent as JSON: {type(error).__name__}: {error}",
+        None,
+    )
 
 
 def _leave(code: int) -> None:
@@ -229,18 +219,18 @@ def _leave(code: int) -> None:
 
 def main() -> int:
     out = _protocol_stream()
-    spec = os.environ.get("AGENT_EVAL_WORKER_AGENT", "")
-    capture = os.environ.get("AGENT_EVAL_WORKER_SPANS", "1") == "1"
-    cache = os.environ.get("AGENT_EVAL_WORKER_MODEL_CACHE") or None
+    spec = os.environ.get(protocol.ENV_AGENT, "")
+    capture = os.environ.get(protocol.ENV_SPANS, "1") == "1"
+    cache = os.environ.get(protocol.ENV_MODEL_CACHE) or None
     try:
         agent = load_agent(spec)
         sessions = AgentSessions(agent, capture_spans=capture, model_cache=cache)
     except AgentLoadError as error:
-        out.write(json.dumps({"fatal": str(error)}) + "\n")
+        out.write(protocol.encode(protocol.fatal(str(error))) + "\n")
         out.flush()
         return 2
     except BaseException as error:  # noqa: BLE001 - building the Runner failed: the user's agent, not us
-        out.write(json.dumps({"fatal": f"setting up the ADK Runner raised {type(error).__name__}: {error}"}) + "\n")
+        out.write(protocol.encode(protocol.fatal(f"setting up the ADK Runner raised {type(error).__name__}: {error}")) + "\n")
         out.flush()
         return 2
     try:
@@ -250,7 +240,7 @@ def main() -> int:
     except ImportError:
         adk_version = "unknown"
     worker = Worker(sessions, out, agent)
-    worker.send({"ready": {**sessions.describe(), "adk_version": adk_version, "python": sys.version.split()[0]}})
+    worker.send(protocol.ready(sessions.app_name, sessions.models, adk_version, sys.version.split()[0]))
     return worker.run()
 
 

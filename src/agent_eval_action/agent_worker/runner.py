@@ -11,6 +11,7 @@ import logging
 import time
 from typing import Any
 
+from . import protocol
 from .loader import LoadedAgent
 from .span_capture import SpanCapture
 
@@ -58,28 +59,25 @@ class AgentSessions:
         self.models = models_by_agent(agent.root_agent)
         self.spans = spans if spans is not None else (SpanCapture.install() if capture_spans else None)
 
-    def describe(self) -> dict[str, Any]:
-        return {"app_name": self.app_name, "models": self.models}
-
     async def run(self, question: dict[str, Any]) -> dict[str, Any]:
         """``question``: {id, user_inputs, initial_state} (or a ``conversation_scenario`` with its
         ``user_simulator`` settings). Raises what the agent raised."""
-        if question.get("conversation_scenario") is not None:
+        if question.get(protocol.CONVERSATION_SCENARIO) is not None:
             return await self._scenario(question)
         session = await self.sessions.create_session(
-            app_name=self.app_name, user_id=USER_ID, state=dict(question.get("initial_state") or {})
+            app_name=self.app_name, user_id=USER_ID, state=dict(question.get(protocol.INITIAL_STATE) or {})
         )
         events: list[dict[str, Any]] = []
         times: list[list[float]] = []
         spans: list[dict[str, Any]] = []
         try:
-            for text in question["user_inputs"]:
+            for text in question[protocol.USER_INPUTS]:
                 message = self._types.Content(role="user", parts=[self._types.Part(text=text)])
                 started, clock = time.time(), time.perf_counter()
                 turn_spans: list[dict[str, Any]] = []
                 try:
                     if self.spans is not None:
-                        with self.spans.turn(str(question["id"])) as turn_spans:
+                        with self.spans.turn(str(question[protocol.ID])) as turn_spans:
                             await self._turn(session.id, message, events)
                     else:
                         await self._turn(session.id, message, events)
@@ -104,13 +102,7 @@ class AgentSessions:
     def _result(events: list[dict[str, Any]], session: Any, times: list[list[float]], spans: list[dict[str, Any]]) -> dict[str, Any]:
         from .model_cache import replayed_calls
 
-        return {
-            "replayed_model_calls": replayed_calls(events),
-            "events": events,
-            "final_state": dict(session.state) if session is not None else None,
-            "turn_times": times,
-            "spans": spans,
-        }
+        return protocol.run_result(events, dict(session.state) if session is not None else None, times, spans, replayed_calls(events))
 
     async def _turn(self, session_id: str, message: Any, events: list[dict[str, Any]]) -> None:
         async for event in self.runner.run_async(user_id=USER_ID, session_id=session_id, new_message=message):
@@ -128,28 +120,22 @@ class AgentSessions:
             self.sessions,
             app_name=self.app_name,
             user_id=USER_ID,
-            scenario=question["conversation_scenario"],
-            simulator=question.get("user_simulator") or {},
-            state=question.get("initial_state") or {},
+            scenario=question[protocol.CONVERSATION_SCENARIO],
+            simulator=question.get(protocol.USER_SIMULATOR) or {},
+            state=question.get(protocol.INITIAL_STATE) or {},
             environ=os.environ,
         )
         spans: list[dict[str, Any]] = []
         try:
             if self.spans is not None:
-                with self.spans.turn(str(question["id"])) as spans:
+                with self.spans.turn(str(question[protocol.ID])) as spans:
                     done = await play
             else:
                 done = await play
         except ScenarioSkipped as skipped:
-            return {"skipped": skipped.reason}
+            return protocol.skipped(skipped.reason)
         events = [event.model_dump(mode="json", exclude_none=True) for event in done.events]
-        return {
-            "replayed_model_calls": replayed_calls(events),
-            "events": events,
-            "final_state": done.final_state,
-            "turn_times": [list(t) for t in done.turn_times],
-            "spans": spans,
-        }
+        return protocol.run_result(events, done.final_state, [list(t) for t in done.turn_times], spans, replayed_calls(events))
 
 
 def _attach(error: BaseException, partial: dict[str, Any]) -> None:

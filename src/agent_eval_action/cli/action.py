@@ -84,7 +84,7 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     from agent_eval_action.cli.commands import check_and_publish
     from agent_eval_action.config import load_config
-    from agent_eval_action.core.workflow import group, in_actions, mask
+    from agent_eval_action.core.workflow import group, in_actions, mask, redactor_for
     from agent_eval_action.publish.publisher import GitHubContext
     from agent_eval_action.service.api import base_ref, trust_checkouts
 
@@ -115,6 +115,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
         # Explicit in the workflow: laid over the gate's rules, which otherwise come from the base.
         config.gate_override["max_regression"] = value
         config = config.with_gate(config.gate)
+    redactor_for([config.agent_auth_env], out, err)  # the set-up the command line's commands share (commands.invoke)
     context = GitHubContext.from_env(env, token=token or None)
     event = env.get("GITHUB_EVENT_NAME", "")
     if event == "push" and _bool("update-baseline", inputs["update-baseline"], False):

@@ -1,12 +1,20 @@
 """The command line's and the action's adapter over the service (``api``): each command here
 asks ``api`` for the work, then prints, writes the output directory, publishes, and returns the
-exit code. Nothing here evaluates, compares or gates."""
+exit code. Nothing here evaluates, compares or gates.
+
+``COMMANDS`` is the command line's table: each command's handler and what the one set-up step
+(:func:`invoke`) prepares for it first: the config (read from here or a folder above, the flags
+laid over it), the redaction of its ``agent_auth_env``, the output directory's lock.
+"""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -34,9 +42,9 @@ def _report_problems(problems: list[Problem], err: TextIO) -> None:
         print(f"error: {problem.message}", file=err)
 
 
-def _written(results: Results, config: Config, out: TextIO, err: TextIO) -> Path:
+def _written(results: Results, config: Config) -> Path:
     """results.json in the output directory, secrets redacted (the config's ``agent_auth_env`` too)."""
-    return api.write_results(results, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env], out, err))
+    return api.write_results(results, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env]))
 
 
 def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -94,25 +102,15 @@ def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stder
     return int(ExitCode.BAD_INPUT if problems or not datasets else ExitCode.PASSED)
 
 
-def evaluate(
-    paths: list[str],
-    *,
-    config_path: str | None = None,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
-    **flags: object,
-) -> int:
+def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Scores datasets (running the agent where they hold no recorded runs) and writes ``results.json``.
 
     Invalid inputs are reported and the valid ones still scored and written.
     """
     from agent_eval_action.views.terminal import render
 
-    config = load_config(config_path, anywhere=True).with_overrides(**flags)
-    redactor_for([config.agent_auth_env], out, err)
-    with output_lock(config.output_dir):
-        results = api.evaluate(paths or None, config=config, progress=err, collector=OWN_PROCESS)
-        target = _written(results, config, out, err)
+    results = api.evaluate(paths or None, config=config, progress=err, collector=OWN_PROCESS)
+    target = _written(results, config)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -126,16 +124,13 @@ def convert(
     *,
     to: Literal["golden", "csv", "jsonl"],
     output: str,
+    config: Config,
     agent_name: str | None = None,
-    config_path: str | None = None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
-    **flags: object,
 ) -> int:
     """Writes the datasets as one golden JSON file, or their runs (recorded, or made now by the
     agent) as a simulation CSV / JSONL."""
-    config = load_config(config_path, anywhere=True).with_overrides(**flags)
-    redactor_for([config.agent_auth_env], out, err)
     done = api.convert(paths, config, to=to, output=output, agent_name=agent_name, progress=err)
     print(f"wrote {done.count} {'questions' if to == 'golden' else 'runs'} to {done.target}", file=out)
     _report_problems(done.problems, err)
@@ -143,20 +138,18 @@ def convert(
 
 
 def run(
+    config: Config,
     *,
-    config_path: str | None = None,
     base: str | None = None,
     evaluate_all: bool = False,
     install: str | None = None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
-    **flags: object,
 ) -> int:
     """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate.
     ``install``: the command that makes the agent's environment (and the base's, when it runs)."""
     from agent_eval_action.publish.publisher import GitHubContext
 
-    config = load_config(config_path, anywhere=True).with_overrides(**flags)
     if install and not config.agent_python:
         config = config.with_overrides(agent_python=api.install_environment(install, Path.cwd(), os.environ, err))
     context = GitHubContext.from_env(os.environ)
@@ -182,10 +175,11 @@ def check_and_publish(
     install: str | None = None,
 ) -> int:
     """Runs the check, writes results.json, prints the summary and publishes; returns the exit code.
-    ``install``: the command that makes the base's agent's environment (compare-with = "base")."""
+    ``install``: the command that makes the base's agent's environment (compare-with = "base").
+    The output directory is held here, not by the set-up: the action runs this too, and a check
+    refused before it starts (its base, its environment) leaves no output directory behind."""
     if context.token:
         mask(context.token, out, actions=context.in_actions)
-    redactor_for([config.agent_auth_env], out, err)
     if config.compare_with == "base":
         cache = "; the model-call cache is off for both sides (a replay would hide drift)" if config.model_cache else ""
         print(
@@ -209,8 +203,8 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     from agent_eval_action.views.terminal import render
 
     results, rules = outcome.results, outcome.config
-    redactor = redactor_for([config.agent_auth_env], out, err)
-    target = _written(results, config, out, err)
+    redactor = redactor_for([config.agent_auth_env])
+    target = _written(results, config)
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
     background = api.background(outcome, Path.cwd())
@@ -233,43 +227,21 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     return exit_code(results)
 
 
-def compare_files(
-    current: str,
-    baseline: str,
-    *,
-    config_path: str | None = None,
-    output_dir: str | None = None,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
-) -> int:
+def compare_files(current: str, baseline: str, config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Compares two results files (datasets matched by path, else by name) and applies the gate."""
     from agent_eval_action.views.terminal import render
 
-    config = load_config(config_path, anywhere=True).with_overrides(output_dir=output_dir)
-    with output_lock(config.output_dir):
-        results = api.compare(Path(current), Path(baseline), config=config)
-        target = _written(results, config, out, err)
+    results = api.compare(Path(current), Path(baseline), config=config)
+    target = _written(results, config)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
     return exit_code(results)
 
 
-def baseline_update(
-    datasets: list[str] | None = None,
-    *,
-    config_path: str | None = None,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
-    **flags: object,
-) -> int:
-    """Evaluates the datasets and writes their baselines (sorted, rounded: unchanged scores rewrite nothing)."""
-    return write_baselines(load_config(config_path, anywhere=True).with_overrides(**flags), datasets, out=out, err=err)
-
-
 def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
-    """Evaluates the datasets, writes each one's baseline, and says which files changed."""
-    redactor_for([config.agent_auth_env], out, err)
+    """Evaluates the datasets, writes each one's baseline (sorted, rounded: unchanged scores
+    rewrite nothing), and says which files changed."""
     update = api.update_baselines(config, datasets, progress=err, collector=OWN_PROCESS)
     if interrupt.requested() and not update.written:
         print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
@@ -297,16 +269,16 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
     return int(ExitCode.BAD_INPUT if update.results.problems or not update.results.datasets else ExitCode.PASSED)
 
 
-def merge(paths: list[str], *, config_path: str | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr, **flags: object) -> int:
+def merge(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Joins the results of every shard of a run, then compares, gates and publishes as ``check`` does."""
     from agent_eval_action.publish.publisher import GitHubContext
 
-    config = load_config(config_path, anywhere=True).with_overrides(**flags)
     return merge_and_finish(paths, config, GitHubContext.from_env(os.environ), out=out, err=err)
 
 
 def merge_and_finish(paths: list[str], config: Config, context: GitHubContext, *, out: TextIO, err: TextIO) -> int:
-    """The shards' results files (paths or globs) joined, compared, gated and published."""
+    """The shards' results files (paths or globs) joined, compared, gated and published (the
+    output directory held here, as in :func:`check_and_publish`)."""
     with output_lock(config.output_dir):
         outcome = api.merge(paths, config)
         runs = sum(len(d.questions) for d in outcome.results.datasets)
@@ -318,8 +290,8 @@ def report(
     results_path: str,
     baseline_path: str | None = None,
     *,
+    config: Config,
     output: str | None = None,
-    config_path: str | None = None,
     out: TextIO = sys.stdout,
 ) -> int:
     """``report RESULTS.json [--baseline B.json]``: report.html from files. The base runs come
@@ -328,7 +300,6 @@ def report(
     with the baselines' history. Writes next to RESULTS.json unless ``output`` says where."""
     from agent_eval_action.views.report import context, render_context, write_page
 
-    config = load_config(config_path, anywhere=True)
     results = api.read_results(results_path)
     before = api.read_results(baseline_path) if baseline_path is not None else None
     background = api.background_of_files(results, config, before, baseline_path, Path.cwd())
@@ -374,3 +345,106 @@ def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.s
     else:
         print(f"comment: {posted.url}", file=out)
     return int(ExitCode.PASSED)
+
+
+# -- the command line's table --------------------------------------------------------------------
+
+AGENT_FLAGS = (
+    "agent",
+    "agent_url",
+    "app_name",
+    "agent_python",
+    "in_process",
+    "workers",
+    "model_cache",
+    "concurrency",
+    "max_concurrency",
+    "max_model_calls",
+    "max_cost_usd",
+    "runs",
+    "timeout",
+    "retries",
+    "progress",
+)
+EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
+RUN_FLAGS = (*EVALUATE_FLAGS, "datasets", "comment", "shard", "reuse", "compare_with")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One command as the command line asked for it, after the set-up."""
+
+    args: argparse.Namespace
+    out: TextIO
+    err: TextIO
+    loaded: Config | None = None
+
+    @property
+    def config(self) -> Config:
+        assert self.loaded is not None, "a command that reads the config names its flags in COMMANDS"
+        return self.loaded
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command's handler and what :func:`invoke` prepares for it."""
+
+    handler: Callable[[Call], int]
+    # The flags laid over the config (read from the working directory or a folder above);
+    # None: the command reads no config.
+    flags: tuple[str, ...] | None = None
+    # The output directory held for the whole command (``check`` and ``merge`` hold it in the
+    # functions they share with the action).
+    lock: bool = False
+    # Said on stderr before anything else.
+    note: str | None = None
+
+
+def invoke(command: Command, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The set-up every command shares, once, then the command: the config with the flags laid
+    over it, its ``agent_auth_env`` redacted from everything printed from here on, the output
+    directory held while the command runs."""
+    if command.note:
+        print(command.note, file=err)
+    if command.flags is None:
+        return command.handler(Call(args, out, err))
+    config = load_config(args.config, anywhere=True)
+    if command.flags:
+        config = config.with_overrides(**{name: getattr(args, name) for name in command.flags})
+    redactor_for([config.agent_auth_env], out, err)
+    with output_lock(config.output_dir) if command.lock else contextlib.nullcontext():
+        return command.handler(Call(args, out, err, config))
+
+
+def _check(call: Call) -> int:
+    args = call.args
+    return run(call.config, base=args.base, evaluate_all=args.evaluate_all, install=args.install, out=call.out, err=call.err)
+
+
+def _action(call: Call) -> int:
+    from agent_eval_action.cli.action import main
+
+    return main(out=call.out, err=call.err)
+
+
+COMMANDS: dict[str, Command] = {
+    "init": Command(lambda c: init(c.args.agent, c.args.agent_python, out=c.out, err=c.err)),
+    "validate": Command(lambda c: validate(c.args.paths, out=c.out, err=c.err)),
+    "evaluate": Command(lambda c: evaluate(c.args.paths, c.config, out=c.out, err=c.err), EVALUATE_FLAGS, lock=True),
+    "check": Command(_check, RUN_FLAGS),
+    "run": Command(_check, RUN_FLAGS, note="note: `run` is renamed `check` (as in Python's check()); `run` goes away in the next release"),
+    "compare": Command(
+        lambda c: compare_files(c.args.current, c.args.baseline, c.config, out=c.out, err=c.err), ("output_dir",), lock=True
+    ),
+    "baseline": Command(lambda c: write_baselines(c.config, c.args.datasets, out=c.out, err=c.err), AGENT_FLAGS),
+    "merge": Command(lambda c: merge(c.args.paths, c.config, out=c.out, err=c.err), ("output_dir", "comment")),
+    "report": Command(lambda c: report(c.args.results, c.args.baseline, config=c.config, output=c.args.output, out=c.out), ()),
+    "convert": Command(
+        lambda c: convert(
+            c.args.paths, to=c.args.to, output=c.args.output, config=c.config, agent_name=c.args.agent_name, out=c.out, err=c.err
+        ),
+        AGENT_FLAGS,
+    ),
+    "action": Command(_action),
+    "fork-comment": Command(lambda c: fork_comment(c.args.comment_file, comment_key=c.args.comment_key, out=c.out)),
+}

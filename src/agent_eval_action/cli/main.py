@@ -15,25 +15,6 @@ from typing import TextIO
 
 from agent_eval_action import __version__
 
-AGENT_FLAGS = (
-    "agent",
-    "agent_url",
-    "app_name",
-    "agent_python",
-    "in_process",
-    "workers",
-    "model_cache",
-    "concurrency",
-    "max_concurrency",
-    "max_model_calls",
-    "max_cost_usd",
-    "runs",
-    "timeout",
-    "retries",
-    "progress",
-)
-EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
-RUN_FLAGS = (*EVALUATE_FLAGS, "shard", "reuse", "compare_with")
 EPILOG = (
     "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure, "
     "130 / 143 interrupted by SIGINT / SIGTERM (what finished is written)"
@@ -82,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--all", dest="evaluate_all", action="store_true", help="evaluate every dataset, not only the changed ones")
     run.add_argument("--output-dir", help="where results.json goes (default: agent-eval-results)")
     run.add_argument("--metrics", type=_names, help="comma-separated metric names")
-    run.add_argument("--no-comment", action="store_true", help="do not post a PR comment")
+    run.add_argument("--no-comment", dest="comment", action="store_const", const=False, help="do not post a PR comment")
     run.add_argument("--shard", help="evaluate the i-th of n deterministic slices of the questions, as i/n")
     run.add_argument(
         "--no-reuse",
@@ -121,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("paths", nargs="+", metavar="RESULTS", help="the shards' results.json files (globs work)")
     merge.add_argument("--config", help="config file")
     merge.add_argument("--output-dir", help="where the merged results.json goes")
-    merge.add_argument("--no-comment", action="store_true", help="do not post a PR comment")
+    merge.add_argument("--no-comment", dest="comment", action="store_const", const=False, help="do not post a PR comment")
 
     report = sub.add_parser(
         "report",
@@ -244,80 +225,16 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The command's row of ``commands.COMMANDS``, run after the one set-up they share."""
     from agent_eval_action.core.errors import AgentEvalError, ExitCode
 
     try:
-        if args.command == "init":
-            from agent_eval_action.cli.commands import init
+        from agent_eval_action.cli.commands import COMMANDS, invoke
 
-            return init(args.agent, args.agent_python, out=out, err=err)
-        if args.command == "validate":
-            from agent_eval_action.cli.commands import validate
-
-            return validate(args.paths, out=out, err=err)
-        if args.command == "evaluate":
-            from agent_eval_action.cli.commands import evaluate
-
-            flags = {name: getattr(args, name) for name in EVALUATE_FLAGS}
-            return evaluate(args.paths, config_path=args.config, out=out, err=err, **flags)
-        if args.command == "merge":
-            from agent_eval_action.cli.commands import merge
-
-            return merge(
-                args.paths,
-                config_path=args.config,
-                out=out,
-                err=err,
-                output_dir=args.output_dir,
-                comment=False if args.no_comment else None,
-            )
-        if args.command == "action":
-            from agent_eval_action.cli.action import main as action_main
-
-            return action_main(out=out, err=err)
-        if args.command == "fork-comment":
-            from agent_eval_action.cli.commands import fork_comment
-
-            return fork_comment(args.comment_file, comment_key=args.comment_key, out=out)
-        if args.command in ("check", "run"):
-            from agent_eval_action.cli.commands import run
-
-            if args.command == "run":
-                print("note: `run` is renamed `check` (as in Python's check()); `run` goes away in the next release", file=err)
-
-            flags = {name: getattr(args, name) for name in RUN_FLAGS}
-            no_comment = False if args.no_comment else None
-            return run(
-                config_path=args.config,
-                base=args.base,
-                evaluate_all=args.evaluate_all,
-                datasets=args.datasets,
-                comment=no_comment,
-                install=args.install,
-                out=out,
-                err=err,
-                **flags,
-            )
-        if args.command == "compare":
-            from agent_eval_action.cli.commands import compare_files
-
-            return compare_files(args.current, args.baseline, config_path=args.config, output_dir=args.output_dir, out=out, err=err)
-        if args.command == "baseline":
-            from agent_eval_action.cli.commands import baseline_update
-
-            flags = {name: getattr(args, name) for name in AGENT_FLAGS}
-            return baseline_update(args.datasets, config_path=args.config, out=out, err=err, **flags)
-        if args.command == "report":
-            from agent_eval_action.cli.commands import report
-
-            return report(args.results, args.baseline, output=args.output, config_path=args.config, out=out)
-        if args.command == "convert":
-            from agent_eval_action.cli.commands import convert
-
-            flags = {name: getattr(args, name) for name in AGENT_FLAGS}
-            return convert(
-                args.paths, to=args.to, output=args.output, agent_name=args.agent_name, config_path=args.config, out=out, err=err, **flags
-            )
+        command = COMMANDS.get(args.command)
+        if command is None:
+            return int(ExitCode.BAD_INPUT)
+        return invoke(command, args, out, err)
     except AgentEvalError as error:
         print(f"error: {error}", file=err)
         return int(error.exit_code)
@@ -326,7 +243,6 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 130
     except Exception as error:  # noqa: BLE001 - the one place an unexpected error becomes exit 3, never 1
         return _unexpected(error, args, err)
-    return int(ExitCode.BAD_INPUT)
 
 
 def _unexpected(error: Exception, args: argparse.Namespace, err: TextIO) -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import os
 import shutil
 import signal
@@ -33,6 +32,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agent_eval_action.agent_worker import protocol
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import AgentLoadError
 from agent_eval_action.core.models import Question, Trace
@@ -40,7 +40,7 @@ from agent_eval_action.run.run_pool import keep_partial
 from agent_eval_action.traces.adk_events import trace_from_run
 from agent_eval_action.traces.spans import RawSpan
 
-PACKAGE = "agent_eval_worker"
+PACKAGE = protocol.PACKAGE
 STDERR_LINES = 20
 # A JSON line carries every event and span of one question: allow large ones.
 LINE_LIMIT = 2**28
@@ -198,11 +198,11 @@ class WorkerPool:
         assert self._files is not None
         env = dict(self.settings.env)
         env["PYTHONPATH"] = os.pathsep.join([str(self._files), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-        env["AGENT_EVAL_WORKER_AGENT"] = agent_spec(self.settings.agent)  # the worker runs from settings.cwd
-        env["AGENT_EVAL_WORKER_SPANS"] = "1" if self.settings.capture_spans else "0"
-        env.pop("AGENT_EVAL_WORKER_MODEL_CACHE", None)
+        env[protocol.ENV_AGENT] = agent_spec(self.settings.agent)  # the worker runs from settings.cwd
+        env[protocol.ENV_SPANS] = "1" if self.settings.capture_spans else "0"
+        env.pop(protocol.ENV_MODEL_CACHE, None)
         if self.settings.model_cache:
-            env["AGENT_EVAL_WORKER_MODEL_CACHE"] = self.settings.model_cache
+            env[protocol.ENV_MODEL_CACHE] = self.settings.model_cache
         env.setdefault("PYTHONUNBUFFERED", "1")
         try:
             process = await asyncio.create_subprocess_exec(
@@ -238,10 +238,10 @@ class WorkerPool:
             raise AgentLoadError(
                 "--agent", f"{self.settings.agent}: loading the agent took longer than {self.settings.startup_timeout_s:g} s{worker.tail()}"
             ) from None
-        if "fatal" in hello:
+        if protocol.FATAL in hello:
             await self._kill(worker, "it could not load the agent")
-            raise AgentLoadError("--agent", f"{self.settings.agent}: {hello['fatal']}")
-        self.info = hello["ready"]
+            raise AgentLoadError("--agent", f"{self.settings.agent}: {hello[protocol.FATAL]}")
+        self.info = hello[protocol.READY]
         return worker
 
     async def _read(self, worker: _Worker) -> None:
@@ -254,27 +254,25 @@ class WorkerPool:
                 break
             if not line:
                 break
-            try:
-                message = json.loads(line)
-            except ValueError:
+            message = protocol.decode(line)
+            if message is None:
                 continue
-            if not isinstance(message, dict):
-                continue
-            if "ready" in message or "fatal" in message:
+            kind = protocol.kind(message)
+            if kind in (protocol.READY, protocol.FATAL):
                 if worker.ready is not None and not worker.ready.done():
                     worker.ready.set_result(message)
                 continue
-            if "exiting" in message:
+            if kind == protocol.EXITING:
                 worker.dead = True  # no new questions: it is on its way out
                 if worker.stop_reason is None:
-                    worker.stop_reason = f"the agent process ended ({message['exiting']})"
+                    worker.stop_reason = f"the agent process ended ({message[protocol.EXITING]})"
                 continue
-            if message.get("started"):
-                call = worker.pending.get(message.get("id", -1))
+            if kind == protocol.STARTED:
+                call = worker.pending.get(message.get(protocol.ID, -1))
                 if call is not None and not call.started.done():
                     call.started.set_result(None)
                 continue
-            call = worker.pending.pop(message.get("id", -1), None)
+            call = worker.pending.pop(message.get(protocol.ID, -1), None)
             if call is not None and not call.answer.done():
                 call.answer.set_result(message)
         code = await worker.process.wait()
@@ -282,7 +280,7 @@ class WorkerPool:
         reason = worker.stop_reason or f"the agent process {_exit_reason(code)}"
         if worker.ready is not None and not worker.ready.done():
             where = f"{self.settings.agent} (with {self.settings.python})"
-            worker.ready.set_result({"fatal": f"the agent process {_exit_reason(code)} while loading {where}{worker.tail()}"})
+            worker.ready.set_result(protocol.fatal(f"the agent process {_exit_reason(code)} while loading {where}{worker.tail()}"))
         running = [call for call in worker.pending.values() if call.started.done()]
         for call in worker.pending.values():
             if call.answer.done():
@@ -381,30 +379,29 @@ class WorkerPool:
         """The agent's tree as the worker sees it (``agent_worker.tree``): agents, their tools with
         parameter schemas, sub-agents. Raises RemoteError when describing it failed there."""
         timeout_s = self.settings.startup_timeout_s
-        answer = await self._ask(await self._pick(), {"describe": True}, "describing the agent", timeout_s)
-        if "error" in answer:
-            error = answer["error"]
-            raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
-        return dict(answer["result"])
+        answer = await self._ask(await self._pick(), protocol.describe, "describing the agent", timeout_s)
+        if protocol.ERROR in answer:
+            raise _remote_error(answer[protocol.ERROR])
+        return dict(answer[protocol.RESULT])
 
     def _send(self, worker: _Worker, message: dict[str, Any]) -> bool:
         stdin = worker.process.stdin
         if stdin is None or stdin.is_closing():
             return False
         try:
-            stdin.write((json.dumps(message, ensure_ascii=False) + "\n").encode())
+            stdin.write((protocol.encode(message) + "\n").encode())
         except (BrokenPipeError, ConnectionResetError, RuntimeError):
             return False  # the worker is gone: its reader settles what was in flight
         return True
 
-    async def _ask(self, worker: _Worker, payload: dict[str, Any], what: str, timeout_s: float) -> dict[str, Any]:
+    async def _ask(self, worker: _Worker, request: Callable[[int], dict[str, Any]], what: str, timeout_s: float) -> dict[str, Any]:
         """The worker's answer; raises TimeoutError when the question had ``timeout_s`` from
         the moment the worker started it, and NotStarted / Suspect / WorkerDied (see above)."""
         loop = asyncio.get_running_loop()
         number = next(self.ids)
         call = _Call(started=loop.create_future(), answer=loop.create_future())
         worker.pending[number] = call
-        self._send(worker, {"id": number, **payload})
+        self._send(worker, request(number))
         stdin = worker.process.stdin
         try:
             if stdin is not None:
@@ -420,7 +417,7 @@ class WorkerPool:
                 return await asyncio.wait_for(asyncio.shield(call.answer), timeout_s)
             except TimeoutError:
                 pass
-            self._send(worker, {"cancel": number})
+            self._send(worker, protocol.cancel(number))
             try:
                 answer = await asyncio.wait_for(asyncio.shield(call.answer), CANCEL_GRACE_S)
             except TimeoutError:
@@ -429,12 +426,12 @@ class WorkerPool:
                     answer = await call.answer
                 except WorkerDied:
                     raise TimeoutError from None  # it was alone in there: its own time ran out
-            if answer.get("cancelled"):
+            if protocol.kind(answer) == protocol.CANCELLED:
                 raise TimeoutError
             return answer
         except asyncio.CancelledError:
             if worker.pending.pop(number, None) is not None:
-                self._send(worker, {"cancel": number})
+                self._send(worker, protocol.cancel(number))
             raise
 
     async def run_question(self, question: Question, timeout_s: float) -> Trace:
@@ -453,25 +450,30 @@ class WorkerPool:
                 suspect = True  # run it again, alone this time: not a retry, not its error
         else:
             raise WorkerDied("the agent's processes kept ending before they could start this question")
-        if "error" in answer:
-            error = answer["error"]
-            remote = RemoteError(str(error.get("type", "Error")), str(error.get("message", "")), error.get("code"))
-            if isinstance(error.get("partial"), dict):
-                keep_partial(remote, self._trace(question, error["partial"]))
+        if protocol.ERROR in answer:
+            error = answer[protocol.ERROR]
+            remote = _remote_error(error)
+            if isinstance(error.get(protocol.PARTIAL), dict):
+                keep_partial(remote, self._trace(question, error[protocol.PARTIAL]))
             raise remote
-        return self._trace(question, answer["result"])
+        return self._trace(question, answer[protocol.RESULT])
 
-    def _question(self, question: Question) -> dict[str, Any]:
-        return {"question": question_request(question, self.settings.user_simulator)}
+    def _question(self, question: Question) -> Callable[[int], dict[str, Any]]:
+        request = question_request(question, self.settings.user_simulator)
+        return lambda number: protocol.question(number, request)
 
     def _trace(self, question: Question, result: dict[str, Any]) -> Trace:
         return trace_from_worker(
             question,
             result,
-            app_name=self.info.get("app_name"),
-            models=dict(self.info.get("models") or {}),
+            app_name=self.info.get(protocol.APP_NAME),
+            models=dict(self.info.get(protocol.MODELS) or {}),
             model_cache=bool(self.settings.model_cache),
         )
+
+
+def _remote_error(error: dict[str, Any]) -> RemoteError:
+    return RemoteError(str(error.get(protocol.TYPE, "Error")), str(error.get(protocol.MESSAGE, "")), error.get(protocol.CODE))
 
 
 def kill_session(sid: int) -> None:
@@ -510,27 +512,29 @@ def _session_members(sid: int) -> list[int]:
 def question_request(question: Question, user_simulator: dict[str, Any]) -> dict[str, Any]:
     """What the worker needs of a question, as JSON; the [user-simulator] settings laid over the
     scenario's own."""
-    request: dict[str, Any] = {"id": question.id, "user_inputs": question.user_inputs, "initial_state": question.initial_state}
-    if question.conversation_scenario is not None:
-        request["conversation_scenario"] = question.conversation_scenario
-        request["user_simulator"] = {**question.user_simulator, **user_simulator}
-    return request
+    return protocol.question_request(
+        question.id,
+        question.user_inputs,
+        question.initial_state,
+        conversation_scenario=question.conversation_scenario,
+        user_simulator={**question.user_simulator, **user_simulator},
+    )
 
 
 def trace_from_worker(
     question: Question, result: dict[str, Any], *, app_name: str | None, models: dict[str, str], model_cache: bool
 ) -> Trace:
     """The trace of a run the worker's code made (in a worker or, with --in-process, here)."""
-    if result.get("skipped"):
-        return Trace(app_name=app_name, skipped=str(result["skipped"]))
+    if result.get(protocol.SKIPPED):
+        return Trace(app_name=app_name, skipped=str(result[protocol.SKIPPED]))
     trace = trace_from_run(
         question,
-        result["events"],
-        final_state=result.get("final_state"),
-        turn_times=[(float(a), float(b)) for a, b in result.get("turn_times", [])],
+        result[protocol.EVENTS],
+        final_state=result.get(protocol.FINAL_STATE),
+        turn_times=[(float(a), float(b)) for a, b in result.get(protocol.TURN_TIMES, [])],
         app_name=app_name,
         models=models,
-        spans=[RawSpan(**span) for span in result.get("spans", [])],
+        spans=[RawSpan(**span) for span in result.get(protocol.SPANS, [])],
     )
-    trace.replayed_model_calls = result.get("replayed_model_calls") if model_cache else None
+    trace.replayed_model_calls = result.get(protocol.REPLAYED_MODEL_CALLS) if model_cache else None
     return trace

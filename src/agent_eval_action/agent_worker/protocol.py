@@ -1,0 +1,212 @@
+"""The worker's protocol, spelled once for both sides: the worker (``__main__``, ``runner``) and
+the parent (``run.worker_pool``, ``run.adk_runner``) import their keys and messages from here.
+
+Standard library only, like every module of ``agent_worker`` (see its ``__init__``): this file
+is copied with the others and runs under the agent's own Python.
+
+One JSON object per line. The parent writes on the worker's stdin:
+
+- ``question(N, {id, user_inputs, initial_state[, conversation_scenario, user_simulator]})``
+- ``describe(N)``: the agent's tree (``tree.agent_tree``), for ``init``
+- ``cancel(N)``: the question's time is up
+
+The worker answers on the file descriptor that was its stdout:
+
+- first ``ready({app_name, models, adk_version, python})`` or ``fatal("why")``
+- per request ``started(N)`` when it is read, then ``result(N, {...})`` or
+  ``error(N, {type, message, code[, partial]})`` (``partial``: the run so far, when the agent
+  raised mid-question); ``cancelled(N)`` answers a ``cancel``
+- ``exiting("why")`` before the process ends on its own.
+
+A result is ``{replayed_model_calls, events, final_state, turn_times, spans}``, or ``{skipped}``
+for a conversation scenario ADK's simulator cannot play.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# The package the worker's files are copied into and run as: ``python -m agent_eval_worker``.
+PACKAGE = "agent_eval_worker"
+
+# What the parent tells the worker through its environment.
+ENV_AGENT = "AGENT_EVAL_WORKER_AGENT"  # the agent to load: a directory or module[:attribute]
+ENV_SPANS = "AGENT_EVAL_WORKER_SPANS"  # "1": capture OpenTelemetry spans per question; "0": not
+ENV_MODEL_CACHE = "AGENT_EVAL_WORKER_MODEL_CACHE"  # the model-call cache's directory; unset: none
+ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE)
+
+# The request's number, on every message about one request.
+ID = "id"
+
+# Message kinds, each the key that carries it. Parent -> worker:
+QUESTION = "question"
+DESCRIBE = "describe"
+CANCEL = "cancel"
+# Worker -> parent:
+READY = "ready"
+FATAL = "fatal"
+STARTED = "started"
+RESULT = "result"
+ERROR = "error"
+CANCELLED = "cancelled"
+EXITING = "exiting"
+REQUESTS = (QUESTION, DESCRIBE, CANCEL)
+ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, EXITING)
+
+# A question's fields (its ``id`` is ``ID``).
+USER_INPUTS = "user_inputs"
+INITIAL_STATE = "initial_state"
+CONVERSATION_SCENARIO = "conversation_scenario"
+USER_SIMULATOR = "user_simulator"
+
+# A result's fields.
+REPLAYED_MODEL_CALLS = "replayed_model_calls"
+EVENTS = "events"
+FINAL_STATE = "final_state"
+TURN_TIMES = "turn_times"
+SPANS = "spans"
+SKIPPED = "skipped"
+
+# An error's fields.
+TYPE = "type"
+MESSAGE = "message"
+CODE = "code"
+PARTIAL = "partial"
+
+# What ``ready`` says of the loaded agent.
+APP_NAME = "app_name"
+MODELS = "models"
+ADK_VERSION = "adk_version"
+PYTHON = "python"
+
+KEYS = (
+    ID,
+    *REQUESTS,
+    *ANSWERS,
+    USER_INPUTS,
+    INITIAL_STATE,
+    CONVERSATION_SCENARIO,
+    USER_SIMULATOR,
+    REPLAYED_MODEL_CALLS,
+    EVENTS,
+    FINAL_STATE,
+    TURN_TIMES,
+    SPANS,
+    SKIPPED,
+    TYPE,
+    MESSAGE,
+    CODE,
+    PARTIAL,
+    APP_NAME,
+    MODELS,
+    ADK_VERSION,
+    PYTHON,
+)
+
+Message = dict[str, Any]
+
+
+def encode(message: Message) -> str:
+    """One line of the protocol, without its newline. Raises TypeError / ValueError /
+    RecursionError for what JSON cannot carry (``default=str`` covers plain objects)."""
+    return json.dumps(message, ensure_ascii=False, default=str)
+
+
+def decode(line: bytes | str) -> Message | None:
+    """The message on ``line``; None for a line that is not a JSON object (stray output)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def kind(message: Message) -> str | None:
+    """Which message this is: one of ``REQUESTS`` or ``ANSWERS``; None for none of them."""
+    for name in (CANCEL, READY, FATAL, EXITING, STARTED, CANCELLED, ERROR, RESULT, DESCRIBE, QUESTION):
+        if name in message and (message[name] or name not in (STARTED, CANCELLED, DESCRIBE)):
+            return name
+    return None
+
+
+# -- parent -> worker ------------------------------------------------------------------------
+
+
+def question(number: int, request: dict[str, Any]) -> Message:
+    return {ID: number, QUESTION: request}
+
+
+def describe(number: int) -> Message:
+    return {ID: number, DESCRIBE: True}
+
+
+def cancel(number: Any) -> Message:
+    return {CANCEL: number}
+
+
+def question_request(
+    question_id: str,
+    user_inputs: list[str],
+    initial_state: dict[str, Any],
+    *,
+    conversation_scenario: Any = None,
+    user_simulator: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What the worker needs of a question (``runner.AgentSessions.run`` reads it)."""
+    request: dict[str, Any] = {ID: question_id, USER_INPUTS: user_inputs, INITIAL_STATE: initial_state}
+    if conversation_scenario is not None:
+        request[CONVERSATION_SCENARIO] = conversation_scenario
+        request[USER_SIMULATOR] = dict(user_simulator or {})
+    return request
+
+
+# -- worker -> parent ------------------------------------------------------------------------
+
+
+def ready(app_name: str, models: dict[str, str], adk_version: str, python: str) -> Message:
+    return {READY: {APP_NAME: app_name, MODELS: models, ADK_VERSION: adk_version, PYTHON: python}}
+
+
+def fatal(why: str) -> Message:
+    return {FATAL: why}
+
+
+def started(number: Any) -> Message:
+    return {ID: number, STARTED: True}
+
+
+def result(number: Any, answer: dict[str, Any]) -> Message:
+    return {ID: number, RESULT: answer}
+
+
+def error(number: Any, payload: dict[str, Any]) -> Message:
+    return {ID: number, ERROR: payload}
+
+
+def cancelled(number: Any) -> Message:
+    return {ID: number, CANCELLED: True}
+
+
+def exiting(why: str) -> Message:
+    return {EXITING: why}
+
+
+def error_payload(type_name: str, message: str, code: int | None) -> dict[str, Any]:
+    """An error's fields (``PARTIAL`` is added beside them when the run so far can travel)."""
+    return {TYPE: type_name, MESSAGE: message, CODE: code}
+
+
+def run_result(
+    events: list[dict[str, Any]],
+    final_state: dict[str, Any] | None,
+    turn_times: list[list[float]],
+    spans: list[dict[str, Any]],
+    replayed: Any,
+) -> dict[str, Any]:
+    """What one question's run left, as the parent turns it into a trace."""
+    return {REPLAYED_MODEL_CALLS: replayed, EVENTS: events, FINAL_STATE: final_state, TURN_TIMES: turn_times, SPANS: spans}
+
+
+def skipped(reason: str) -> dict[str, Any]:
+    return {SKIPPED: reason}
