@@ -37,6 +37,17 @@ def test_nesting_up_to_the_stated_depth_is_read_and_past_it_is_refused() -> None
     assert not deeper_than({"a": [{"b": []}]}, 4) and deeper_than({"a": [{"b": []}]}, 3)
 
 
+def test_the_depth_is_judged_on_the_value_whatever_brackets_its_strings_hold() -> None:
+    # Long texts with few brackets are not walked (a value cannot nest deeper than it has
+    # brackets); brackets inside strings only make the value walked, never refused.
+    padding = "x" * 10 * MAX_DEPTH
+    assert loads(json.dumps({"prompt": padding, "spans": [[{"a": 1}]]}))[0]["spans"] == [[{"a": 1}]]
+    brackets = json.dumps({"prompt": "[{" * MAX_DEPTH, "spans": [[]]})
+    assert loads(brackets)[0]["spans"] == [[]]
+    with pytest.raises(TooDeep):
+        loads(json.dumps({"prompt": padding, "deep": json.loads(nested(MAX_DEPTH))}))
+
+
 def test_lone_surrogates_are_replaced_and_counted_pairs_are_kept() -> None:
     value, replaced = loads('{"\\udc00key": ["half \\ud83d of", "whole \\ud83d\\ude00"], "n": 1}')
     assert replaced == 2

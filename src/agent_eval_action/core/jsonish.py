@@ -62,8 +62,15 @@ def loads(text: str, *, finite: bool = False, depth: int | None = MAX_DEPTH) -> 
         value = json.loads(text, parse_constant=_refuse_constant) if finite else json.loads(text)
     except RecursionError:
         raise TooDeep(depth or sys.getrecursionlimit()) from None
-    # Each level takes two characters at least: a short text (most cells, a span's attributes) is not walked.
-    if depth is not None and len(text) > 2 * depth and isinstance(value, dict | list) and deeper_than(value, depth):
+    # Each level takes two characters at least, and one opening bracket: a short text (most cells,
+    # a span's attributes) or one with few brackets (counted in C, 20x faster than the walk) is not walked.
+    if (
+        depth is not None
+        and len(text) > 2 * depth
+        and isinstance(value, dict | list)
+        and text.count("[") + text.count("{") > depth
+        and deeper_than(value, depth)
+    ):
         raise TooDeep(depth)
     if finite and _BIG_NUMERAL.search(text) and _overflows(value):
         raise NotFinite("holds a number too large for a float (it reads as infinity)")
