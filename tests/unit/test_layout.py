@@ -75,3 +75,15 @@ def test_the_readmes_map_lists_the_folders_in_the_contracts_order() -> None:
     drawn = [line.split()[0].rstrip("/").removesuffix(".py") for line in block.splitlines() if line.strip()]
     expected = [name for layer in contract_layers() for name in layer if name != "__main__"]
     assert drawn == expected
+
+
+def test_every_folder_says_it_is_internal_and_what_it_exports() -> None:
+    """The public API is the package's own ``__all__``; each folder says it is not part of it."""
+    import ast
+
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        if init.parent == PACKAGE or init.parent.name == "agent_worker":
+            continue  # the API itself; the worker, which is copied and run under the agent's Python
+        tree = ast.parse(init.read_text())
+        assert "Internal: the public API is ``import agent_eval_action``" in (ast.get_docstring(tree, clean=False) or ""), init
+        assert any(isinstance(n, ast.AnnAssign | ast.Assign) and "__all__" in ast.unparse(n).split("=")[0] for n in tree.body), init

@@ -1,1 +1,7 @@
-"""Models, errors, paths inside the repository, redaction, logs, files, text, workflow commands."""
+"""Models, errors, paths inside the repository, redaction, logs, files, text, workflow commands.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); nothing here is
+part of it, and names may change between releases.
+"""
+
+__all__: list[str] = []

@@ -1,4 +1,8 @@
-"""One loader per input format, chosen by extension and content."""
+"""One loader per input format, chosen by extension and content.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); ``__all__`` here
+names what the rest of the package uses.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Deterministic metrics. Importing this package fills :data:`REGISTRY`."""
+"""Deterministic metrics. Importing this package fills :data:`REGISTRY`.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); ``__all__`` here
+names what the rest of the package uses.
+"""
 
 from agent_eval_action.metrics import response, state, tools, trace_metrics, trajectory  # noqa: F401
 

@@ -1,1 +1,7 @@
-"""GitHub: the REST client and publishing the sticky comment, summary and annotations."""
+"""GitHub: the REST client and publishing the sticky comment, summary and annotations.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); nothing here is
+part of it, and names may change between releases.
+"""
+
+__all__: list[str] = []

@@ -1,1 +1,7 @@
-"""The repository: git, baselines, history, results files, dataset discovery, globs, agent paths."""
+"""The repository: git, baselines, history, results files, dataset discovery, globs, agent paths.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); nothing here is
+part of it, and names may change between releases.
+"""
+
+__all__: list[str] = []

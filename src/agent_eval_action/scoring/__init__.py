@@ -1,1 +1,7 @@
-"""Scoring: the scorer, aggregate statistics, reuse of unchanged results, shards."""
+"""Scoring: the scorer, aggregate statistics, reuse of unchanged results, shards.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); nothing here is
+part of it, and names may change between releases.
+"""
+
+__all__: list[str] = []

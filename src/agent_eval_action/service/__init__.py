@@ -1,1 +1,7 @@
-"""The API the adapters call: evaluate, compare, check, init, and the steps of a run."""
+"""The API the adapters call: evaluate, compare, check, init, and the steps of a run.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); nothing here is
+part of it, and names may change between releases.
+"""
+
+__all__: list[str] = []

@@ -1,1 +1,7 @@
-"""ADK events and OpenTelemetry spans turned into our trace."""
+"""ADK events and OpenTelemetry spans turned into our trace.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); nothing here is
+part of it, and names may change between releases.
+"""
+
+__all__: list[str] = []

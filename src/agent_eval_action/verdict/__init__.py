@@ -1,1 +1,7 @@
-"""Deciding: comparison with the baseline, the gate, its rules, which datasets a PR selects."""
+"""Deciding: comparison with the baseline, the gate, its rules, which datasets a PR selects.
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``); nothing here is
+part of it, and names may change between releases.
+"""
+
+__all__: list[str] = []
