@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.github_server import PROXY_PAGE, Failure, FakeGitHub
+from tests.helpers.repos import git
 from tests.integration.test_pr_flow import runs, write_dataset
-from tests.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "ghs_action_secret_42"

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from tests.factories import csv_row, write_csv
+from tests.helpers.factories import csv_row, write_csv
+from tests.helpers.repos import git
 from tests.integration import test_verdict
 from tests.integration.test_pr_flow import cli, runs
 from tests.integration.test_verdict import commit
-from tests.repos import git
 
 ROWS = 4
 
@@ -177,7 +177,7 @@ def test_a_base_baseline_of_1e308_is_compared_without_overflow(repo: Path) -> No
 
 
 def adk_history(tmp_path: Path) -> tuple[Path, str]:
-    from tests.adk_files import history
+    from tests.helpers.adk_files import history
 
     path = history(tmp_path / "shop.evalset_result.json", with_session=False)
     return path, path.read_text()

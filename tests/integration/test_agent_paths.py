@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.repos import DATASET, counting_repo, git, golden, pr_branch
 from tests.integration.test_pr_flow import cli
-from tests.repos import DATASET, counting_repo, git, golden, pr_branch
 
 QUESTIONS = 8  # two model calls each
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.repos import ROOT, git
 from tests.integration.test_pr_flow import cli
-from tests.repos import ROOT, git
 
 DATASET = Path("evaluation") / "datasets" / "prices.json"
 ITEMS = ["apple", "pear", "plum", "fig"]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import Call, Run, csv_row, customer_service_runs, write_csv
-from tests.repos import git, new_repo, pr_branch, results
+from tests.helpers.factories import Call, Run, csv_row, customer_service_runs, write_csv
+from tests.helpers.repos import git, new_repo, pr_branch, results
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -26,8 +26,8 @@ from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, metric_kinds, rules_of
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.render import Renderer, render_comment, render_summary, view
-from tests.browser import cmark_gfm, markdown_to_html, require
 from tests.fakes.github_server import Failure, FakeGitHub
+from tests.helpers.browser import cmark_gfm, markdown_to_html, require
 
 HOSTILE = "| bad | `tick` <script>alert(1)</script> @octocat fixes #123\nnew line ]](http://evil) **x**"
 TOKEN = "ghs_test_token"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.end_to_end.test_action_entrypoint import action, base_env
+from tests.helpers.repos import git, pr_branch
 from tests.integration.test_pr_flow import cli, runs, write_dataset
-from tests.repos import git, pr_branch
 
 BROKEN = {0, 2, 4, 6, 8}
 

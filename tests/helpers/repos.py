@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ITEMS = ["apple", "pear", "plum", "fig"]
 DATASET = Path("evaluation") / "datasets" / "prices.json"
 

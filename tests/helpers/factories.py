@@ -1,6 +1,6 @@
 """Builders of realistic recorded runs, as the seed pipeline's producers write them.
 
-Shared by the tests, the bundled example (``python -m tests.factories``) and the
+Shared by the tests, the bundled example (``python -m tests.helpers.factories``) and the
 benchmarks, so all three exercise the same shapes: spans in current or legacy ADK
 naming, session objects with events, JSON-string cells, ``metric.*`` columns.
 """
@@ -430,4 +430,4 @@ def write_example(directory: Path) -> Path:
 
 
 if __name__ == "__main__":
-    print(write_example(Path(__file__).resolve().parent.parent / "examples" / "recorded"))
+    print(write_example(Path(__file__).resolve().parents[2] / "examples" / "recorded"))
