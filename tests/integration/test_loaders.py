@@ -11,18 +11,13 @@ import pytest
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record, load_dataset
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv, write_jsonl
+from tests.helpers.values import present
 
 # The datasets are made in tmp_path: work there, as inputs must lie inside the working directory's repository.
 pytestmark = pytest.mark.usefixtures("in_tmp")
 
 RUNS = {run.qid: run for run in customer_service_runs()}
 T = TypeVar("T")
-
-
-def present(value: T | None) -> T:
-    """An optional field the test expects to be filled."""
-    assert value is not None
-    return value
 
 
 def records(path: Path) -> tuple[list[Record], list[DatasetError], list[str]]:

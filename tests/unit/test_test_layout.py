@@ -1,0 +1,53 @@
+"""The tests' own layout: what several test modules share lives in tests/helpers/ (or a conftest),
+never in a test module another imports, so a test file can be moved, renamed or run alone."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "tests"
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """Every module ``path`` imports (``from tests.x import test_y`` counts as ``tests.x.test_y``), with its line."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def is_test_module(name: str) -> bool:
+    parts = name.split(".")
+    return parts[0] == "tests" and any(part.startswith("test_") or part == "conftest" for part in parts[1:])
+
+
+def test_no_module_of_the_tests_imports_a_test_module() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in sorted(TESTS.rglob("*.py"))
+        for line, name in imported_modules(path)
+        if is_test_module(name)
+    ]
+    assert not offenders, "move what is shared into tests/helpers/ (or a conftest.py fixture):\n" + "\n".join(offenders)
+
+
+def test_the_check_sees_each_way_of_importing_a_test_module(tmp_path: Path) -> None:
+    for source in [
+        "from tests.integration.test_pr_flow import cli\n",
+        "from tests.integration import test_verdict\n",
+        "import tests.unit.test_views\n",
+        "def f() -> None:\n    from tests.end_to_end.test_init import app_repo\n",
+    ]:
+        module = tmp_path / "test_x.py"
+        module.write_text(source)
+        assert any(is_test_module(name) for _, name in imported_modules(module)), source
+    module.write_text(
+        "from tests.helpers.repos import new_repo\nfrom tests.fakes.github_server import FakeGitHub\nimport tests.apps.simulated_user\n"
+    )
+    assert not any(is_test_module(name) for _, name in imported_modules(module))
