@@ -51,3 +51,14 @@ def test_the_check_sees_each_way_of_importing_a_test_module(tmp_path: Path) -> N
         "from tests.helpers.repos import new_repo\nfrom tests.fakes.github_server import FakeGitHub\nimport tests.apps.simulated_user\n"
     )
     assert not any(is_test_module(name) for _, name in imported_modules(module))
+
+
+def test_the_unit_tests_mirror_the_packages() -> None:
+    """tests/unit/<package>/ for the modules of src/agent_eval_action/<package>/; each folder a
+    package of its own, so two test modules of one name in two folders never clash."""
+    packages = {p.name for p in (ROOT / "src" / "agent_eval_action").iterdir() if (p / "__init__.py").is_file()}
+    folders = [p for p in (TESTS / "unit").iterdir() if p.is_dir() and p.name != "__pycache__"]
+    assert folders, "no unit test folder"
+    for folder in folders:
+        assert folder.name in packages, f"tests/unit/{folder.name}/ mirrors no package of src/agent_eval_action"
+        assert (folder / "__init__.py").is_file(), f"tests/unit/{folder.name}/ needs an __init__.py"
