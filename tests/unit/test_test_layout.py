@@ -62,3 +62,25 @@ def test_the_unit_tests_mirror_the_packages() -> None:
     for folder in folders:
         assert folder.name in packages, f"tests/unit/{folder.name}/ mirrors no package of src/agent_eval_action"
         assert (folder / "__init__.py").is_file(), f"tests/unit/{folder.name}/ needs an __init__.py"
+
+
+# Modules of pure logic (no I/O, no processes): each has a unit test module of its own, named after
+# it, beside the package's other unit tests. Add a module here when you write one.
+PURE_LOGIC = [
+    "verdict/selection.py",
+    "verdict/rules.py",
+    "scoring/aggregate.py",
+    "scoring/reuse.py",
+    "run/budget.py",
+    "run/retry.py",
+    "repo/globs.py",
+    "traces/spans.py",
+    "traces/adk_events.py",
+]
+
+
+def test_each_pure_logic_module_has_a_unit_test_module_of_its_own() -> None:
+    for module in PURE_LOGIC:
+        assert (ROOT / "src" / "agent_eval_action" / module).is_file(), f"no module {module}: update PURE_LOGIC"
+        package, name = module.removesuffix(".py").split("/")
+        assert (TESTS / "unit" / package / f"test_{name}.py").is_file(), f"{module} has no tests/unit/{package}/test_{name}.py"

@@ -135,7 +135,12 @@ def test_attempts_the_pool_takes_the_blame_for_are_forgiven_up_to_a_limit() -> N
 
 def test_a_non_transient_error_is_not_reported_to_the_pool() -> None:
     heard: list[BaseException] = []
+
+    def blame(error: BaseException) -> bool:
+        heard.append(error)
+        return True
+
     flaky = Flaky(ApiError("bad request", code=400))
     with pytest.raises(ApiError):
-        asyncio.run(call_with_retries(flaky, NO_WAIT, flaky.slot, on_transient=lambda e: heard.append(e) is None))
+        asyncio.run(call_with_retries(flaky, NO_WAIT, flaky.slot, on_transient=blame))
     assert heard == []
