@@ -55,7 +55,6 @@ def test_the_verdict_settings_come_from_the_base_and_the_agent_from_head() -> No
     assert found.config.baselines_dir == "evaluation/baselines"
     assert found.config.agent_paths is None
     assert found.config.agent == "head_agent"
-    assert "select all -> changed" not in found.changes  # listed as the PR's change, base first
     assert "select changed -> all" in found.changes
     assert "baselines-dir evaluation/baselines -> elsewhere" in found.changes
     assert "agent-paths (unset) -> ['app/**']" in found.changes
