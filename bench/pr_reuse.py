@@ -39,7 +39,7 @@ def _check(repo: Path, *args: str) -> tuple[float, int]:
 
 
 def measure(questions: int = 200, repeats: int = 3) -> dict[str, Any]:
-    from tests.repos import DATASET, counting_repo, git, golden
+    from tests.helpers.repos import DATASET, counting_repo, git, golden
 
     from bench.verdicts import alternate
 

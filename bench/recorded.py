@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def make(path: Path, rows: int, row_kb: int = 50) -> None:
-    from tests.factories import csv_row, customer_service_runs, write_csv
+    from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 
     runs = customer_service_runs()
     out = []

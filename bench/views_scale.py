@@ -35,7 +35,7 @@ REGRESSED = 0.6
 def _rows(questions: int, regressed: float, stamp: str) -> list[dict[str, str]]:
     """``questions`` recorded rows; every question whose index falls in the first ``regressed``
     share of each hundred lost its tool calls, its state writes and its answer."""
-    from tests.factories import csv_row, customer_service_runs
+    from tests.helpers.factories import csv_row, customer_service_runs
 
     runs = customer_service_runs()
     rows = []
@@ -69,7 +69,7 @@ def _env() -> dict[str, str]:
 def make_repo(repo: Path, questions: int, regressed: float) -> Path:
     """The repository, checked out on a PR branch whose dataset has ``regressed`` of its
     questions regressed (0: only a timestamp changed)."""
-    from tests.factories import write_csv
+    from tests.helpers.factories import write_csv
 
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.browser import INSTALL, browser, chromium, cmark_gfm, markdown_to_html
+from tests.helpers.browser import INSTALL, browser, chromium, cmark_gfm, markdown_to_html
 
 # Close to github.com's comment styles: enough for a reader to recognize the page.
 GITHUB_CSS = """

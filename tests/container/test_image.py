@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.github_server import FakeGitHub
-from tests.integration.test_compare_with_base import drifting_repo
-from tests.integration.test_pr_flow import runs, write_dataset
-from tests.repos import git
+from tests.helpers.drifting import drifting_repo
+from tests.helpers.factories import runs, write_dataset
+from tests.helpers.repos import git
 
 pytestmark = pytest.mark.container
 IMAGE = os.environ.get("AGENT_EVAL_IMAGE", "localhost/agent-eval-action:test")

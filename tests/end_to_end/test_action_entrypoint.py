@@ -4,7 +4,6 @@ payload file, GITHUB_OUTPUT / GITHUB_STEP_SUMMARY files, a loopback GitHub API."
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -14,25 +13,11 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.github_server import PROXY_PAGE, Failure, FakeGitHub
-from tests.integration.test_pr_flow import runs, write_dataset
-from tests.repos import git
+from tests.helpers.commands import TOKEN, action, base_env
+from tests.helpers.factories import runs, write_dataset
+from tests.helpers.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
-TOKEN = "ghs_action_secret_42"
-
-
-def action(workspace: Path, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    full.update({"PYTHONPATH": str(ROOT / "src"), "HOME": str(workspace.parent / "home"), **env})
-    (workspace.parent / "home").mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "action"],
-        cwd=cwd or workspace.parent,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def outputs(path: Path) -> dict[str, str]:
@@ -57,20 +42,6 @@ def workspace(tmp_path: Path) -> Path:
     git(repo, "commit", "-qm", "datasets")
     git(repo, "push", "-q", "origin", "main")
     return repo
-
-
-def base_env(tmp_path: Path, workspace: Path, event: dict, name: str, server: FakeGitHub | None = None) -> dict[str, str]:
-    (tmp_path / "event.json").write_text(json.dumps(event))
-    # The runner's temp dir, per test: the install input makes its venv there, and runs that
-    # overlap (xdist workers, other checkouts) must not clear each other's in the shared /tmp.
-    (tmp_path / "runner-temp").mkdir(exist_ok=True)
-    return {
-        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
-        "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_EVENT_NAME": name, "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
-        "GITHUB_REPOSITORY": "o/r", "GITHUB_API_URL": server.url if server else "http://127.0.0.1:9", "GITHUB_RUN_ID": "77",
-        "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"), "INPUT_GITHUB-TOKEN": TOKEN,
-        "INPUT_COMMENT": "true", "INPUT_FAIL-ON-REGRESSION": "true", "INPUT_UPDATE-BASELINE": "true", "INPUT_OUTPUT-DIR": "agent-eval-results",
-    }  # fmt: skip
 
 
 def test_push_writes_and_commits_baselines_then_a_pr_is_checked(workspace: Path, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action.metrics.adk import AGREEMENT_TOLERANCE
-from tests.adk_files import ADK_1_HISTORY, written_by_adk
+from tests.helpers.adk_files import ADK_1_HISTORY, written_by_adk
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = "$.eval_case_results[0]"

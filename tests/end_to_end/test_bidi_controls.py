@@ -7,10 +7,9 @@ import dataclasses
 from pathlib import Path
 
 from agent_eval_action.core.markdown import BIDI_CONTROLS, escape_html, escape_md, show_controls
-from tests.factories import Call, Run
-from tests.integration.test_pr_flow import cli, runs, write_dataset
-from tests.integration.test_verdict import commit, new_repo
-from tests.repos import git
+from tests.helpers.commands import cli
+from tests.helpers.factories import Call, Run, runs, write_dataset
+from tests.helpers.repos import commit, git, new_repo
 
 RLO = "\u202e"
 HOSTILE_RESULT = {"file": f"invoice{RLO}fdp.exe", "note": f"isolated \u2066text\u2069 and {RLO}reversed"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded" / "customer_service_runs.csv"

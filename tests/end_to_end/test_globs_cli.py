@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import csv_row, customer_service_runs, write_csv
-from tests.repos import git
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = [

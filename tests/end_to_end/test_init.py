@@ -10,29 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.repos import git
+from tests.helpers.repos import app_repo, git
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOP = ROOT / "tests" / "apps" / "shop"  # a root agent (tools lookup_order, explode) with a sub-agent (refunds)
 WRITTEN = [
     "agent-eval.toml",
     "evaluation/datasets/shop_golden.json",
     ".github/workflows/agent-eval.yml",
     ".github/workflows/agent-eval-baseline.yml",
 ]
-
-
-def app_repo(repo: Path, package: str = "app") -> Path:
-    """A git repository on main whose ADK app (the scripted multi-agent shop) is ``package/agent.py``."""
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
-    shutil.copytree(SHOP, repo / package, ignore=shutil.ignore_patterns("__pycache__"))
-    (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "the agent")
-    return repo
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

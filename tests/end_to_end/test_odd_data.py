@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from tests.factories import csv_row, write_csv
-from tests.integration import test_verdict
-from tests.integration.test_pr_flow import cli, runs
-from tests.integration.test_verdict import commit
-from tests.repos import git
+from tests.helpers import recorded_repo
+from tests.helpers.commands import cli
+from tests.helpers.factories import csv_row, runs, write_csv
+from tests.helpers.repos import commit, git
 
 ROWS = 4
 
@@ -138,8 +137,8 @@ def test_a_dataset_nested_1100_levels_deep_is_refused_naming_the_file(tmp_path: 
 
 
 # main with the recorded dataset and its committed baseline, checked out on branch pr.
-template = test_verdict.template  # made once per test process, copied for each test
-repo = test_verdict.repo
+template = recorded_repo.template  # made once per test process, copied for each test
+repo = recorded_repo.repo
 BASELINE = "evaluation/baselines/evaluation/datasets/cs_runs.csv.json"
 
 
@@ -177,7 +176,7 @@ def test_a_base_baseline_of_1e308_is_compared_without_overflow(repo: Path) -> No
 
 
 def adk_history(tmp_path: Path) -> tuple[Path, str]:
-    from tests.adk_files import history
+    from tests.helpers.adk_files import history
 
     path = history(tmp_path / "shop.evalset_result.json", with_session=False)
     return path, path.read_text()

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.end_to_end.test_action_entrypoint import TOKEN, action, base_env
-from tests.factories import Run, csv_row, write_csv
 from tests.fakes.github_server import FakeGitHub
-from tests.integration.test_pr_flow import runs
-from tests.repos import git
+from tests.helpers.commands import TOKEN, action, base_env
+from tests.helpers.factories import Run, csv_row, runs, write_csv
+from tests.helpers.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = {

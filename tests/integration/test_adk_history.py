@@ -18,7 +18,7 @@ import pytest
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.metrics import REGISTRY, MetricContext
-from tests.adk_files import (
+from tests.helpers.adk_files import (
     ADK_ROUGE,
     ADK_ROUGE_PER_TURN,
     ADK_TRAJECTORY,

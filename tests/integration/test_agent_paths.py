@@ -9,19 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_pr_flow import cli
-from tests.repos import DATASET, counting_repo, git, golden, pr_branch
+from tests.helpers.commands import calls, cli
+from tests.helpers.repos import DATASET, counting_repo, git, golden, pr_branch
 
 QUESTIONS = 8  # two model calls each
-
-
-def calls(repo: Path, *args: str, cwd: Path | None = None) -> int:
-    """Runs the CLI (exit 0) and returns how many model calls it made."""
-    counter = repo / "calls.txt"
-    counter.write_text("")
-    done = cli(cwd or repo, *args, env={"CALLS_FILE": str(counter)})
-    assert done.returncode == 0, done.stdout + done.stderr
-    return len(counter.read_text().splitlines())
 
 
 def reused(repo: Path) -> int:

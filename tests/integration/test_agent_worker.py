@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.hostile import APPS, cli, golden
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ROOT / "tests" / "apps"
 SECRET_VALUES = {
     "GITHUB_TOKEN": "ghs_worker_secret_0001",
     "INPUT_GITHUB-TOKEN": "ghs_worker_secret_0002",
@@ -33,28 +33,6 @@ HOSTILE = {
     "q_swallow": "call swallow",
     "q_probe": "call probe",
 }
-
-
-def golden(path: Path, questions: dict[str, str]) -> Path:
-    items = [
-        {
-            "id": qid,
-            "user_inputs": [text],
-            "agents_evaluated": ["hostile"],
-            "reference_data": {"reference_tool_interactions": [{"tool_name": text.split()[1], "input_arguments": {}}]},
-        }
-        for qid, text in questions.items()
-    ]
-    path.write_text(json.dumps({"golden_questions": items}))
-    return path
-
-
-def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    full.update({"PYTHONPATH": str(ROOT / "src"), **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout
-    )
 
 
 @pytest.fixture

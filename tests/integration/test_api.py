@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_pr_flow import runs, write_dataset
-from tests.repos import git
+from tests.helpers.factories import runs, write_dataset
+from tests.helpers.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"

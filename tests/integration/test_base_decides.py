@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_pr_flow import cli, runs, write_dataset
-from tests.repos import DATASET, counting_repo, git, new_repo, pr_branch, results
+from tests.helpers.commands import cli
+from tests.helpers.factories import runs, write_dataset
+from tests.helpers.repos import DATASET, counting_repo, git, new_repo, pr_branch, results
 
 BASELINES = Path("evaluation") / "baselines"
 

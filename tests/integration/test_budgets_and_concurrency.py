@@ -18,8 +18,8 @@ from agent_eval_action.run.adaptive import Limiter
 from agent_eval_action.run.judges.client import judge_from_env
 from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
 from tests.fakes.gemini_server import FakeGemini
-from tests.integration.test_pr_flow import cli
-from tests.repos import golden
+from tests.helpers.commands import cli
+from tests.helpers.repos import golden
 
 ROOT = Path(__file__).resolve().parents[2]
 

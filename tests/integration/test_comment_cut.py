@@ -7,8 +7,8 @@ from html.parser import HTMLParser
 
 from agent_eval_action.core.markdown import cut_blocks
 from agent_eval_action.views.render import Renderer, render_comment, render_summary
-from tests.browser import cmark_gfm, markdown_to_html, require
-from tests.integration.test_publish import sample_view
+from tests.helpers.browser import cmark_gfm, markdown_to_html, require
+from tests.helpers.publishing import sample_view
 
 NOTICE = "This comment was cut at"
 

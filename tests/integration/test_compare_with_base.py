@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,67 +16,11 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_pr_flow import cli
-from tests.repos import ROOT, git
+from tests.helpers.commands import cli
+from tests.helpers.drifting import CONFIG, QUESTIONS, drifting_repo
+from tests.helpers.repos import ROOT, git
 
 DATASET = Path("evaluation") / "datasets" / "prices.json"
-ITEMS = ["apple", "pear", "plum", "fig"]
-PRICES = {"apple": 1, "pear": 2, "plum": 3, "fig": 4}
-QUESTIONS = 20
-CONFIG = 'datasets = ["evaluation/datasets/*.json"]\nagent = "drifting"\nselect = "all"\nreuse = false\n'
-LATENCY_RULE = "\n[gate.metrics.latency]\nmax-regression = 0.1\n"
-# Writes a module `depmarker` (MARK = the first line of requirements.txt) into the venv it runs
-# in, and lets that venv import ADK from ours (no network here).
-INSTALL = """import pathlib, site, sys
-packages = pathlib.Path(site.getsitepackages()[0])
-(packages / "ours.pth").write_text("import site; site.addsitedir(%r)\\n" % sys.argv[1])
-mark = pathlib.Path("requirements.txt").read_text().split()[0]
-(packages / "depmarker.py").write_text("MARK = %r\\n" % mark)
-"""
-
-
-def drifting_repo(top: Path, *, latency_rule: bool = False, folder: str = "") -> Path:
-    """Branch main: the drifting agent, 20 price questions, and their baselines recorded under
-    model version v1; then branch pr checked out. ``folder``: where in the repository the project
-    is (returned: the project's folder)."""
-    top.mkdir(parents=True)
-    git(top, "init", "-q", "-b", "main")
-    git(top, "config", "user.email", "ci@example.com")
-    git(top, "config", "user.name", "CI")
-    repo = top / folder if folder else top
-    repo.mkdir(exist_ok=True)
-    shutil.copytree(ROOT / "tests" / "apps" / "drifting", repo / "drifting", ignore=shutil.ignore_patterns("__pycache__"))
-    (repo / "agent-eval.toml").write_text(CONFIG + (LATENCY_RULE if latency_rule else ""))
-    (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\n")
-    (repo / "requirements.txt").write_text("marker-base\n")
-    (repo / "install.py").write_text(INSTALL)
-    questions = []
-    for i in range(QUESTIONS):
-        item = ITEMS[i % len(ITEMS)]
-        questions.append(
-            {
-                "id": f"q{i:02d}",
-                "user_inputs": [f"{i}: what is the price of {item}"],
-                "agents_evaluated": ["drifting"],
-                "reference_data": {
-                    "reference_tool_interactions": [{"tool_name": "lookup", "input_arguments": {"item": item}}],
-                    "reference_response": f"{item} costs {PRICES[item]}",
-                },
-            }
-        )
-    (repo / DATASET).parent.mkdir(parents=True)
-    (repo / DATASET).write_text(json.dumps({"golden_questions": questions}, indent=1))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent and dataset")
-    done = cli(repo, "baseline", "update", env={"MODEL_VERSION": "v1"})
-    assert done.returncode == 0, done.stdout + done.stderr
-    # Baseline files keep their layout: the fields of base mode are left out when empty.
-    (stored,) = (repo / "evaluation" / "baselines").rglob("*.json")
-    assert not {"compare_with", "base_run", "drift", "drift_notes"} & set(json.loads(stored.read_text()))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines under model v1")
-    git(repo, "checkout", "-q", "-b", "pr")
-    return repo
 
 
 def check(repo: Path, *args: str, version: str, code: int, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
@@ -246,7 +189,7 @@ def test_without_a_base_branch_the_stored_baselines_are_compared(repo: Path) -> 
 
 
 def test_the_action_input_compares_with_the_base(repo: Path, tmp_path: Path) -> None:
-    from tests.end_to_end.test_action_entrypoint import action, base_env
+    from tests.helpers.commands import action, base_env
 
     (repo / "README.md").write_text("docs only\n")
     git(repo, "add", "README.md")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action.datasets import Record, load_dataset
-from tests.integration.test_loaders import present
+from tests.helpers.values import present
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"

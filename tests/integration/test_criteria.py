@@ -16,7 +16,7 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.service.evaluation import Evaluation
 from agent_eval_action.verdict.gate import evaluate_gate, gated_metrics, metric_kinds, rule_for
-from tests.adk_files import ADK_ROUGE, history
+from tests.helpers.adk_files import ADK_ROUGE, history
 
 # Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
 pytestmark = pytest.mark.usefixtures("in_tmp")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.test_pr_flow import cli, runs, write_dataset
-from tests.repos import git
+from tests.helpers.commands import cli
+from tests.helpers.factories import runs, write_dataset
+from tests.helpers.repos import git
 
 METRICS = """
 from agent_eval_action.core.models import Score

@@ -178,7 +178,7 @@ def test_workflow_blocks_give_only_declared_inputs(block: Block) -> None:
 @pytest.mark.parametrize("block", of_kind("jinja"), ids=str)
 def test_template_blocks_render_as_the_users_comment(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agent_eval_action.views.render import Renderer, render_comment, view
-    from tests.integration.test_publish import sample_results
+    from tests.helpers.publishing import sample_results
 
     monkeypatch.chdir(tmp_path)  # templates_dir must lie inside the working directory
     (tmp_path / "comment.md.j2").write_text(block.body)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.repos import git
+from tests.helpers.repos import git
 
 ROOT = Path(__file__).resolve().parents[2]
 

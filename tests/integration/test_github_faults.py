@@ -16,7 +16,7 @@ from agent_eval_action.publish.github import GitHubClient
 from agent_eval_action.publish.publisher import Published, PublishSettings, publish
 from agent_eval_action.repo.results_io import write_results
 from tests.fakes.github_server import PROXY_PAGE, Failure, FakeGitHub
-from tests.integration.test_publish import TOKEN, context, outputs, sample_results
+from tests.helpers.publishing import TOKEN, context, outputs, sample_results
 
 MARKER = "<!-- agent-eval-action:default -->"
 BOT = "github-actions[bot]"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import csv_row, customer_service_runs, write_csv
-from tests.integration.test_agent_worker import APPS, ROOT, cli, golden
-from tests.repos import git
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.hostile import APPS, cli, golden
+from tests.helpers.repos import ROOT, git
 
 FAST = {f"q_fast_{i}": "call greet" for i in range(3)}
 SLOW = {f"q_slow_{i}": "call nap" for i in range(5)}  # ten minutes each: they finish only if nothing stops them

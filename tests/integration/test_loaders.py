@@ -10,19 +10,14 @@ import pytest
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record, load_dataset
-from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv, write_jsonl
+from tests.helpers.values import present
 
 # The datasets are made in tmp_path: work there, as inputs must lie inside the working directory's repository.
 pytestmark = pytest.mark.usefixtures("in_tmp")
 
 RUNS = {run.qid: run for run in customer_service_runs()}
 T = TypeVar("T")
-
-
-def present(value: T | None) -> T:
-    """An optional field the test expects to be filled."""
-    assert value is not None
-    return value
 
 
 def records(path: Path) -> tuple[list[Record], list[DatasetError], list[str]]:
@@ -395,10 +390,10 @@ class TestAdk:
 
 
 class TestWorkshopFiles:
-    """Files of our own making shaped like the workshop repository's (tests/workshop.py says how)."""
+    """Files of our own making shaped like the workshop repository's (tests/helpers/workshop.py says how)."""
 
     def test_simulation_rows_keep_list_and_text_metric_cells(self, tmp_path: Path) -> None:
-        from tests.workshop import simulation_csv
+        from tests.helpers.workshop import simulation_csv
 
         path = simulation_csv(tmp_path / "run_20260112_014831.csv")
         good, bad, warnings = records(path)
@@ -427,7 +422,7 @@ class TestWorkshopFiles:
         assert [t.response for t in first.turns][-1] == "I can generate a QR code for 15% off your next purchase."
 
     def test_the_same_rows_as_jsonl_with_native_lists(self, tmp_path: Path) -> None:
-        from tests.workshop import conversations, row
+        from tests.helpers.workshop import conversations, row
 
         path = write_jsonl(tmp_path / "runs.jsonl", [row(c) for c in conversations()])
         good, bad, warnings = records(path)
@@ -435,7 +430,7 @@ class TestWorkshopFiles:
         assert [present(r.trace).recorded_metrics["unique_tools"] for r in good] == [1.0, 4.0, 3.0, 2.0, 0.0]
 
     def test_scenario_eval_set_with_its_configs(self, tmp_path: Path) -> None:
-        from tests.workshop import scenario_case
+        from tests.helpers.workshop import scenario_case
 
         (tmp_path / "eval_config.json").write_text(json.dumps({"criteria": {"hallucinations_v1": {"threshold": 0.5}}}))
         (tmp_path / "test_config.json").write_text(

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.integration.test_pr_flow import cli
+from tests.helpers.commands import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ".cache/models"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -12,50 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import Call, Run, csv_row, customer_service_runs, write_csv
-from tests.repos import git, new_repo, pr_branch, results
+from tests.helpers.commands import cli
+from tests.helpers.factories import runs, write_dataset
+from tests.helpers.repos import git, new_repo, pr_branch, results
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def cli(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
-    full.pop("GITHUB_BASE_REF", None)
-    full.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *args], cwd=repo, env=full, capture_output=True, text=True, timeout=180
-    )
-
-
-def runs(n: int = 24, broken: set[int] | None = None) -> list[Run]:
-    """n recorded runs; those in ``broken`` call the cart tool with the wrong customer."""
-    out = []
-    base = customer_service_runs()
-    for i in range(n):
-        run = base[i % len(base)]
-        run = dataclasses.replace(run, qid=f"{run.qid}_{i:02d}", session_id=None)
-        if broken and i in broken:
-            turns = [
-                [
-                    (
-                        agent,
-                        [
-                            Call(c.tool, {**c.args, "customer_id": "999"} if "customer_id" in c.args else c.args, c.result, c.error)
-                            for c in calls
-                        ],
-                    )
-                    for agent, calls in turn
-                ]
-                for turn in run.turns
-            ]
-            run = dataclasses.replace(run, turns=turns)
-        out.append(run)
-    return out
-
-
-def write_dataset(path: Path, items: list[Run]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_csv(path, [csv_row(r) for r in items])
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from agent_eval_action.core.inside import OUTSIDE
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer
-from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 json_values = st.recursive(

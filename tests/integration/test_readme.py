@@ -13,8 +13,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from tests.end_to_end.test_init import app_repo
-from tests.repos import git
+from tests.helpers.repos import app_repo, git
 
 ROOT = Path(__file__).resolve().parents[2]
 

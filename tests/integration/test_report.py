@@ -14,8 +14,8 @@ import pytest
 from agent_eval_action.metrics import default_pass_thresholds
 from agent_eval_action.repo.results_io import write_results
 from agent_eval_action.views.report import write_report
-from tests.browser import Page, browser, chromium, require
-from tests.integration.test_publish import DATASET, sample, sample_background
+from tests.helpers.browser import Page, browser, chromium, require
+from tests.helpers.publishing import DATASET, sample, sample_background
 
 ROOT = Path(__file__).resolve().parents[2]
 PWN = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'

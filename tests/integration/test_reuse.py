@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_pr_flow import cli
-from tests.repos import DATASET, counting_repo, git, golden, pr_branch
+from tests.helpers.commands import cli
+from tests.helpers.repos import DATASET, counting_repo, git, golden, pr_branch
 
 LAST_OUTPUT = [""]  # what the last CLI run printed
 

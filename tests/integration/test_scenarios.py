@@ -18,7 +18,7 @@ from agent_eval_action.config import Config, UserSimulatorConfig
 from agent_eval_action.core.models import DatasetResult
 from agent_eval_action.service.evaluation import Evaluation
 from tests.apps import simulated_user  # registers scripted-user in ADK's model registry
-from tests.workshop import scenario_case
+from tests.helpers.workshop import scenario_case
 
 # Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
 pytestmark = pytest.mark.usefixtures("in_tmp")

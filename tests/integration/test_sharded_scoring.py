@@ -14,7 +14,7 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.repo.results_io import dumps
 from agent_eval_action.scoring import scorer as scoring
 from agent_eval_action.scoring.scorer import Scorer
-from tests.factories import csv_row, customer_service_runs, write_csv, write_jsonl
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 
 # The datasets are made in tmp_path: work there, as inputs must lie inside the working directory's repository.
 pytestmark = pytest.mark.usefixtures("in_tmp")
@@ -88,7 +88,7 @@ def test_a_library_call_never_freezes_the_callers_collector(tmp_path: Path) -> N
 
 def test_workshop_rows_score_the_same_in_several_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The workshop-shaped rows (metric.unique_tools lists, sessions, made-up spans) through worker processes."""
-    from tests.workshop import simulation_csv
+    from tests.helpers.workshop import simulation_csv
 
     path = simulation_csv(tmp_path / "runs.csv", 40)
     sequential, seq_problems = _score(path, workers=1)

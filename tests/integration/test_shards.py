@@ -46,7 +46,7 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _big_dataset(tmp_path: Path) -> Path:
-    from tests.integration.test_pr_flow import runs, write_dataset
+    from tests.helpers.factories import runs, write_dataset
 
     path = tmp_path / "evaluation" / "datasets" / "big_runs.csv"
     write_dataset(path, runs(60, broken={3, 9, 27}))
@@ -81,7 +81,7 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
 
 
 def test_two_datasets_with_one_name_stay_two_when_merged(tmp_path: Path) -> None:
-    from tests.integration.test_pr_flow import runs, write_dataset
+    from tests.helpers.factories import runs, write_dataset
 
     for folder, count in (("a", 10), ("b", 14)):
         write_dataset(tmp_path / "evaluation" / folder / "cs.csv", runs(count))

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.repo.baseline import baseline_path
-from tests.factories import csv_row, customer_service_runs, write_csv
-from tests.integration.test_agent_paths import calls
-from tests.integration.test_pr_flow import cli
-from tests.repos import DATASET, counting_repo, git, golden, results
+from tests.helpers.commands import calls, cli
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.repos import DATASET, counting_repo, git, golden, results
 
 QUESTIONS = 6
 

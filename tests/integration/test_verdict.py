@@ -8,33 +8,15 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.end_to_end.test_action_entrypoint import action, base_env
-from tests.integration.test_pr_flow import cli, runs, write_dataset
-from tests.repos import git, pr_branch
+from tests.helpers import recorded_repo
+from tests.helpers.commands import action, base_env, cli
+from tests.helpers.factories import runs, write_dataset
+from tests.helpers.repos import commit, git, new_repo
 
 BROKEN = {0, 2, 4, 6, 8}
-
-
-def new_repo(path: Path, files: dict[str, str | list] | None = None) -> Path:
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.email", "ci@example.com")
-    git(path, "config", "user.name", "CI")
-    for name, content in (files or {}).items():
-        target = path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, list):
-            write_dataset(target, content)
-        else:
-            target.write_text(content)
-    return path
-
-
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
+# main with one recorded dataset and its committed baseline (made once per test process), and a copy on branch pr.
+template = recorded_repo.template
+repo = recorded_repo.repo
 
 
 def results(where: Path) -> dict[str, Any]:
@@ -53,28 +35,6 @@ def outputs(file: Path) -> dict[str, str]:
         values[name] = "\n".join(lines[i + 1 : end])
         i = end + 1
     return values
-
-
-@pytest.fixture(scope="session")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """main: one recorded dataset and its committed baseline, made once per test process."""
-    repo = new_repo(
-        tmp_path_factory.mktemp("verdict") / "repo",
-        {
-            "agent-eval.toml": 'datasets = ["evaluation/datasets/*.csv"]\n',
-            "app/agent.py": "root_agent = None\n",
-            "evaluation/datasets/cs_runs.csv": runs(),
-        },
-    )
-    commit(repo, "datasets")
-    assert cli(repo, "baseline", "update").returncode == 0
-    commit(repo, "baselines")
-    return repo
-
-
-@pytest.fixture
-def repo(template: Path, tmp_path: Path) -> Path:
-    return pr_branch(template, tmp_path)
 
 
 def test_a_dataset_glob_that_matches_nothing_is_bad_input(repo: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import require
+from tests.helpers.browser import require
 
 
 def test_missing_renderer_skips_locally_with_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -133,8 +133,11 @@ def _tool_name(span: RawSpan) -> str | None:
 
 def _int(value: Any) -> int:
     """A token count as recorded; anything unreadable counts as not recorded (0)."""
+    # Not ``value in (None, "", True, False)``: 1 == True, so a count of one would read as zero.
+    if value is None or value == "" or isinstance(value, bool):
+        return 0
     try:
-        return max(int(float(value)), 0) if value not in (None, "", True, False) else 0
+        return max(int(float(value)), 0)
     except (TypeError, ValueError, OverflowError):
         return 0
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -16,14 +15,7 @@ from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate
 from agent_eval_action.views.render import failed_metrics
 from agent_eval_action.views.terminal import render
-
-SCORER = Scorer.for_names(["tool_usage_accuracy"], MetricContext())
-
-
-def dataset(values: Mapping[str, Sequence[float | None]], metric: str = "tool_usage_accuracy", errors: int = 0) -> DatasetResult:
-    questions = [QuestionResult(id=qid, run=k, scores={metric: Score(value=v)}) for qid, vs in values.items() for k, v in enumerate(vs)]
-    questions += [QuestionResult(id=f"err{i}", status="error", error="boom") for i in range(errors)]
-    return SCORER.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)
+from tests.helpers.scored import dataset
 
 
 def test_paired_ci_covers_a_known_shift_at_the_expected_rate() -> None:

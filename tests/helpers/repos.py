@@ -10,7 +10,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.factories import Run, write_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
 ITEMS = ["apple", "pear", "plum", "fig"]
 DATASET = Path("evaluation") / "datasets" / "prices.json"
 
@@ -41,10 +43,7 @@ def git(repo: Path, *args: str) -> str:
 def counting_repo(repo: Path, questions: int) -> Path:
     """A git repository (branch main, one commit) with the counting agent and ``questions`` of
     its questions in ``DATASET``, checked by agent-eval.toml."""
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
+    new_repo(repo)
     shutil.copytree(ROOT / "tests" / "apps" / "counting", repo / "counting", ignore=shutil.ignore_patterns("__pycache__"))
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting"\n')
     (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
@@ -68,10 +67,36 @@ def results(repo: Path) -> dict[str, Any]:
     return data
 
 
-def new_repo(repo: Path) -> Path:
-    """An empty git repository on branch main, with a committer set."""
+def new_repo(repo: Path, files: dict[str, str | list[Run]] | None = None) -> Path:
+    """A git repository on branch main, with a committer set and ``files`` written (not committed):
+    text as is, a list of runs as a recorded dataset."""
     repo.mkdir(parents=True, exist_ok=True)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "ci@example.com")
     git(repo, "config", "user.name", "CI")
+    for name, content in (files or {}).items():
+        target = repo / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, list):
+            write_dataset(target, content)
+        else:
+            target.write_text(content)
+    return repo
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+SHOP = ROOT / "tests" / "apps" / "shop"  # a root agent (tools lookup_order, explode) with a sub-agent (refunds)
+
+
+def app_repo(repo: Path, package: str = "app") -> Path:
+    """A git repository on main whose ADK app (the scripted multi-agent shop) is ``package/agent.py``."""
+    new_repo(repo)
+    shutil.copytree(SHOP, repo / package, ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the agent")
     return repo

@@ -1,6 +1,6 @@
 """Builders of realistic recorded runs, as the seed pipeline's producers write them.
 
-Shared by the tests, the bundled example (``python -m tests.factories``) and the
+Shared by the tests, the bundled example (``python -m tests.helpers.factories``) and the
 benchmarks, so all three exercise the same shapes: spans in current or legacy ADK
 naming, session objects with events, JSON-string cells, ``metric.*`` columns.
 """
@@ -8,6 +8,7 @@ naming, session objects with events, JSON-string cells, ``metric.*`` columns.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import random
 from dataclasses import dataclass, field
@@ -430,4 +431,35 @@ def write_example(directory: Path) -> Path:
 
 
 if __name__ == "__main__":
-    print(write_example(Path(__file__).resolve().parent.parent / "examples" / "recorded"))
+    print(write_example(Path(__file__).resolve().parents[2] / "examples" / "recorded"))
+
+
+def runs(n: int = 24, broken: set[int] | None = None) -> list[Run]:
+    """n recorded runs; those in ``broken`` call the cart tool with the wrong customer."""
+    out = []
+    base = customer_service_runs()
+    for i in range(n):
+        run = base[i % len(base)]
+        run = dataclasses.replace(run, qid=f"{run.qid}_{i:02d}", session_id=None)
+        if broken and i in broken:
+            turns = [
+                [
+                    (
+                        agent,
+                        [
+                            Call(c.tool, {**c.args, "customer_id": "999"} if "customer_id" in c.args else c.args, c.result, c.error)
+                            for c in calls
+                        ],
+                    )
+                    for agent, calls in turn
+                ]
+                for turn in run.turns
+            ]
+            run = dataclasses.replace(run, turns=turns)
+        out.append(run)
+    return out
+
+
+def write_dataset(path: Path, items: list[Run]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_csv(path, [csv_row(r) for r in items])

@@ -15,7 +15,7 @@ from agent_eval_action.core.models import MetricComparison, MetricSummary, Resul
 from agent_eval_action.repo.results_io import dumps, parse_results
 from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, mean_of, summarize_values
 from agent_eval_action.verdict.comparison import compare_dataset
-from tests.unit.test_compare_stats import dataset
+from tests.helpers.scored import dataset
 
 BIG = 1e308
 MAX = sys.float_info.max

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Written by ADK 1.21.0's own `adk eval`: double-encoded, judge_model_options in every metric result.
 ADK_1_HISTORY = ROOT / "tests" / "adk_history" / "1.21.0" / "shop_shop_set_1795465006.2185001.evalset_result.json"
 INPUTS = ["where is my order", "I want a refund"]

@@ -1,0 +1,36 @@
+"""The hostile agent's questions (tests/apps/hostile), and the CLI run as a subprocess with no
+GitHub or input variables, so a secret the test sets is the only one there is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers.repos import ROOT
+
+APPS = ROOT / "tests" / "apps"
+
+
+def golden(path: Path, questions: dict[str, str]) -> Path:
+    items = [
+        {
+            "id": qid,
+            "user_inputs": [text],
+            "agents_evaluated": ["hostile"],
+            "reference_data": {"reference_tool_interactions": [{"tool_name": text.split()[1], "input_arguments": {}}]},
+        }
+        for qid, text in questions.items()
+    ]
+    path.write_text(json.dumps({"golden_questions": items}))
+    return path
+
+
+def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    full.update({"PYTHONPATH": str(ROOT / "src"), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout
+    )
