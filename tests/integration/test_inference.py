@@ -18,7 +18,7 @@ from agent_eval_action.core.models import Question, Trace
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult
 from agent_eval_action.service.evaluation import Evaluation
-from tests.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"

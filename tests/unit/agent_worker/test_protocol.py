@@ -21,7 +21,7 @@ import pytest
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.run.worker_pool import agent_spec, worker_files
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "src" / "agent_eval_action"
 # The modules that speak the protocol: every one of the worker's, and the parent's. (``init``'s
 # scaffold asks only through ``WorkerPool.describe``; the keys it spells are the golden format's.)

@@ -11,7 +11,7 @@ from pathlib import Path
 from agent_eval_action.cli.commands import COMMANDS
 from agent_eval_action.cli.main import build_parser
 
-COMMANDS_PY = Path(__file__).resolve().parents[2] / "src" / "agent_eval_action" / "cli" / "commands.py"
+COMMANDS_PY = Path(__file__).resolve().parents[3] / "src" / "agent_eval_action" / "cli" / "commands.py"
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
