@@ -326,9 +326,25 @@ def _unpack(payload: Packed | str) -> QuestionResult | str:
         error=error,
         skip_reason=skip_reason,
         run=0,
-        scores={name: Score.model_construct(value=value, explanation=why, details=details) for name, value, why, details in scores},
+        scores={name: _score(value, why, details) for name, value, why, details in scores},
         transcript=Transcript.model_validate_json(transcript) if transcript is not None else None,
     )
+
+
+_SCORE_FIELDS = frozenset(Score.model_fields)
+_set_attribute = object.__setattr__
+
+
+def _score(value: float | None, explanation: str, details: dict[str, Any]) -> Score:
+    """A Score from a worker's figures, which were validated and rounded where it was made: what
+    ``Score.model_construct`` makes, at a fraction of its cost (its per-call field loop over
+    defaults was most of rebuilding a row here: 25 scores a row, ~1.6 us each)."""
+    score = Score.__new__(Score)
+    _set_attribute(score, "__dict__", {"value": value, "explanation": explanation, "details": details})
+    _set_attribute(score, "__pydantic_fields_set__", set(_SCORE_FIELDS))
+    _set_attribute(score, "__pydantic_extra__", None)
+    _set_attribute(score, "__pydantic_private__", None)
+    return score
 
 
 @dataclass

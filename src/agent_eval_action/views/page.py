@@ -793,6 +793,8 @@ class DatasetView:
     notes: list[str] = field(default_factory=list)
     # Questions whose runs disagree, with their pass rate on each side ("q3 (tool_usage_accuracy): 2/3 on base, 1/3 here").
     flaky: list[str] = field(default_factory=list)
+    # The runs that ended "ok" but missed a pass threshold, with the metrics they missed, in the dataset's order.
+    failed_runs: list[tuple[QuestionResult, list[str]]] = field(default_factory=list)
 
 
 def cost_notes(dataset: DatasetResult) -> list[str]:
@@ -944,6 +946,8 @@ def dataset_view(
         head_runs, base_runs = runs_by_id(dataset), runs_by_id(base)
         diffs = [question_diff(qid, fell, head_runs[qid], base_runs.get(qid, []), dropped) for qid, fell in regressed_ids.items()]
     views = [_question_view(q, thresholds, dataset.summary) for q in dataset.questions]
+    # Each run's failed metrics are judged here once; the terminal's table lists these too.
+    failed_runs = [(q, v.failed) for q, v in zip(dataset.questions, views, strict=True) if q.status == "ok" and v.failed]
     failing = [v for v in views if v.status == "error" or v.failed]
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
     lines = [_dataset_line(f) for f in (gate.failures if gate else []) if f.dataset == dataset.path and not f.metric]
@@ -966,6 +970,7 @@ def dataset_view(
         unpaired=unpaired_lines(comparison),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
+        failed_runs=failed_runs,
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_eval_action.core.markdown import plural, show_controls
-from agent_eval_action.core.models import DatasetResult, MetricSummary, Results
+from agent_eval_action.core.models import DatasetResult, MetricSummary, QuestionResult, Results
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.page import DatasetView, Page, ci, fmt, page_of, signed
 
@@ -28,7 +28,11 @@ def _ci(summary: MetricSummary) -> str:
 FAILING_SHOWN = 10
 
 
-def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = None) -> list[str]:
+def dataset_table(
+    dataset: DatasetResult, thresholds: dict[str, float] | None = None, failing: list[tuple[QuestionResult, list[str]]] | None = None
+) -> list[str]:
+    """``failing``: the ok runs that missed a threshold, with the metrics missed, as the page judged
+    them (:attr:`DatasetView.failed_runs`), so no run is judged twice; None: judged here."""
     errors = sum(1 for q in dataset.questions if q.status == "error")
     lines = [f"{dataset.name} ({dataset.format}, {plural(len(dataset.questions), 'run')}, {plural(errors, 'error')}) - {dataset.path}"]
     scored = {name: s for name, s in dataset.summary.items() if s.n}
@@ -49,11 +53,12 @@ def dataset_table(dataset: DatasetResult, thresholds: dict[str, float] | None = 
         if question.status == "error":
             lines.append(f"  error in {question.id}: {question.error}")
     if thresholds:
-        from agent_eval_action.views.page import failed_metrics
+        if failing is None:
+            from agent_eval_action.views.page import failed_metrics
 
-        failing = [
-            (q, failed) for q in dataset.questions if q.status == "ok" and (failed := failed_metrics(q, thresholds, dataset.summary))
-        ]
+            failing = [
+                (q, failed) for q in dataset.questions if q.status == "ok" and (failed := failed_metrics(q, thresholds, dataset.summary))
+            ]
         for question, failed in failing[:FAILING_SHOWN]:
             run = f" (run {question.run})" if question.run else ""
             lines.append(f"  failed {question.id}{run}: {', '.join(failed)}")
@@ -183,7 +188,7 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
         lines.append("")
     for dataset, d in zip(results.datasets, shown.datasets, strict=True):
         if d.comparison is None:
-            lines.extend(dataset_table(dataset, thresholds))
+            lines.extend(dataset_table(dataset, thresholds, d.failed_runs))
             lines.extend(f"  {note}" for note in d.notes)
         else:
             lines.append(
