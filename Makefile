@@ -45,6 +45,7 @@ lint: install
 ## Two pytest workers (pytest-xdist): most tests wait on subprocesses, agent workers and timeouts,
 ## so two keep both cores busy. Tests go to whichever worker is free (--dist load), so a module-scoped
 ## fixture may be built on both. Not loadgroup: xdist 3.8 cannot group tests under pytest 9.2.
+## The longest tests are collected first (tests/conftest.py) so the two workers end together.
 test: lint
 	$(BIN)/python -m pytest -q -n 2 --dist load; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
 

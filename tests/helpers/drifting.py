@@ -3,8 +3,10 @@ $MODEL_VERSION, so a comparison with the base branch has something to find."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 from tests.helpers.commands import cli
@@ -35,10 +37,26 @@ mark = pathlib.Path("requirements.txt").read_text().split()[0]
 """
 
 
+# Each kind of repository is built once per test process (its baselines take a CLI run) and
+# copied for each test: the copy is the same commits, so every test still gets its own repository.
+_BUILT: dict[tuple[bool, str], Path] = {}
+
+
 def drifting_repo(top: Path, *, latency_rule: bool = False, folder: str = "") -> Path:
     """Branch main: the drifting agent, 20 price questions, and their baselines recorded under
     model version v1; then branch pr checked out. ``folder``: where in the repository the project
     is (returned: the project's folder)."""
+    key = (latency_rule, folder)
+    if key not in _BUILT:
+        store = Path(tempfile.mkdtemp(prefix="drifting-repo-"))
+        atexit.register(shutil.rmtree, store, ignore_errors=True)
+        _build(store / "repo", latency_rule=latency_rule, folder=folder)
+        _BUILT[key] = store / "repo"
+    shutil.copytree(_BUILT[key], top, symlinks=True)
+    return top / folder if folder else top
+
+
+def _build(top: Path, *, latency_rule: bool, folder: str) -> None:
     new_repo(top)
     repo = top / folder if folder else top
     repo.mkdir(exist_ok=True)
@@ -73,4 +91,3 @@ def drifting_repo(top: Path, *, latency_rule: bool = False, folder: str = "") ->
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines under model v1")
     git(repo, "checkout", "-q", "-b", "pr")
-    return repo

@@ -34,6 +34,11 @@ HOSTILE = {
     "q_probe": "call probe",
 }
 
+# The hostile questions that must time out (block, swallow) wait forever, so their timeout is
+# the only thing that can end them; every ordinary question takes well under a second from when
+# its worker starts it (a tenth of this on a quiet machine, first question of a new worker included).
+HOSTILE_TIMEOUT = "5"
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
@@ -65,7 +70,7 @@ def test_each_hostile_question_errors_alone_and_the_run_ends_within_its_timeouts
         "--agent",
         "hostile",
         "--timeout",
-        "10",
+        HOSTILE_TIMEOUT,
         "--retries",
         "0",
         "--concurrency",
@@ -81,7 +86,7 @@ def test_each_hostile_question_errors_alone_and_the_run_ends_within_its_timeouts
     assert errors["q_interrupt"] == "KeyboardInterrupt: the agent raised KeyboardInterrupt"
     assert errors["q_hard_exit"].startswith("the agent process exited with code 0 while running this question")
     assert errors["q_kill"].startswith("the agent process was killed by signal SIGKILL while running this question")
-    assert errors["q_block"] == errors["q_swallow"] == "timed out after 10 s"
+    assert errors["q_block"] == errors["q_swallow"] == f"timed out after {HOSTILE_TIMEOUT} s"
     assert all(got[qid]["status"] == "error" for qid in HOSTILE)
     for qid in friendly:  # before and after every crash, on restarted workers
         assert got[qid]["status"] == "ok", got[qid]
@@ -123,7 +128,7 @@ def test_at_concurrency_each_hostile_question_costs_only_itself(project: Path) -
         "--agent",
         "hostile",
         "--timeout",
-        "10",
+        HOSTILE_TIMEOUT,
         "--retries",
         "0",
         "--concurrency",
@@ -141,7 +146,7 @@ def test_at_concurrency_each_hostile_question_costs_only_itself(project: Path) -
     assert errors["q_interrupt"] == "KeyboardInterrupt: the agent raised KeyboardInterrupt"
     assert errors["q_hard_exit"].startswith("the agent process exited with code 0 while running this question"), errors
     assert errors["q_kill"].startswith("the agent process was killed by signal SIGKILL while running this question"), errors
-    assert errors["q_block"] == errors["q_swallow"] == "timed out after 10 s"
+    assert errors["q_block"] == errors["q_swallow"] == f"timed out after {HOSTILE_TIMEOUT} s"
     assert errors["q_unserializable"].startswith("UnserializableAnswer: what the agent's run left"), errors
     assert "keys must be str" in errors["q_unserializable"]
 

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncGenerator
 
@@ -49,13 +50,13 @@ def kill_self() -> dict:
 
 
 def block() -> dict:
-    """Blocks in a sync call."""
-    time.sleep(120)
+    """Blocks in a sync call, forever: however short a test's timeout, it is the one that ends it."""
+    threading.Event().wait()
     return {}
 
 
 async def swallow() -> dict:
-    """Retries forever and swallows cancellation, as a bare `except BaseException` does."""
+    """Sleeps forever and swallows cancellation, as a bare `except BaseException` does."""
     while True:
         try:
             await asyncio.sleep(120)
