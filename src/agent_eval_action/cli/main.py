@@ -210,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    _prestart(args)
     from agent_eval_action.core import interrupt
     from agent_eval_action.core.logs import cli_logging
 
@@ -222,6 +223,17 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         name = signal.Signals(signum).name
         print(f'interrupted by {name}: what finished is written; the questions that had not finished are skipped ("interrupted")', file=err)
         return interrupt.exit_code(signum)
+
+
+def _prestart(args: argparse.Namespace) -> None:
+    """``evaluate --agent``: the agent's workers start now, importing ADK while we import the
+    rest of us; the run adopts them if its config starts them the same way (``run.worker_start``)."""
+    if args.command != "evaluate" or not args.agent or args.in_process or args.agent_url:
+        return
+    from agent_eval_action.run.worker_start import estimated_question_runs, prestart
+
+    runs = estimated_question_runs(args.paths, args.runs)
+    prestart(args.agent, python=args.agent_python, model_cache=args.model_cache, workers=args.workers, question_runs=runs)
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
