@@ -227,13 +227,14 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 
 def _prestart(args: argparse.Namespace) -> None:
     """``evaluate --agent``: the agent's workers start now, importing ADK while we import the
-    rest of us; the run adopts them if its config starts them the same way (``run.worker_start``)."""
+    rest of us; the run adopts them if its config starts them the same way (``service.early_start``)."""
     if args.command != "evaluate" or not args.agent or args.in_process or args.agent_url:
         return
-    from agent_eval_action.run.worker_start import estimated_question_runs, prestart
+    from agent_eval_action.service.early_start import start_agent_early
 
-    runs = estimated_question_runs(args.paths, args.runs)
-    prestart(args.agent, python=args.agent_python, model_cache=args.model_cache, workers=args.workers, question_runs=runs)
+    start_agent_early(
+        args.agent, python=args.agent_python, model_cache=args.model_cache, workers=args.workers, paths=args.paths, runs=args.runs
+    )
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
