@@ -210,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    _prestart(args)
     from agent_eval_action.core import interrupt
     from agent_eval_action.core.logs import cli_logging
 
@@ -222,6 +223,18 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         name = signal.Signals(signum).name
         print(f'interrupted by {name}: what finished is written; the questions that had not finished are skipped ("interrupted")', file=err)
         return interrupt.exit_code(signum)
+
+
+def _prestart(args: argparse.Namespace) -> None:
+    """``evaluate --agent``: the agent's workers start now, importing ADK while we import the
+    rest of us; the run adopts them if its config starts them the same way (``service.early_start``)."""
+    if args.command != "evaluate" or not args.agent or args.in_process or args.agent_url:
+        return
+    from agent_eval_action.service.early_start import start_agent_early
+
+    start_agent_early(
+        args.agent, python=args.agent_python, model_cache=args.model_cache, workers=args.workers, paths=args.paths, runs=args.runs
+    )
 
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -23,6 +23,7 @@ from agent_eval_action.core.errors import UsageError
 from agent_eval_action.core.logs import log
 from agent_eval_action.core.models import BudgetUse, JudgeUsage, ModelCalls, Question, RunStats, Score, Trace
 from agent_eval_action.datasets import Record
+from agent_eval_action.run import worker_start
 from agent_eval_action.run.adaptive import Limiter
 from agent_eval_action.run.budget import Budget
 from agent_eval_action.run.progress import Progress
@@ -86,7 +87,8 @@ class Inference:
         self.workdir = workdir
         # One loop for every dataset: the agent's runner and sessions must not outlive their loop.
         # A loop handed in is its giver's to close (the base's agent runs on ours).
-        self.loop = loop or asyncio.new_event_loop()
+        # The command line may have started the agent's workers on a loop of its own already.
+        self.loop = loop or worker_start.claim_loop() or asyncio.new_event_loop()
         self._owns_loop = loop is None
         self.settings = run_settings(config)
         # One limiter and one budget for every dataset of the run: what the limiter learnt of the
@@ -187,7 +189,7 @@ class Inference:
         if c.agent and c.in_process:
             from agent_eval_action.run.adk_runner import AdkRunner
             from agent_eval_action.run.agent_loader import load_agent
-            from agent_eval_action.run.worker_pool import agent_spec
+            from agent_eval_action.run.worker_start import agent_spec
 
             return AdkRunner(
                 load_agent(agent_spec(c.agent), c.import_root()),
@@ -260,6 +262,7 @@ class Inference:
         if self._pool is not None and not self.loop.is_closed():
             self.loop.run_until_complete(self._pool.close())
         self._pool = None
+        worker_start.discard()  # started for a run that did not need them
         if self._owns_loop and not self.loop.is_closed():
             self.loop.close()
 

@@ -24,11 +24,9 @@ import itertools
 import os
 import shutil
 import signal
-import tempfile
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +35,15 @@ from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import AgentLoadError
 from agent_eval_action.core.models import Question, Trace
 from agent_eval_action.run.run_pool import keep_partial
+from agent_eval_action.run.worker_start import WorkerSettings as WorkerSettings
+from agent_eval_action.run.worker_start import agent_spec as agent_spec
+from agent_eval_action.run.worker_start import kill_session as kill_session
+from agent_eval_action.run.worker_start import spawn, take
+from agent_eval_action.run.worker_start import worker_files as worker_files
 from agent_eval_action.traces.adk_events import trace_from_run
 from agent_eval_action.traces.spans import RawSpan
 
-PACKAGE = protocol.PACKAGE
 STDERR_LINES = 20
-# A JSON line carries every event and span of one question: allow large ones.
-LINE_LIMIT = 2**28
 # How long a worker whose question's time ran out has to confirm it cancelled it; one that
 # cannot is stuck (a blocking call in its event loop) and is killed. Nothing is decided by this
 # timer's race with another: a worker killed too early only makes its questions run again alone.
@@ -71,40 +71,6 @@ class RemoteError(Exception):
         super().__init__(message)
         self.remote_type = type_name
         self.code = code
-
-
-@dataclass(frozen=True, kw_only=True)
-class WorkerSettings:
-    agent: str
-    python: str
-    cwd: Path
-    env: dict[str, str]
-    capture_spans: bool = True
-    workers: int = 1
-    # The model-call cache's directory (absolute), or None.
-    model_cache: str | None = None
-    # [user-simulator] settings for conversation scenarios.
-    user_simulator: dict[str, Any] = field(default_factory=dict)
-    startup_timeout_s: float = 180.0
-
-
-def agent_spec(spec: str) -> str:
-    """``spec`` as the agent's process, which runs from the project's folder, reads it: an agent
-    directory named from the working directory made absolute; a module name as it is."""
-    return os.path.abspath(spec) if ":" not in spec and os.path.isdir(spec) else spec
-
-
-def worker_files() -> Path:
-    """The worker's own files in a new temporary directory, as the package ``agent_eval_worker``:
-    nothing else of ours lands on the agent's path."""
-    root = Path(tempfile.mkdtemp(prefix="agent-eval-worker-"))
-    target = root / PACKAGE
-    target.mkdir()
-    source = resources.files("agent_eval_action").joinpath("agent_worker")
-    for item in source.iterdir():
-        if item.name.endswith(".py"):
-            (target / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
-    return root
 
 
 def _exit_reason(code: int | None) -> str:
@@ -168,11 +134,19 @@ class WorkerPool:
     async def launch(self) -> None:
         """Starts the worker processes without waiting for them to load the agent: the caller
         can do its own work (reading datasets, importing metrics) while they import ADK."""
+        adopted: list[_Worker | BaseException] = []
         if self._files is None:
-            self._files = worker_files()
+            # Workers the command line started before our imports, when they are these very ones.
+            early = take(self.settings)
+            if early is not None:
+                self._files, processes = early
+                adopted = [self._watch(process) for process in processes]
+            else:
+                self._files = worker_files()
             self._forget_stop = interrupt.on_stop(self.kill_now)  # Ctrl-C, SIGTERM: the agent ends at once
         if not self._launched:
-            self._launched = await asyncio.gather(*(self._launch() for _ in range(max(1, self.settings.workers))), return_exceptions=True)
+            more = max(1, self.settings.workers) - len(adopted)
+            self._launched = [*adopted, *await asyncio.gather(*(self._launch() for _ in range(more)), return_exceptions=True)]
 
     async def start(self) -> None:
         """Starts every worker (unless :meth:`launch` did) and waits until each has loaded the
@@ -196,31 +170,15 @@ class WorkerPool:
 
     async def _launch(self) -> _Worker:
         assert self._files is not None
-        env = dict(self.settings.env)
-        env["PYTHONPATH"] = os.pathsep.join([str(self._files), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-        env[protocol.ENV_AGENT] = agent_spec(self.settings.agent)  # the worker runs from settings.cwd
-        env[protocol.ENV_SPANS] = "1" if self.settings.capture_spans else "0"
-        env.pop(protocol.ENV_MODEL_CACHE, None)
-        if self.settings.model_cache:
-            env[protocol.ENV_MODEL_CACHE] = self.settings.model_cache
-        env.setdefault("PYTHONUNBUFFERED", "1")
         try:
-            process = await asyncio.create_subprocess_exec(
-                self.settings.python,
-                "-m",
-                PACKAGE,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.settings.cwd,
-                env=env,
-                limit=LINE_LIMIT,
-                start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not the agent's
-            )
+            process = await spawn(self.settings, self._files)
         except OSError as error:
             raise AgentLoadError(
                 "--agent-python", f"cannot start {self.settings.python!r}: {error.strerror or error} (give the agent's Python interpreter)"
             ) from None
+        return self._watch(process)
+
+    def _watch(self, process: asyncio.subprocess.Process) -> _Worker:
         worker = _Worker(process=process, ready=asyncio.get_running_loop().create_future())
         worker.tasks = [
             asyncio.ensure_future(self._read(worker)),
@@ -474,39 +432,6 @@ class WorkerPool:
 
 def _remote_error(error: dict[str, Any]) -> RemoteError:
     return RemoteError(str(error.get(protocol.TYPE, "Error")), str(error.get(protocol.MESSAGE, "")), error.get(protocol.CODE))
-
-
-def kill_session(sid: int) -> None:
-    """SIGKILL to every process of the session ``sid`` (a worker started it: the worker and
-    whatever the agent left behind there, even in process groups of their own). Safe in a
-    signal handler; a process that started a session of its own is out of reach."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(sid, signal.SIGKILL)
-    for pid in _session_members(sid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def _session_members(sid: int) -> list[int]:
-    """The processes of session ``sid``, from /proc (elsewhere: none beyond its group)."""
-    members = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 3 and fields[3] == str(sid).encode():
-            members.append(int(entry))
-    return members
 
 
 def question_request(question: Question, user_simulator: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,256 @@
+"""Starting the agent's worker processes, light enough to run before the rest of us is imported.
+
+A worker spends about a second importing ADK and loading the agent; our own imports (pydantic
+models, metrics, the service) take a few hundred milliseconds more before the plan says how many
+questions will run. :func:`prestart` starts the workers the command line expects right after its
+arguments are parsed, from what they say alone, on the event loop the run will use; the pool the
+run then builds adopts them (:func:`take`) only when each would have been started exactly so
+(the same interpreter, folder and environment: nothing the config says is ever overridden by a
+guess). Otherwise, or when no pool asks for them, they are killed: a wrong guess costs CPU only.
+
+Only the standard library and the worker's protocol are imported here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.run.agent_env import agent_environment
+
+PACKAGE = protocol.PACKAGE
+# A JSON line carries every event and span of one question: allow large ones.
+LINE_LIMIT = 2**28
+# About what a golden question takes in its file (id, inputs, agents evaluated, a reference):
+# the guess before the file is read. Too few workers guessed start the rest when the plan says
+# so; too many are killed then (a core's second of CPU lost).
+BYTES_PER_QUESTION = 200
+# Mirrors config.RUNS_PER_WORKER and Config.processes() (not imported here: they bring pydantic);
+# the count only has to be a good guess, the plan's own count decides what runs.
+RUNS_PER_WORKER = 32
+MAX_WORKERS = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerSettings:
+    agent: str
+    python: str
+    cwd: Path
+    env: dict[str, str]
+    capture_spans: bool = True
+    workers: int = 1
+    # The model-call cache's directory (absolute), or None.
+    model_cache: str | None = None
+    # [user-simulator] settings for conversation scenarios.
+    user_simulator: dict[str, Any] = field(default_factory=dict)
+    startup_timeout_s: float = 180.0
+
+
+def agent_spec(spec: str) -> str:
+    """``spec`` as the agent's process, which runs from the project's folder, reads it: an agent
+    directory named from the working directory made absolute; a module name as it is."""
+    return os.path.abspath(spec) if ":" not in spec and os.path.isdir(spec) else spec
+
+
+def worker_files() -> Path:
+    """The worker's own files in a new temporary directory, as the package ``agent_eval_worker``:
+    nothing else of ours lands on the agent's path."""
+    root = Path(tempfile.mkdtemp(prefix="agent-eval-worker-"))
+    target = root / PACKAGE
+    target.mkdir()
+    source = resources.files("agent_eval_action").joinpath("agent_worker")
+    for item in source.iterdir():
+        if item.name.endswith(".py"):
+            (target / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
+    return root
+
+
+def worker_env(settings: WorkerSettings, files: Path) -> dict[str, str]:
+    """The environment a worker of ``settings`` starts with (its files first on its path)."""
+    env = dict(settings.env)
+    env["PYTHONPATH"] = os.pathsep.join([str(files), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env[protocol.ENV_AGENT] = agent_spec(settings.agent)  # the worker runs from settings.cwd
+    env[protocol.ENV_SPANS] = "1" if settings.capture_spans else "0"
+    env.pop(protocol.ENV_MODEL_CACHE, None)
+    if settings.model_cache:
+        env[protocol.ENV_MODEL_CACHE] = settings.model_cache
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+async def spawn(settings: WorkerSettings, files: Path) -> asyncio.subprocess.Process:
+    """One worker process of ``settings``; raises OSError when its Python cannot be started."""
+    return await asyncio.create_subprocess_exec(
+        settings.python,
+        "-m",
+        PACKAGE,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=settings.cwd,
+        env=worker_env(settings, files),
+        limit=LINE_LIMIT,
+        start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not the agent's
+    )
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL to every process of the session ``sid`` (a worker started it: the worker and
+    whatever the agent left behind there, even in process groups of their own). Safe in a
+    signal handler; a process that started a session of its own is out of reach."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(sid, signal.SIGKILL)
+    for pid in _session_members(sid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _session_members(sid: int) -> list[int]:
+    """The processes of session ``sid``, from /proc (elsewhere: none beyond its group)."""
+    members = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 3 and fields[3] == str(sid).encode():
+            members.append(int(entry))
+    return members
+
+
+@dataclass
+class _Early:
+    loop: asyncio.AbstractEventLoop
+    settings: WorkerSettings
+    files: Path
+    processes: list[asyncio.subprocess.Process]
+    claimed: bool = False
+
+
+_early: _Early | None = None
+
+
+def estimated_question_runs(paths: list[str], runs: int | None) -> int | None:
+    """Question runs the dataset files could hold at most, from their sizes (None: a path is not
+    a plain file, a directory or glob, so no guess)."""
+    try:
+        if not paths or not all(os.path.isfile(path) for path in paths):
+            return None
+        size = sum(os.path.getsize(path) for path in paths)
+    except OSError:
+        return None
+    return max(1, size // BYTES_PER_QUESTION) * max(1, runs or 1)
+
+
+def prestart(
+    agent: str, *, python: str | None, model_cache: str | None, workers: int | None, question_runs: int | None
+) -> asyncio.AbstractEventLoop | None:
+    """Starts the worker processes a run of ``agent`` is expected to need, from the working
+    directory with the environment a config without agent settings gives it, and returns the
+    event loop they belong to (the run must use it to adopt them). None when nothing started."""
+    global _early
+    if _early is not None or question_runs is None:
+        return None
+    count = workers or max(1, min(os.cpu_count() or 1, MAX_WORKERS, -(-question_runs // RUNS_PER_WORKER)))
+    python = python or sys.executable
+    settings = WorkerSettings(
+        agent=agent,
+        python=os.path.abspath(python) if os.sep in python else python,
+        cwd=Path.cwd(),
+        env=agent_environment(os.environ),
+        workers=count,
+        model_cache=str(Path(model_cache).resolve()) if model_cache else None,
+    )
+    loop = asyncio.new_event_loop()
+    files = worker_files()
+
+    async def every() -> list[asyncio.subprocess.Process | BaseException]:
+        return await asyncio.gather(*(spawn(settings, files) for _ in range(count)), return_exceptions=True)
+
+    started = loop.run_until_complete(every())
+    processes = [p for p in started if isinstance(p, asyncio.subprocess.Process)]
+    if not processes:  # the run's own start will say why
+        shutil.rmtree(files, ignore_errors=True)
+        loop.close()
+        return None
+    _early = _Early(loop, settings, files, processes)
+    atexit.register(discard)
+    return loop
+
+
+def claim_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop the prestarted workers belong to, for the one run that may adopt them (then
+    None: another run on the same process starts its own)."""
+    if _early is None or _early.claimed:
+        return None
+    _early.claimed = True
+    return _early.loop
+
+
+def take(settings: WorkerSettings) -> tuple[Path, list[asyncio.subprocess.Process]] | None:
+    """The prestarted workers' files and processes (at most ``settings.workers`` of them), when
+    each was started exactly as ``settings`` would start it, on the running loop; else None (and
+    they are killed)."""
+    global _early
+    early, _early = _early, None
+    if early is None:
+        return None
+    same = (
+        early.loop is _running_loop()
+        and settings.python == early.settings.python
+        and Path(settings.cwd).resolve() == Path(early.settings.cwd).resolve()
+        and worker_env(settings, early.files) == worker_env(early.settings, early.files)
+    )
+    if not same:
+        _kill(early)
+        return None
+    for extra in early.processes[settings.workers :]:
+        _close(extra)
+    return early.files, early.processes[: settings.workers]
+
+
+def discard() -> None:
+    """Kills the prestarted workers nobody adopted (the run needed none, or others)."""
+    global _early
+    early, _early = _early, None
+    if early is not None:
+        _kill(early)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _close(process: asyncio.subprocess.Process) -> None:
+    if process.stdin is not None:
+        process.stdin.close()
+    kill_session(process.pid)
+
+
+def _kill(early: _Early) -> None:
+    for process in early.processes:
+        _close(process)
+    shutil.rmtree(early.files, ignore_errors=True)

@@ -1,0 +1,15 @@
+"""The command line's early start of the agent's workers, before the rest of us is imported
+(``run/worker_start.py``). Light: the standard library and that module only."""
+
+from __future__ import annotations
+
+from agent_eval_action.run.worker_start import estimated_question_runs, prestart
+
+
+def start_agent_early(
+    agent: str, *, python: str | None, model_cache: str | None, workers: int | None, paths: list[str], runs: int | None
+) -> None:
+    """Starts the workers an evaluation of the dataset files ``paths`` by ``agent`` is expected to
+    need (their count guessed from the files' sizes); the run adopts them when its config starts
+    them the same way, else they are killed."""
+    prestart(agent, python=python, model_cache=model_cache, workers=workers, question_runs=estimated_question_runs(paths, runs))
