@@ -61,6 +61,8 @@ def test_each_hostile_question_errors_alone_and_the_run_ends_within_its_timeouts
     ordered = {"q_ok_0": "call greet", **HOSTILE, **{k: v for k, v in friendly.items() if k != "q_ok_0"}}
     golden(project / "hostile_golden.json", ordered)
     env = dict(SECRET_VALUES)
+    # The config withholds MY_AUTH, which the command line does not know: the workers started
+    # early (before the config is read) see it, so the run must refuse them and start its own.
     (project / "agent-eval.toml").write_text('agent-auth-env = "MY_AUTH"\n')
     done = cli(
         project,
