@@ -17,7 +17,7 @@ import pytest
 from tests.fakes.github_server import FakeGitHub
 from tests.helpers.drifting import drifting_repo
 from tests.helpers.factories import runs, write_dataset
-from tests.helpers.repos import git
+from tests.helpers.repos import commit, git
 
 pytestmark = pytest.mark.container
 IMAGE = os.environ.get("AGENT_EVAL_IMAGE", "localhost/agent-eval-action:test")
@@ -40,16 +40,14 @@ def test_the_image_evaluates_a_pr_against_the_loopback_github(podman: str, tmp_p
     git(workspace, "config", "user.name", "Dev")
     (workspace / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
     write_dataset(workspace / "evaluation" / "datasets" / "cs_runs.csv", runs())
-    git(workspace, "add", "-A")
-    git(workspace, "commit", "-qm", "datasets")
+    commit(workspace, "datasets")
     baseline = subprocess.run(
         [podman, "run", "--rm", "--network", "host", "-v", f"{workspace}:/github/workspace", "-e", "GITHUB_WORKSPACE=/github/workspace",
          "--entrypoint", "sh", IMAGE, "-c", "cd /github/workspace && python -m agent_eval_action baseline update"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert baseline.returncode == 0, baseline.stdout + baseline.stderr
-    git(workspace, "add", "-A")
-    git(workspace, "commit", "-qm", "baselines")
+    commit(workspace, "baselines")
     git(workspace, "checkout", "-q", "-b", "pr")
     write_dataset(workspace / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(0, 24, 2))))
     git(workspace, "commit", "-qam", "regress")

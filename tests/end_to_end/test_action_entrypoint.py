@@ -15,7 +15,7 @@ import pytest
 from tests.fakes.github_server import PROXY_PAGE, Failure, FakeGitHub
 from tests.helpers.commands import TOKEN, action, base_env
 from tests.helpers.factories import runs, write_dataset
-from tests.helpers.repos import git
+from tests.helpers.repos import commit, git
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,8 +38,7 @@ def workspace(tmp_path: Path) -> Path:
     git(repo, "remote", "add", "origin", str(origin))
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs())
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "datasets")
+    commit(repo, "datasets")
     git(repo, "push", "-q", "origin", "main")
     return repo
 
@@ -136,8 +135,7 @@ def test_deltas_keep_two_datasets_of_one_name_apart(workspace: Path, tmp_path: P
     (workspace / "agent-eval.toml").write_text('datasets = ["evaluation/*/cs.csv"]\nselect = "all"\n')
     write_dataset(workspace / "evaluation" / "a" / "cs.csv", runs())
     write_dataset(workspace / "evaluation" / "b" / "cs.csv", runs(8))
-    git(workspace, "add", "-A")
-    git(workspace, "commit", "-qm", "two datasets named cs")
+    commit(workspace, "two datasets named cs")
     push = base_env(tmp_path, workspace, {"repository": {"default_branch": "main"}}, "push")
     assert action(workspace, {**push, "GITHUB_REF_NAME": "main"}).returncode == 0
     git(workspace, "checkout", "-q", "-b", "feature")

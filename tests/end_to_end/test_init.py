@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers.repos import app_repo, git
+from tests.helpers.repos import app_repo, commit, git
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITTEN = [
@@ -123,8 +123,7 @@ def test_the_pr_check_is_check_and_run_is_its_alias_with_a_note(tmp_path: Path) 
     assert cli(repo, "init", "--agent", "app.agent:root_agent").returncode == 0
     update = cli(repo, "baseline", "update")
     assert update.returncode == 0, update.stdout + update.stderr
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     (repo / "app" / "agent.py").write_text((repo / "app" / "agent.py").read_text() + "\n# a comment\n")
     git(repo, "commit", "-qam", "agent change: every question runs")

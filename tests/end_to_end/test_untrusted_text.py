@@ -17,7 +17,7 @@ import pytest
 from tests.fakes.github_server import FakeGitHub
 from tests.helpers.commands import TOKEN, action, base_env
 from tests.helpers.factories import Run, csv_row, runs, write_csv
-from tests.helpers.repos import git
+from tests.helpers.repos import commit, git
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = {
@@ -57,8 +57,7 @@ def make_repo(repo: Path) -> None:
     write_csv(dataset, hostile_rows(broken=False))
     done = cli(repo, "baseline", "update")
     assert done.returncode == 0, done.stderr
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "datasets and baselines")
+    commit(repo, "datasets and baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     write_csv(dataset, hostile_rows(broken=True))
     git(repo, "commit", "-qam", "regress, with a leaky error")

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from tests.helpers.commands import cli
-from tests.helpers.repos import DATASET, ROOT, git, new_repo
+from tests.helpers.repos import DATASET, ROOT, commit, git, new_repo
 
 ITEMS = ["apple", "pear", "plum", "fig"]
 
@@ -81,13 +81,11 @@ def _build(top: Path, *, latency_rule: bool, folder: str) -> None:
         )
     (repo / DATASET).parent.mkdir(parents=True)
     (repo / DATASET).write_text(json.dumps({"golden_questions": questions}, indent=1))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent and dataset")
+    commit(repo, "agent and dataset")
     done = cli(repo, "baseline", "update", env={"MODEL_VERSION": "v1"})
     assert done.returncode == 0, done.stdout + done.stderr
     # Baseline files keep their layout: the fields of base mode are left out when empty.
     (stored,) = (repo / "evaluation" / "baselines").rglob("*.json")
     assert not {"compare_with", "base_run", "drift", "drift_notes"} & set(json.loads(stored.read_text()))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines under model v1")
+    commit(repo, "baselines under model v1")
     git(repo, "checkout", "-q", "-b", "pr")

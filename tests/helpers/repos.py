@@ -48,8 +48,7 @@ def counting_repo(repo: Path, questions: int) -> Path:
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting"\n')
     (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
     golden(repo / DATASET, questions)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent and dataset")
+    commit(repo, "agent and dataset")
     return repo
 
 
@@ -97,6 +96,5 @@ def app_repo(repo: Path, package: str = "app") -> Path:
     new_repo(repo)
     shutil.copytree(SHOP, repo / package, ignore=shutil.ignore_patterns("__pycache__"))
     (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "the agent")
+    commit(repo, "the agent")
     return repo

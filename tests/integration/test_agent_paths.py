@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.commands import calls, cli
-from tests.helpers.repos import DATASET, counting_repo, git, golden, pr_branch
+from tests.helpers.repos import DATASET, commit, counting_repo, git, golden, pr_branch
 
 QUESTIONS = 8  # two model calls each
 
@@ -35,11 +35,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (repo / "requirements.txt").write_text("google-adk\n")
     agent = repo / "counting" / "agent.py"
     agent.write_text(agent.read_text().replace('PRICES = {"apple": 1, "pear": 2, "plum": 3}', "from lib.prices import PRICES"))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "the agent's prices in lib/")
+    commit(repo, "the agent's prices in lib/")
     assert calls(repo, "baseline", "update") == 2 * QUESTIONS
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     return repo
 
 
@@ -51,8 +49,7 @@ def repo(template: Path, tmp_path: Path) -> Path:
 def change(repo: Path, path: str, text: str, message: str) -> None:
     (repo / path).parent.mkdir(parents=True, exist_ok=True)
     (repo / path).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
+    commit(repo, message)
 
 
 def test_a_readme_only_pr_reuses_every_question(repo: Path) -> None:
@@ -102,8 +99,7 @@ def test_agent_paths_in_the_config_still_decide(repo: Path) -> None:
     config.write_text(config.read_text() + 'agent-paths = ["counting/**", "README.md"]\n')
     git(repo, "commit", "-qam", "the README is agent code here")
     assert calls(repo, "baseline", "update") == 2 * QUESTIONS  # the fingerprint covers other paths now
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     git(repo, "checkout", "-q", "pr")
     git(repo, "merge", "-q", "main")
     change(repo, "README.md", "# prices, again\n", "docs")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.factories import runs, write_dataset
-from tests.helpers.repos import git
+from tests.helpers.repos import commit, git, new_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
@@ -56,19 +56,14 @@ def test_load_and_problems_come_back_as_data(tmp_path: Path, monkeypatch: pytest
 
 def test_a_pytest_test_fails_with_the_gates_reasons(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
+    new_repo(repo)
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "datasets")
+    commit(repo, "datasets")
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
     update = subprocess.run([sys.executable, "-m", "agent_eval_action", "baseline", "update"], cwd=repo, env=env, capture_output=True)
     assert update.returncode == 0, update.stderr
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12, broken={0, 2, 4}))
     git(repo, "commit", "-qam", "break")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers.commands import cli
 from tests.helpers.factories import runs, write_dataset
-from tests.helpers.repos import DATASET, counting_repo, git, new_repo, pr_branch, results
+from tests.helpers.repos import DATASET, commit, counting_repo, git, new_repo, pr_branch, results
 
 BASELINES = Path("evaluation") / "baselines"
 
@@ -24,11 +24,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv"]\n')
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs())
     write_dataset(repo / "evaluation" / "datasets" / "other_runs.csv", runs(8))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "datasets")
+    commit(repo, "datasets")
     assert cli(repo, "baseline", "update").returncode == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     return repo
 
 
@@ -59,8 +57,7 @@ def test_an_agent_that_replaces_the_baseline_blob_still_fails(tmp_path: Path) ->
     update = cli(repo, "baseline", "update", env=env)
     assert update.returncode == 0, update.stdout + update.stderr
     assert (repo / BASELINES / DATASET).is_file()  # prices.json: the dataset's own name, no doubled suffix
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     agent = repo / "counting" / "agent.py"
     code = agent.read_text()
@@ -131,8 +128,7 @@ def test_a_dataset_the_pr_deletes_and_stops_globbing_is_removed_not_a_pass(repo:
 @pytest.mark.parametrize("name", ["what?.csv", "set[1].csv", "star*.csv"])
 def test_a_new_dataset_with_glob_characters_in_its_name_is_new(repo: Path, name: str) -> None:
     write_dataset(repo / "evaluation" / "datasets" / name, runs(4))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "odd name")
+    commit(repo, "odd name")
     done = cli(repo, "run", "--base", "main")
     assert done.returncode == 0, done.stdout + done.stderr
     (comparison,) = results(repo)["comparison"]
@@ -144,8 +140,7 @@ def test_a_255_character_dataset_name_gets_a_baseline_and_so_do_the_others(repo:
     write_dataset(repo / "evaluation" / "datasets" / long, runs(4))
     write_dataset(repo / "evaluation" / "datasets" / "zz_runs.csv", runs(4))
     git(repo, "checkout", "-q", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "more datasets")
+    commit(repo, "more datasets")
     done = cli(repo, "baseline", "update")
     assert done.returncode == 0, done.stdout + done.stderr
     written = sorted(p.name for p in (repo / BASELINES / "evaluation" / "datasets").iterdir())
@@ -154,8 +149,7 @@ def test_a_255_character_dataset_name_gets_a_baseline_and_so_do_the_others(repo:
     assert len(hashed.encode()) <= 140 and hashed.endswith(".json")
     recorded = json.loads((repo / BASELINES / "evaluation" / "datasets" / hashed).read_text())
     assert recorded["datasets"][0]["path"] == f"evaluation/datasets/{long}"
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "regress")
     write_dataset(repo / "evaluation" / "datasets" / long, runs(4, broken={0, 1, 2, 3}))
     git(repo, "commit", "-qam", "regress the long one")
@@ -172,8 +166,7 @@ def test_a_baseline_of_the_doubled_suffix_layout_is_read_and_moved_by_update(tmp
     current = repo / BASELINES / DATASET
     doubled = current.with_name("prices.json.json")  # the layout before
     current.rename(doubled)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines, older layout")
+    commit(repo, "baselines, older layout")
     git(repo, "checkout", "-q", "-b", "pr")
     (repo / DATASET).write_text((repo / DATASET).read_text() + "\n")
     git(repo, "commit", "-qam", "touch the dataset")
@@ -190,8 +183,7 @@ def test_a_pr_that_moves_every_dataset_away_reports_the_base_ones_removed(repo: 
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/new/*.csv"]\n')
     git(repo, "rm", "-q", "evaluation/datasets/cs_runs.csv", "evaluation/datasets/other_runs.csv")
     write_dataset(repo / "evaluation" / "new" / "fresh_runs.csv", runs(4))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "start over")
+    commit(repo, "start over")
     done = cli(repo, "run", "--base", "main")
     # The base's glob matches nothing now: its datasets were deleted, which is no typo of the PR's.
     assert done.returncode == 0, done.stdout + done.stderr

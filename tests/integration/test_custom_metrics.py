@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.helpers.commands import cli
 from tests.helpers.factories import runs, write_dataset
-from tests.helpers.repos import git
+from tests.helpers.repos import commit, git, new_repo
 
 METRICS = """
 from agent_eval_action.core.models import Score
@@ -49,18 +49,13 @@ max = 1
 
 def test_custom_metrics_are_scored_compared_and_gated(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
+    new_repo(repo)
     (repo / "my_metrics.py").write_text(METRICS)
     (repo / "agent-eval.toml").write_text(CONFIG)
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "datasets")
+    commit(repo, "datasets")
     assert cli(repo, "baseline", "update").returncode == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12, broken=set(range(12))))
     git(repo, "commit", "-qam", "break")

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers.repos import git
+from tests.helpers.repos import commit, git, new_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,16 +38,12 @@ def test_a_question_right_two_times_in_three_is_flaky_and_fails_nothing_alone(tm
     }
     (repo / "evaluation" / "datasets").mkdir(parents=True)
     (repo / "evaluation" / "datasets" / "prices.json").write_text(json.dumps({"golden_questions": [question]}))
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent and dataset")
+    new_repo(repo)
+    commit(repo, "agent and dataset")
     calls = str(tmp_path / "calls.txt")
     update = cli(repo, "baseline", "update", "--runs", "3", env={"CALLS_FILE": calls})
     assert update.returncode == 0, update.stdout + update.stderr
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baseline")
+    commit(repo, "baseline")
     git(repo, "checkout", "-q", "-b", "pr")
     # The model behind the agent now looks up the wrong item once in three calls of this question.
     done = cli(

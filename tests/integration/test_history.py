@@ -13,6 +13,7 @@ from agent_eval_action.repo.git import Git
 from agent_eval_action.repo.history import metric_history, read_base_runs
 from agent_eval_action.repo.results_io import dumps
 from agent_eval_action.verdict.gate import rules_of
+from tests.helpers.repos import new_repo
 
 DATASET = "evaluation/datasets/cs.csv"
 NEW = "evaluation/baselines/evaluation/datasets/cs.csv.json"
@@ -53,10 +54,7 @@ def repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     stem-keyed file of another dataset named cs.csv, an update; then a PR branch rewriting its
     own baseline, and main moving on after it branched."""
     repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
+    new_repo(repo)
     shas = {
         "legacy 1": commit(repo, {DATASET: "q\n", LEGACY: baseline(0.5)}, "first baseline"),
         "legacy 2": commit(repo, {LEGACY: baseline(0.6)}, "baseline update"),
@@ -120,10 +118,7 @@ def test_background_reads_the_base_run_and_history_at_the_merge_base(repo: tuple
 
 def test_a_renamed_dataset_keeps_its_history(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
+    new_repo(repo)
     old = "evaluation/datasets/old.csv"
     old_baseline = f"evaluation/baselines/{old}.json"
     first = commit(repo, {old: "q\n", old_baseline: baseline(0.4, path=old)}, "baseline of old.csv")

@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers.commands import cli
 from tests.helpers.factories import runs, write_dataset
-from tests.helpers.repos import git, new_repo, pr_branch, results
+from tests.helpers.repos import commit, git, new_repo, pr_branch, results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,8 +28,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (repo / "README.md").write_text("# shop\n")
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs())
     write_dataset(repo / "evaluation" / "datasets" / "other_runs.csv", runs(8))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "datasets")
+    commit(repo, "datasets")
     update = cli(repo, "baseline", "update")
     assert update.returncode == 0, update.stderr
     assert "wrote: evaluation/baselines/evaluation/datasets/cs_runs.csv.json" in update.stdout
@@ -37,8 +36,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert (
         "unchanged: evaluation/baselines/evaluation/datasets/cs_runs.csv.json" in again.stdout
     )  # stable bytes: committing again is a no-op
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     return repo
 
 
@@ -142,8 +140,7 @@ def test_agent_change_selects_everything(repo: Path) -> None:
 
 def test_new_dataset_without_baseline_is_new_not_a_failure(repo: Path) -> None:
     write_dataset(repo / "evaluation" / "datasets" / "fresh_runs.csv", runs(6))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "new dataset")
+    commit(repo, "new dataset")
     done = cli(repo, "run", "--base", "main")
     assert done.returncode == 0, done.stdout + done.stderr
     data = results(repo)
@@ -167,8 +164,7 @@ def test_baseline_is_read_at_the_merge_base_not_the_working_tree(repo: Path) -> 
     # A PR that rewrites the baseline to hide its regression gains nothing.
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(24))))
     assert cli(repo, "baseline", "update").returncode == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "regress and rewrite baseline")
+    commit(repo, "regress and rewrite baseline")
     done = cli(repo, "run", "--base", "main")
     assert done.returncode == 1
 
@@ -207,14 +203,10 @@ def test_agent_driven_dataset_regression_is_caught(tmp_path: Path) -> None:
     repo = tmp_path / "agent_repo"
     shutil.copytree(ROOT / "examples" / "customer_service", repo, ignore=shutil.ignore_patterns("__pycache__"))
     (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "customer_service"\n')
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "agent")
+    new_repo(repo)
+    commit(repo, "agent")
     assert cli(repo, "baseline", "update").returncode == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     policy = repo / "customer_service" / "scripted_model.py"
     policy.write_text(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.commands import cli
-from tests.helpers.repos import DATASET, counting_repo, git, golden, pr_branch
+from tests.helpers.repos import DATASET, commit, counting_repo, git, golden, pr_branch
 
 LAST_OUTPUT = [""]  # what the last CLI run printed
 
@@ -20,8 +20,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """main: 40 questions and their baselines, made once per test process (the update runs the agent)."""
     repo = counting_repo(tmp_path_factory.mktemp("reuse") / "repo", 40)
     assert calls(repo, "baseline", "update") == 80  # two model calls a question
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     return repo
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from agent_eval_action.repo.baseline import baseline_path
 from tests.helpers.commands import calls, cli
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv
-from tests.helpers.repos import DATASET, counting_repo, git, golden, results
+from tests.helpers.repos import DATASET, commit, counting_repo, git, golden, results
 
 QUESTIONS = 6
 
@@ -34,8 +34,7 @@ def test_a_run_from_a_subfolder_gives_the_same_verdict_in_the_same_place(tmp_pat
     assert calls(repo, "baseline", "update", cwd=package) == 2 * QUESTIONS
     assert (repo / baseline_path("evaluation/baselines", DATASET.as_posix())).is_file()
     assert not (package / "evaluation").exists()
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "baselines")
+    commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     golden(repo / DATASET, QUESTIONS, edited={2})
     git(repo, "commit", "-qam", "reword q02")
