@@ -100,7 +100,8 @@ def ours(questions: int, concurrency: int | None, workers: int) -> dict[str, flo
         else:
             from agent_eval_action.config import Config
             from agent_eval_action.run.agent_env import agent_environment
-            from agent_eval_action.run.worker_pool import WorkerPool, WorkerSettings
+            from agent_eval_action.run.worker_pool import WorkerPool
+            from agent_eval_action.run.worker_start import WorkerSettings
 
             count = workers if workers > 0 else Config().agent_worker_count()
             pool = WorkerPool(

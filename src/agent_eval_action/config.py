@@ -18,13 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.inside import require_inside, roots
 from agent_eval_action.core.models import Direction
+from agent_eval_action.core.processes import agent_workers, processes
 
 CONFIG_FILE = "agent-eval.toml"
-# By default an agent worker process is started for each this many runs of questions: one worker
-# carries dozens of questions in flight at once (they mostly wait on the model), and each one
-# more costs a start of ADK (about 1 s of CPU), which pays only when ADK's own CPU per question
-# (about 15 ms) adds up to more.
-RUNS_PER_WORKER = 32
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
 
 
@@ -326,24 +322,17 @@ class Config(BaseModel):
         return self.max_concurrency if self.concurrency == "auto" else self.concurrency
 
     def processes(self) -> int:
-        """How many processes do the run's parallel work: ``workers``, else one per CPU, at most 4."""
-        return self.workers or max(1, min(os.cpu_count() or 1, 4))
+        """How many processes do the run's parallel work (large recorded tables are scored by as
+        many, this one included): ``core.processes``."""
+        return processes(self.workers)
 
     def agent_worker_count(self, question_runs: int | None = None) -> int:
-        """Agent worker processes for ``question_runs`` runs of questions (None: not known):
-        ``workers`` when set; else :meth:`processes`, but one per ``RUNS_PER_WORKER`` runs, so a
-        small run does not pay a second start of ADK (about 1 s of CPU) it has no use for."""
-        if self.workers or question_runs is None:
-            return self.processes()
-        return max(1, min(self.processes(), -(-question_runs // RUNS_PER_WORKER)))
+        """Agent worker processes for ``question_runs`` runs of questions: ``core.processes``."""
+        return agent_workers(self.workers, question_runs)
 
     def configured_thresholds(self) -> frozenset[str]:
         """The metrics whose pass threshold this config sets (a dataset's ADK criteria don't replace those)."""
         return frozenset(m for m, r in self.gate.metrics.items() if r.pass_threshold is not None)
-
-    def scoring_processes(self) -> int:
-        """The processes that score a large recorded table, this one included: :meth:`processes`."""
-        return self.processes()
 
     def with_overrides(self, **flags: Any) -> Config:
         """A copy with every flag that was given (not ``None``) applied and validated."""

@@ -121,7 +121,8 @@ def test_an_error_keeps_what_the_run_did_before_it_in_process(shop: AdkRunner) -
 def test_an_error_keeps_what_the_run_did_before_it_in_a_worker() -> None:
     """The same through the worker process: the partial run crosses the protocol with the error."""
     from agent_eval_action.run.agent_env import agent_environment
-    from agent_eval_action.run.worker_pool import WorkerPool, WorkerSettings
+    from agent_eval_action.run.worker_pool import WorkerPool
+    from agent_eval_action.run.worker_start import WorkerSettings
 
     async def go() -> list[Record]:
         pool = WorkerPool(WorkerSettings(agent="shop", python=sys.executable, cwd=APPS, env=agent_environment(dict(os.environ))))

@@ -271,7 +271,8 @@ def test_a_worker_captures_spans_per_question_and_withholds_secrets_from_its_env
 
     from agent_eval_action.core.models import Question
     from agent_eval_action.run.agent_env import agent_environment
-    from agent_eval_action.run.worker_pool import WorkerPool, WorkerSettings
+    from agent_eval_action.run.worker_pool import WorkerPool
+    from agent_eval_action.run.worker_start import WorkerSettings
 
     env = agent_environment({**os.environ, "GITHUB_TOKEN": "ghs_x_secret_123", "INPUT_FOO": "bar"}, also_withhold=["MY_AUTH"])
     assert "GITHUB_TOKEN" not in env and "INPUT_FOO" not in env and env.get("PATH") == os.environ.get("PATH")

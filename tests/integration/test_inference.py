@@ -13,8 +13,9 @@ import pytest
 
 import agent_eval_action as aea
 from agent_eval_action.cli.main import main
-from agent_eval_action.config import RUNS_PER_WORKER, Config
+from agent_eval_action.config import Config
 from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.core.processes import RUNS_PER_WORKER
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult
 from agent_eval_action.service.evaluation import Evaluation
@@ -87,7 +88,7 @@ def test_the_agent_starts_only_the_workers_its_questions_need() -> None:
     assert auto.agent_worker_count(RUNS_PER_WORKER * 100) == auto.processes()
     assert auto.agent_worker_count(None) == auto.processes()
     assert Config(workers=3).agent_worker_count(8) == 3  # a number the user set is that number
-    assert Config(workers=3).scoring_processes() == 3
+    assert Config(workers=3).processes() == 3
 
 
 def _switches() -> dict[str, object]:

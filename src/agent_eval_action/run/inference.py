@@ -213,7 +213,8 @@ class Inference:
 
     def _new_pool(self, question_runs: int | None) -> WorkerPool:
         from agent_eval_action.run.agent_env import agent_environment
-        from agent_eval_action.run.worker_pool import WorkerPool, WorkerSettings
+        from agent_eval_action.run.worker_pool import WorkerPool
+        from agent_eval_action.run.worker_start import WorkerSettings
 
         c = self.config
         assert c.agent is not None

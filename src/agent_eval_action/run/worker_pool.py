@@ -35,11 +35,7 @@ from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import AgentLoadError
 from agent_eval_action.core.models import Question, Trace
 from agent_eval_action.run.run_pool import keep_partial
-from agent_eval_action.run.worker_start import WorkerSettings as WorkerSettings
-from agent_eval_action.run.worker_start import agent_spec as agent_spec
-from agent_eval_action.run.worker_start import kill_session as kill_session
-from agent_eval_action.run.worker_start import spawn, take
-from agent_eval_action.run.worker_start import worker_files as worker_files
+from agent_eval_action.run.worker_start import WorkerSettings, kill_session, spawn, take, worker_files
 from agent_eval_action.traces.adk_events import trace_from_run
 from agent_eval_action.traces.spans import RawSpan
 

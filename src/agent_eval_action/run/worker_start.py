@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.agent_worker import protocol
+from agent_eval_action.core.processes import agent_workers
 from agent_eval_action.run.agent_env import agent_environment
 
 PACKAGE = protocol.PACKAGE
@@ -36,10 +37,6 @@ LINE_LIMIT = 2**28
 # the guess before the file is read. Too few workers guessed start the rest when the plan says
 # so; too many are killed then (a core's second of CPU lost).
 BYTES_PER_QUESTION = 200
-# Mirrors config.RUNS_PER_WORKER and Config.processes() (not imported here: they bring pydantic);
-# the count only has to be a good guess, the plan's own count decides what runs.
-RUNS_PER_WORKER = 32
-MAX_WORKERS = 4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,7 +168,8 @@ def prestart(
     global _early
     if _early is not None or question_runs is None:
         return None
-    count = workers or max(1, min(os.cpu_count() or 1, MAX_WORKERS, -(-question_runs // RUNS_PER_WORKER)))
+    # The count only has to be a good guess: the plan's own count decides what runs.
+    count = agent_workers(workers or 0, question_runs)
     python = python or sys.executable
     settings = WorkerSettings(
         agent=agent,

@@ -116,7 +116,7 @@ class Evaluation:
             MetricContext(prices=c.price_table()),
             custom=custom,
             seed=c.seed,
-            workers=c.scoring_processes(),
+            workers=c.processes(),
             pass_thresholds=c.pass_thresholds(),
             configured_thresholds=c.configured_thresholds(),
             collector=self.collector,

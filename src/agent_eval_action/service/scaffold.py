@@ -59,7 +59,8 @@ def find_agent(root: Path) -> str | None:
 def describe_agent(spec: str, *, python: str | None, cwd: Path) -> dict[str, Any]:
     """The agent's tree, from one worker process (raises AgentLoadError when it cannot load)."""
     from agent_eval_action.run.agent_env import agent_environment
-    from agent_eval_action.run.worker_pool import WorkerPool, WorkerSettings
+    from agent_eval_action.run.worker_pool import WorkerPool
+    from agent_eval_action.run.worker_start import WorkerSettings
 
     settings = WorkerSettings(
         agent=spec,

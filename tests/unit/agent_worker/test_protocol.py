@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.run.worker_pool import agent_spec, worker_files
+from agent_eval_action.run.worker_start import agent_spec, worker_files
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "src" / "agent_eval_action"
