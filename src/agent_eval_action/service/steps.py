@@ -35,11 +35,11 @@ from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.verdict.comparison import compare_dataset
-from agent_eval_action.verdict.gate import evaluate_gate, metric_kinds, rules_of, unchecked_datasets
+from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
 from agent_eval_action.verdict.rules import Rules, rules_at_base
 from agent_eval_action.verdict.selection import PathRoles, select, select_all
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.page import fmt, is_timing
+from agent_eval_action.views.page import fmt
 
 
 @dataclass

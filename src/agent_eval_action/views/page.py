@@ -30,7 +30,7 @@ from agent_eval_action.core.models import (
 from agent_eval_action.repo.history import Point
 from agent_eval_action.scoring.aggregate import passes
 from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
-from agent_eval_action.verdict.gate import RuleView
+from agent_eval_action.verdict.gate import RuleView, is_timing
 from agent_eval_action.views.background import Background
 
 SECONDS = {"latency", "turn_latency"}
@@ -72,14 +72,6 @@ def fmt(value: float | None, metric: str = "") -> str:
 def _percent(number: float) -> str:
     text = f"{number:.1f}"
     return text[:-2] if text.endswith(".0") else text
-
-
-def is_timing(metric: str) -> bool:
-    """Whether the metric is measured in wall-clock time (declared where it is registered)."""
-    from agent_eval_action.metrics import REGISTRY
-
-    found = REGISTRY.get(metric)
-    return found.timing if found is not None else metric in SECONDS
 
 
 def is_share(metric: str) -> bool:
