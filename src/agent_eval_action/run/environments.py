@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,7 +58,11 @@ def install_environment(
         return str(python)
     with group(out, f"Install {label}'s environment", actions=in_actions(env)):
         shutil.rmtree(venv, ignore_errors=True)
-        made = subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=False, capture_output=True, text=True)
+        made = subprocess.run([base, "-m", "venv", "--clear", "--without-pip", str(venv)], check=False, capture_output=True, text=True)
+        if made.returncode == 0 and not seed_pip(venv):
+            made = subprocess.run(
+                [str(python), "-m", "ensurepip", "--upgrade", "--default-pip"], check=False, capture_output=True, text=True
+            )
         if made.returncode != 0:
             raise InfrastructureError(f"could not create {label}'s venv at {venv}: {(made.stderr or made.stdout).strip()[:300]}")
         clean = agent_environment(env)
@@ -70,3 +75,52 @@ def install_environment(
         raise InfrastructureError(f"the install command exited with {done.returncode} for {label}: {command}")
     (venv / READY).write_text(key)
     return str(python)
+
+
+def bundled_wheels() -> list[Path]:
+    """The wheels ``python -m venv`` has ensurepip install (pip; setuptools too before 3.12), from
+    where ensurepip takes them: the distribution's wheel folder when it has one (Debian's), else
+    the ones bundled with it. Empty when any is missing."""
+    import ensurepip
+
+    names = ("pip",) if sys.version_info >= (3, 12) else ("pip", "setuptools")
+    folder = sysconfig.get_config_var("WHEEL_PKG_DIR") or os.path.join(os.path.dirname(ensurepip.__file__), "_bundled")
+    found = []
+    for name in names:
+        wheels = sorted(Path(folder).glob(f"{name}-*-py3-none-any.whl")) if os.path.isdir(folder) else []
+        if not wheels:
+            return []
+        found.append(wheels[-1])
+    return found
+
+
+def seed_pip(venv: Path) -> bool:
+    """Installs :func:`bundled_wheels` into ``venv`` (made by this interpreter's base, without
+    pip) as ensurepip would, with PyPA's ``installer``: a tenth of a second where ensurepip,
+    which runs pip to install pip, takes five. False when the wheels are not to be found."""
+    wheels = bundled_wheels()
+    if not wheels:
+        return False
+    from installer import install
+    from installer.destinations import SchemeDictionaryDestination
+    from installer.sources import WheelFile
+
+    paths = sysconfig.get_paths(scheme="venv", vars={"base": str(venv), "platbase": str(venv)})
+    scheme = {key: paths[key] for key in ("purelib", "platlib", "scripts", "data")}
+    python = str(venv / "bin" / "python")
+    for wheel in wheels:
+        destination = SchemeDictionaryDestination(scheme, interpreter=python, script_kind="posix", bytecode_optimization_levels=())
+        with WheelFile.open(wheel) as source:
+            install(source, destination, {"INSTALLER": b"agent-eval-action"})
+    # pip's wheel names its versioned script after the Python it was built on; pip, installing
+    # itself, renames it after the one it runs on, and so do we.
+    scripts = Path(scheme["scripts"])
+    ours = f"pip{sys.version_info[0]}.{sys.version_info[1]}"
+    for script in scripts.glob("pip3.*"):
+        if script.name == ours:
+            continue
+        if (scripts / ours).exists():
+            script.unlink()
+        else:
+            script.rename(scripts / ours)
+    return True
