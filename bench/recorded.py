@@ -79,11 +79,13 @@ def ours(path: Path) -> dict[str, float]:
             code = main(["evaluate", str(path), "--output-dir", out, "--progress", "never"])
         finally:
             sys.stdout = shown
+        # The command is done (its results written); what follows is the bench's own check.
+        seconds = time.perf_counter() - imported
         if KEEP_RESULTS:
             Path(KEEP_RESULTS).write_bytes((Path(out) / "results.json").read_bytes())
         results = json.loads((Path(out) / "results.json").read_text())
     rows = len(results["datasets"][0]["questions"]) if results["datasets"] else 0
-    return {"seconds": time.perf_counter() - imported, "import_seconds": imported - t0, "exit_code": code, "rows": rows}
+    return {"seconds": seconds, "import_seconds": imported - t0, "exit_code": code, "rows": rows}
 
 
 def main() -> None:
