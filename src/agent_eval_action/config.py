@@ -323,7 +323,7 @@ class Config(BaseModel):
 
     def processes(self) -> int:
         """How many processes do the run's parallel work (large recorded tables are scored by as
-        many, this one included): ``core.processes``."""
+        many, beside this one, which reads them): ``core.processes``."""
         return processes(self.workers)
 
     def agent_worker_count(self, question_runs: int | None = None) -> int:
