@@ -293,3 +293,27 @@ def test_a_worker_captures_spans_per_question_and_withholds_secrets_from_its_env
         assert len({s.trace_id for s in trace.spans}) == 2  # one per turn, none borrowed from another question
         assert [c.tool_name for c in trace.tool_interactions or []] == ["lookup_order"]
         assert trace.final_state == {"last_order": "A1", "lookups": 1}
+
+
+def test_a_worker_that_cannot_even_say_it_is_stalled_is_killed_after_its_grace() -> None:
+    """A call that keeps the GIL stops the worker's watchdog too: no ``stalled`` comes, and the
+    cancel goes unanswered; the question's time out is still its own error once the grace is over."""
+    import asyncio
+
+    from agent_eval_action.core.models import Question
+    from agent_eval_action.run.agent_env import agent_environment
+    from agent_eval_action.run.worker_pool import WorkerPool
+    from agent_eval_action.run.worker_start import WorkerSettings
+
+    async def go() -> BaseException | None:
+        pool = WorkerPool(WorkerSettings(agent="hostile", python=sys.executable, cwd=APPS, env=agent_environment(os.environ), workers=1))
+        await pool.start()
+        try:
+            await pool.run_question(Question(id="q_grip", user_inputs=["call grip"]), 1)
+        except BaseException as error:  # noqa: BLE001 - what the question ended with is the point
+            return error
+        finally:
+            await pool.close()
+        return None
+
+    assert isinstance(asyncio.run(go()), TimeoutError)

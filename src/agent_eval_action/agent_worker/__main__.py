@@ -4,7 +4,9 @@ Protocol: ``protocol.py`` (every message and key, for both sides). We read reque
 stdin and answer on the file descriptor that was stdout when we started (the agent's own prints
 go to stderr instead). A ``cancel`` (the question's time is up) is answered ``cancelled`` at once:
 the question's task is cancelled and left behind, whether or not the agent lets it end. Questions
-run concurrently in one event loop; the parent decides how many.
+run concurrently in one event loop; the parent decides how many. A watchdog thread says
+``stalled`` when the loop stops turning (a call that blocks it: no ``cancel`` can be read until
+it returns), so the parent need not wait out a grace to know this process is stuck.
 
 Anything the agent raises, ``SystemExit`` and ``KeyboardInterrupt`` included, is that question's
 error, even from a task the agent (or ADK, for each tool call) started: asyncio lets those two
@@ -21,6 +23,7 @@ import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import IO, Any
 
@@ -108,6 +111,8 @@ class Worker:
         self.tasks: dict[Any, asyncio.Task[None]] = {}
         # Questions whose time ran out: cancelled and no longer waited for, answered already.
         self.abandoned: set[Any] = set()
+        # When the event loop last turned (its heartbeat), read by the watchdog thread.
+        self.beat = time.monotonic()
 
     def send(self, message: dict[str, Any]) -> None:
         self._write(protocol.encode(message))
@@ -182,12 +187,36 @@ class Worker:
         if owed:
             await asyncio.gather(*owed, return_exceptions=True)
 
+    def _heartbeat(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.beat = time.monotonic()
+        loop.call_later(protocol.HEARTBEAT_S, self._heartbeat, loop)
+
+    def _watch(self) -> None:
+        """The watchdog thread: ``stalled`` when the loop's heartbeat is ``STALL_S`` late,
+        ``running`` when it beats again. (A call that holds the GIL stops this thread too: the
+        parent then waits its grace, as it would without us.)"""
+        said = False
+        while True:
+            time.sleep(protocol.HEARTBEAT_S)
+            late = time.monotonic() - self.beat
+            try:
+                if late >= protocol.STALL_S and not said:
+                    self.send(protocol.stalled(late))
+                    said = True
+                elif late < protocol.STALL_S and said:
+                    self.send(protocol.running())
+                    said = False
+            except (OSError, ValueError):
+                return  # the parent is gone, or we are ending
+
     def run(self) -> int:
         """Serves until the parent closes stdin. Should the agent stop the event loop anyway
         (``SystemExit`` from a plain callback, not a task), nobody here knows which question did
         it: this process says why it ends and ends; the parent sorts out whom to blame."""
         loop = asyncio.new_event_loop()
         contain_exits(loop)
+        self._heartbeat(loop)
+        threading.Thread(target=self._watch, name="agent-eval-watchdog", daemon=True).start()
         try:
             loop.run_until_complete(self.serve())
         except BaseException as error:  # noqa: BLE001 - the agent stopped our loop; say so, then end

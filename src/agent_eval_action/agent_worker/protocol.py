@@ -16,6 +16,8 @@ The worker answers on the file descriptor that was its stdout:
 - per request ``started(N)`` when it is read, then ``result(N, {...})`` or
   ``error(N, {type, message, code[, partial]})`` (``partial``: the run so far, when the agent
   raised mid-question); ``cancelled(N)`` answers a ``cancel``
+- ``stalled(seconds)`` when its event loop has not turned for ``STALL_S`` (a call that blocks
+  it: no ``cancel`` can be read until it returns), ``running()`` when it turns again
 - ``exiting("why")`` before the process ends on its own.
 
 A result is ``{replayed_model_calls, events, final_state, turn_times, spans}``, or ``{skipped}``
@@ -50,9 +52,17 @@ STARTED = "started"
 RESULT = "result"
 ERROR = "error"
 CANCELLED = "cancelled"
+STALLED = "stalled"
+RUNNING = "running"
 EXITING = "exiting"
 REQUESTS = (QUESTION, DESCRIBE, CANCEL)
-ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, EXITING)
+ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, STALLED, RUNNING, EXITING)
+
+# The worker's event loop is stalled when it has not turned for this long (its heartbeat, a
+# timer every HEARTBEAT_S, has not run): a busy loop still turns between callbacks; only a call
+# that blocks it (a sync tool that waits, a long computation) stops it.
+HEARTBEAT_S = 0.1
+STALL_S = 1.0
 
 # A question's fields (its ``id`` is ``ID``).
 USER_INPUTS = "user_inputs"
@@ -124,8 +134,8 @@ def decode(line: bytes | str) -> Message | None:
 
 def kind(message: Message) -> str | None:
     """Which message this is: one of ``REQUESTS`` or ``ANSWERS``; None for none of them."""
-    for name in (CANCEL, READY, FATAL, EXITING, STARTED, CANCELLED, ERROR, RESULT, DESCRIBE, QUESTION):
-        if name in message and (message[name] or name not in (STARTED, CANCELLED, DESCRIBE)):
+    for name in (CANCEL, READY, FATAL, EXITING, STARTED, CANCELLED, STALLED, RUNNING, ERROR, RESULT, DESCRIBE, QUESTION):
+        if name in message and (message[name] or name not in (STARTED, CANCELLED, RUNNING, DESCRIBE)):
             return name
     return None
 
@@ -186,6 +196,14 @@ def error(number: Any, payload: dict[str, Any]) -> Message:
 
 def cancelled(number: Any) -> Message:
     return {ID: number, CANCELLED: True}
+
+
+def stalled(seconds: float) -> Message:
+    return {STALLED: round(seconds, 1)}
+
+
+def running() -> Message:
+    return {RUNNING: True}
 
 
 def exiting(why: str) -> Message:

@@ -41,8 +41,9 @@ from agent_eval_action.traces.spans import RawSpan
 
 STDERR_LINES = 20
 # How long a worker whose question's time ran out has to confirm it cancelled it; one that
-# cannot is stuck (a blocking call in its event loop) and is killed. Nothing is decided by this
-# timer's race with another: a worker killed too early only makes its questions run again alone.
+# cannot is stuck (a blocking call in its event loop) and is killed. A worker that said its loop
+# is stalled gets no grace: it cannot read the cancel. Nothing is decided by a race of these
+# with another timer: a worker killed too early only makes its questions run again alone.
 CANCEL_GRACE_S = 5.0
 
 
@@ -99,6 +100,8 @@ class _Worker:
     stop_reason: str | None = None
     dead: bool = False
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    # Set while the worker says its event loop is stalled (protocol.STALLED .. RUNNING).
+    stalled: asyncio.Event = field(default_factory=asyncio.Event)
 
     def tail(self) -> str:
         lines = [line for line in self.stderr if line.strip()]
@@ -107,6 +110,18 @@ class _Worker:
 
 async def _raise(error: BaseException) -> _Worker:
     raise error
+
+
+async def _settled_in_grace(worker: _Worker, call: _Call) -> bool:
+    """Whether ``call``'s answer (or its worker's end) came within CANCEL_GRACE_S of its
+    cancel; no waiting once the worker says its loop is stalled."""
+    stalled = asyncio.ensure_future(worker.stalled.wait())
+    either: list[asyncio.Future[Any]] = [call.answer, stalled]
+    try:
+        await asyncio.wait(either, timeout=CANCEL_GRACE_S, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stalled.cancel()
+    return call.answer.done()
 
 
 class WorkerPool:
@@ -220,6 +235,12 @@ class WorkerPool:
                 worker.dead = True  # no new questions: it is on its way out
                 if worker.stop_reason is None:
                     worker.stop_reason = f"the agent process ended ({message[protocol.EXITING]})"
+                continue
+            if kind == protocol.STALLED:
+                worker.stalled.set()
+                continue
+            if kind == protocol.RUNNING:
+                worker.stalled.clear()
                 continue
             if kind == protocol.STARTED:
                 call = worker.pending.get(message.get(protocol.ID, -1))
@@ -372,9 +393,9 @@ class WorkerPool:
             except TimeoutError:
                 pass
             self._send(worker, protocol.cancel(number))
-            try:
-                answer = await asyncio.wait_for(asyncio.shield(call.answer), CANCEL_GRACE_S)
-            except TimeoutError:
+            if await _settled_in_grace(worker, call):
+                answer = call.answer.result()
+            else:
                 await self._kill(worker, f"{what} ran out of time and the agent's process stopped responding")
                 try:
                     answer = await call.answer

@@ -93,6 +93,21 @@ async def nap() -> dict:
     return {}
 
 
+def hold() -> dict:
+    """Blocks the event loop for two and a half seconds in a sync call, then returns."""
+    time.sleep(2.5)
+    return {"held": True}
+
+
+def grip() -> dict:
+    """Blocks in a C call that keeps the GIL (libc's sleep through ctypes.PyDLL), so no thread of
+    the process runs either: not even the worker's watchdog can say it is stalled."""
+    import ctypes
+
+    ctypes.PyDLL(None).sleep(600)
+    return {}
+
+
 def probe() -> dict:
     """Reports what secrets it can see, in its error message."""
     seen = {name: os.environ.get(name) for name in SECRETS}
@@ -128,5 +143,5 @@ root_agent = LlmAgent(
     name="hostile",
     model=HostileModel(),
     instruction="Call the tool the user names.",
-    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, unserializable, spawn_straggler, nap, probe],
+    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, unserializable, spawn_straggler, nap, hold, grip, probe],
 )

@@ -195,6 +195,16 @@ def test_each_message_goes_through_a_real_worker_and_back(worker: _Worker) -> No
     worker.send(protocol.cancel(3))
     cancelled = worker.receive()
     assert protocol.kind(cancelled) == protocol.CANCELLED and cancelled[protocol.ID] == 3
+
+    # A tool that blocks the event loop (2.5 s, STALL_S is 1 s): the watchdog says so while it
+    # blocks, and that the loop runs again once it returns (before or after the answer it lets
+    # out: the two are not ordered).
+    worker.send(_question(4, "call hold"))
+    said = [worker.receive() for _ in range(4)]
+    kinds = [protocol.kind(m) for m in said]
+    assert kinds[:2] == [protocol.STARTED, protocol.STALLED], said
+    assert sorted(str(k) for k in kinds[2:]) == [protocol.RESULT, protocol.RUNNING], said
+    assert said[1][protocol.STALLED] >= protocol.STALL_S
     assert worker.close() == 0
 
 
@@ -220,6 +230,8 @@ def test_kind_tells_every_message_apart() -> None:
         protocol.RESULT: protocol.result(1, protocol.skipped("no simulator")),
         protocol.ERROR: protocol.error(1, protocol.error_payload("E", "m", None)),
         protocol.CANCELLED: protocol.cancelled(1),
+        protocol.STALLED: protocol.stalled(1.25),
+        protocol.RUNNING: protocol.running(),
         protocol.EXITING: protocol.exiting("why"),
     }
     assert set(built) == {*protocol.REQUESTS, *protocol.ANSWERS}
