@@ -121,7 +121,7 @@ def test_a_slower_tool_is_caught_by_the_latency_rule_in_base_mode_only(tmp_path:
         repo,
         "drifting/agent.py",
         '    marks = os.environ.get("MARKS_FILE")',
-        '    __import__("time").sleep(0.2)\n    marks = os.environ.get("MARKS_FILE")',
+        '    __import__("time").sleep(0.1)\n    marks = os.environ.get("MARKS_FILE")',
         "slow tool",
     )
     results, printed = check(repo, version="v1", code=0)
