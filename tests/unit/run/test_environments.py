@@ -1,5 +1,5 @@
-"""The agent's venv: made without ensurepip's five seconds, with the pip (and on 3.11 the
-setuptools) ``python -m venv`` would have given it, runnable by every name it has there."""
+"""The agent's venv: made without ensurepip's seconds, with the pip (and on 3.11 the setuptools)
+``python -m venv`` would have given it, runnable by every name it has there."""
 
 from __future__ import annotations
 
@@ -13,30 +13,35 @@ import pytest
 from agent_eval_action.run import environments
 from agent_eval_action.run.environments import install_environment
 
+VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
+# Every name pip has in the venv, each run from it (the venv is first on the command's PATH).
+COMMAND = f"pip --version && pip3 --version && pip{VERSION} --version && python -m pip --version > versions.txt"
+
 
 def _listing(venv: Path) -> tuple[set[str], set[str]]:
-    """The venv's scripts and the distributions in its site-packages."""
+    """The venv's pip scripts and the distributions in its site-packages."""
     scripts = {p.name for p in (venv / "bin").iterdir() if p.name.startswith("pip")}
     (site,) = (venv / "lib").glob("python*/site-packages")
     return scripts, {p.name.split("-")[0] for p in site.glob("*.dist-info")}
 
 
-def test_the_venv_has_the_pip_ensurepip_gives_under_every_name(tmp_path: Path) -> None:
-    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    command = f"pip --version && pip3 --version && pip{version} --version && python -m pip --version > versions.txt"
-    python = install_environment(command, tmp_path, {"RUNNER_TEMP": str(tmp_path)}, io.StringIO())
+def _made(project: Path) -> Path:
+    project.mkdir()
+    python = install_environment(COMMAND, project, {"RUNNER_TEMP": str(project)}, io.StringIO())
     venv = Path(python).parent.parent
-    assert (tmp_path / "versions.txt").read_text().startswith("pip ")
-    assert str(venv) in (tmp_path / "versions.txt").read_text()  # the venv's own pip, not ours
-    # What `python -m venv` (ensurepip) makes, side by side.
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(tmp_path / "reference")], check=True)
-    assert _listing(venv) == _listing(tmp_path / "reference")
-    # Our packages are not on its path.
+    said = (project / "versions.txt").read_text()
+    assert said.startswith("pip ") and str(venv) in said  # the venv's own pip, not ours
     seen = subprocess.run([python, "-c", "import pydantic"], capture_output=True, text=True)
-    assert seen.returncode == 1 and "No module named 'pydantic'" in seen.stderr
+    assert seen.returncode == 1 and "No module named 'pydantic'" in seen.stderr  # nor our packages
+    return venv
 
 
-def test_without_the_bundled_wheels_ensurepip_makes_pip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(environments, "bundled_wheels", list)
-    python = install_environment("pip --version > version.txt", tmp_path, {"RUNNER_TEMP": str(tmp_path)}, io.StringIO())
-    assert str(Path(python).parent.parent) in (tmp_path / "version.txt").read_text()
+def test_the_venv_has_what_ensurepip_gives_under_every_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ours = _made(tmp_path / "seeded")
+    scripts, distributions = _listing(ours)
+    assert scripts == {"pip", "pip3", f"pip{VERSION}"}
+    assert distributions == ({"pip"} if sys.version_info >= (3, 12) else {"pip", "setuptools"})
+    # Where the bundled wheels cannot be found, ensurepip makes it, as `python -m venv` does:
+    # the two are alike.
+    monkeypatch.setattr(environments, "bundled_wheels", lambda: [])
+    assert _listing(_made(tmp_path / "ensurepip")) == (scripts, distributions)
