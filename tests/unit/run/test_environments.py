@@ -43,5 +43,5 @@ def test_the_venv_has_what_ensurepip_gives_under_every_name(tmp_path: Path, monk
     assert distributions == ({"pip"} if sys.version_info >= (3, 12) else {"pip", "setuptools"})
     # Where the bundled wheels cannot be found, ensurepip makes it, as `python -m venv` does:
     # the two are alike.
-    monkeypatch.setattr(environments, "bundled_wheels", lambda: [])
+    monkeypatch.setattr(environments, "bundled_wheels", list)
     assert _listing(_made(tmp_path / "ensurepip")) == (scripts, distributions)
