@@ -29,6 +29,7 @@ from agent_eval_action.core.models import Question, ReferenceToolCall, Score, To
 from agent_eval_action.metrics.calls import counts
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.response import cached_stemmer
+from agent_eval_action.metrics.rouge import rouge
 
 TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE = "response_match_score"
@@ -160,8 +161,7 @@ def _is_non_spaced_script(code: int) -> bool:
 
 
 def adk_tokens(text: str) -> list[str]:
-    from rouge_score import tokenize
-
+    tokenize = rouge().tokenize
     text = unicodedata.normalize("NFKC", text).lower()
     chars: list[str] = []
     for char in text:
@@ -188,13 +188,14 @@ def adk_tokens(text: str) -> list[str]:
 
 @cache
 def _rouge1() -> Any:
-    from rouge_score import rouge_scorer, tokenizers
+    modules = rouge()
+    base: Any = modules.tokenizers.Tokenizer
 
-    class AdkTokenizer(tokenizers.Tokenizer):  # type: ignore[misc]
+    class AdkTokenizer(base):  # type: ignore[misc]
         def tokenize(self, text: str) -> list[str]:
             return adk_tokens(text)
 
-    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=AdkTokenizer())
+    return modules.rouge_scorer.RougeScorer(["rouge1"], tokenizer=AdkTokenizer())
 
 
 def rouge_1(reference: str, candidate: str) -> float:

@@ -7,6 +7,7 @@ from typing import Any
 
 from agent_eval_action.core.models import Question, Score, Trace
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.metrics.rouge import rouge
 
 
 class CachedStemmer:
@@ -14,9 +15,7 @@ class CachedStemmer:
     repeat endlessly across answers."""
 
     def __init__(self) -> None:
-        from nltk.stem import porter
-
-        self.stem = lru_cache(maxsize=200_000)(porter.PorterStemmer().stem)
+        self.stem = lru_cache(maxsize=200_000)(rouge().porter.PorterStemmer().stem)
 
 
 @cache
@@ -26,15 +25,16 @@ def cached_stemmer() -> CachedStemmer:
 
 @cache
 def _scorer() -> Any:
-    from rouge_score import rouge_scorer, tokenize, tokenizers
+    modules = rouge()
+    base: Any = modules.tokenizers.Tokenizer
 
-    class StemmingTokenizer(tokenizers.Tokenizer):  # type: ignore[misc]
+    class StemmingTokenizer(base):  # type: ignore[misc]
         """rouge-score's default tokenizer with stemming, with the stems memoized."""
 
         def tokenize(self, text: str) -> list[str]:
-            return list(tokenize.tokenize(text, cached_stemmer()))
+            return list(modules.tokenize.tokenize(text, cached_stemmer()))
 
-    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=StemmingTokenizer())
+    return modules.rouge_scorer.RougeScorer(["rougeL"], tokenizer=StemmingTokenizer())
 
 
 def rouge_l(reference: str, candidate: str) -> float:

@@ -95,7 +95,7 @@ class Scorer:
         )
 
     def prepare(self) -> None:
-        """The metrics' slow set-up (ROUGE's tokenizer imports nltk: 0.6 s), done ahead: called
+        """The metrics' slow set-up (importing ROUGE and its stemmer), done ahead: called
         from a thread while the agent runs, it costs the run nothing."""
         for metric in self.metrics:
             if metric.prepare is not None:
