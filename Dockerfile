@@ -23,9 +23,11 @@ RUN python3 -m venv /opt/uv \
     && /opt/uv/bin/uv pip install --python /opt/agent-eval/venv/bin/python --no-deps --compile-bytecode -r /tmp/requirements.lock \
     && find /opt/agent-eval/venv -depth -type d \( -name tests -o -name test \) -path '*/site-packages/*' -exec rm -rf {} +
 
-# The package runs from its source tree (templates and price table included): nothing to build.
+# The package runs from its source tree (templates and price table included): nothing to build
+# but its bytecode and its templates' (views/compiled.py).
 COPY src /opt/agent-eval/src
-RUN /opt/agent-eval/venv/bin/python -m compileall -q /opt/agent-eval/src
+RUN /opt/agent-eval/venv/bin/python -m compileall -q /opt/agent-eval/src \
+    && PYTHONPATH=/opt/agent-eval/src /opt/agent-eval/venv/bin/python -m agent_eval_action.views
 
 FROM ${BASE_IMAGE}
 

@@ -52,11 +52,12 @@ def view(
 
 
 class Renderer:
-    def __init__(self, templates_dir: str | None = None):
+    def __init__(self, templates_dir: str | None = None, *, cache: Any = None):
         from jinja2 import ChoiceLoader, PackageLoader, PrefixLoader, StrictUndefined
         from jinja2.sandbox import SandboxedEnvironment
 
         from agent_eval_action.core.inside import template_loader
+        from agent_eval_action.views.compiled import bytecode_cache
 
         builtin = PackageLoader("agent_eval_action.views", "templates")
         loaders: list[Any] = [PrefixLoader({"builtin": builtin})]
@@ -70,6 +71,7 @@ class Renderer:
             lstrip_blocks=True,
             autoescape=False,
             finalize=printed,  # a template that prints agent text unescaped still shows no bidi control
+            bytecode_cache=cache if cache is not None else bytecode_cache("comment"),
         )
         self.env.filters.update(
             escape_md=escape_md,

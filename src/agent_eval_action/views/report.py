@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_eval_action.core.files import write_atomic
 from agent_eval_action.core.markdown import printed
@@ -24,6 +24,9 @@ from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.repo.history import Point
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.page import DiffRow, MetricRow, Page, QuestionDiff, compact, failed_metrics, fmt, is_share, page_of, signed
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 # Question runs per dataset shown in full; past it, the regressed and failing ones come first
 # and the rest are counted (results.json has them all).
@@ -301,8 +304,11 @@ def render_report(
     return render_context(context(page, thresholds=thresholds, background=background, sha=sha, run_url=run_url))
 
 
-def render_context(page_context: dict[str, Any]) -> str:
+def environment(cache: Any = None) -> Environment:
+    """report.html's Jinja environment (``cache``: its bytecode cache; default ``views.compiled``'s)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    from agent_eval_action.views.compiled import bytecode_cache
 
     env = Environment(
         loader=PackageLoader("agent_eval_action.views", "templates"),
@@ -311,8 +317,14 @@ def render_context(page_context: dict[str, Any]) -> str:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=cache if cache is not None else bytecode_cache("report"),
     )
     env.filters.update(fmt=fmt, signed=signed, compact=compact, pretty=_pretty, jsonish=_jsonish)
+    return env
+
+
+def render_context(page_context: dict[str, Any]) -> str:
+    env = environment()
     script = _asset("report.js")
     # The page's policy runs this script only (by its hash): no inline handler, no other script.
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()

@@ -1,0 +1,65 @@
+"""Our templates compiled once, not at every run: Jinja's bytecode cache, beside the templates as
+Python keeps ``__pycache__`` beside modules.
+
+Compiling the comment and report.html took about 0.1 s of every run that renders them (a
+quarter of a small check's own CPU). Each environment (the comment's sandbox, report.html's)
+keeps its code in a folder of its own under ``templates/__jinjacache__``, and only for our own
+templates: a repository's ``templates-dir`` is compiled at each run, as before. Jinja checks each
+entry against the template's source and its own version, so an edited template is compiled
+again. Like Python's bytecode, entries are written when the process may write bytecode
+(``PYTHONDONTWRITEBYTECODE`` unset) and the folder is writable; ``views.__main__`` writes them
+regardless, for installs that compile ahead (``make install``, the action's image):
+``python -m agent_eval_action.views``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+TEMPLATES = ("comment.md.j2", "summary.md.j2", "report.html.j2")
+
+
+def folder() -> Path:
+    return Path(str(resources.files("agent_eval_action.views").joinpath("templates")))
+
+
+@cache
+def _cache_class() -> type:
+    from jinja2 import FileSystemBytecodeCache
+
+    class OwnTemplates(FileSystemBytecodeCache):
+        """Our templates' entries only; writes never fail a run."""
+
+        def __init__(self, directory: str, own: set[str], write: bool):
+            super().__init__(directory)
+            self.own = own
+            self.write = write
+
+        def load_bytecode(self, bucket: Any) -> None:
+            if bucket.key in self.own:
+                super().load_bytecode(bucket)
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            if bucket.key in self.own and self.write:
+                try:
+                    os.makedirs(self.directory, exist_ok=True)
+                    super().dump_bytecode(bucket)
+                except OSError:
+                    pass  # a read-only install: compiled at each run, as without a cache
+
+    return OwnTemplates
+
+
+def bytecode_cache(kind: str, *, write: bool | None = None) -> Any:
+    """The bytecode cache of the environment ``kind`` ("comment", "report")."""
+    here = folder()
+    cls = _cache_class()
+    probe = cls.__mro__[1](str(here))  # the plain cache, for its keys
+    own = {probe.get_cache_key(name, str(here / name)) for name in TEMPLATES}
+    directory = str(here / "__jinjacache__" / kind)
+    return cls(directory, own, (not sys.dont_write_bytecode) if write is None else write)
