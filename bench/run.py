@@ -38,6 +38,7 @@ GOALS = {
     "peak_memory": Goal(2048, unit=" MB"),
     "judges": Goal(1.2, note="the ideal"),
     "cli_start": Goal(300, unit=" ms", note="over a bare interpreter"),
+    "suite": Goal(180, unit=" s", note="(3 minutes, every test passing)"),
 }
 
 
@@ -232,6 +233,18 @@ def judges(repeats: int) -> dict[str, Any]:
     return {**best, "samples": {"ours": [r["seconds"] for r in samples]}}
 
 
+# The test suite's pytest command as `make test` runs it (after its lint).
+SUITE = ["-m", "pytest", "-q", "-n", "3", "--dist", "load", "-p", "no:cacheprovider"]
+
+
+def suite() -> dict[str, Any]:
+    """The whole test suite, once, as `make test` runs it: its seconds and pytest's last line."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, *SUITE], cwd=ROOT, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    return {"seconds": time.perf_counter() - started, "exit_code": done.returncode, "summary": lines[-1].strip("= ") if lines else ""}
+
+
 def action_start(pulls: int) -> dict[str, Any]:
     """Job start to the first question, the action's image built at job start against pulled
     (bench/action_start.py); skipped without a container tool, reported if the build fails."""
@@ -273,6 +286,8 @@ def main() -> None:
     from bench.aa_gate import row as aa_gate_row
 
     results["aa_gate"] = aa_gate(trials=20 if args.quick else 100)
+    if not args.quick:
+        results["suite"] = suite()
     results["action_start"] = action_start(pulls=1 if args.quick else 3)
     print(f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']}\n")
     print(HEADER)
@@ -432,6 +447,21 @@ def table(results: dict[str, Any], *, quick: bool) -> list[str]:
             shown=f"+{c['overhead_ms']:.0f} ms",
         )
     )
+    if "suite" in results:
+        t = results["suite"]
+        # One run, judged as measured (it is minutes long); a failing suite misses whatever its time.
+        seconds = t["seconds"] if t["exit_code"] == 0 else float("inf")
+        lines.append(
+            row(
+                "the test suite (`make test`'s pytest: " + " ".join(SUITE[3:7]) + ")",
+                f"{t['seconds']:.0f} s: {t['summary']}",
+                "",
+                seconds,
+                GOALS["suite"],
+                {},
+                shown=f"{t['seconds']:.0f} s",
+            )
+        )
     return lines
 
 
