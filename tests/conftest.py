@@ -14,7 +14,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # The modules with the longest tests (measured with --durations; most wait on agent timeouts,
-# venvs or several CLI runs) go first, their longest test first, so that under xdist the two
+# venvs or several CLI runs) go first, their longest test first, so that under xdist the
 # processes end on short tests together rather than one waiting out a long test alone at the end.
 # Modules stay whole, so a module-scoped fixture is still built once per process. Order only:
 # nothing is skipped or merged.
@@ -28,6 +28,9 @@ SLOW_MODULES = (
     "tests/integration/test_convert.py",
     "tests/integration/test_agent_paths.py",
     "tests/integration/test_judges.py",
+    "tests/end_to_end/test_init.py",
+    "tests/integration/test_budgets_and_concurrency.py",
+    "tests/unit/run/test_environments.py",
 )
 SLOW_TESTS = (
     "tests/integration/test_agent_worker.py::test_at_concurrency_each_hostile_question_costs_only_itself",
@@ -39,6 +42,9 @@ SLOW_TESTS = (
     "tests/end_to_end/test_action_entrypoint.py::test_install_command_working_directory_and_bad_inputs",
     "tests/end_to_end/test_action_entrypoint.py::test_install_makes_a_venv_for_the_agent_and_never_touches_ours",
     "tests/integration/test_agent_worker.py::test_the_example_on_google_adk_1_scores_as_on_2",
+    "tests/integration/test_agent_worker.py::test_a_worker_that_cannot_even_say_it_is_stalled_is_killed_after_its_grace",
+    "tests/end_to_end/test_init.py::test_the_pr_check_is_check_and_run_is_its_alias_with_a_note",
+    "tests/integration/test_budgets_and_concurrency.py::test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing",
 )
 
 
