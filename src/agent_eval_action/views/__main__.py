@@ -4,16 +4,19 @@ modules: ``make install`` and the action's image run it."""
 
 from __future__ import annotations
 
-from agent_eval_action.views.compiled import bytecode_cache, folder
+from agent_eval_action.views.compiled import TEMPLATES, bytecode_cache, folder
 from agent_eval_action.views.render import Renderer
 from agent_eval_action.views.report import environment
 
 
 def precompile() -> None:
-    renderer = Renderer(cache=bytecode_cache("comment", write=True))
-    for name in ("comment.md.j2", "summary.md.j2"):
-        renderer.env.get_template(name)
-    environment(cache=bytecode_cache("report", write=True)).get_template("report.html.j2")
+    envs = {
+        "comment": Renderer(cache=bytecode_cache("comment", write=True)).env,
+        "report": environment(bytecode_cache("report", write=True)),
+    }
+    for kind, names in TEMPLATES.items():
+        for name in names:
+            envs[kind].get_template(name)
     # Readable by whoever runs the install (an image built as root, run as the runner's user).
     for entry in (folder() / "__jinjacache__").rglob("*"):
         entry.chmod(0o755 if entry.is_dir() else 0o644)

@@ -10,56 +10,51 @@ again. Like Python's bytecode, entries are written when the process may write by
 (``PYTHONDONTWRITEBYTECODE`` unset) and the folder is writable; ``views.__main__`` writes them
 regardless, for installs that compile ahead (``make install``, the action's image):
 ``python -m agent_eval_action.views``.
+
+Imported only where a Jinja environment is made (``render``, ``report``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-TEMPLATES = ("comment.md.j2", "summary.md.j2", "report.html.j2")
+from jinja2 import FileSystemBytecodeCache
+
+# Our templates, by the environment that compiles them.
+TEMPLATES = {"comment": ("comment.md.j2", "summary.md.j2"), "report": ("report.html.j2",)}
 
 
 def folder() -> Path:
     return Path(str(resources.files("agent_eval_action.views").joinpath("templates")))
 
 
-@cache
-def _cache_class() -> type:
-    from jinja2 import FileSystemBytecodeCache
+class OwnTemplates(FileSystemBytecodeCache):
+    """The cache of one environment ``kind``: entries for our templates only; writes never fail a run."""
 
-    class OwnTemplates(FileSystemBytecodeCache):
-        """Our templates' entries only; writes never fail a run."""
+    def __init__(self, kind: str, *, write: bool):
+        here = folder()
+        super().__init__(str(here / "__jinjacache__" / kind))
+        self.own = {self.get_cache_key(name, str(here / name)) for name in TEMPLATES[kind]}
+        self.write = write
 
-        def __init__(self, directory: str, own: set[str], write: bool):
-            super().__init__(directory)
-            self.own = own
-            self.write = write
+    def load_bytecode(self, bucket: Any) -> None:
+        if bucket.key in self.own:
+            super().load_bytecode(bucket)
 
-        def load_bytecode(self, bucket: Any) -> None:
-            if bucket.key in self.own:
-                super().load_bytecode(bucket)
-
-        def dump_bytecode(self, bucket: Any) -> None:
-            if bucket.key in self.own and self.write:
-                try:
-                    os.makedirs(self.directory, exist_ok=True)
-                    super().dump_bytecode(bucket)
-                except OSError:
-                    pass  # a read-only install: compiled at each run, as without a cache
-
-    return OwnTemplates
+    def dump_bytecode(self, bucket: Any) -> None:
+        if bucket.key in self.own and self.write:
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass  # a read-only install: compiled at each run, as without a cache
 
 
-def bytecode_cache(kind: str, *, write: bool | None = None) -> Any:
-    """The bytecode cache of the environment ``kind`` ("comment", "report")."""
-    here = folder()
-    cls = _cache_class()
-    probe = cls.__mro__[1](str(here))  # the plain cache, for its keys
-    own = {probe.get_cache_key(name, str(here / name)) for name in TEMPLATES}
-    directory = str(here / "__jinjacache__" / kind)
-    return cls(directory, own, (not sys.dont_write_bytecode) if write is None else write)
+def bytecode_cache(kind: str, *, write: bool | None = None) -> OwnTemplates:
+    """The bytecode cache of the environment ``kind`` ("comment", "report"); ``write``: default,
+    when this process may write bytecode."""
+    return OwnTemplates(kind, write=(not sys.dont_write_bytecode) if write is None else write)
