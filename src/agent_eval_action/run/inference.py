@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -223,11 +222,10 @@ class Inference:
             # The agent runs from the project's folder; a module beside a run from a subfolder still imports.
             here = str(self.workdir or Path.cwd())
             env["PYTHONPATH"] = os.pathsep.join([*([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []), here])
-        python = c.agent_python or sys.executable
         return WorkerPool(
             WorkerSettings(
                 agent=c.agent,
-                python=os.path.abspath(python) if os.sep in python else python,
+                python=worker_start.interpreter(c.agent_python),
                 cwd=c.import_root(),
                 env=env,
                 capture_spans=c.capture_spans,

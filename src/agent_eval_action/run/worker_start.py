@@ -54,6 +54,14 @@ class WorkerSettings:
     startup_timeout_s: float = 180.0
 
 
+def interpreter(python: str | None) -> str:
+    """The agent's Python as its workers are started with it (default: ours): a path made
+    absolute (the workers run from the project's folder), a bare name looked up on PATH as it is.
+    The run adopts early workers only when both spell it alike, so both take it from here."""
+    python = python or sys.executable
+    return os.path.abspath(python) if os.sep in python else python
+
+
 def agent_spec(spec: str) -> str:
     """``spec`` as the agent's process, which runs from the project's folder, reads it: an agent
     directory named from the working directory made absolute; a module name as it is."""
@@ -170,10 +178,9 @@ def prestart(
         return None
     # The count only has to be a good guess: the plan's own count decides what runs.
     count = agent_workers(workers or 0, question_runs)
-    python = python or sys.executable
     settings = WorkerSettings(
         agent=agent,
-        python=os.path.abspath(python) if os.sep in python else python,
+        python=interpreter(python),
         cwd=Path.cwd(),
         env=agent_environment(os.environ),
         workers=count,
