@@ -191,9 +191,9 @@ class Config(BaseModel):
     output_dir: str = "agent-eval-results"
     seed: int = 0
     # How many processes do the run's parallel work: the agent's worker processes (questions
-    # spread over them), or the processes that score a large recorded table (this one, which
-    # reads and hands out batches, included). 0: one per CPU, at most 4, and for the agent no
-    # more than its questions need (see ``agent_worker_count``).
+    # spread over them), or the processes that score a large recorded table beside this one,
+    # which reads it and hands out batches (with 1, this one reads and scores alone). 0: one per
+    # CPU, at most 4, and for the agent no more than its questions need (``agent_worker_count``).
     workers: int = Field(default=0, ge=0)
     # The agent: `module:attr` or an agent directory, run in worker processes under agent_python
     # (default: this interpreter), or in this process with in_process; or a deployed ADK API server.

@@ -137,7 +137,7 @@ class Evaluation:
     def _infer(self, plan: Plan, scorer: Scorer) -> InferenceResult:
         if not plan.request.records:
             return InferenceResult(records=[])
-        # The scorer sets itself up (ROUGE's tokenizer: 0.6 s) while the agent runs.
+        # The scorer sets itself up (importing ROUGE and its stemmer) while the agent runs.
         preparing = threading.Thread(target=scorer.prepare, name="agent-eval-prepare", daemon=True)
         preparing.start()
         try:
