@@ -46,11 +46,13 @@ lint: install
 ## Lint, type-check and run the tests (pytest's "no tests collected" counts as a failure here).
 ## Three pytest workers (pytest-xdist) on two cores: most tests wait on subprocesses, agent workers
 ## and timeouts (a hostile question's 5 s), so a third fills the waits (2 cores, quiet: 183 s with two,
-## 174 s with three). Tests go to whichever worker is free (--dist load), so a module-scoped fixture
-## may be built on each. Not loadgroup: xdist 3.8 cannot group tests under pytest 9.2.
-## The longest tests are collected first (tests/conftest.py) so the workers end together.
+## 174 s with three). Each worker starts with a third of the tests and one that runs out takes half
+## of the longest queue (--dist worksteal; --dist load sent the slow modules in the first batches
+## and one worker ran 20 s alone at the end: 177-182 s against 171-172 s), so a module-scoped
+## fixture may be built on each. Not loadgroup: xdist 3.8 cannot group tests under pytest 9.2.
+## The longest tests are collected first (tests/conftest.py), so they start first.
 test: lint
-	$(BIN)/python -m pytest -q -n 3 --dist load; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
+	$(BIN)/python -m pytest -q -n 3 --dist worksteal; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
 
 ## Benchmarks, side by side in one run (see docs/performance.md). ADK's AgentEvaluator needs ADK's eval extra,
 ## which drags in scipy and scikit-learn: it gets a venv of its own so it cannot slow the others.

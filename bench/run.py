@@ -250,7 +250,7 @@ def judges(repeats: int) -> dict[str, Any]:
 
 
 # The test suite's pytest command as `make test` runs it (after its lint).
-SUITE = ["-m", "pytest", "-q", "-n", "3", "--dist", "load", "-p", "no:cacheprovider"]
+SUITE = ["-m", "pytest", "-q", "-n", "3", "--dist", "worksteal", "-p", "no:cacheprovider"]
 
 
 def suite() -> dict[str, Any]:

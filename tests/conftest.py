@@ -14,10 +14,11 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # The modules with the longest tests (measured with --durations; most wait on agent timeouts,
-# venvs or several CLI runs) go first, their longest test first, so that under xdist the
-# processes end on short tests together rather than one waiting out a long test alone at the end.
-# Modules stay whole, so a module-scoped fixture is still built once per process. Order only:
-# nothing is skipped or merged.
+# venvs or several CLI runs) go first, their longest test first, so that under xdist (make test's
+# --dist worksteal: the first process starts with the first third, the others take from the end
+# of its queue once theirs are done) the long tests start first and the processes end on short
+# tests together rather than one waiting out a long test alone at the end. Order only: nothing
+# is skipped or merged.
 SLOW_MODULES = (
     "tests/integration/test_agent_worker.py",
     "tests/integration/test_compare_with_base.py",
