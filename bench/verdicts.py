@@ -20,11 +20,15 @@ NOISE = 0.20
 
 def alternate(sides: Mapping[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
     """Each side's measurements (seconds), the sides run in turn ``rounds`` times, so drift in
-    the machine's load hits every side alike."""
+    the machine's load hits every side alike; each round starts one side further on, so no side
+    always runs in the same place (the first process after ADK's AgentEvaluator, a minute of it,
+    ran 0.1 s slower than the next ones: on one side always, that was its median)."""
     samples: dict[str, list[float]] = {name: [] for name in sides}
-    for _ in range(rounds):
-        for name, measure in sides.items():
-            samples[name].append(measure())
+    names = list(sides)
+    for round_ in range(rounds):
+        shift = round_ % len(names) if names else 0
+        for name in names[shift:] + names[:shift]:
+            samples[name].append(sides[name]())
     return samples
 
 

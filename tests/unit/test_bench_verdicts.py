@@ -40,7 +40,7 @@ def test_a_row_prints_the_figure_with_its_goal_and_verdict() -> None:
     assert shown == "| CLI start | 46 ms | 14 ms | +32 ms | <= 300 ms added | met |"
 
 
-def test_sides_run_in_turn() -> None:
+def test_sides_run_in_turn_each_round_starting_one_further_on() -> None:
     order: list[str] = []
 
     def side(name: str, seconds: float) -> float:
@@ -48,5 +48,11 @@ def test_sides_run_in_turn() -> None:
         return seconds
 
     samples = alternate({"a": lambda: side("a", 1.0), "b": lambda: side("b", 2.0)}, 3)
-    assert order == ["a", "b", "a", "b", "a", "b"]
+    assert order == ["a", "b", "b", "a", "a", "b"]
     assert samples == {"a": [1.0, 1.0, 1.0], "b": [2.0, 2.0, 2.0]}
+    order.clear()
+    alternate({"a": lambda: side("a", 1.0), "b": lambda: side("b", 1.0), "c": lambda: side("c", 1.0)}, 4)
+    assert order == [*"abc", *"bca", *"cab", *"abc"]
+    # No side always follows the same one: the one before each run of "b".
+    before_b = {order[i - 1] for i in range(1, len(order)) if order[i] == "b"}
+    assert len(before_b) > 1
