@@ -204,7 +204,7 @@ def adk_evaluator(questions: int, latency_ms: int, repeats: int) -> dict[str, An
     # model latency, the exit.
     fixed_args = [sys.executable, "-m", "bench.agent_runs", "--mode", "bare", "--questions", "1", "--concurrency", "1", "--latency-ms", "0"]
 
-    def theirs() -> float:
+    def agent_evaluator() -> float:
         seconds = _process_seconds(theirs_args, ROOT, env)
         # AgentEvaluator's minute is mostly idle (4 cases at a time, waiting on the model), and on
         # this VM a process started after a minute of idle runs 0.1-0.2 s slower than the next
@@ -218,7 +218,7 @@ def adk_evaluator(questions: int, latency_ms: int, repeats: int) -> dict[str, An
     # ratio of the two is judged on the same machine state (and its noise seen).
     samples = alternate(
         {
-            "AgentEvaluator": theirs,
+            "AgentEvaluator": agent_evaluator,
             "ours": lambda: _process_seconds(ours_args, EXAMPLE, env),
             "ours wide": lambda: _process_seconds([*ours_args, "--concurrency", str(questions)], EXAMPLE, env),
             "bare ADK": lambda: _process_seconds(bare_args, ROOT, env),
