@@ -35,8 +35,13 @@ PACKAGE = protocol.PACKAGE
 LINE_LIMIT = 2**28
 # About what a golden question takes in its file (id, inputs, agents evaluated, a reference):
 # the guess before the file is read. Too few workers guessed start the rest when the plan says
-# so; too many are killed then (a core's second of CPU lost).
+# so; too many are killed then (a core's half second of CPU lost while our own start needs it).
 BYTES_PER_QUESTION = 200
+# A JSON dataset up to this size is scanned for the key each question has once instead (a few
+# milliseconds): indented by a person or by ``json.dumps(indent=2)``, a golden question takes
+# 500-800 bytes, and the size alone guessed four times the questions.
+SCAN_BYTES = 4 * 2**20
+QUESTION_KEYS = (b'"user_inputs"', b'"eval_id"', b'"evalId"', b'"query"')
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,15 +161,28 @@ _early: _Early | None = None
 
 
 def estimated_question_runs(paths: list[str], runs: int | None) -> int | None:
-    """Question runs the dataset files could hold at most, from their sizes (None: a path is not
-    a plain file, a directory or glob, so no guess)."""
+    """Question runs the dataset files could hold at most (None: a path is not a plain file, a
+    directory or glob, so no guess): a small JSON file's questions counted by the key each has
+    once (golden questions' ``user_inputs``, an EvalSet's ``eval_id``, a ``.test.json`` turn's
+    ``query``), any other file's from its size."""
     try:
         if not paths or not all(os.path.isfile(path) for path in paths):
             return None
-        size = sum(os.path.getsize(path) for path in paths)
+        questions = sum(_questions_in(path) for path in paths)
     except OSError:
         return None
-    return max(1, size // BYTES_PER_QUESTION) * max(1, runs or 1)
+    return max(1, questions) * max(1, runs or 1)
+
+
+def _questions_in(path: str) -> int:
+    size = os.path.getsize(path)
+    if path.lower().endswith(".json") and size <= SCAN_BYTES:
+        with open(path, "rb") as handle:
+            text = handle.read()
+        counted = sum(text.count(key) for key in QUESTION_KEYS)
+        if counted:
+            return counted
+    return size // BYTES_PER_QUESTION
 
 
 def prestart(

@@ -10,6 +10,6 @@ def start_agent_early(
     agent: str, *, python: str | None, model_cache: str | None, workers: int | None, paths: list[str], runs: int | None
 ) -> None:
     """Starts the workers an evaluation of the dataset files ``paths`` by ``agent`` is expected to
-    need (their count guessed from the files' sizes); the run adopts them when its config starts
-    them the same way, else they are killed."""
+    need (their count guessed from the files: ``worker_start.estimated_question_runs``); the run
+    adopts them when its config starts them the same way, else they are killed."""
     prestart(agent, python=python, model_cache=model_cache, workers=workers, question_runs=estimated_question_runs(paths, runs))
