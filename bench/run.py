@@ -85,13 +85,20 @@ def recorded(rows: int, repeats: int) -> dict[str, Any]:
     }
 
 
+def _agent_runs_args(
+    mode: str, questions: int, concurrency: int | str = 32, latency_ms: int = 50, python: str = sys.executable, workers: int = -1
+) -> list[str]:
+    """The command line of one ``bench.agent_runs`` process."""
+    args = [python, "-m", "bench.agent_runs", "--mode", mode, "--questions", str(questions)]
+    return [*args, "--concurrency", str(concurrency), "--latency-ms", str(latency_ms), "--workers", str(workers)]
+
+
 def _agent_once(
     mode: str, questions: int, concurrency: int | str = 32, latency_ms: int = 50, python: str = sys.executable, workers: int = -1
 ) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     env.pop("GOOGLE_API_KEY", None)
-    args = [python, "-m", "bench.agent_runs", "--mode", mode, "--questions", str(questions)]
-    args += ["--concurrency", str(concurrency), "--latency-ms", str(latency_ms), "--workers", str(workers)]
+    args = _agent_runs_args(mode, questions, concurrency, latency_ms, python, workers)
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -173,17 +180,7 @@ def adk_evaluator(questions: int, latency_ms: int, repeats: int) -> dict[str, An
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]), "EXAMPLE_MODEL_LATENCY_MS": str(latency_ms)}
     env.pop("GOOGLE_API_KEY", None)
-    theirs_args = [
-        python,
-        "-m",
-        "bench.agent_runs",
-        "--mode",
-        "adk_evaluator",
-        "--questions",
-        str(questions),
-        "--latency-ms",
-        str(latency_ms),
-    ]
+    theirs_args = _agent_runs_args("adk_evaluator", questions, latency_ms=latency_ms, python=python)
     ours_args = [
         sys.executable,
         "-m",
@@ -197,12 +194,11 @@ def adk_evaluator(questions: int, latency_ms: int, repeats: int) -> dict[str, An
     ]
     # The least any evaluation of this agent can take as a process: a bare script (Python start,
     # ADK's import, Runner.run_async over every case at once, nothing recorded or scored).
-    bare_args = [sys.executable, "-m", "bench.agent_runs", "--mode", "bare", "--questions", str(questions)]
-    bare_args += ["--concurrency", str(questions), "--latency-ms", str(latency_ms)]
+    bare_args = _agent_runs_args("bare", questions, concurrency=questions, latency_ms=latency_ms)
     # What no fresh process running this agent avoids, whatever it does around ADK: Python's start,
     # the agent's (and so ADK's) import, ADK's imports on its first run, one question with no
     # model latency, the exit.
-    fixed_args = [sys.executable, "-m", "bench.agent_runs", "--mode", "bare", "--questions", "1", "--concurrency", "1", "--latency-ms", "0"]
+    fixed_args = _agent_runs_args("bare", 1, concurrency=1, latency_ms=0)
 
     def agent_evaluator() -> float:
         seconds = _process_seconds(theirs_args, ROOT, env)
