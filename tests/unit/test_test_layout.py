@@ -84,3 +84,28 @@ def test_each_pure_logic_module_has_a_unit_test_module_of_its_own() -> None:
         assert (ROOT / "src" / "agent_eval_action" / module).is_file(), f"no module {module}: update PURE_LOGIC"
         package, name = module.removesuffix(".py").split("/")
         assert (TESTS / "unit" / package / f"test_{name}.py").is_file(), f"{module} has no tests/unit/{package}/test_{name}.py"
+
+
+def test_the_slow_first_order_names_only_tests_that_exist() -> None:
+    """tests/conftest.py's SLOW_MODULES and SLOW_TESTS are written by hand: a renamed or deleted
+    test would silently drop out of the order (and a long test then starts last)."""
+    conftest = TESTS / "conftest.py"
+    named = {
+        target.id: ast.literal_eval(node.value)
+        for node in ast.parse(conftest.read_text(), str(conftest)).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id in ("SLOW_MODULES", "SLOW_TESTS")
+    }
+    SLOW_MODULES, SLOW_TESTS = named["SLOW_MODULES"], named["SLOW_TESTS"]  # read, not imported: conftest is a test module
+    missing = [module for module in SLOW_MODULES if not (ROOT / module).is_file()]
+    for test in SLOW_TESTS:
+        module, _, name = test.partition("::")
+        path = ROOT / module
+        defined = path.is_file() and any(
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
+            for node in ast.parse(path.read_text(), str(path)).body
+        )
+        if not defined or module not in SLOW_MODULES:
+            missing.append(test)
+    assert not missing, "tests/conftest.py names tests that do not exist (or whose module is not in SLOW_MODULES):\n" + "\n".join(missing)
