@@ -127,9 +127,32 @@ class LlmCall(_Model):
     output_tokens: int = 0
     cached_tokens: int = 0
     thoughts_tokens: int = 0
+    # Tokens of the prompts of the model's own tool use (Google Search grounding, code execution):
+    # apart from ``input_tokens`` in Gemini's usage, in its total and billed as input.
+    tool_use_prompt_tokens: int = 0
+    # Grounding chunks (citations) the response's grounding metadata lists.
+    grounding_chunks: int = 0
     duration_s: float | None = None
     # False when the source shows the call but not its token counts (the counts above are then 0).
     usage_recorded: bool = True
+
+    @property
+    def total_tokens(self) -> int:
+        """The call's tokens as Gemini totals them: prompt, response, thinking and tool-use prompt."""
+        return self.input_tokens + self.output_tokens + self.thoughts_tokens + self.tool_use_prompt_tokens
+
+
+class SpanStats(_Model):
+    """What a run's OpenTelemetry spans show that its events do not: time spent in model calls and
+    tools, the first response, agent handoffs. Times are None where the spans' times are not
+    measurements (``timing_note`` says why)."""
+
+    llm_time_s: float | None = None
+    tool_time_s: float | None = None
+    first_response_s: float | None = None
+    agent_handoffs: int = 0
+    handoff_agents: list[str] = Field(default_factory=list)
+    timing_note: str | None = None
 
 
 class Span(_Model):
@@ -157,6 +180,8 @@ class Trace(_Model):
     final_state: dict[str, Any] | None = None
     llm_calls: list[LlmCall] | None = None
     spans: list[Span] = Field(default_factory=list)
+    # Figures read from the spans (kept when the spans themselves are not).
+    span_stats: SpanStats | None = None
     # Total wall time and where it came from ("spans", "latency_data", "metric.duration_sec", ...).
     latency_s: float | None = None
     latency_source: str | None = None

@@ -7,48 +7,49 @@ with ``gen_ai.*`` attributes. Legacy (schema v1 and older recordings): ``invocat
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from agent_eval_action.core.jsonish import loads, maybe_json, opt_str
-from agent_eval_action.core.models import LlmCall, Span, ToolInteraction, TrajectoryStep
+from agent_eval_action.core.models import LlmCall, Span, SpanStats, ToolInteraction, TrajectoryStep
 
 MERGED_TOOLS = "(merged tools)"
 
 
+# Past any date in seconds (year 33 658): a float this large was an integer count of nanoseconds
+# that a JSON writer without integers (JavaScript's) wrote as a float.
+FLOAT_NS = 1e15
+
+
 def _time_ns(value: Any) -> int | None:
-    if value is None or value == "":
+    """A span time in nanoseconds since the epoch, read by its unit as producers write it: an
+    integer (or a text of digits) is nanoseconds, as OpenTelemetry's SDK and ADK's trace endpoint
+    write ``start_time`` / ``end_time``; a number with a fraction is seconds, as Python's
+    ``time.time()`` and ADK's event timestamps are; a date text is ISO 8601. Nothing is guessed
+    from a number's size (except a float past any date in seconds, which is nanoseconds)."""
+    if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    if isinstance(value, int) and value >= 10**17:
-        return value  # nanoseconds already; float() would round them
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return int(text)
         try:
-            number = float(value)
+            value = float(text)
         except ValueError:
             try:
-                return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
+                return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1e9)
             except ValueError:
                 return None
-    else:
+    if isinstance(value, int):
+        return value if 0 <= value <= 10**20 else None
+    if not isinstance(value, float) or not math.isfinite(value) or value < 0:
         return None
-    if not math.isfinite(number) or number < 0 or number > 1e20:
-        return None
-    # Accept seconds, milliseconds and microseconds as well as nanoseconds since the epoch.
-    if number < 1e11:
-        return int(number * 1e9)
-    if number < 1e14:
-        return int(number * 1e6)
-    if number < 1e17:
-        return int(number * 1e3)
-    return int(number)
+    if value >= FLOAT_NS:
+        return int(value) if value <= 1e20 else None
+    return int(round(value * 1e9))
 
 
 @dataclass(slots=True)
@@ -106,6 +107,10 @@ class SpanFacts:
     root_agent: str | None = None
     # Why the spans' times are not measurements, when they are not.
     timing_note: str | None = None
+    # Per model call (in ``llm_calls`` order): the id of the session event it wrote and its
+    # session's id, as the legacy spans record them (None where not recorded).
+    llm_call_origins: list[tuple[str | None, str | None]] = field(default_factory=list)
+    stats: SpanStats | None = None
 
 
 def _is_llm(span: RawSpan) -> bool:
@@ -156,14 +161,16 @@ def _usage(span: RawSpan) -> LlmCall:
         "thoughts_tokens": _int(attrs.get("gen_ai.usage.reasoning.output_tokens")),
         "duration_s": _duration(span),
     }
-    if not (fields["input_tokens"] or fields["output_tokens"]):
-        # Legacy spans keep the usage only inside the serialized response.
-        response = maybe_json(attrs.get("gcp.vertex.agent.llm_response"))
-        usage = response.get("usage_metadata") or response.get("usageMetadata") if isinstance(response, dict) else None
-        if isinstance(usage, dict):
-            fields.update(usage_fields(usage))
-        elif not any(key in attrs for key in USAGE_ATTRIBUTES):
-            fields["usage_recorded"] = False  # unknown, not zero
+    # Legacy spans keep the whole usage inside the serialized response (thinking, cache and tool-use
+    # prompt counts the attributes lack): it is read whenever it is there.
+    response = maybe_json(attrs.get("gcp.vertex.agent.llm_response"))
+    usage = (response.get("usage_metadata") or response.get("usageMetadata")) if isinstance(response, dict) else None
+    if isinstance(usage, dict):
+        fields.update(usage_fields(usage))
+    elif not (fields["input_tokens"] or fields["output_tokens"]) and not any(key in attrs for key in USAGE_ATTRIBUTES):
+        fields["usage_recorded"] = False  # unknown, not zero
+    if isinstance(response, dict):
+        fields["grounding_chunks"] = grounding_chunks(response)
     # One model made once the fields are known: a copy with updates cost as much again (model calls
     # are a third of a recorded row's spans).
     return LlmCall(**fields)
@@ -186,7 +193,42 @@ def usage_fields(usage: dict[str, Any]) -> dict[str, int]:
         "output_tokens": pick("candidates_token_count", "candidatesTokenCount"),
         "cached_tokens": pick("cached_content_token_count", "cachedContentTokenCount"),
         "thoughts_tokens": pick("thoughts_token_count", "thoughtsTokenCount"),
+        "tool_use_prompt_tokens": pick("tool_use_prompt_token_count", "toolUsePromptTokenCount"),
     }
+
+
+def grounding_chunks(response: dict[str, Any]) -> int:
+    """The grounding chunks (citations) of a model response or event: its grounding metadata at the
+    top or in its first candidate, in either key style."""
+    metadata = response.get("grounding_metadata") or response.get("groundingMetadata")
+    candidates = response.get("candidates")
+    if not metadata and isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
+        metadata = candidates[0].get("grounding_metadata") or candidates[0].get("groundingMetadata")
+    chunks = (metadata.get("grounding_chunks") or metadata.get("groundingChunks")) if isinstance(metadata, dict) else None
+    return len(chunks) if isinstance(chunks, list) else 0
+
+
+# A tool's answer that says it failed, as ADK tools write it: {"status": "error", "error_message": ...}
+# (ADK's documented convention), an API's failure status (Google Maps' REQUEST_DENIED ...), a lone
+# {"error": ...} (ADK's answer for an unknown tool).
+FAILED_STATUSES = {
+    "error", "failed", "failure", "fail", "denied", "request_denied", "invalid_request", "over_query_limit",
+    "over_daily_limit", "unknown_error", "permission_denied", "unauthenticated", "not_found", "unavailable",
+    "deadline_exceeded", "internal", "aborted", "resource_exhausted",
+}  # fmt: skip
+
+
+def tool_failure(result: Any) -> str | None:
+    """Why a tool's answer is a failure, or None when it is not one (or not a dict)."""
+    if not isinstance(result, dict):
+        return None
+    status = result.get("status")
+    message = result.get("error_message") or result.get("error") or result.get("errorMessage")
+    if isinstance(status, str) and status.strip().lower() in FAILED_STATUSES:
+        return str(message) if message else f"status {status.strip()}"
+    if message:
+        return message if isinstance(message, str) else json.dumps(message, default=str)
+    return None
 
 
 def _duration(span: RawSpan) -> float | None:
@@ -199,9 +241,7 @@ def _tool_interaction(span: RawSpan, name: str) -> ToolInteraction:
     attrs = span.attributes
     args = maybe_json(attrs.get("gen_ai.tool.call.arguments", attrs.get("gcp.vertex.agent.tool_call_args")))
     result = maybe_json(attrs.get("gen_ai.tool.call.result", attrs.get("gcp.vertex.agent.tool_response")))
-    error = attrs.get("error.type") or attrs.get("error.message")
-    if error is None and isinstance(result, dict) and "error" in result and len(result) == 1:
-        error = str(result["error"])
+    error = attrs.get("error.type") or attrs.get("error.message") or tool_failure(result)
     return ToolInteraction(
         tool_name=name,
         input_arguments=args if isinstance(args, dict) else {},
@@ -212,40 +252,103 @@ def _tool_interaction(span: RawSpan, name: str) -> ToolInteraction:
     )
 
 
-SYNTHETIC_NS = 1_000_000_000
+def _roots(spans: list[RawSpan]) -> list[RawSpan] | None:
+    """The trace's top spans, one per turn (ADK's ``invocation``, or a run's top ``invoke_agent``):
+    spans whose parent is not among the spans. Spans without ids show no structure: then the
+    ``invocation`` spans are the turns; None when there are none either."""
+    ids = {s.span_id for s in spans if s.span_id}
+    if ids:
+        return [s for s in spans if not s.parent_span_id or s.parent_span_id not in ids]
+    invocations = [s for s in spans if s.name == "invocation"]
+    return invocations or None
 
 
-def _made_up_timing(timed: list[RawSpan]) -> str | None:
-    """Some producers write spans from session events with every model and tool span lasting
-    exactly 1 s: their times are not measurements, and no latency is read from them."""
-    leaves = [s for s in timed if _is_llm(s) or s.name.startswith("execute_tool")]
-    if len(leaves) >= 2 and all(
-        s.end_time is not None and s.start_time is not None and s.end_time - s.start_time == SYNTHETIC_NS for s in leaves
-    ):
-        return f"the session_trace spans are not timings: all {len(leaves)} model and tool spans last exactly 1 s"
+def _covered(spans: list[RawSpan]) -> float:
+    """Seconds that the spans (sorted by start) cover together."""
+    total, reach = 0, None
+    for span in spans:
+        start, end = span.start_time or 0, max(span.end_time or 0, span.start_time or 0)
+        if reach is None or start >= reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total / 1e9
+
+
+def _is_handoff(span: RawSpan) -> str | None:
+    """The agent a span hands the work to, as the seed pipeline's ``calculate_agent_handoffs``
+    counts them: an agent run (``invoke_agent X``, ``agent_run X``), a transfer, or an agent called
+    as a tool (its type ``AgentTool``, or, where the type is not recorded, a name ending in "Agent")."""
+    if span.name.startswith(("invoke_agent ", "agent_run ")):
+        return _suffix(span.name, "invoke_agent" if span.name.startswith("invoke_agent") else "agent_run") or None
+    if span.name.startswith("execute_tool "):
+        name = _suffix(span.name, "execute_tool")
+        kind = span.attributes.get("gen_ai.tool.type")
+        if name == "transfer_to_agent" or kind == "AgentTool" or (kind is None and name.endswith("Agent")):
+            return name
     return None
 
 
-def facts_from_spans(spans: list[RawSpan]) -> SpanFacts:
-    """Latency, per-turn timing, model calls, tool calls and trajectory from one question's spans."""
+def _stats(spans: list[RawSpan], llm_spans: list[RawSpan], timing_note: str | None) -> SpanStats:
+    agents = [name for s in spans if (name := _is_handoff(s))]
+    stats = SpanStats(agent_handoffs=len(agents), handoff_agents=sorted(set(agents)), timing_note=timing_note)
+    timed = [s for s in spans if s.start_time is not None and s.end_time is not None]
+    if timing_note is not None or not timed:
+        return stats
+    start = min(s.start_time or 0 for s in timed)
+    model = [s for s in llm_spans if s.start_time is not None and s.end_time is not None]
+    tools = [s for s in timed if "execute_tool" in s.name or "tool_call" in s.name]
+    stats.llm_time_s = sum(_duration(s) or 0.0 for s in model) if model else None
+    stats.tool_time_s = sum(_duration(s) or 0.0 for s in tools)
+    # The first answer of a model: the end of the model call that ended first.
+    stats.first_response_s = (min(s.end_time or 0 for s in model) - start) / 1e9 if model else None
+    return stats
+
+
+SYNTHESIZED_NOTE = (
+    "the session_trace was written from the session's events by the seed pipeline's converter (base_url "
+    '"simulation"): each model and tool span lasts 1 s by construction, so span times are not measurements'
+)
+
+
+def facts_from_spans(spans: list[RawSpan], *, synthesized: bool = False) -> SpanFacts:
+    """Latency, per-turn timing, model calls, tool calls and trajectory from one question's spans.
+
+    ``synthesized``: the spans were made up from events (the producer says so), so their times are
+    not read.
+    """
     facts = SpanFacts()
     timed = [s for s in spans if s.start_time is not None and s.end_time is not None]
-    facts.timing_note = _made_up_timing(timed)
-    if timed and facts.timing_note is None:
-        start = min(s.start_time for s in timed if s.start_time is not None)
-        end = max(s.end_time for s in timed if s.end_time is not None)
-        facts.latency_s = max(end - start, 0) / 1e9
-        ids = {s.span_id for s in spans if s.span_id}
-        roots = sorted((s for s in timed if not s.parent_span_id or s.parent_span_id not in ids), key=lambda s: s.start_time or 0)
+    facts.timing_note = SYNTHESIZED_NOTE if synthesized else None
+    if timed and not synthesized:
+        roots = sorted((s for s in _roots(timed) or [] if s.start_time is not None), key=lambda s: s.start_time or 0)
         facts.turn_durations = [d for s in roots if (d := _duration(s)) is not None]
         facts.turn_starts = [(s.start_time or 0) / 1e9 for s in roots]
+        if facts.turn_durations:
+            # The turns' time, as our runs and the seed pipeline count it: not the user's between
+            # them (the union of the top spans, so that none is counted twice).
+            facts.latency_s = _covered(roots)
+        else:
+            start = min(s.start_time for s in timed if s.start_time is not None)
+            end = max(s.end_time for s in timed if s.end_time is not None)
+            facts.latency_s = max(end - start, 0) / 1e9
     ordered = sorted(spans, key=lambda s: s.start_time or 0)
     legacy_llm = [s for s in ordered if s.name == "call_llm"]
     llm_spans = legacy_llm or [s for s in ordered if _is_llm(s)]
     if llm_spans:
         facts.llm_calls = [_usage(s) for s in llm_spans]
-        if facts.timing_note is not None:
+        facts.llm_call_origins = [
+            (
+                opt_str(s.attributes.get("gcp.vertex.agent.event_id")),
+                opt_str(s.attributes.get("gcp.vertex.agent.session_id") or s.attributes.get("gen_ai.conversation.id")),
+            )
+            for s in llm_spans
+        ]
+        if synthesized:
             facts.llm_calls = [call.model_copy(update={"duration_s": None}) for call in facts.llm_calls]
+    facts.stats = _stats(spans, llm_spans, facts.timing_note)
     tools: list[ToolInteraction] = []
     steps: list[TrajectoryStep] = []
     last_agent: str | None = None

@@ -104,31 +104,46 @@ def test_spans_of_no_agent_and_no_tool_leave_the_tools_and_trajectory_unknown() 
     assert facts.tool_interactions is None and facts.trajectory is None and facts.root_agent is None
 
 
-def test_each_root_span_is_a_turn() -> None:
+def test_each_root_span_is_a_turn_and_the_latency_is_the_turns_time() -> None:
     spans = [span("invocation", "a", None, 0, 1), span("invocation", "b", None, 3, 5), span("call_llm", "c", "b", 3.5, 4)]
     facts = facts_from_spans(spans)
     assert facts.turn_durations == [pytest.approx(1.0), pytest.approx(2.0)]
     assert facts.turn_starts == [pytest.approx(T0 / S), pytest.approx(T0 / S + 3)]
-    assert facts.latency_s == pytest.approx(5.0)
+    assert facts.latency_s == pytest.approx(3.0)  # the user's 2 s between the turns are not the agent's
 
 
-def test_spans_that_all_last_exactly_one_second_are_not_timings() -> None:
+def test_spans_without_ids_are_turns_only_when_they_are_invocations() -> None:
+    def bare(name: str, start: float, end: float) -> RawSpan:
+        return parse_span({"name": name, "start_time": T0 + int(start * S), "end_time": T0 + int(end * S)})
+
+    facts = facts_from_spans([bare("invocation", 0, 1), bare("call_llm", 0.2, 0.5), bare("execute_tool t", 0.6, 0.7)])
+    assert facts.turn_durations == [pytest.approx(1.0)]
+    unstructured = facts_from_spans([bare("call_llm", 0, 1), bare("execute_tool t", 1, 2), bare("call_llm", 2, 3.5)])
+    assert unstructured.turn_durations == [] and unstructured.latency_s == pytest.approx(3.5)
+
+
+def test_spans_that_all_last_one_second_are_timings_unless_the_producer_made_them_up() -> None:
     spans = [span("invocation", "1", None, 0, 3), span("call_llm", "2", "1", 0, 1), span("execute_tool t", "3", "1", 1, 2)]
-    facts = facts_from_spans(spans)
-    assert facts.timing_note == "the session_trace spans are not timings: all 2 model and tool spans last exactly 1 s"
-    assert facts.latency_s is None and facts.turn_durations == []
-    assert [c.duration_s for c in facts.llm_calls or []] == [None]
+    measured = facts_from_spans(spans)
+    assert measured.timing_note is None and measured.latency_s == pytest.approx(3.0)
+    assert measured.stats is not None and (measured.stats.llm_time_s, measured.stats.tool_time_s) == (1.0, 1.0)
+    made_up = facts_from_spans(spans, synthesized=True)
+    assert made_up.timing_note is not None and "converter" in made_up.timing_note
+    assert made_up.latency_s is None and made_up.turn_durations == []
+    assert [c.duration_s for c in made_up.llm_calls or []] == [None]
+    assert made_up.stats is not None and made_up.stats.llm_time_s is None
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (1_763_000_000, T0),  # seconds
-        (1_763_000_000.5, T0 + S // 2),
-        (1_763_000_000_000, T0),  # milliseconds
-        (1_763_000_000_000_000, T0),  # microseconds
-        (T0 + 1, T0 + 1),  # nanoseconds, kept exact
+        (T0 + 1, T0 + 1),  # an integer is nanoseconds (OpenTelemetry, ADK's trace endpoint), kept exact
         (str(T0 + 1), T0 + 1),
+        (1_000 * S, 1_000 * S),  # the seed pipeline's test events at 1000 s: nanoseconds, never reread
+        (1_000, 1_000),  # a small integer is still nanoseconds: nothing is guessed from its size
+        (1_763_000_000.5, T0 + S // 2),  # a number with a fraction is seconds (time.time(), ADK events)
+        ("1763000000.5", T0 + S // 2),
+        (float(T0), T0),  # an integer count of nanoseconds that a JSON writer made a float
         ("2025-11-13T02:13:20Z", T0),
         ("2025-11-13T02:13:20+00:00", T0),
         ("not a time", None),
@@ -159,9 +174,10 @@ def test_ids_in_a_context_a_parent_as_a_dict_and_attributes_as_json_text() -> No
 def test_usage_fields_in_either_key_style() -> None:
     snake = {"prompt_token_count": 5, "candidates_token_count": 2, "cached_content_token_count": 1, "thoughts_token_count": 3}
     camel = {"promptTokenCount": 5, "candidatesTokenCount": 2, "cachedContentTokenCount": 1, "thoughtsTokenCount": 3}
-    expected = {"input_tokens": 5, "output_tokens": 2, "cached_tokens": 1, "thoughts_tokens": 3}
+    snake["tool_use_prompt_token_count"], camel["toolUsePromptTokenCount"] = 4, 4
+    expected = {"input_tokens": 5, "output_tokens": 2, "cached_tokens": 1, "thoughts_tokens": 3, "tool_use_prompt_tokens": 4}
     assert usage_fields(snake) == usage_fields(camel) == expected
-    assert usage_fields({}) == {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "thoughts_tokens": 0}
+    assert set(usage_fields({}).values()) == {0}
 
 
 def test_a_count_of_one_is_one_and_a_boolean_is_no_count() -> None:
