@@ -18,6 +18,7 @@ from typing import Any, Literal
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.jsonish import LONE_SURROGATES, NOT_FINITE, TooDeep, get, loads, parse_cell
 from agent_eval_action.core.models import (
+    LlmCall,
     Question,
     SubAgentResponse,
     ToolInteraction,
@@ -28,16 +29,27 @@ from agent_eval_action.core.models import (
 from agent_eval_action.datasets.base import LoadedDataset, RawBatch, Record, Row, RunResolver
 from agent_eval_action.datasets.fields import Where, reference_data, string_list
 from agent_eval_action.traces.adk_events import facts_from_events
-from agent_eval_action.traces.spans import facts_from_spans, parse_span
+from agent_eval_action.traces.spans import SpanFacts, facts_from_spans, parse_span, tool_failure
 
 KNOWN_COLUMNS = {
     "eval_id", "question_id", "session_id", "agent_name", "timestamp", "user_id", "agents_evaluated",
     "final_response", "system_instructions", "sub_agent_trace", "trace_summary", "user_inputs",
     "extracted_data", "custom_extract", "session_state", "final_session_state", "session_trace",
     "latency_data", "reference_data", "question_metadata", "status", "error", "request", "response", "eval_set_result_id",
+    # The seed pipeline's own columns (its interactions, processor and converters write them).
+    "base_url", "app_name", "ADK_USER_ID", "USER", "run_id", "interaction_datetime", "missing_information",
 }  # fmt: skip
 # Columns whose content no deterministic metric reads: not parsed at all (they are the bulk of a row).
-UNPARSED = {"system_instructions", "custom_extract", "request", "response", "timestamp", "user_id", "eval_set_result_id"}
+UNPARSED = {
+    "system_instructions", "custom_extract", "request", "response", "timestamp", "user_id", "eval_set_result_id",
+    "ADK_USER_ID", "USER", "run_id", "interaction_datetime", "missing_information",
+}  # fmt: skip
+# Scores another tool recorded, kept as ``score.NAME``: ours (and ADK's eval history) write
+# ``score.NAME``, the seed pipeline ``adk_score.NAME`` (the scores ADK recorded for the run).
+SCORE_PREFIXES = ("score.", "adk_score.")
+# The seed pipeline's converter writes this base_url on rows whose session_trace it made up from
+# the session's events (every model and tool span 1 s long).
+SYNTHESIZED_BASE_URL = "simulation"
 OK_STATUS = {"", "ok", "success", "succeeded", "completed", "complete", "done", "finished", "passed"}
 CHUNK_ROWS = 64
 # One column past the header's last: a row's first extra field lands there and the row is refused
@@ -289,7 +301,7 @@ def _jsonl_object(path: str, pointer: str, line: str, warnings: list[str]) -> di
 
 
 def _check_columns(path: str, columns: list[str], warnings: list[str]) -> None:
-    unknown = [c for c in columns if c not in KNOWN_COLUMNS and not c.startswith(("score.", "metric."))]
+    unknown = [c for c in columns if c not in KNOWN_COLUMNS and not c.startswith(("metric.", *SCORE_PREFIXES))]
     if unknown:
         warnings.append(f"{path}: unknown column(s) {', '.join(map(repr, unknown))} (ignored)")
 
@@ -408,16 +420,21 @@ def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
             final_state = value
     event_facts = facts_from_events(events, initial_state) if events else None
     if not question.user_inputs:
+        # The user's turns from the session, else none: the seed pipeline scores such a row too
+        # (its judges see an empty prompt), and the metrics say what they cannot score without them.
         said = [text for text in (event_facts.user_inputs if event_facts is not None else []) if text]
-        if not said:
-            raise row.error("user_inputs", "no user input: the cell is empty or missing and no session event holds a user message")
-        question = question.model_copy(update={"user_inputs": said})
+        if said:
+            question = question.model_copy(update={"user_inputs": said})
+        else:
+            row.warn(f"{row.path}: a row without user_inputs (and no user message in its session) is scored without the user's turns")
 
     spans_raw = row.typed("session_trace", list, "a JSON list of spans")
     span_facts = None
     if spans_raw:
         # The spans are reduced to the facts metrics use; keeping them all would cost memory per row.
-        span_facts = facts_from_spans([parse_span(s) for s in spans_raw if isinstance(s, dict)])
+        synthesized = (row.text("base_url") or "").strip() == SYNTHESIZED_BASE_URL
+        span_facts = facts_from_spans([parse_span(s) for s in spans_raw if isinstance(s, dict)], synthesized=synthesized)
+        trace.span_stats = span_facts.stats
 
     # Tool calls: explicit extraction first (it carries arguments), then the session's events
     # (what ADK recorded), then spans (some producers write one span per event, a call twice).
@@ -448,13 +465,14 @@ def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
     trace.final_state = final_state
 
     if event_facts is not None and event_facts.llm_calls:
-        trace.llm_calls = event_facts.llm_calls
+        session = row.text("session_id") or next((str(get(v, "id")) for v in (row.cell("final_session_state"),) if get(v, "id")), None)
+        trace.llm_calls = event_facts.llm_calls + _calls_beyond_events(span_facts, events or [], session)
     elif span_facts is not None and span_facts.llm_calls is not None:
         trace.llm_calls = span_facts.llm_calls
 
     _timing(row, trace, question, span_facts, event_facts)
     trace.recorded_metrics = _recorded(row)
-    status = (row.text("status") or "").strip()
+    status = _status(row)
     if status.lower() == "skipped":
         trace.skipped = row.text("error") or "recorded as skipped"
     elif status.lower() not in OK_STATUS:
@@ -462,6 +480,41 @@ def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
     elif event_facts is not None and event_facts.errors:
         trace.error = event_facts.errors[-1]
     return question, trace
+
+
+def _status(row: _Row) -> str:
+    """The row's status word. The seed pipeline writes ``{"boolean": "success"}`` (or ``"failed"``),
+    in JSONL as an object and in CSV as its text, at times with Python's single quotes."""
+    value = row.row.get("status")
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            value = loads(value)[0]
+        except ValueError:
+            try:
+                value = loads(value.replace("'", '"'))[0]
+            except ValueError:
+                pass
+    if isinstance(value, dict):
+        for key in ("boolean", "status", "state", "value"):
+            if isinstance(value.get(key), str):
+                return value[key].strip()
+        if isinstance(value.get("boolean"), bool):  # {"boolean": true}: it succeeded
+            return "success" if value["boolean"] else "failed"
+    return (row.text("status") or "").strip()
+
+
+def _calls_beyond_events(spans: SpanFacts | None, events: list[Any], session: str | None) -> list[LlmCall]:
+    """Model calls the spans show and the session's events do not: an AgentTool runs its agent in
+    a session of its own, so its calls are only in the spans. A span's call is beyond the events
+    when the event it wrote is not among them, or (no event id recorded) its session is another."""
+    if spans is None or not spans.llm_calls or not spans.llm_call_origins:
+        return []
+    ids = {str(get(event, "id")) for event in events if isinstance(event, dict) and get(event, "id")}
+    out = []
+    for call, (event_id, span_session) in zip(spans.llm_calls, spans.llm_call_origins, strict=True):
+        if (event_id is not None and ids and event_id not in ids) or (event_id is None and span_session and session and span_session != session):
+            out.append(call)
+    return out
 
 
 def _is_session(value: dict[str, Any]) -> bool:
@@ -504,9 +557,7 @@ def _with_errors(extracted: list[ToolInteraction], observed: list[ToolInteractio
     by_id = {call.call_id: call for call in observed or [] if call.call_id}
     aligned = observed if observed is not None and [c.tool_name for c in observed] == [c.tool_name for c in extracted] else None
     for index, call in enumerate(extracted):
-        error = call.error
-        if error is None and isinstance(call.output_result, dict) and set(call.output_result) == {"error"}:
-            error = str(call.output_result["error"])
+        error = call.error or tool_failure(call.output_result)
         twin = by_id.get(call.call_id) if call.call_id else None
         if twin is None and aligned is not None:
             twin = aligned[index]
@@ -621,7 +672,8 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
         trace.latency_s, trace.latency_source = spans.latency_s, "session_trace spans"
         return
     latency = row.cell("latency_data")
-    tree = _latency_tree(latency)
+    invocations = _invocations(latency)
+    tree = sum(invocations) if invocations else _latency_tree(latency)
     if tree is not None and not math.isfinite(tree):
         if math.isinf(tree):
             raise row.error("latency_data", NOT_FINITE.format(value="its duration (" + str(tree) + ")"))
@@ -633,6 +685,22 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
         seconds = [s for s in map(_number, turns) if s is not None and math.isfinite(s)]
         if seconds and len(seconds) == len(turns) == len(trace.turns):
             trace.turns = [turn.model_copy(update={"duration_s": s}) for turn, s in zip(trace.turns, seconds, strict=True)]
+        elif invocations:
+            # The seed pipeline's latency_data: a list of the trace's top spans, one ``invocation``
+            # (ADK's span of one run, one user turn) each; their durations are the turns'.
+            trace.turns += [Turn() for _ in range(len(invocations) - len(trace.turns))]
+            trace.turns = [
+                turn.model_copy(update={"duration_s": invocations[i]}) if i < len(invocations) else turn for i, turn in enumerate(trace.turns)
+            ]
+
+
+def _invocations(value: Any) -> list[float]:
+    """The durations of the ``invocation`` entries at the top of a list-shaped latency_data (the
+    seed pipeline's ``get_latency_from_spans``), as its ``calculate_latency_metrics`` reads them."""
+    if not isinstance(value, list):
+        return []
+    seconds = [_number(item.get("duration_seconds")) for item in value if isinstance(item, dict) and item.get("name") == "invocation"]
+    return [s for s in seconds if s is not None and math.isfinite(s)]
 
 
 # metric.* columns that hold times: a list there counts nothing.
@@ -645,7 +713,8 @@ def _is_timing(name: str) -> bool:
 
 
 def _recorded(row: _Row) -> dict[str, float]:
-    """The producer's ``metric.*`` and ``score.*`` figures.
+    """The producer's ``metric.*`` and ``score.*`` figures (the seed pipeline's ``adk_score.NAME``
+    kept as ``score.NAME``).
 
     Numbers (or number text) are kept as numbers; a list in a ``metric.*`` count column counts
     its items (``metric.unique_tools: ["a", "b"]`` is 2). Anything else is left out with one
@@ -653,7 +722,7 @@ def _recorded(row: _Row) -> dict[str, float]:
     """
     out: dict[str, float] = {}
     for column, value in row.row.items():
-        if value in (None, "") or not (column[:6] in ("metric", "score.") and column.startswith(("metric.", "score."))):
+        if value in (None, "") or not (column[:6] in ("metric", "score.", "adk_sc") and column.startswith(("metric.", *SCORE_PREFIXES))):
             continue
         number = _number(value)
         if number is not None and math.isinf(number):
@@ -670,7 +739,7 @@ def _recorded(row: _Row) -> dict[str, float]:
                 continue
             number = float(len(items))
         if number == number:  # NaN: not measured, so not scored
-            out[column.removeprefix("metric.")] = number
+            out[column.removeprefix("metric.").removeprefix("adk_")] = number
     return out
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_eval_action.core.jsonish import get, opt_str
 from agent_eval_action.core.models import LlmCall, Question, SubAgentResponse, ToolInteraction, Trace, TrajectoryStep, Turn
-from agent_eval_action.traces.spans import RawSpan, usage_fields
+from agent_eval_action.traces.spans import RawSpan, facts_from_spans, grounding_chunks, tool_failure, usage_fields
 
 
 @dataclass
@@ -102,7 +102,13 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
             usage = get(event, "usage_metadata")
             counts = usage_fields(usage) if isinstance(usage, dict) else {}
             facts.llm_calls.append(
-                LlmCall(model=opt_str(get(event, "model_version")), agent=author or None, usage_recorded=isinstance(usage, dict), **counts)
+                LlmCall(
+                    model=opt_str(get(event, "model_version")),
+                    agent=author or None,
+                    usage_recorded=isinstance(usage, dict),
+                    grounding_chunks=_event_grounding(event),
+                    **counts,
+                )
             )
         error = get(event, "error_code") or get(event, "error_message")
         if error and not is_user:
@@ -150,6 +156,11 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
     return facts
 
 
+def _event_grounding(event: dict[str, Any]) -> int:
+    metadata = get(event, "grounding_metadata")
+    return grounding_chunks({"grounding_metadata": metadata}) if isinstance(metadata, dict) else 0
+
+
 def final_response_parts(parts: list[dict[str, Any]] | None) -> list[str] | None:
     """The texts ADK's eval reads from a final response: every part with text, thoughts included."""
     if parts is None:
@@ -170,9 +181,7 @@ def _attach_response(facts: EventFacts, pending: dict[str, int], response: dict[
         return
     target = facts.tool_interactions[index]
     result = response.get("response")
-    error = None
-    if isinstance(result, dict) and set(result) == {"error"}:
-        error = str(result["error"])
+    error = tool_failure(result)
     facts.tool_interactions[index] = target.model_copy(update={"output_result": result, "error": error})
 
 
@@ -222,6 +231,7 @@ def trace_from_run(
         final_state=final_state if final_state is not None else facts.state,
         llm_calls=calls,
         spans=[span.to_model() for span in spans or []],
+        span_stats=facts_from_spans(spans).stats if spans else None,
         latency_s=sum(seconds for _, seconds in turn_times) if turn_times else None,
         latency_source="measured" if turn_times else None,
     )

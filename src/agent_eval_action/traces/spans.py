@@ -313,15 +313,30 @@ SYNTHESIZED_NOTE = (
 )
 
 
+MISMATCHED_NOTE = (
+    "the session_trace spans were not recorded by OpenTelemetry (a span's trace id differs from its parent's, which "
+    "OpenTelemetry never writes): a producer made them from the session's events, so span times are not measurements"
+)
+
+
+def _made_up(spans: list[RawSpan]) -> bool:
+    """Spans a producer wrote from events rather than recorded: OpenTelemetry gives every span its
+    parent's trace id, and the seed pipeline's converters give each span a new one."""
+    trace_of = {s.span_id: s.trace_id for s in spans if s.span_id and s.trace_id}
+    return any(s.parent_span_id in trace_of and s.trace_id and trace_of[s.parent_span_id] != s.trace_id for s in spans)
+
+
 def facts_from_spans(spans: list[RawSpan], *, synthesized: bool = False) -> SpanFacts:
     """Latency, per-turn timing, model calls, tool calls and trajectory from one question's spans.
 
-    ``synthesized``: the spans were made up from events (the producer says so), so their times are
-    not read.
+    ``synthesized``: the producer says it made the spans up from events. Spans whose trace ids
+    show it (a child's differs from its parent's) are taken as made up too. The times of
+    made-up spans are not read.
     """
     facts = SpanFacts()
     timed = [s for s in spans if s.start_time is not None and s.end_time is not None]
-    facts.timing_note = SYNTHESIZED_NOTE if synthesized else None
+    facts.timing_note = SYNTHESIZED_NOTE if synthesized else MISMATCHED_NOTE if _made_up(spans) else None
+    synthesized = facts.timing_note is not None
     if timed and not synthesized:
         roots = sorted((s for s in _roots(timed) or [] if s.start_time is not None), key=lambda s: s.start_time or 0)
         facts.turn_durations = [d for s in roots if (d := _duration(s)) is not None]
