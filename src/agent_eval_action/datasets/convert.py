@@ -91,7 +91,7 @@ def run_row(record: Record) -> dict[str, Any]:
     counted = tool_calls(question, trace)
     steps = [f"{step.kind}:{step.name}" for step in trace.trajectory or []]
     usage_known = bool(trace.llm_calls) and all(c.usage_recorded for c in trace.llm_calls or ())
-    total_tokens = sum(c.input_tokens + c.output_tokens + c.thoughts_tokens for c in trace.llm_calls or ()) if usage_known else None
+    total_tokens = sum(c.total_tokens for c in trace.llm_calls or ()) if usage_known else None
     row: dict[str, Any] = {
         "eval_id": question.id,
         "question_id": question.id,
@@ -126,6 +126,8 @@ def run_row(record: Record) -> dict[str, Any]:
         "metric.tool_errors": sum(1 for c in counted if c.error) if counted is not None else None,
         "metric.unique_tools": len({c.tool_name for c in counted}) if counted is not None else None,
     }
+    # The scores another tool recorded (ADK's, the seed pipeline's adk_score.*) go on as recorded.
+    row.update({name: value for name, value in sorted(trace.recorded_metrics.items()) if name.startswith("score.")})
     return row
 
 
@@ -141,7 +143,8 @@ def write_runs(records: Iterable[Record], path: Path, fmt: str) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with atomic_file(path, newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=ROW_COLUMNS) if fmt == "csv" else None
+        # A CSV header comes before the rows: the recorded scores (their names vary) are in JSONL only.
+        writer = csv.DictWriter(handle, fieldnames=ROW_COLUMNS, extrasaction="ignore") if fmt == "csv" else None
         if writer is not None:
             writer.writeheader()
         for record in records:

@@ -4,7 +4,7 @@ Internal: the public API is ``import agent_eval_action`` (its ``__all__``); ``__
 names what the rest of the package uses.
 """
 
-from agent_eval_action.metrics import response, state, tools, trace_metrics, trajectory  # noqa: F401
+from agent_eval_action.metrics import efficiency, response, state, tools, trace_metrics, trajectory  # noqa: F401
 
 # ADK's own metrics register after ours, so tables list ours first.
 from agent_eval_action.metrics import adk  # noqa: F401  # isort: skip

@@ -77,7 +77,7 @@ def tool_error_rate(question: Question, trace: Trace, ctx: MetricContext) -> Sco
 
 def _token_metric(name: str, description: str, pick: Callable[[LlmCall], int], recorded_key: str | None = None) -> None:
     def score(question: Question, trace: Trace, ctx: MetricContext) -> Score:
-        unknown = _usage_unknown(trace)
+        unknown = usage_unknown(trace)
         if trace.llm_calls and unknown is None:
             total = sum(pick(call) for call in trace.llm_calls)
             return Score(value=float(total), explanation=f"{total} tokens", details={"source": "llm calls"})
@@ -94,13 +94,13 @@ _token_metric("output_tokens", "Response tokens over all model calls (thinking i
 _token_metric("cached_tokens", "Prompt tokens served from the context cache.", lambda c: c.cached_tokens)
 _token_metric(
     "total_tokens",
-    "Input plus output tokens.",
-    lambda c: c.input_tokens + c.output_tokens + c.thoughts_tokens,
+    "Input plus output tokens (thinking and the model's tool-use prompts included), as Gemini totals them.",
+    lambda c: c.total_tokens,
     recorded_key="total_tokens",
 )
 
 
-def _usage_unknown(trace: Trace) -> str | None:
+def usage_unknown(trace: Trace) -> str | None:
     """Why the token counts of the recorded model calls are unknown, if they are."""
     blind = sum(1 for call in trace.llm_calls or () if not call.usage_recorded)
     if not blind:
@@ -132,8 +132,8 @@ def tokens_cost(price: Mapping[str, float], input_tokens: int, output_tokens: in
 
 
 def calls_cost(calls: Iterable[LlmCall], prices: Mapping[str, Mapping[str, float]]) -> tuple[float, set[str]]:
-    """USD of the agent's model calls (thinking tokens priced as output), and the models the price
-    table has no entry for (their calls are not in the total)."""
+    """USD of the agent's model calls (thinking tokens priced as output, the model's tool-use prompt
+    tokens as input), and the models the price table has no entry for (their calls are not in the total)."""
     total = 0.0
     unknown: set[str] = set()
     for call in calls:
@@ -141,7 +141,9 @@ def calls_cost(calls: Iterable[LlmCall], prices: Mapping[str, Mapping[str, float
         if price is None:
             unknown.add(call.model or "(unnamed model)")
             continue
-        total += tokens_cost(price, call.input_tokens, call.output_tokens + call.thoughts_tokens, call.cached_tokens)
+        total += tokens_cost(
+            price, call.input_tokens + call.tool_use_prompt_tokens, call.output_tokens + call.thoughts_tokens, call.cached_tokens
+        )
     return total, unknown
 
 
@@ -149,7 +151,7 @@ def calls_cost(calls: Iterable[LlmCall], prices: Mapping[str, Mapping[str, float
 def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if not trace.llm_calls:
         return unscored(trace.missing.get("tokens", "no per-call token usage recorded"))
-    blind = _usage_unknown(trace)
+    blind = usage_unknown(trace)
     if blind is not None:
         return unscored(blind)
     total, unknown = calls_cost(trace.llm_calls, ctx.prices)

@@ -33,8 +33,11 @@ from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, coun
 from agent_eval_action.verdict.gate import RuleView, is_timing
 from agent_eval_action.views.background import Background
 
-SECONDS = {"latency", "turn_latency"}
-COUNTS = {"llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens"}
+SECONDS = {"latency", "turn_latency", "llm_time", "tool_time", "time_to_first_response"}
+COUNTS = {
+    "llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens", "thinking_tokens",
+    "max_call_tokens", "grounding_chunks", "output_density", "distinct_tools", "agent_handoffs",
+}  # fmt: skip
 Mark = Literal["fail", "worse", "better", "same", "new", "info"]
 # "info": a timing no rule gates, measured on another machine at another hour than its baseline.
 MARKS: dict[str, str] = {"fail": "🔴", "worse": "⚠️", "better": "🟢", "same": "⚪", "new": "🆕", "info": "ℹ️"}
