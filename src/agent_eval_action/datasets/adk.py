@@ -404,7 +404,9 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
         reference_data=ReferenceData(
             reference_tool_interactions=[call for calls in per_turn for call in calls] if has_expected else None,
             reference_response=next((r for r in reversed(references) if r), None),
-            turn_references=references if any(references) else None,
+            # Expected invocations without a final response are kept (as None): ADK scored them
+            # against an empty reference.
+            turn_references=references if any(references) or has_expected else None,
             turn_tool_calls=per_turn if has_expected else None,
         ),
     )

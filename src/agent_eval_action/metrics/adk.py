@@ -229,7 +229,10 @@ def _turn_texts(question: Question, trace: Trace) -> list[str] | str:
 def response_match_score(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     ref = question.reference_data
     references = ref.turn_references
-    if references is None or not any(references):
+    # Where ADK itself scored the run without any expected response (an eval history), it scored
+    # ROUGE against empty references: 0. Elsewhere no reference means unscored.
+    adk_scored = f"score.{RESPONSE}" in trace.recorded_metrics or RESPONSE in trace.recorded_turn_scores
+    if references is None or (not any(references) and not adk_scored):
         if not ref.reference_response:
             return unscored("no reference response")
         return unscored("no per-turn reference responses from ADK's eval data (response_match scores this reference)")
