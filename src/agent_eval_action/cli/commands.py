@@ -85,8 +85,23 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
 
 
 def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    """Reads every dataset fully and reports each problem on one line; runs nothing."""
-    datasets, problems = api.validate(paths)
+    """Reads every dataset fully and reports each problem on one line; runs nothing. Seed pipeline
+    metric definitions files among the paths are read as judges, each judge listed."""
+    definitions, paths = api.metric_definitions_among(paths)
+    problems: list[Problem] = []
+    for path in definitions:
+        checked = api.check_metric_definitions(path)
+        if checked.problem is not None:
+            problems.append(checked.problem)
+            continue
+        judges = sum(1 for _, is_judge, _ in checked.entries if is_judge)
+        print(f"ok: {path} (metric definitions, {judges} judge{'s' if judges != 1 else ''})", file=out)
+        for name, is_judge, note in checked.entries:
+            print(f"  {'judge' if is_judge else 'skipped'} {name}: {note}", file=out)
+    datasets: list[api.Dataset] = []
+    if paths or not definitions:
+        datasets, found = api.validate(paths)
+        problems.extend(found)
     for dataset in datasets:
         problems.extend(dataset.problems)
         if dataset.format == "unknown":  # refused whole: its problem says why
@@ -99,7 +114,7 @@ def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stder
             file=out,
         )
     _report_problems(problems, err)
-    return int(ExitCode.BAD_INPUT if problems or not datasets else ExitCode.PASSED)
+    return int(ExitCode.BAD_INPUT if problems or not (datasets or definitions) else ExitCode.PASSED)
 
 
 def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:

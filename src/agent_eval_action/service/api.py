@@ -151,6 +151,36 @@ def validate(paths: Sequence[str] = (), *, config: Config | str | os.PathLike[st
     return [load(file, found.places.get(file, ())) for file in found.files], found.problems
 
 
+@dataclass(frozen=True)
+class DefinitionsCheck:
+    """A seed pipeline metric definitions file as ``validate`` reads it: each entry's name and what
+    it becomes (a judge and its scores, a managed metric, or why it is no judge)."""
+
+    path: str
+    entries: list[tuple[str, bool, str]] = field(default_factory=list)
+    problem: Problem | None = None
+
+
+def metric_definitions_among(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The files among ``paths`` that are seed pipeline metric definitions, and the other paths."""
+    from agent_eval_action.run.judges.setup import is_metric_definitions
+
+    definitions = [p for p in paths if p.endswith(".json") and Path(p).is_file() and is_metric_definitions(p)]
+    return definitions, [p for p in paths if p not in definitions]
+
+
+def check_metric_definitions(path: str, config: Config | None = None) -> DefinitionsCheck:
+    """Reads a metric definitions file as the judges would (nothing is judged)."""
+    from agent_eval_action.core.errors import ConfigError
+    from agent_eval_action.run.judges.setup import metric_definitions
+
+    try:
+        entries = metric_definitions(path, config or Config(), typed=True)
+    except ConfigError as error:
+        return DefinitionsCheck(path=path, problem=Problem(path=path, message=str(error)))
+    return DefinitionsCheck(path=path, entries=[(e.name, e.judge is not None, e.note) for e in entries])
+
+
 def evaluate(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     *,

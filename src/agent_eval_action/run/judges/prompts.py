@@ -58,6 +58,7 @@ def judge_context(question: Question, trace: Trace) -> dict[str, Any]:
         "tool_calls": _json([c.model_dump(exclude_none=True) for c in trace.tool_interactions or []]),
         "trajectory": " -> ".join(f"{s.kind}:{s.name}" for s in trace.trajectory or []) or "(not recorded)",
         "final_state": _json(trace.final_state),
+        "state": trace.final_state or {},
         "sub_agent_trace": _json([s.model_dump() for s in trace.sub_agent_trace]),
         "reference": {
             "reference_response": ref.reference_response,
