@@ -121,6 +121,17 @@ def _is_llm(span: RawSpan) -> bool:
     )
 
 
+def _answered_with_usage(span: RawSpan) -> bool:
+    """A span of another name that holds a model response with its usage: the seed pipeline's
+    converter writes the model call that asked for a tool as ``execute_tool NAME`` (ADK's own
+    tool spans hold an empty ``{}`` there)."""
+    response = span.attributes.get("gcp.vertex.agent.llm_response")
+    if not response or (isinstance(response, str) and "usage" not in response):
+        return False
+    parsed = maybe_json(response)
+    return isinstance(parsed, dict) and isinstance(parsed.get("usage_metadata") or parsed.get("usageMetadata"), dict)
+
+
 def _agent_name(span: RawSpan) -> str | None:
     if span.name.startswith("invoke_agent"):
         return str(span.attributes.get("gen_ai.agent.name") or _suffix(span.name, "invoke_agent")) or None
@@ -350,7 +361,7 @@ def facts_from_spans(spans: list[RawSpan], *, synthesized: bool = False) -> Span
             end = max(s.end_time for s in timed if s.end_time is not None)
             facts.latency_s = max(end - start, 0) / 1e9
     ordered = sorted(spans, key=lambda s: s.start_time or 0)
-    legacy_llm = [s for s in ordered if s.name == "call_llm"]
+    legacy_llm = [s for s in ordered if s.name == "call_llm" or _answered_with_usage(s)]
     llm_spans = legacy_llm or [s for s in ordered if _is_llm(s)]
     if llm_spans:
         facts.llm_calls = [_usage(s) for s in llm_spans]
