@@ -271,7 +271,12 @@ def _roots(spans: list[RawSpan]) -> list[RawSpan] | None:
     if ids:
         return [s for s in spans if not s.parent_span_id or s.parent_span_id not in ids]
     invocations = [s for s in spans if s.name == "invocation"]
-    return invocations or None
+    # An agent called as a tool runs an invocation of its own inside the turn's: not a turn.
+    inside = [
+        s for s in invocations
+        if any(o is not s and (o.start_time or 0) <= (s.start_time or 0) and (s.end_time or 0) <= (o.end_time or 0) for o in invocations)
+    ]  # fmt: skip
+    return [s for s in invocations if s not in inside] or None
 
 
 def _covered(spans: list[RawSpan]) -> float:
