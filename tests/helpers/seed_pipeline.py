@@ -294,7 +294,7 @@ def live_row(**changes: Any) -> dict[str, Any]:
 
 
 # The simulation path: an ADK eval history case (snake_case events, as ADK's Event.model_dump()).
-SIM_EVENTS_S = [  # (author, seconds after the start, parts, usage)
+SIM_EVENTS_S: list[tuple[str, float, list[dict[str, Any]], Usage | None]] = [  # (author, seconds after the start, parts, usage)
     ("user", 0.0, [{"text": "Can I get a QR code for 15% off?"}], None),
     ("customer_service_agent", 2.5, [{"function_call": {"id": "adk-q", "name": "generate_qr_code", "args": {"count": 500}}}],
      Usage(3_911, 44, thoughts=125)),
@@ -339,7 +339,9 @@ def synthesized_trace(events: list[dict[str, Any]], session_id: str) -> list[dic
                 invocation["end_time"] = agent["end_time"] = int(at * 1e9)
                 spans += [agent, invocation]
             invocation = span("invocation", at, at + 1, None, {})
-            agent = span(f"invoke_agent {APP}", at, at + 1, invocation["span_id"], {"gen_ai.agent.name": APP, "gen_ai.conversation.id": session_id})
+            agent = span(
+                f"invoke_agent {APP}", at, at + 1, invocation["span_id"], {"gen_ai.agent.name": APP, "gen_ai.conversation.id": session_id}
+            )
             continue
         assert agent is not None and invocation is not None
         part = event["content"]["parts"][0]

@@ -126,7 +126,9 @@ def test_tool_failures_in_every_shape_adk_tools_answer(live: Any, sim: Any, tmp_
     sim_row, sim_question = sim
     assert value(sim_question, "tool_error_rate") == pytest.approx(1 - success_rate(sim_row["session_trace"]), abs=1e-6)
     # A lone {"error": ...} (ADK's answer for an unknown tool) too.
-    lone = seed.sim_row(extracted_data={"tool_interactions": [{"tool_name": "nope", "input_arguments": {}, "output_result": {"error": "no tool"}}]})
+    lone = seed.sim_row(
+        extracted_data={"tool_interactions": [{"tool_name": "nope", "input_arguments": {}, "output_result": {"error": "no tool"}}]}
+    )
     (unknown,) = scored(seed.write_jsonl(tmp_path / "lone.jsonl", [lone])).values()
     assert value(unknown, "tool_error_rate") == 1.0
 
@@ -153,9 +155,13 @@ def test_cost_differs_from_the_pipelines_by_exactly_the_rules_we_add(live: Any) 
     row, question = live
     used = usages(row["session_trace"])
     pipeline = sum(u["prompt_token_count"] / 1000 * 0.0003 + u["candidates_token_count"] / 1000 * 0.0025 for u in used)
-    extra = sum(
-        u["thoughts_token_count"] * 2.5 + u["tool_use_prompt_token_count"] * 0.3 - u["cached_content_token_count"] * (0.3 - 0.03) for u in used
-    ) / 1_000_000
+    extra = (
+        sum(
+            u["thoughts_token_count"] * 2.5 + u["tool_use_prompt_token_count"] * 0.3 - u["cached_content_token_count"] * (0.3 - 0.03)
+            for u in used
+        )
+        / 1_000_000
+    )
     assert value(question, "cost_usd") == pytest.approx(pipeline + extra, abs=1e-6)
 
 
@@ -199,7 +205,9 @@ def test_the_pipelines_deterministic_figures(live: Any) -> None:
     # calculate_thinking_metrics: thinking tokens, and thinking / (thinking + candidates).
     thoughts = sum(u["thoughts_token_count"] for u in used)
     assert value(question, "thinking_tokens") == thoughts
-    assert value(question, "reasoning_ratio") == pytest.approx(thoughts / (thoughts + sum(u["candidates_token_count"] for u in used)), abs=1e-6)
+    assert value(question, "reasoning_ratio") == pytest.approx(
+        thoughts / (thoughts + sum(u["candidates_token_count"] for u in used)), abs=1e-6
+    )
     # calculate_context_saturation: the largest total_token_count of one call.
     assert value(question, "max_call_tokens") == max(u["total_token_count"] for u in used)
     # calculate_grounding_utilization: the grounding chunks of every model response.
@@ -210,7 +218,9 @@ def test_the_pipelines_deterministic_figures(live: Any) -> None:
     # calculate_agent_handoffs: invoke_agent / agent_run spans, and execute_tool spans of a tool
     # whose name ends in "Agent" or is transfer_to_agent.
     handoffs = [s for s in spans if s["name"].startswith(("invoke_agent ", "agent_run "))] + [
-        s for s in spans if s["name"].startswith("execute_tool ") and (s["name"].endswith("Agent") or s["name"].endswith(" transfer_to_agent"))
+        s
+        for s in spans
+        if s["name"].startswith("execute_tool ") and (s["name"].endswith("Agent") or s["name"].endswith(" transfer_to_agent"))
     ]
     assert value(question, "agent_handoffs") == len(handoffs) == 6
     # calculate_cache_efficiency divides by prompt + cached, taking Gemini's prompt count to
@@ -249,7 +259,9 @@ def test_span_times_by_their_unit_and_turns_by_the_traces_structure(tmp_path: Pa
     spans without ids are no turns each: the invocations are, the AgentTool's inside one not."""
     shifted = seed.live_row(question_id="early")
     offset = seed.T0 - 1_000 * 1_000_000_000
-    shifted["session_trace"] = [dict(s, start_time=s["start_time"] - offset, end_time=s["end_time"] - offset) for s in shifted["session_trace"]]
+    shifted["session_trace"] = [
+        dict(s, start_time=s["start_time"] - offset, end_time=s["end_time"] - offset) for s in shifted["session_trace"]
+    ]
     bare = seed.live_row(question_id="bare", latency_data=None)
     bare["session_trace"] = [{k: v for k, v in s.items() if k not in ("span_id", "parent_span_id")} for s in bare["session_trace"]]
     questions = scored(seed.write_jsonl(tmp_path / "r.jsonl", [shifted, bare]))

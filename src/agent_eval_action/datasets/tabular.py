@@ -487,17 +487,17 @@ def _status(row: _Row) -> str:
     in JSONL as an object and in CSV as its text, at times with Python's single quotes."""
     value = row.row.get("status")
     if isinstance(value, str) and value.strip().startswith("{"):
-        try:
-            value = loads(value)[0]
-        except ValueError:
+        for text in (value, value.replace("'", '"')):
             try:
-                value = loads(value.replace("'", '"'))[0]
+                value = loads(text)[0]
+                break
             except ValueError:
-                pass
+                continue
     if isinstance(value, dict):
         for key in ("boolean", "status", "state", "value"):
-            if isinstance(value.get(key), str):
-                return value[key].strip()
+            word = value.get(key)
+            if isinstance(word, str):
+                return word.strip()
         if isinstance(value.get("boolean"), bool):  # {"boolean": true}: it succeeded
             return "success" if value["boolean"] else "failed"
     return (row.text("status") or "").strip()
@@ -512,7 +512,9 @@ def _calls_beyond_events(spans: SpanFacts | None, events: list[Any], session: st
     ids = {str(get(event, "id")) for event in events if isinstance(event, dict) and get(event, "id")}
     out = []
     for call, (event_id, span_session) in zip(spans.llm_calls, spans.llm_call_origins, strict=True):
-        if (event_id is not None and ids and event_id not in ids) or (event_id is None and span_session and session and span_session != session):
+        if (event_id is not None and ids and event_id not in ids) or (
+            event_id is None and span_session and session and span_session != session
+        ):
             out.append(call)
     return out
 
@@ -690,7 +692,8 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
             # (ADK's span of one run, one user turn) each; their durations are the turns'.
             trace.turns += [Turn() for _ in range(len(invocations) - len(trace.turns))]
             trace.turns = [
-                turn.model_copy(update={"duration_s": invocations[i]}) if i < len(invocations) else turn for i, turn in enumerate(trace.turns)
+                turn.model_copy(update={"duration_s": invocations[i]}) if i < len(invocations) else turn
+                for i, turn in enumerate(trace.turns)
             ]
 
 

@@ -49,7 +49,7 @@ def _time_ns(value: Any) -> int | None:
         return None
     if value >= FLOAT_NS:
         return int(value) if value <= 1e20 else None
-    return int(round(value * 1e9))
+    return round(value * 1e9)
 
 
 @dataclass(slots=True)
