@@ -19,6 +19,7 @@ import pytest
 from tests.helpers.commands import cli
 from tests.helpers.drifting import CONFIG, QUESTIONS, drifting_repo
 from tests.helpers.repos import ROOT, git
+from tests.helpers.values import timings
 
 DATASET = Path("evaluation") / "datasets" / "prices.json"
 
@@ -110,7 +111,7 @@ def test_a_broken_tool_fails_in_both_modes(repo: Path) -> None:
     assert results["base_run"]["runs"] == 2 and results["base_run"]["model_calls"] == 2 * 2 * QUESTIONS
     assert {q["run"] for q in results["datasets"][0]["questions"]} == {0, 1}
     # The base's own run under the baseline's model version: nothing but the timings moved.
-    untimed = [m for m in results["drift"][0]["metrics"] if m["metric"] not in ("latency", "turn_latency")]
+    untimed = [m for m in results["drift"][0]["metrics"] if m["metric"] not in timings()]
     assert untimed and all(m["verdict"] in ("unchanged", "new") for m in untimed), untimed
     assert "drift_notes" not in results
 

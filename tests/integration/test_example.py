@@ -12,10 +12,12 @@ from typing import Any
 
 import yaml
 
+from tests.helpers.values import timings
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"
 BASELINE = "evaluation/baselines/examples/customer_service/evaluation/datasets/customer_service_golden.json"
-TIMING = {"latency", "turn_latency"}
+TIMING = timings()
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

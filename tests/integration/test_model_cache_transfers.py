@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers.commands import cli
+from tests.helpers.values import timings
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ".cache/models"
@@ -52,7 +53,7 @@ def results(repo: Path, out: str) -> dict[str, Any]:
 
 
 def scores(dataset: dict[str, Any]) -> dict[str, dict[str, float | None]]:
-    timing = ("latency", "turn_latency")
+    timing = timings()
     return {q["id"]: {m: s["value"] for m, s in q["scores"].items() if m not in timing} for q in dataset["questions"]}
 
 

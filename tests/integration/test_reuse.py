@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers.commands import cli
 from tests.helpers.repos import DATASET, commit, counting_repo, git, golden, pr_branch
+from tests.helpers.values import timings
 
 LAST_OUTPUT = [""]  # what the last CLI run printed
 
@@ -90,7 +91,7 @@ def test_a_stale_baseline_is_not_reused(repo: Path) -> None:
 
 def scores_of(path: Path) -> dict[str, dict[str, float | None]]:
     (result,) = json.loads(path.read_text())["datasets"]
-    return {q["id"]: {m: s["value"] for m, s in q["scores"].items() if m not in ("latency", "turn_latency")} for q in result["questions"]}
+    return {q["id"]: {m: s["value"] for m, s in q["scores"].items() if m not in timings()} for q in result["questions"]}
 
 
 def test_the_model_call_cache_replays_unchanged_calls_and_recalls_only_diverged_conversations(repo: Path) -> None:

@@ -74,10 +74,16 @@ def test_a_failed_status_in_every_shape_it_is_written(tmp_path: Path) -> None:
         seed.sim_row(question_id="text", status="{'boolean': 'failed'}"),  # a CSV cell of str(dict)
         seed.sim_row(question_id="ok_text", status="{'boolean': 'success'}"),
         seed.sim_row(question_id="word", status="success"),
+        # interactions.process_single_question writes it as JSON text, with the error on failure.
+        seed.sim_row(question_id="json", status=json.dumps({"boolean": "success"})),
+        seed.sim_row(question_id="raised", status=json.dumps({"boolean": "failed", "error_message": "503 Service Unavailable"})),
     ]
     questions = scored(seed.write_jsonl(tmp_path / "runs.jsonl", rows))
-    assert {q: questions[q].status for q in questions} == {"dict": "error", "text": "error", "ok_text": "ok", "word": "ok"}
+    assert {q: questions[q].status for q in questions} == {
+        "dict": "error", "text": "error", "ok_text": "ok", "word": "ok", "json": "ok", "raised": "error"
+    }  # fmt: skip
     assert questions["dict"].error == "recorded status 'failed'"
+    assert questions["raised"].error == "503 Service Unavailable"
 
 
 def test_adk_scores_are_recorded_scores_without_warning_and_convert_keeps_them(sim: Any, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import LONE_SURROGATES, NOT_FINITE, TooDeep, get, loads, parse_cell
+from agent_eval_action.core.jsonish import LONE_SURROGATES, NOT_FINITE, TooDeep, get, loads, opt_str, parse_cell
 from agent_eval_action.core.models import (
     LlmCall,
     Question,
@@ -407,6 +407,7 @@ def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
     # Session objects may carry the events of the whole run.
     final_state: dict[str, Any] | None = None
     events: list[Any] | None = None
+    session_id: str | None = None  # the id of the session the events are of
     for column in ("final_session_state", "session_state"):
         value = row.typed(column, dict, "a JSON object")
         if value is None:
@@ -416,6 +417,7 @@ def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
                 final_state = get(value, "state")
             if events is None and isinstance(get(value, "events"), list) and get(value, "events"):
                 events = get(value, "events")
+                session_id = opt_str(get(value, "id"))
         elif final_state is None:
             final_state = value
     event_facts = facts_from_events(events, initial_state) if events else None
@@ -465,26 +467,26 @@ def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
     trace.final_state = final_state
 
     if event_facts is not None and event_facts.llm_calls:
-        session = row.text("session_id") or next((str(get(v, "id")) for v in (row.cell("final_session_state"),) if get(v, "id")), None)
-        trace.llm_calls = event_facts.llm_calls + _calls_beyond_events(span_facts, events or [], session)
+        trace.llm_calls = event_facts.llm_calls + _calls_beyond_events(span_facts, events or [], session_id or row.text("session_id"))
     elif span_facts is not None and span_facts.llm_calls is not None:
         trace.llm_calls = span_facts.llm_calls
 
     _timing(row, trace, question, span_facts, event_facts)
     trace.recorded_metrics = _recorded(row)
-    status = _status(row)
+    status, message = _status(row)
     if status.lower() == "skipped":
-        trace.skipped = row.text("error") or "recorded as skipped"
+        trace.skipped = row.text("error") or message or "recorded as skipped"
     elif status.lower() not in OK_STATUS:
-        trace.error = row.text("error") or f"recorded status {status!r}"
+        trace.error = row.text("error") or message or f"recorded status {status!r}"
     elif event_facts is not None and event_facts.errors:
         trace.error = event_facts.errors[-1]
     return question, trace
 
 
-def _status(row: _Row) -> str:
-    """The row's status word. The seed pipeline writes ``{"boolean": "success"}`` (or ``"failed"``),
-    in JSONL as an object and in CSV as its text, at times with Python's single quotes."""
+def _status(row: _Row) -> tuple[str, str | None]:
+    """The row's status word and the error message it carries. The seed pipeline writes
+    ``{"boolean": "success"}`` or ``{"boolean": "failed", "error_message": ...}``: as JSON text
+    (its interactions step), an object (JSONL) or Python's repr of one (a CSV written by pandas)."""
     value = row.row.get("status")
     if isinstance(value, str) and value.strip().startswith("{"):
         for text in (value, value.replace("'", '"')):
@@ -494,13 +496,15 @@ def _status(row: _Row) -> str:
             except ValueError:
                 continue
     if isinstance(value, dict):
+        message = value.get("error_message") or value.get("error")
+        said = str(message) if message else None
         for key in ("boolean", "status", "state", "value"):
             word = value.get(key)
             if isinstance(word, str):
-                return word.strip()
+                return word.strip(), said
         if isinstance(value.get("boolean"), bool):  # {"boolean": true}: it succeeded
-            return "success" if value["boolean"] else "failed"
-    return (row.text("status") or "").strip()
+            return ("success" if value["boolean"] else "failed"), said
+    return (row.text("status") or "").strip(), None
 
 
 def _calls_beyond_events(spans: SpanFacts | None, events: list[Any], session: str | None) -> list[LlmCall]:
