@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.traces.spans import MERGED_TOOLS, RawSpan, facts_from_spans, parse_span, usage_fields
+from agent_eval_action.traces.spans import MERGED_TOOLS, RawSpan, facts_from_spans, parse_span, tool_failure, usage_fields
 
 S = 1_000_000_000  # one second in nanoseconds
 T0 = 1_763_000_000 * S  # November 2025, in nanoseconds since the epoch
@@ -186,3 +186,22 @@ def test_a_count_of_one_is_one_and_a_boolean_is_no_count() -> None:
     (call,) = facts_from_spans([span("generate_content m", "1", None, 0, 1, **attributes)]).llm_calls or []
     assert (call.input_tokens, call.output_tokens, call.cached_tokens) == (1, 1, 0)
     assert usage_fields({"thoughts_token_count": 1, "prompt_token_count": False})["thoughts_tokens"] == 1
+
+
+@pytest.mark.parametrize(
+    ("result", "failure"),
+    [
+        ({"status": "error", "error_message": "Over the limit."}, "Over the limit."),  # ADK's convention
+        ({"status": "REQUEST_DENIED"}, "status REQUEST_DENIED"),  # an API's failure status
+        ({"status": "success", "error_message": "partial: 2 of 3 sent"}, "partial: 2 of 3 sent"),
+        ({"error": "no tool named nope"}, "no tool named nope"),  # ADK's answer for an unknown tool
+        ({"error": {"code": 7}}, '{"code": 7}'),
+        ({"status": "success", "message": "sent"}, None),
+        ({"result": None}, None),
+        ({"error": None, "rows": []}, None),  # an empty error field says nothing failed
+        ("error", None),
+        (None, None),
+    ],
+)
+def test_tool_failures_in_the_shapes_adk_tools_answer(result: Any, failure: str | None) -> None:
+    assert tool_failure(result) == failure
