@@ -313,7 +313,8 @@ def _stats(spans: list[RawSpan], llm_spans: list[RawSpan], timing_note: str | No
     timed = [s for s in spans if s.start_time is not None and s.end_time is not None]
     if timing_note is not None or not timed:
         return stats
-    start = min(s.start_time or 0 for s in timed)
+    # From the run's first span (ADK's): our worker's own wrapper of a turn spans its set-up too.
+    start = min(s.start_time or 0 for s in [s for s in timed if not s.name.startswith("agent_eval.")] or timed)
     model = [s for s in llm_spans if s.start_time is not None and s.end_time is not None]
     tools = [s for s in timed if "execute_tool" in s.name or "tool_call" in s.name]
     stats.llm_time_s = sum(_duration(s) or 0.0 for s in model) if model else None
