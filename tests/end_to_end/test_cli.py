@@ -117,7 +117,7 @@ def test_config_errors_name_the_setting(tmp_path: Path, example: str) -> None:
     assert "agent-eval.toml: metrics: Value error, unknown metric(s) tool_usage_acuracy" in result.stderr
     (tmp_path / "agent-eval.toml").write_text("datasetz = []\n")
     result = cli("evaluate", example, cwd=tmp_path)
-    assert result.returncode == 2 and "agent-eval.toml: datasetz: unknown setting (check the spelling)" in result.stderr
+    assert result.returncode == 2 and "agent-eval.toml: datasetz: unknown setting (did you mean `datasets`?)" in result.stderr
 
 
 def test_wrong_flag_is_usage_error(tmp_path: Path) -> None:

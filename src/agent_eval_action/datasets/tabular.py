@@ -25,6 +25,7 @@ from agent_eval_action.core.models import (
     TrajectoryStep,
     Turn,
 )
+from agent_eval_action.core.spelling import did_you_mean
 from agent_eval_action.datasets.base import LoadedDataset, RawBatch, Record, Row, RunResolver
 from agent_eval_action.datasets.fields import Where, reference_data, string_list
 from agent_eval_action.traces.adk_events import facts_from_events
@@ -291,7 +292,8 @@ def _jsonl_object(path: str, pointer: str, line: str, warnings: list[str]) -> di
 def _check_columns(path: str, columns: list[str], warnings: list[str]) -> None:
     unknown = [c for c in columns if c not in KNOWN_COLUMNS and not c.startswith(("score.", "metric."))]
     if unknown:
-        warnings.append(f"{path}: unknown column(s) {', '.join(map(repr, unknown))} (ignored)")
+        named = ", ".join(repr(c) + did_you_mean(c, KNOWN_COLUMNS) for c in unknown)
+        warnings.append(f"{path}: unknown column(s) {named} (ignored)")
 
 
 def _records(path: str, rows: Iterator[Row]) -> Iterator[Record | DatasetError]:

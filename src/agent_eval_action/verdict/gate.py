@@ -14,11 +14,11 @@ from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_wor
 
 
 def is_timing(metric: str) -> bool:
-    """Whether the metric is measured in wall-clock time (declared where it is registered)."""
-    from agent_eval_action.metrics import REGISTRY
+    """Whether the metric is measured in wall-clock time: its unit (declared where it is registered,
+    or a custom metric's) is seconds."""
+    from agent_eval_action.metrics.registry import unit_of
 
-    found = REGISTRY.get(metric)
-    return found is not None and found.timing
+    return unit_of(metric) == "seconds"
 
 
 def metric_kinds(config: Config | None = None, results: Results | None = None) -> dict[str, str]:

@@ -26,6 +26,7 @@ from agent_eval_action.core.models import (
     Results,
     Score,
     ToolInteraction,
+    Unit,
 )
 from agent_eval_action.repo.history import Point
 from agent_eval_action.scoring.aggregate import passes
@@ -33,8 +34,6 @@ from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, coun
 from agent_eval_action.verdict.gate import RuleView, is_timing
 from agent_eval_action.views.background import Background
 
-SECONDS = {"latency", "turn_latency"}
-COUNTS = {"llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens"}
 Mark = Literal["fail", "worse", "better", "same", "new", "info"]
 # "info": a timing no rule gates, measured on another machine at another hour than its baseline.
 MARKS: dict[str, str] = {"fail": "🔴", "worse": "⚠️", "better": "🟢", "same": "⚪", "new": "🆕", "info": "ℹ️"}
@@ -54,17 +53,25 @@ VALUE_CHARS = 160
 HUGE = 1e15
 
 
+def unit(metric: str) -> Unit:
+    """The metric's unit, as the registry (or a custom metric's ``unit``) declares it."""
+    from agent_eval_action.metrics.registry import unit_of  # the metric modules: only when a figure is shown
+
+    return unit_of(metric)
+
+
 def fmt(value: float | None, metric: str = "") -> str:
-    """A figure in the metric's unit: seconds, counts, dollars, else a percentage of 0..1."""
+    """A figure in the metric's unit: seconds, counts, dollars, plain numbers, else a percentage of 0..1."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if abs(value) >= HUGE:  # 300 digits of a recorded 1e308 say nothing more than its exponent
         return f"{value:.3g}"
-    if metric in SECONDS:
+    kind = unit(metric) if metric else "ratio"
+    if kind == "seconds":
         return f"{value:.2f}{NBSP}s"
-    if metric in COUNTS:
+    if kind in ("count", "number"):
         return f"{value:,.1f}" if value != int(value) else f"{value:,.0f}"
-    if metric == "cost_usd":
+    if kind == "usd":
         return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
     return _percent(value * 100) + "%"
 
@@ -75,7 +82,7 @@ def _percent(number: float) -> str:
 
 
 def is_share(metric: str) -> bool:
-    return metric not in SECONDS | COUNTS and metric != "cost_usd"
+    return not metric or unit(metric) == "ratio"
 
 
 def signed(value: float | None, metric: str = "") -> str:
@@ -94,11 +101,12 @@ def signed(value: float | None, metric: str = "") -> str:
 
 def _small(value: float, metric: str) -> str:
     """A change too small for the metric's usual precision, with two significant digits."""
-    if metric in SECONDS:
+    kind = unit(metric) if metric else "ratio"
+    if kind == "seconds":
         return f"{value:.2g}{NBSP}s"
-    if metric == "cost_usd":
+    if kind == "usd":
         return f"${value:.2g}"
-    if metric in COUNTS:
+    if kind in ("count", "number"):
         return f"{value:.2g}"
     return f"{value * 100:.2g}%"
 
@@ -1021,6 +1029,7 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
         from agent_eval_action.verdict.gate import rules_of
 
         background = Background(rules=rules_of(results, GateConfig(), {name: m.kind for name, m in REGISTRY.items()}))
+    _learn_units(results)
     comparisons = {c.path: c for c in results.comparison or []}
     same_job = results.compare_with == "base" and results.base_run is not None  # both sides timed in this job
     thresholds = thresholds or {}
@@ -1039,6 +1048,17 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
         else background.base_label or "the baseline",
         history_depth=max((len(p) for h in background.history.values() for p in h.values()), default=0),
     )
+
+
+def _learn_units(results: Results) -> None:
+    """The units the results recorded for metrics the registry does not hold (a custom metric of
+    the run that wrote them), so that a report made later from the file shows them alike."""
+    from agent_eval_action.metrics.registry import declare_unit
+
+    for dataset in results.datasets:
+        for name, summary in dataset.summary.items():
+            if summary.unit is not None:
+                declare_unit(name, summary.unit)
 
 
 def page_of(shown: Page | Results, thresholds: dict[str, float] | None = None, background: Background | None = None) -> Page:
