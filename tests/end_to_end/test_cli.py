@@ -129,3 +129,23 @@ def test_nothing_to_evaluate(tmp_path: Path) -> None:
     result = cli("evaluate", cwd=tmp_path)
     assert result.returncode == 2
     assert "matched no dataset files" in result.stderr
+
+
+def test_validate_skips_adks_own_files_in_an_eval_folder_with_one_line_each(tmp_path: Path) -> None:
+    """A standard ADK eval folder: its eval set, a saved session, the test config. Only the eval set
+    is a dataset; the others are named for what they are, and the folder validates."""
+    case = {"eval_id": "cart", "conversation": [{"invocation_id": "i1", "user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}
+    (tmp_path / "eval" / "sessions").mkdir(parents=True)
+    (tmp_path / "eval" / "shop.evalset.json").write_text(json.dumps({"eval_set_id": "shop", "eval_cases": [case]}))
+    (tmp_path / "eval" / "test_config.json").write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0}}))
+    session = {"id": "123", "appName": "shop", "userId": "u", "state": {}, "events": [], "lastUpdateTime": 0.0}
+    (tmp_path / "eval" / "sessions" / "123.session.json").write_text(json.dumps(session))
+    result = cli("validate", "eval", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        "skipped: eval/sessions/123.session.json: an ADK session (`adk run --save_session` writes it, `--resume` reads it), not a dataset",
+        "skipped: eval/test_config.json: ADK's eval criteria (read beside the eval files), not a dataset",
+        "ok: eval/shop.evalset.json (adk_evalset, 1 valid question)",
+    ]
+    named = cli("validate", "eval/sessions/123.session.json", cwd=tmp_path)
+    assert named.returncode == 2 and "this is an ADK session" in named.stderr and "not a dataset" in named.stderr

@@ -458,10 +458,20 @@ class TestAdk:
             "at $[0].expected_tool_use[0].tool_inputs: unknown key 'tool_inputs' in a tool call (did you mean `tool_input`?)"
         )
 
-    def test_test_config_is_not_a_dataset(self, tmp_path: Path) -> None:
-        path = tmp_path / "test_config.json"
+    @pytest.mark.parametrize(
+        ("name", "what"),
+        [
+            ("test_config.json", "ADK's eval criteria"),
+            ("eval_config.json", "ADK's eval config"),
+            ("session_input.json", "ADK's session input"),
+            ("conversation_scenarios.json", "ADK's conversation scenarios"),
+            ("123.session.json", "an ADK session"),
+        ],
+    )
+    def test_adks_own_files_are_not_datasets(self, tmp_path: Path, name: str, what: str) -> None:
+        path = tmp_path / name
         path.write_text("{}")
-        with pytest.raises(DatasetError, match="ADK's eval config"):
+        with pytest.raises(DatasetError, match=f"this is {what}.*, not a dataset"):
             load_dataset(str(path))
 
 
@@ -542,7 +552,7 @@ class TestWorkshopFiles:
         assert dataset.warnings == [
             f"{config}: criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
         ]
-        with pytest.raises(DatasetError, match="ADK's eval config, not a dataset"):
+        with pytest.raises(DatasetError, match="ADK's eval config .*, not a dataset"):
             load_dataset(str(tmp_path / "eval_config.json"))
 
     def test_bad_criteria_name_the_config_and_key(self, tmp_path: Path) -> None:

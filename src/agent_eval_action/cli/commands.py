@@ -23,6 +23,7 @@ from agent_eval_action.core import interrupt
 from agent_eval_action.core.collector import OWN_PROCESS
 from agent_eval_action.core.errors import ExitCode
 from agent_eval_action.core.files import output_lock
+from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import Problem, Results
 from agent_eval_action.core.workflow import mask, redactor_for
 from agent_eval_action.service import api
@@ -86,7 +87,11 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
 
 def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Reads every dataset fully and reports each problem on one line; runs nothing."""
-    datasets, problems = api.validate(paths)
+    found, problems = api.validate(paths)
+    for dataset in found:
+        if dataset.skipped:
+            print(f"skipped: {dataset.path}: {dataset.skipped}, not a dataset", file=out)
+    datasets = [dataset for dataset in found if not dataset.skipped]
     for dataset in datasets:
         problems.extend(dataset.problems)
         if dataset.format == "unknown":  # refused whole: its problem says why
@@ -94,10 +99,9 @@ def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stder
         for warning in dataset.warnings:
             print(f"warning: {warning}", file=err)
         status = f"{len(dataset.problems)} invalid" if dataset.problems else "ok"
-        print(
-            f"{status}: {dataset.path} ({dataset.format}, {len(dataset.questions)} valid question run{'s' if len(dataset.questions) != 1 else ''})",
-            file=out,
-        )
+        # Recorded runs are counted as runs; questions the agent is to run, as questions.
+        what = plural(dataset.recorded, "valid question run") if dataset.recorded else plural(len(dataset.questions), "valid question")
+        print(f"{status}: {dataset.path} ({dataset.format}, {what})", file=out)
     _report_problems(problems, err)
     return int(ExitCode.BAD_INPUT if problems or not datasets else ExitCode.PASSED)
 
