@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.repos import app_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
@@ -149,3 +150,23 @@ def test_validate_skips_adks_own_files_in_an_eval_folder_with_one_line_each(tmp_
     ]
     named = cli("validate", "eval/sessions/123.session.json", cwd=tmp_path)
     assert named.returncode == 2 and "this is an ADK session" in named.stderr and "not a dataset" in named.stderr
+
+
+def test_a_wrong_agent_gets_true_advice(tmp_path: Path) -> None:
+    """The README's `app.agent:...` in a project whose agent is customer_service/agent.py, and the
+    file path typed instead of module:attr: each names what was wrong and the module:attr init finds,
+    and no "no datasets" follows (the datasets are set; the agent did not load)."""
+    repo = app_repo(tmp_path / "repo", package="customer_service")
+    question = {"id": "q1", "user_inputs": ["hi"], "agents_evaluated": ["shop"], "reference_data": {}}
+    (repo / "shop_golden.json").write_text(json.dumps({"golden_questions": [question]}))
+    (repo / "agent-eval.toml").write_text('datasets = ["shop_golden.json"]\n')
+    wrong_module = cli("evaluate", "--agent", "app.agent:root_agent", cwd=repo)
+    assert wrong_module.returncode == 2
+    assert "module 'app.agent' was not found from" in wrong_module.stderr and "(no module 'app')" in wrong_module.stderr
+    assert "found here: `customer_service.agent:root_agent`" in wrong_module.stderr
+    a_file = cli("evaluate", "--agent", "customer_service/agent.py", cwd=repo)
+    assert a_file.returncode == 2
+    assert "is a file: --agent takes module:attr" in a_file.stderr
+    assert "give `--agent customer_service.agent:root_agent`" in a_file.stderr
+    for done in (wrong_module, a_file):
+        assert "run from the directory" not in done.stderr and "no datasets to evaluate" not in done.stderr

@@ -118,7 +118,7 @@ def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err:
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
-    if not results.datasets and not paths:
+    if not results.datasets and not paths and not results.problems:  # a problem says why already (an agent that did not load)
         print("error: no datasets to evaluate: give dataset paths or set `datasets` in agent-eval.toml", file=err)
     return int(ExitCode.BAD_INPUT if results.problems or not results.datasets else ExitCode.PASSED)
 
