@@ -552,7 +552,7 @@ class TestWorkshopFiles:
         assert dataset.warnings == [
             f"{config}: criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
         ]
-        with pytest.raises(DatasetError, match="ADK's eval config .*, not a dataset"):
+        with pytest.raises(DatasetError, match=r"ADK's eval config .*, not a dataset"):
             load_dataset(str(tmp_path / "eval_config.json"))
 
     def test_bad_criteria_name_the_config_and_key(self, tmp_path: Path) -> None:
