@@ -441,6 +441,7 @@ class GateFailed(AssertionError):
 def assert_passed(results: Results) -> Results:
     """For tests: returns ``results`` when the gate passed (or, without a gate, nothing failed to
     run), else raises ``GateFailed`` whose message a reviewer reads as is."""
+    __tracebackhide__ = True  # pytest shows the verdict, not this function's source
     lines: list[str] = []
     gate = results.gate
     if gate is not None and gate.outcome != "passed":
