@@ -220,7 +220,11 @@ def _fail_words(failures: list[GateFailure], noise: GateFailure | None, metric: 
         elif failure.rule not in ("question_drop", "max_regression", "min", "max"):
             parts.append(failure.detail or failure.message)
     if row is not None and noise is not None:
-        parts.append(f"{signed(row.delta, metric)} is more than {limit_words(noise.limit, metric)}, but within noise")
+        # What failed comes first; the mean's fall is said apart, as what fails nothing by itself.
+        parts.append(
+            f"the mean fell {signed(row.delta, metric)}, more than {limit_words(noise.limit, metric)}, "
+            "which alone fails nothing as it is within noise"
+        )
     return "fails the gate: " + "; ".join(p for p in parts if p)
 
 
@@ -250,6 +254,7 @@ def _row(
 ) -> MetricRow:
     metric = comparison.metric
     mark: Mark
+    folded = False  # a count that moved within noise: with what held
     if failures:
         mark, words = "fail", _fail_words(failures, noise, metric, comparison)
     elif comparison.verdict == "removed":
@@ -264,7 +269,11 @@ def _row(
         worse = worse_amount(comparison.delta, comparison.direction) > 0
         sure = ci_on_worse_side(comparison.ci95, comparison.direction) if worse else None
         significant = comparison.verdict in ("regressed", "improved")
-        if worse:
+        if worse and not (bool(sure) or significant) and noise is None and unit(metric) in ("count", "usd"):
+            # A few tokens or calls more, within noise (+0.9 output tokens): a count moves with every
+            # run of a model, so it is no warning unless it is beyond noise or a rule counts it.
+            mark, words, folded = "same", "changed, within noise", True
+        elif worse:
             mark = "worse"
             words = _worse_words(comparison, rule, noise, bool(sure) or significant)
         else:
@@ -278,7 +287,7 @@ def _row(
     threshold = rule is not None and (rule.min is not None or rule.max is not None)
     visible = fmt(comparison.baseline, metric) != fmt(comparison.current, metric) and comparison.baseline is not None
     # A timing no rule gates is folded with what held: a PR that changes only the machine moves nothing.
-    visible = visible and mark != "info"
+    visible = visible and mark != "info" and not folded
     return MetricRow(
         metric=metric,
         direction=comparison.direction,
@@ -827,12 +836,13 @@ def run_line(results: Results) -> str | None:
         parts.append(base_run_line(results.base_run))
     if run.max_in_flight:
         if run.concurrency == "auto":
-            halved = f", halved {plural(run.decreases, 'time')} on 429 / deadline" if run.decreases else ""
             # The limit can stand above what was ever in flight (16 for a run of 5 questions): say both.
-            parts.append(
-                f"concurrency auto: {run.max_in_flight} in flight at most; the limit reached {run.reached} "
-                f"(ceiling {run.ceiling}), ended at {run.final}{halved}"
-            )
+            limit = f"the limit rose to {run.reached} (of at most {run.ceiling})"
+            if run.decreases:
+                limit += f", was halved {plural(run.decreases, 'time')} on 429 / deadline and ended at {run.final}"
+            elif run.final != run.reached:
+                limit += f" and ended at {run.final}"
+            parts.append(f"concurrency auto: at most {plural(run.max_in_flight, 'question run')} in flight; {limit}")
         else:
             parts.append(f"concurrency {run.concurrency}")
     for label, use in (("agent budget", run.budget), ("judge budget", run.judge_budget)):

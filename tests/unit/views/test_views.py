@@ -111,8 +111,10 @@ def test_rows_that_fail_improve_or_hold() -> None:
     )
     assert (view.moved[0].emoji, view.moved[0].words) == (
         "🔴",
-        "fails the gate: 1 question dropped (100% → 0%); −50\u00a0pts is more than the 5\u00a0pts allowed (max_regression 0.05), but within noise",
+        "fails the gate: 1 question dropped (100% → 0%); the mean fell −50\u00a0pts, more than the 5\u00a0pts allowed "
+        "(max_regression 0.05), which alone fails nothing as it is within noise",
     )
+    assert "but within noise" not in view.moved[0].words  # a failing row never reads as if it held
     better = dataset_view(dataset({"a": 1.0}), comparison(0.2, (0.1, 0.3), "improved"), None, {}, Background(rules=RULES)).moved[0]
     assert (better.emoji, better.words) == ("🟢", "better")
     same = dataset_view(dataset({"a": 1.0}), comparison(0.0, (0.0, 0.0), "unchanged"), None, {}, Background(rules=RULES))
@@ -454,3 +456,26 @@ def test_the_gate_stores_what_it_decided_on_each_failure() -> None:
     assert (failure.rule, failure.limit, failure.significant, failure.subject) == ("max_regression", 0.05, True, "cs")
     assert failure.detail is not None and failure.message == f"cs: {failure.detail}"
     assert failure.detail.startswith(f"{STATE} 1 -> 0.2 (delta -0.8") and failure.detail.endswith("regressed beyond max_regression 0.05")
+
+
+def test_a_count_that_moved_within_noise_is_no_warning() -> None:
+    """+0.9 output tokens a question, the CI across zero: no ⚠️ row; beyond noise it is one."""
+    more = MetricComparison(
+        metric="output_tokens", direction="lower", baseline=40.0, current=40.9, delta=0.9, ci95=(-2.0, 3.5), verdict="unchanged"
+    )
+    compared = DatasetComparison(dataset="cs", path=PATH, status="compared", metrics=[more])
+    shown = dataset_view(DatasetResult(path=PATH, name="cs", format="golden"), compared, None, {}, Background(rules={}))
+    assert shown.moved == [] and [(r.metric, r.emoji, r.words) for r in shown.unchanged] == [
+        ("output_tokens", "⚪", "changed, within noise")
+    ]
+    results = Results(datasets=[DatasetResult(path=PATH, name="cs", format="golden")], comparison=[compared])
+    assert "⚠️" not in Renderer().render("comment.md.j2", view_of(results)) and "! output_tokens" not in render(results, {})
+    beyond = more.model_copy(update={"ci95": (0.4, 1.4), "verdict": "regressed"})
+    row = dataset_view(
+        DatasetResult(path=PATH, name="cs", format="golden"),
+        compared.model_copy(update={"metrics": [beyond]}),
+        None,
+        {},
+        Background(rules={}),
+    ).moved[0]
+    assert (row.emoji, row.words) == ("⚠️", "worse, beyond noise; no rule gates it")
