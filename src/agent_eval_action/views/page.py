@@ -861,16 +861,24 @@ def base_run_line(base: BaseRun) -> str:
     return f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}, {plural(base.model_calls, 'model call')}"
 
 
-def unpaired_lines(comparison: DatasetComparison | None) -> list[str]:
+def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> list[str]:
     """Per group of metrics, the questions scored on one side only: "1 question scored only on
-    the base for llm_calls, tool_calls (removed, or an error or unscored now)"."""
+    the base for llm_calls, tool_calls (removed, or an error or unscored now)". ``errored``: the
+    questions whose every run ended in an error now, said once (no metric scored them) instead
+    of in every metric's count."""
     if comparison is None or comparison.status != "compared":
         return []
     groups: dict[tuple[int, int], list[str]] = defaultdict(list)
     for m in comparison.metrics:
-        if m.verdict not in ("new", "removed") and (m.baseline_only or m.current_only):
-            groups[(m.baseline_only, m.current_only)].append(m.metric)
+        base_only = max(0, m.baseline_only - errored)
+        if m.verdict not in ("new", "removed") and (base_only or m.current_only):
+            groups[(base_only, m.current_only)].append(m.metric)
     lines = []
+    if errored:
+        lines.append(
+            f"{plural(errored, 'question')} ended in an error in this run, so no metric scored "
+            f"{'it' if errored == 1 else 'them'}: the rows compare the other questions"
+        )
     for (base_only, head_only), metrics in groups.items():
         parts = []
         if base_only:
@@ -961,6 +969,11 @@ def dataset_view(
     failing = [v for v in views if v.status == "error" or v.failed]
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
     lines = [_dataset_line(f) for f in (gate.failures if gate else []) if f.dataset == dataset.path and not f.metric]
+    # Questions the base has whose every run ended in an error now: scored on the base only, for every metric.
+    added = set(comparison.added_questions) if comparison is not None else set()
+    errored_ids = (
+        {q.id for q in dataset.questions if q.status == "error"} - {q.id for q in dataset.questions if q.status != "error"} - added
+    )
     return DatasetView(
         result=dataset,
         comparison=comparison,
@@ -977,7 +990,7 @@ def dataset_view(
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
         notes=cost_notes(dataset),
-        unpaired=unpaired_lines(comparison),
+        unpaired=unpaired_lines(comparison, len(errored_ids)),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
         failed_runs=failed_runs,
@@ -1025,8 +1038,14 @@ class Page:
             "drift": results.drift_notes,
             "version": results.tool_version,
             "base_label": self.base_label,
+            # Compared with the base's agent run now: the label names it (and its commit) already.
+            "base_is_run": self.base_is_run,
             "history_depth": self.history_depth,
         }
+
+    @property
+    def base_is_run(self) -> bool:
+        return self.results.base_run is not None
 
 
 def build(results: Results, *, thresholds: dict[str, float] | None = None, background: Background | None = None) -> Page:

@@ -251,12 +251,15 @@ def test_base_and_pr_columns_average_the_questions_the_change_pairs() -> None:
     view = dataset_view(head, compared, GateResult(), {}, Background())
     (row,) = view.unchanged
     assert (fmt(row.baseline, "llm_calls"), fmt(row.current, "llm_calls"), row.n, row.words) == ("2", "2", 2, "unchanged")
-    assert view.unpaired == ["llm_calls: 1 question scored only on the base (removed, or an error or unscored now)"]
+    # The question that errs is said to have erred, once, not counted in every metric's "not paired".
+    errored = "1 question ended in an error in this run, so no metric scored it: the rows compare the other questions"
+    assert view.unpaired == [errored]
     comment = Renderer().render("comment.md.j2", view_of(Results(datasets=[head], comparison=[compared], gate=GateResult())))
     assert "| llm\\_calls | 2 | 2 | 2 | 0 |" in comment
-    assert "Not paired: llm\\_calls: 1 question scored only on the base" in comment
+    assert "Not paired: 1 question ended in an error in this run, so no metric scored it" in comment
+    assert "scored only on the base" not in comment
     lines = render(Results(datasets=[head], comparison=[compared], gate=GateResult()), {}, Background()).splitlines()
-    assert "  not paired: llm_calls: 1 question scored only on the base (removed, or an error or unscored now)" in lines
+    assert f"  not paired: {errored}" in lines
     # Added and removed questions pair with nothing either.
     grown = compare_dataset(_runs("llm_calls", {"a": 2.0, "d": 9.0}), _runs("llm_calls", {"a": 2.0, "b": 5.0}), baseline_path="b.json")
     assert (grown.metrics[0].baseline, grown.metrics[0].current, grown.metrics[0].delta) == (2.0, 2.0, 0.0)
