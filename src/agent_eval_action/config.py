@@ -268,6 +268,9 @@ class Config(BaseModel):
     # Gate settings given explicitly for this run (the action's max-regression input): laid over
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    # The settings a flag or an input gave for this run (`--datasets`), not the config file: what
+    # the file at HEAD says of them is no change the PR makes to the gate.
+    given: frozenset[str] = Field(default=frozenset(), exclude=True)
 
     @field_validator("datasets", "agent_paths")
     @classmethod
@@ -345,6 +348,7 @@ class Config(BaseModel):
         config = _validate(data, self.source or "command line")
         config.file, config.table, config.gate_override = self.file, self.table, dict(self.gate_override)
         config.folder, config.moved_from = self.folder, self.moved_from
+        config.given = self.given | {key for key, value in flags.items() if value is not None}
         return config
 
     def default_datasets(self) -> list[str]:
