@@ -247,8 +247,12 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
     """Evaluates the datasets, writes each one's baseline (sorted, rounded: unchanged scores
     rewrite nothing), and says which files changed."""
     update = api.update_baselines(config, datasets, progress=err, collector=OWN_PROCESS)
-    if interrupt.requested() and not update.written:
-        print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
+    if interrupt.requested():
+        # One story: main adds only the signal's name.
+        if update.written:
+            print("interrupted: the baselines below were written whole before it; no other was written", file=err)
+        else:
+            print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
     workspace = api.workspace(Path.cwd())
     for written in update.written:
         shown = Path(os.path.relpath(workspace.file(written.path)))
