@@ -637,15 +637,6 @@ def _timing(row: _Row, trace: Trace, question: Question, spans: Any, events: Any
             trace.turns = [turn.model_copy(update={"duration_s": s}) for turn, s in zip(trace.turns, seconds, strict=True)]
 
 
-# metric.* columns that hold times: a list there counts nothing.
-_TIMING_WORDS = ("duration", "latency", "time")
-_TIMING_SUFFIXES = ("_sec", "_secs", "_seconds", "_ms", "_s")
-
-
-def _is_timing(name: str) -> bool:
-    return any(word in name for word in _TIMING_WORDS) or name.endswith(_TIMING_SUFFIXES)
-
-
 def _recorded(row: _Row) -> dict[str, float]:
     """The producer's ``metric.*`` and ``score.*`` figures.
 
@@ -661,7 +652,10 @@ def _recorded(row: _Row) -> dict[str, float]:
         if number is not None and math.isinf(number):
             raise row.error(column, NOT_FINITE.format(value=value if isinstance(value, str) else _shown(value)))
         if number is None:
-            counted = column.startswith("metric.") and not _is_timing(column)
+            from agent_eval_action.metrics.registry import recorded_unit  # only for a cell that is no number
+
+            # A list counts its items, except in a column of times (the registry says which it reads so).
+            counted = column.startswith("metric.") and recorded_unit(column.removeprefix("metric.")) != "seconds"
             # One message per column, whatever mix of cells it holds.
             row.warn(
                 f"{row.path}: column {column!r} holds values that are not numbers: "

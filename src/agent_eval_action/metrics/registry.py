@@ -35,6 +35,9 @@ class Metric:
     unit: Unit = "ratio"
     # Slow set-up (imports) the scorer may do ahead, while the agent runs.
     prepare: Callable[[], object] | None = None
+    # The producer's ``metric.*`` columns it falls back on (without the prefix), in its unit:
+    # what a cell of them holds is read by that unit (``recorded_unit``).
+    recorded: tuple[str, ...] = ()
 
     @property
     def timing(self) -> bool:
@@ -55,13 +58,16 @@ def register(
     prepare: Callable[[], object] | None = None,
     *,
     unit: Unit = "ratio",
+    recorded: tuple[str, ...] = (),
 ) -> Callable[[ScoreFn], ScoreFn]:
     """Decorator that adds a scoring function to :data:`REGISTRY` under ``name``."""
 
     def wrap(fn: ScoreFn) -> ScoreFn:
         if name in REGISTRY:
             raise ValueError(f"metric {name!r} registered twice")
-        REGISTRY[name] = Metric(name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare, unit=unit)
+        REGISTRY[name] = Metric(
+            name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare, unit=unit, recorded=recorded
+        )
         return fn
 
     return wrap
@@ -83,6 +89,12 @@ def unit_of(name: str) -> Unit:
     ratio (ADK's scores, the judges' and recorded ``score.*`` columns are all 0..1)."""
     found = REGISTRY.get(name)
     return found.unit if found is not None else _DECLARED.get(name, "ratio")
+
+
+def recorded_unit(column: str) -> Unit | None:
+    """The unit of a producer's ``metric.*`` column (``duration_sec``: seconds) as the metric that
+    falls back on it declares it; None when no metric reads the column."""
+    return next((metric.unit for metric in REGISTRY.values() if column in metric.recorded), None)
 
 
 def unscored(reason: str, **details: object) -> Score:

@@ -13,7 +13,9 @@ from agent_eval_action.metrics.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 
 
-@register("latency", "lower", "Wall-clock seconds for the whole question (all turns).", kind="trace", unit="seconds")
+@register(
+    "latency", "lower", "Wall-clock seconds for the whole question (all turns).", kind="trace", unit="seconds", recorded=("duration_sec",)
+)
 def latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if trace.latency_s is not None:
         return Score(value=trace.latency_s, explanation=f"{trace.latency_s:.3f} s", details={"source": trace.latency_source})
@@ -44,7 +46,12 @@ def llm_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
 
 
 @register(
-    "tool_calls", "neutral", "Number of tool calls (transfer_to_agent only where the reference names it).", kind="trace", unit="count"
+    "tool_calls",
+    "neutral",
+    "Number of tool calls (transfer_to_agent only where the reference names it).",
+    kind="trace",
+    unit="count",
+    recorded=("tool_calls",),
 )
 def tool_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     calls = counted_calls(question, trace)
@@ -88,7 +95,7 @@ def _token_metric(name: str, description: str, pick: Callable[[LlmCall], int], r
             return Score(value=value, explanation=f"{value:g} tokens", details={"source": f"metric.{recorded_key}"})
         return unscored(unknown or trace.missing.get("tokens", "no token usage recorded"))
 
-    register(name, "lower", description, kind="trace", unit="count")(score)
+    register(name, "lower", description, kind="trace", unit="count", recorded=(recorded_key,) if recorded_key else ())(score)
 
 
 _token_metric("input_tokens", "Prompt tokens over all model calls (cached ones included).", lambda c: c.input_tokens)
