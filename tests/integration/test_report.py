@@ -159,7 +159,10 @@ def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr
     target = tmp_path / "run" / "report.html"
-    assert done.stdout == f"wrote {target} (13 question runs, 6 got worse, 7 failing; base runs from {tmp_path / 'base.json'})\n"
+    assert (
+        done.stdout
+        == f"wrote {target} (13 question runs, 6 got worse, 7 below threshold or in error; base runs from {tmp_path / 'base.json'})\n"
+    )
     tab.open(target.as_uri())
     assert visible_ids(tab) == REGRESSED and tab.problems() == []
     assert rows(tab, "details.question:first-of-type table.diff tbody tr")[2] == ["lookup arguments", "q: ok", "q: wrong"]

@@ -60,7 +60,11 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
     elif done.detected:
         print(f"found the agent {done.agent}", file=out)
     for path in done.written:
-        drafted = f" ({done.questions} questions to fill in, drafted from the agent's tools and sub-agents)" if path == done.dataset else ""
+        drafted = (
+            f" ({plural(done.questions, 'question')} to fill in, drafted from the agent's tools and sub-agents)"
+            if path == done.dataset
+            else ""
+        )
         print(f"wrote {path}{drafted}", file=out)
     for path in done.skipped:
         print(f"skipped {path}: it exists (init never overwrites a file)", file=out)
@@ -263,7 +267,7 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
         errors = sum(1 for q in result.questions if q.status == "error")
         if errors:
             print(
-                f"warning: {result.path}: {errors} of {len(result.questions)} question runs ended in an error, and its baseline records them",
+                f"warning: {result.path}: {errors} of {plural(len(result.questions), 'question run')} ended in an error, and its baseline records them",
                 file=err,
             )
     if update.uncommitted and update.written:
@@ -290,7 +294,7 @@ def merge_and_finish(paths: list[str], config: Config, context: GitHubContext, *
     with output_lock(config.output_dir):
         outcome = api.merge(paths, config)
         runs = sum(len(d.questions) for d in outcome.results.datasets)
-        print(f"merged {len(outcome.sources)} shard(s): {runs} question runs", file=out)
+        print(f"merged {plural(len(outcome.sources), 'shard')}: {plural(runs, 'question run')}", file=out)
         return finish(outcome, config, context, out=out, err=err)
 
 
@@ -318,7 +322,10 @@ def report(
     write_page(render_context(shown), target)
     counts = shown["counts"]
     base = f"; base runs from {background.base_label}" if background.base_runs else "; no base runs to show beside them"
-    print(f"wrote {target} ({counts['all']} question runs, {counts['regressed']} got worse, {counts['failing']} failing{base})", file=out)
+    shown_counts = (
+        f"{plural(counts['all'], 'question run')}, {counts['regressed']} got worse, {counts['failing']} below threshold or in error"
+    )
+    print(f"wrote {target} ({shown_counts}{base})", file=out)
     return int(ExitCode.PASSED)
 
 

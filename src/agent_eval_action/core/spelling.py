@@ -19,8 +19,6 @@ PREFIX = 0.6
 
 def closest(name: str, known: Iterable[str], cutoff: float = CLOSE) -> str | None:
     """The known name ``name`` most likely misspells, or None when none is close."""
-    if not isinstance(name, str):
-        return None
     candidates = [k for k in known if isinstance(k, str)]
     # The start of a known name, most of it: `input_args` of `input_arguments`, `reference_state`
     # of `reference_state_variables` (`reference` alone is a custom key of its own).

@@ -121,7 +121,10 @@ def evaluate_gate(
             failures.append(record(rule, detail, **parts))
 
         if errors and _nothing_scored(dataset, config, kinds):
-            fail("nothing_scored", f"all {len(dataset.questions)} runs ended without a score on a gated metric ({plural(errors, 'error')})")
+            fail(
+                "nothing_scored",
+                f"all {plural(len(dataset.questions), 'run')} ended without a score on a gated metric ({plural(errors, 'error')})",
+            )
         if config.max_errors is not None and errors > config.max_errors:
             fail("max_errors", f"{plural(errors, 'question')} ended in an error (max_errors = {config.max_errors})", current=errors)
         if comparison is not None and comparison.status == "compared" and config.fail_on_new_errors and errors > comparison.baseline_errors:

@@ -692,7 +692,7 @@ def reasons(results: Results) -> list[Reason]:
         runs = [q for q in dataset.questions if q.id in named]
         prefix = f"{dataset.name}: " if several else ""
         total = len({q.id for q in dataset.questions})
-        short = f"{len(ids)} of {total} questions {_phrase(metrics[0][0], runs, len(ids) == 1)}"
+        short = f"{len(ids)} of {plural(total, 'question')} {_phrase(metrics[0][0], runs, len(ids) == 1)}"
         # Each question named once: the questions whose metrics fell alike, then how they fell.
         fell: dict[str, list[str]] = defaultdict(list)
         for metric, failures in metrics:

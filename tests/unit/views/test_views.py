@@ -482,3 +482,18 @@ def test_a_count_that_moved_within_noise_is_no_warning() -> None:
         Background(rules={}),
     ).moved[0]
     assert (row.emoji, row.words) == ("⚠️", "worse, beyond noise; no rule gates it")
+
+
+def test_the_base_run_is_named_once_in_the_terminal() -> None:
+    """Compared with the base's agent run now: its label, not also "(the base's agent run now at ...)"."""
+    from agent_eval_action.core.models import BaseRun
+
+    head = dataset({"a": 1.0, "b": 1.0})
+    compared = compare_dataset(head, dataset({"a": 1.0, "b": 1.0}), baseline_path="the base's agent run now at 13726e1")
+    results = Results(datasets=[head], comparison=[compared], base_run=BaseRun(commit="13726e1" + "0" * 33, questions=2))
+    text = render(results, {}, Background(rules=RULES))
+    assert "compared with the base's agent run now (13726e1)" in text and text.count("the base's agent run now") == 1, text
+    # Against a stored baseline, its file is named beside the label.
+    on_file = compare_dataset(head, dataset({"a": 1.0, "b": 1.0}), baseline_path="evaluation/baselines/cs.json")
+    stored = render(Results(datasets=[head], comparison=[on_file]), {}, Background(rules=RULES, base_label="merge-base 1a2b3c4"))
+    assert "compared with merge-base 1a2b3c4 (evaluation/baselines/cs.json)" in stored
