@@ -452,6 +452,9 @@ class TestAdk:
 
     def test_a_misspelt_key_of_an_old_test_file_names_the_closest(self, tmp_path: Path) -> None:
         path = tmp_path / "one.test.json"
+        path.write_text(json.dumps([{"query": "a", "refrence": "Hello"}]))
+        _, (error,), _ = records(path)
+        assert error.message().endswith("at $[0].refrence: unknown key 'refrence' (did you mean `reference`?)")
         path.write_text(json.dumps([{"query": "a", "expected_tool_use": [{"tool_name": "x", "tool_inputs": {"a": 1}}]}]))
         _, (error,), _ = records(path)
         assert error.message().endswith(
