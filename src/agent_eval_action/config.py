@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.inside import require_inside, roots
-from agent_eval_action.core.models import Direction
+from agent_eval_action.core.models import Direction, Unit
 from agent_eval_action.core.processes import agent_workers, processes
+from agent_eval_action.core.spelling import did_you_mean, field_names, model_at
 
 CONFIG_FILE = "agent-eval.toml"
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
@@ -118,6 +119,8 @@ class CustomMetricConfig(BaseModel):
     # "reference": compares with reference data (gated with the default max-regression);
     # "trace": measured from what the agent did (gated only by rules of its own).
     kind: Literal["reference", "trace"] = "trace"
+    # What its figures are: "ratio" (0..1, shown as a percentage), "count", "seconds", "usd", "number".
+    unit: Unit = "ratio"
     description: str | None = None
 
 
@@ -265,6 +268,9 @@ class Config(BaseModel):
     # Gate settings given explicitly for this run (the action's max-regression input): laid over
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    # The settings a flag or an input gave for this run (`--datasets`), not the config file: what
+    # the file at HEAD says of them is no change the PR makes to the gate.
+    given: frozenset[str] = Field(default=frozenset(), exclude=True)
 
     @field_validator("datasets", "agent_paths")
     @classmethod
@@ -303,7 +309,8 @@ class Config(BaseModel):
         known = {*REGISTRY, *(info.data.get("custom_metrics") or {})}
         unknown = [name for name in names if name not in known]
         if unknown:
-            raise ValueError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            named = ", ".join(name + did_you_mean(name, known) for name in unknown)
+            raise ValueError(f"unknown metric(s) {named}; known: {', '.join(sorted(known))}")
         return names
 
     def price_table(self) -> dict[str, dict[str, float]]:
@@ -341,6 +348,7 @@ class Config(BaseModel):
         config = _validate(data, self.source or "command line")
         config.file, config.table, config.gate_override = self.file, self.table, dict(self.gate_override)
         config.folder, config.moved_from = self.folder, self.moved_from
+        config.given = self.given | {key for key, value in flags.items() if value is not None}
         return config
 
     def default_datasets(self) -> list[str]:
@@ -394,7 +402,7 @@ def _validate(data: dict[str, Any], source: str) -> Config:
     except ValidationError as error:
         first = error.errors()[0]
         setting = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        reason = first["msg"] if first["type"] != "extra_forbidden" else "unknown setting (check the spelling)"
+        reason = first["msg"] if first["type"] != "extra_forbidden" else _unknown(Config, tuple(first["loc"]))
         raise ConfigError(f"{source}: {setting}", reason) from None
     config.source = source
     return config
@@ -528,4 +536,13 @@ def _validate_gate(data: dict[str, Any], source: str) -> GateConfig:
         return GateConfig.model_validate(_normalize({"gate": data})["gate"])
     except ValidationError as error:
         first = error.errors()[0]
-        raise ConfigError(f"{source}: gate." + ".".join(str(part) for part in first["loc"]), first["msg"]) from None
+        reason = first["msg"] if first["type"] != "extra_forbidden" else _unknown(GateConfig, tuple(first["loc"]))
+        raise ConfigError(f"{source}: gate." + ".".join(str(part) for part in first["loc"]), reason) from None
+
+
+def _unknown(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """An unknown setting, with the known one it most likely misspells (spelt with hyphens, as the docs do)."""
+    holder = model_at(model, loc[:-1]) if loc else None
+    known = [name.replace("_", "-") for name in field_names(holder)] if holder is not None else []
+    hint = did_you_mean(str(loc[-1]).replace("_", "-"), known) if loc else ""
+    return f"unknown setting{hint}" if hint else "unknown setting (check the spelling)"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv
+from tests.helpers.repos import app_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
@@ -117,7 +118,7 @@ def test_config_errors_name_the_setting(tmp_path: Path, example: str) -> None:
     assert "agent-eval.toml: metrics: Value error, unknown metric(s) tool_usage_acuracy" in result.stderr
     (tmp_path / "agent-eval.toml").write_text("datasetz = []\n")
     result = cli("evaluate", example, cwd=tmp_path)
-    assert result.returncode == 2 and "agent-eval.toml: datasetz: unknown setting (check the spelling)" in result.stderr
+    assert result.returncode == 2 and "agent-eval.toml: datasetz: unknown setting (did you mean `datasets`?)" in result.stderr
 
 
 def test_wrong_flag_is_usage_error(tmp_path: Path) -> None:
@@ -129,3 +130,43 @@ def test_nothing_to_evaluate(tmp_path: Path) -> None:
     result = cli("evaluate", cwd=tmp_path)
     assert result.returncode == 2
     assert "matched no dataset files" in result.stderr
+
+
+def test_validate_skips_adks_own_files_in_an_eval_folder_with_one_line_each(tmp_path: Path) -> None:
+    """A standard ADK eval folder: its eval set, a saved session, the test config. Only the eval set
+    is a dataset; the others are named for what they are, and the folder validates."""
+    case = {"eval_id": "cart", "conversation": [{"invocation_id": "i1", "user_content": {"role": "user", "parts": [{"text": "hi"}]}}]}
+    (tmp_path / "eval" / "sessions").mkdir(parents=True)
+    (tmp_path / "eval" / "shop.evalset.json").write_text(json.dumps({"eval_set_id": "shop", "eval_cases": [case]}))
+    (tmp_path / "eval" / "test_config.json").write_text(json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0}}))
+    session = {"id": "123", "appName": "shop", "userId": "u", "state": {}, "events": [], "lastUpdateTime": 0.0}
+    (tmp_path / "eval" / "sessions" / "123.session.json").write_text(json.dumps(session))
+    result = cli("validate", "eval", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        "skipped: eval/sessions/123.session.json: an ADK session (`adk run --save_session` writes it, `--resume` reads it), not a dataset",
+        "skipped: eval/test_config.json: ADK's eval criteria (read beside the eval files), not a dataset",
+        "ok: eval/shop.evalset.json (adk_evalset, 1 valid question)",
+    ]
+    named = cli("validate", "eval/sessions/123.session.json", cwd=tmp_path)
+    assert named.returncode == 2 and "this is an ADK session" in named.stderr and "not a dataset" in named.stderr
+
+
+def test_a_wrong_agent_gets_true_advice(tmp_path: Path) -> None:
+    """The README's `app.agent:...` in a project whose agent is customer_service/agent.py, and the
+    file path typed instead of module:attr: each names what was wrong and the module:attr init finds,
+    and no "no datasets" follows (the datasets are set; the agent did not load)."""
+    repo = app_repo(tmp_path / "repo", package="customer_service")
+    question = {"id": "q1", "user_inputs": ["hi"], "agents_evaluated": ["shop"], "reference_data": {}}
+    (repo / "shop_golden.json").write_text(json.dumps({"golden_questions": [question]}))
+    (repo / "agent-eval.toml").write_text('datasets = ["shop_golden.json"]\n')
+    wrong_module = cli("evaluate", "--agent", "app.agent:root_agent", cwd=repo)
+    assert wrong_module.returncode == 2
+    assert "module 'app.agent' was not found from" in wrong_module.stderr and "(no module 'app')" in wrong_module.stderr
+    assert "found here: `customer_service.agent:root_agent`" in wrong_module.stderr
+    a_file = cli("evaluate", "--agent", "customer_service/agent.py", cwd=repo)
+    assert a_file.returncode == 2
+    assert "is a file: --agent takes module:attr" in a_file.stderr
+    assert "give `--agent customer_service.agent:root_agent`" in a_file.stderr
+    for done in (wrong_module, a_file):
+        assert "run from the directory" not in done.stderr and "no datasets to evaluate" not in done.stderr

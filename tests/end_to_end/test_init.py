@@ -69,7 +69,7 @@ def test_init_drafts_a_valid_dataset_from_the_agents_tools_and_sub_agents(tmp_pa
 
     valid = cli(repo, "validate", "evaluation/datasets")
     assert valid.returncode == 0, valid.stdout + valid.stderr
-    assert "evaluation/datasets/shop_golden.json (golden, 6 valid question runs)" in valid.stdout
+    assert "evaluation/datasets/shop_golden.json (golden, 6 valid questions)" in valid.stdout
     # Valid, so the draft loads; but its placeholders are named, so no baseline records them unseen.
     assert "6 questions still hold TODO placeholders" in valid.stderr, valid.stderr
     assert valid.stderr.count("warning") == 1, valid.stderr
@@ -145,4 +145,4 @@ def test_validate_without_a_path_checks_the_configs_datasets(tmp_path: Path) -> 
     (repo / "app" / "sub").mkdir()
     valid = cli(repo / "app" / "sub", "validate")  # the config is found upward, its globs read from its folder
     assert valid.returncode == 0, valid.stdout + valid.stderr
-    assert "shop_golden.json (golden, 6 valid question runs)" in valid.stdout, valid.stdout
+    assert "shop_golden.json (golden, 6 valid questions)" in valid.stdout, valid.stdout

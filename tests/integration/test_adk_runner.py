@@ -183,8 +183,21 @@ def test_concurrency_overlaps_questions(monkeypatch: pytest.MonkeyPatch) -> None
 def test_loading_errors_are_config_errors(tmp_path: Path) -> None:
     with pytest.raises(AgentLoadError, match="neither module:attr"):
         load_agent("no such thing!", cwd=tmp_path)
-    with pytest.raises(AgentLoadError, match=re.escape("cannot import 'nowhere.agent' (run from the directory that contains it)")):
+    # A module name that names nothing says so, with the agents that init would find here.
+    with pytest.raises(
+        AgentLoadError, match=re.escape(f"module 'nowhere.agent' was not found from {tmp_path.resolve()} (no module 'nowhere')")
+    ):
         load_agent("nowhere.agent:root_agent", cwd=tmp_path)
+    (tmp_path / "customer_service").mkdir()
+    (tmp_path / "customer_service" / "agent.py").write_text("root_agent = 3\n")
+    with pytest.raises(AgentLoadError, match=re.escape("(no module 'app'); found here: `customer_service.agent:root_agent`")):
+        load_agent("app.agent:root_agent", cwd=tmp_path)
+    # A file path is refused with the module:attr it stands for.
+    with pytest.raises(
+        AgentLoadError,
+        match=re.escape("is a file: --agent takes module:attr") + ".*" + re.escape("give `--agent customer_service.agent:root_agent`"),
+    ):
+        load_agent("customer_service/agent.py", cwd=tmp_path)
     (tmp_path / "broken.py").write_text("raise ValueError('bad config')\n")
     with pytest.raises(AgentLoadError, match=r"raised ValueError: bad config \(.*broken.py:1\)"):
         load_agent("broken:root_agent", cwd=tmp_path)

@@ -78,6 +78,8 @@ def test_a_pytest_test_fails_with_the_gates_reasons(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "GateFailed: agent evaluation failed:" in done.stdout
     assert "cs_runs: question q_cart_01_00 tool_usage_accuracy fell 1 -> 0" in done.stdout
+    # The verdict, not the source of assert_passed (its frame is hidden from the traceback).
+    assert "lines.append" not in done.stdout and "raise GateFailed" not in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("spec", ["in_process_dir", "in_process_mod.agent:root_agent"], ids=["agent directory", "module:attr"])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -44,11 +45,19 @@ def test_price_override_extends_table(tmp_path: Path) -> None:
         ('concurrency = "fast"', "agent-eval.toml: concurrency: Value error, 'fast' is neither \"auto\" nor a whole number from 1 to 1024"),
         ("concurrency = 0", "agent-eval.toml: concurrency: Value error, 0 is neither"),
         ("max-model-calls = 0", "agent-eval.toml: max_model_calls: Input should be greater than or equal to 1"),
+        # A misspelt setting names the one it most likely is.
+        ('dataset = ["a.json"]', "agent-eval.toml: dataset: unknown setting (did you mean `datasets`?)"),
+        ("[gate]\nmax_regresion = 0.1\n", "agent-eval.toml: gate.max_regresion: unknown setting (did you mean `max-regression`?)"),
+        ('[custom-metrics.m]\nfunction = "a:b"\nunits = "count"\n', "custom_metrics.m.units: unknown setting (did you mean `unit`?)"),
+        (
+            'metrics = ["tool_usage_acuracy"]',
+            "metrics: Value error, unknown metric(s) tool_usage_acuracy (did you mean `tool_usage_accuracy`?)",
+        ),
     ],
 )
 def test_invalid_values_name_file_and_setting(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "agent-eval.toml").write_text(text)
-    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace(".", r"\.")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(cwd=tmp_path)
 
 

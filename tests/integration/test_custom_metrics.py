@@ -82,3 +82,26 @@ def test_a_custom_metric_that_cannot_be_imported_is_bad_input_naming_the_setting
     (tmp_path / "agent-eval.toml").write_text('[custom-metrics.tool_calls]\nfunction = "m:f"\n')
     clash = cli(tmp_path, "evaluate")
     assert clash.returncode == 2 and "would replace built-in ones" in clash.stderr
+
+
+def test_a_custom_metric_declares_its_unit_and_every_view_shows_it(tmp_path: Path) -> None:
+    """A count of 1234 reads 1,234 everywhere, not "123400%"; a report made later from the results
+    file alone (no config) still knows the unit."""
+    (tmp_path / "my_metrics.py").write_text("def big(question, trace):\n    return 1234.0\n")
+    (tmp_path / "agent-eval.toml").write_text(
+        'datasets = ["cs_runs.csv"]\nmetrics = ["tool_usage_accuracy", "big"]\n\n'
+        '[custom-metrics.big]\nfunction = "my_metrics:big"\nunit = "count"\n'
+    )
+    write_dataset(tmp_path / "cs_runs.csv", runs(3))
+    new_repo(tmp_path)
+    done = cli(tmp_path, "run", "--no-comment")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "agent-eval-results"
+    assert json.loads((out / "results.json").read_text())["datasets"][0]["summary"]["big"]["unit"] == "count"
+    for text in (done.stdout, (out / "comment.md").read_text(), (out / "report.html").read_text()):
+        assert "1,234" in text and "123400" not in text
+    (tmp_path / "agent-eval.toml").unlink()
+    again = cli(tmp_path, "report", str(out / "results.json"), "--output", str(tmp_path / "later.html"))
+    assert again.returncode == 0, again.stderr
+    later = (tmp_path / "later.html").read_text()
+    assert "1,234" in later and "123400" not in later

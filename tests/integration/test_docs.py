@@ -214,3 +214,18 @@ def test_links_between_pages_reach_a_page_and_a_heading() -> None:
 def test_the_pages_call_the_pr_check_by_its_name() -> None:
     for page in PAGES:
         assert "agent_eval_action run" not in page.read_text(), f"{page.name} still says `run`; the command is `check`"
+
+
+def test_the_pages_name_only_installed_programs() -> None:
+    """A program named before a command (`agent-eval fork-comment`) is one that installing the
+    package puts on PATH (pyproject's [project.scripts]), and the command is one of its commands."""
+    import tomllib
+
+    scripts = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
+    commands = set(re.findall(r"^    ([a-z][\w-]*)", help_of(""), re.M))
+    wrong = []
+    for page in PAGES:
+        for program, command in re.findall(r"`(agent-eval(?:-action)?) ([a-z][\w-]*)", page.read_text()):
+            if program not in scripts or command not in commands:
+                wrong.append(f"{page.name}: `{program} {command}`")
+    assert not wrong, f"no such program or command (scripts: {sorted(scripts)}): {wrong}"

@@ -38,7 +38,8 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     state = next(line for line in lines if line.startswith("  x state_management_fidelity"))
     assert state.split()[2:4] == ["100%", "60%"]
     assert state.endswith(
-        "fails the gate: 2 questions dropped (100% → 0%); −40\u00a0pts is more than the 5\u00a0pts allowed (max_regression 0.05), but within noise"
+        "fails the gate: 2 questions dropped (100% → 0%); the mean fell −40\u00a0pts, more than the 5\u00a0pts allowed "
+        "(max_regression 0.05), which alone fails nothing as it is within noise"
     )
     why = lines.index("  why: 2 questions got worse than on the base")
     assert lines[why + 1 : why + 5] == [

@@ -126,6 +126,9 @@ def test_an_interrupted_run_writes_what_finished_skips_the_rest_and_kills_the_wo
     assert returncode == code, out + err
     assert "Task was destroyed" not in err and "Traceback" not in err and "never retrieved" not in err, err
     assert f"interrupted by {signal.Signals(signum).name}" in err
+    # The progress line counts what finished: no "8/8 runs" before "5 of 8 did not finish".
+    total = len(FAST) + len(SLOW)
+    assert f"hostile_golden: {total}/{total} runs" not in err, err
     data = json.loads((repo / "agent-eval-results" / "results.json").read_text())
     questions = {q["id"]: q for q in data["datasets"][0]["questions"]}
     assert set(questions) == {*FAST, *SLOW}
@@ -142,6 +145,23 @@ def test_an_interrupted_run_writes_what_finished_skips_the_rest_and_kills_the_wo
     assert "Agent evaluation could not be checked: interrupted" in (repo / "agent-eval-results" / "comment.md").read_text()
     assert "gate: COULD NOT BE CHECKED - interrupted" in out, out
     assert "nothing was checked" not in out + err, out + err
+    assert wait_until_gone(worker_pids(repo)) == []
+
+
+def test_an_interrupted_baseline_update_says_one_thing(repo: Path) -> None:
+    """No baseline is made of part of a run, and nothing then says "what finished is written"."""
+    run = Run(repo, "baseline", "update", "--progress", "always", "--workers", "1")
+    run.wait_for(f"hostile_golden: {len(FAST)}/")
+    deadline = time.monotonic() + 180
+    while not ((repo / "worker-pids").is_dir() and worker_pids(repo)):  # a slow one is running in a worker
+        assert time.monotonic() < deadline and run.process.poll() is None, "".join(run.lines)
+        time.sleep(0.05)
+    run.process.send_signal(signal.SIGINT)
+    returncode, out, err = run.finish()
+    assert returncode == 130, out + err
+    assert "interrupted: no baseline was written (a baseline is never made of part of a run)" in err
+    assert "what finished is written" not in err and err.rstrip().endswith("interrupted by SIGINT"), err
+    assert not (repo / "evaluation" / "baselines").exists()
     assert wait_until_gone(worker_pids(repo)) == []
 
 

@@ -96,6 +96,60 @@ class TestGolden:
         message = bad[0].message()
         assert str(path) in message and "question 'q2'" in message and pointer in message and reason in message
 
+    @pytest.mark.parametrize(
+        ("change", "pointer", "reason"),
+        [
+            # A misspelt key of a reference call read as "no arguments": any call passed (a false green).
+            (
+                {"reference_data": {"reference_tool_interactions": [{"tool_name": "t", "input_args": {"customer_id": "999"}}]}},
+                "$.golden_questions[0].reference_data.reference_tool_interactions[0].input_args",
+                "unknown key 'input_args' in a tool call (did you mean `input_arguments`?)",
+            ),
+            (
+                {"reference_data": {"reference_tool_interactions": [{"tool_name": "t", "argumnets": {}}]}},
+                "$.golden_questions[0].reference_data.reference_tool_interactions[0].argumnets",
+                "unknown key 'argumnets' in a tool call; a tool call has tool_name and input_arguments",
+            ),
+            # The question's own keys: the one typed is named, not "user_inputs is missing".
+            (
+                {"user_input": ["Hi"], "user_inputs": None},
+                "$.golden_questions[0].user_input",
+                "unknown key 'user_input' (did you mean `user_inputs`?)",
+            ),
+            ({"refrence_data": {}}, "$.golden_questions[0].refrence_data", "unknown key 'refrence_data' (did you mean `reference_data`?)"),
+            # reference_data keeps custom keys, but not a near-certain misspelling of one a metric reads.
+            (
+                {"reference_data": {"refrence_trajectory": ["a"]}},
+                "$.golden_questions[0].reference_data.refrence_trajectory",
+                "unknown key 'refrence_trajectory' (did you mean `reference_trajectory`?)",
+            ),
+            (
+                {"reference_data": {"reference_state": {"a": 1}}},
+                "$.golden_questions[0].reference_data.reference_state",
+                "unknown key 'reference_state' (did you mean `reference_state_variables`?)",
+            ),
+        ],
+    )
+    def test_a_misspelt_key_anywhere_in_a_question_is_an_error_with_the_closest_name(
+        self, tmp_path: Path, change: dict[str, Any], pointer: str, reason: str
+    ) -> None:
+        question = {k: v for k, v in {**GOOD_Q, **change}.items() if v is not None}
+        path = golden(tmp_path, [question])
+        good, bad, _ = records(path)
+        assert not good
+        assert bad[0].message() == f"{path}, question 'q_billing_01', at {pointer}: {reason}"
+
+    def test_real_files_extra_keys_still_load(self, tmp_path: Path) -> None:
+        """The workshop's golden files carry updated_datetime; ADK's test files and recorded calls
+        bring tool_input, mock_tool_output, call_id; reference_data keeps the user's own keys."""
+        call = {"tool_name": "t", "tool_input": {"a": 1}, "mock_tool_output": "x", "call_id": "c1", "output_result": {}}
+        reference = {"reference_tool_interactions": [call], "reference_notes": "n", "reference": "r", "rubric": "x"}
+        question = {**GOOD_Q, "updated_datetime": "2026-01-09", "reference_data": reference}
+        good, bad, warnings = records(golden(tmp_path, [question]))
+        assert not bad and len(good) == 1
+        assert present(good[0].question.reference_data.reference_tool_interactions)[0].input_arguments == {"a": 1}
+        assert "unknown key 'updated_datetime' (ignored)" in warnings[0]
+
     def test_missing_required_field(self, tmp_path: Path) -> None:
         question = {k: v for k, v in GOOD_Q.items() if k != "reference_data"}
         _, bad, _ = records(golden(tmp_path, [question]))
@@ -250,6 +304,19 @@ class TestSimulationCsv:
         assert "duplicate run of session 'b'" in bad[0].message()
         assert "row 5: no question_id or eval_id" in bad[1].message()
 
+    def test_a_misspelt_key_in_a_reference_data_cell_names_row_and_path(self, tmp_path: Path) -> None:
+        reference = {"reference_tool_interactions": [{"tool_name": "access_cart_information", "input_args": {"customer_id": "9"}}]}
+        row = {"question_id": "q", "user_inputs": '["hi"]', "reference_data": json.dumps(reference)}
+        for path in (write_csv(tmp_path / "r.csv", [row]), write_jsonl(tmp_path / "r.jsonl", [{**row, "reference_data": reference}])):
+            good, bad, _ = records(path)
+            assert not good
+            assert "reference_tool_interactions[0].input_args: unknown key 'input_args' in a tool call" in bad[0].message()
+            assert "(did you mean `input_arguments`?)" in bad[0].message() and "question 'q'" in bad[0].message()
+
+    def test_a_misspelt_column_is_named_with_the_closest_one(self, tmp_path: Path) -> None:
+        _, _, warnings = records(write_csv(tmp_path / "r.csv", [{"question_id": "q", "user_inputs": "hi", "refernce_data": "{}"}]))
+        assert warnings == [f"{tmp_path / 'r.csv'}: unknown column(s) 'refernce_data' (did you mean `reference_data`?) (ignored)"]
+
     def test_unknown_column_warns(self, tmp_path: Path) -> None:
         _, _, warnings = records(write_csv(tmp_path / "r.csv", [{"question_id": "q", "user_inputs": "hi", "mystery": "1"}]))
         assert warnings == [f"{tmp_path / 'r.csv'}: unknown column(s) 'mystery' (ignored)"]
@@ -375,7 +442,8 @@ class TestAdk:
             f"provided in an EvalCase. {refused}",
             f"{path}, question 'no_plan', at $.eval_cases[1].conversation_scenario.conversation_plan: required field is missing {refused}",
             f"{path}, question 'persona', at $.eval_cases[2]: nobody not found in registry. (an eval case: ADK refuses it)",
-            f"{path}, question 'typo', at $.eval_cases[3].conversation[0].final_respnse: not a field of ADK's schema {refused}",
+            f"{path}, question 'typo', at $.eval_cases[3].conversation[0].final_respnse: not a field of ADK's schema "
+            f"(did you mean `final_response`?) {refused}",
         ]
 
     def test_per_turn_tool_calls_of_the_old_format(self, tmp_path: Path) -> None:
@@ -384,10 +452,31 @@ class TestAdk:
         ((record,), _, _) = records(path)
         assert [[c.tool_name for c in turn] for turn in record.question.reference_data.turn_tool_calls or []] == [["x"], []]
 
-    def test_test_config_is_not_a_dataset(self, tmp_path: Path) -> None:
-        path = tmp_path / "test_config.json"
+    def test_a_misspelt_key_of_an_old_test_file_names_the_closest(self, tmp_path: Path) -> None:
+        path = tmp_path / "one.test.json"
+        path.write_text(json.dumps([{"query": "a", "refrence": "Hello"}]))
+        _, (error,), _ = records(path)
+        assert error.message().endswith("at $[0].refrence: unknown key 'refrence' (did you mean `reference`?)")
+        path.write_text(json.dumps([{"query": "a", "expected_tool_use": [{"tool_name": "x", "tool_inputs": {"a": 1}}]}]))
+        _, (error,), _ = records(path)
+        assert error.message().endswith(
+            "at $[0].expected_tool_use[0].tool_inputs: unknown key 'tool_inputs' in a tool call (did you mean `tool_input`?)"
+        )
+
+    @pytest.mark.parametrize(
+        ("name", "what"),
+        [
+            ("test_config.json", "ADK's eval criteria"),
+            ("eval_config.json", "ADK's eval config"),
+            ("session_input.json", "ADK's session input"),
+            ("conversation_scenarios.json", "ADK's conversation scenarios"),
+            ("123.session.json", "an ADK session"),
+        ],
+    )
+    def test_adks_own_files_are_not_datasets(self, tmp_path: Path, name: str, what: str) -> None:
+        path = tmp_path / name
         path.write_text("{}")
-        with pytest.raises(DatasetError, match="ADK's eval config"):
+        with pytest.raises(DatasetError, match=f"this is {what}.*, not a dataset"):
             load_dataset(str(path))
 
 
@@ -466,7 +555,7 @@ class TestWorkshopFiles:
         assert dataset.warnings == [
             f"{config}: criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
         ]
-        with pytest.raises(DatasetError, match="ADK's eval config, not a dataset"):
+        with pytest.raises(DatasetError, match=r"ADK's eval config .*, not a dataset"):
             load_dataset(str(tmp_path / "eval_config.json"))
 
     def test_bad_criteria_name_the_config_and_key(self, tmp_path: Path) -> None:

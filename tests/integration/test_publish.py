@@ -27,7 +27,7 @@ from agent_eval_action.views.background import Background
 from agent_eval_action.views.render import Renderer, render_comment, render_summary, view
 from tests.fakes.github_server import Failure, FakeGitHub
 from tests.helpers.browser import cmark_gfm, markdown_to_html, require
-from tests.helpers.publishing import DATASET, TOKEN, context, outputs, sample_results, sample_view
+from tests.helpers.publishing import DATASET, TOKEN, context, outputs, sample, sample_results, sample_view
 
 HOSTILE = "| bad | `tick` <script>alert(1)</script> @octocat fixes #123\nnew line ]](http://evil) **x**"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -339,3 +339,14 @@ def test_a_pr_that_changes_only_the_machine_shows_no_alarm_on_github() -> None:
     gated = rendered(comment(GateConfig(metrics={"latency": MetricRule(max_regression="20%")})))
     assert gated.headings[0].startswith("❌ Agent evaluation failed: latency rose")
     assert "🔴latency0.16\u00a0s0.57\u00a0s8" in "".join(gated.text).replace("\n", "").replace(" ", "")
+
+
+def test_one_question_and_one_run_read_in_the_singular_on_github() -> None:
+    _, one = sample(n=1)  # the base side: one question, one run
+    twice = one.model_copy(update={"questions": [*one.questions, one.questions[0].model_copy(update={"run": 1})]})
+    for current, words in ((one, "1 question, compared with merge-base 1a2b3c4."), (twice, "1 question, 2 runs, compared with")):
+        comparison = compare_dataset(current, one, baseline_path="evaluation/baselines/cs_golden.json")
+        results = Results(tool_version="0.1.0", datasets=[current], comparison=[comparison])
+        page = rendered(render_comment(Renderer(), view(results, background=Background(base_label="merge-base 1a2b3c4"))))
+        visible = "".join(page.text)
+        assert words in visible and "1 questions" not in visible and "1 runs" not in visible, visible

@@ -103,7 +103,8 @@ def test_regressed_questions_first_with_the_base_run_beside_them(tab: Page, tmp_
 def test_filters_show_failing_regressed_or_all(tab: Page, tmp_path: Path) -> None:
     tab.open(written(tmp_path).as_uri())
     counts = tab.evaluate("Array.from(document.querySelectorAll('.filters button[data-filter]')).map(b => b.textContent)")
-    assert counts == ["Got worse 6", "Failing 7", "All 13"]
+    # Under a failed verdict the filter says what it counts: never a bare "Failing 0".
+    assert counts == ["Got worse 6", "Below threshold or in error 7", "All 13"]
     tab.evaluate("document.querySelector('button[data-filter=all]').click()")
     assert len(visible_ids(tab)) == 13 and tab.evaluate("location.hash") == "#filter=all"
     tab.evaluate("document.querySelector('button[data-filter=failing]').click()")
@@ -158,7 +159,10 @@ def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr
     target = tmp_path / "run" / "report.html"
-    assert done.stdout == f"wrote {target} (13 question runs, 6 got worse, 7 failing; base runs from {tmp_path / 'base.json'})\n"
+    assert (
+        done.stdout
+        == f"wrote {target} (13 question runs, 6 got worse, 7 below threshold or in error; base runs from {tmp_path / 'base.json'})\n"
+    )
     tab.open(target.as_uri())
     assert visible_ids(tab) == REGRESSED and tab.problems() == []
     assert rows(tab, "details.question:first-of-type table.diff tbody tr")[2] == ["lookup arguments", "q: ok", "q: wrong"]
@@ -172,3 +176,38 @@ def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) ->
         timeout=60,
     )
     assert missing.returncode == 2 and missing.stderr.startswith("error: nope.json: cannot read results")
+
+
+def test_what_the_page_says_of_an_errored_question_and_a_base_run_is_true(tab: Page, tmp_path: Path) -> None:
+    """An errored question has no "All 0 scores" table but says it erred; compared with the base's
+    agent run now, the page names it once ("(the base's agent run now at ...)" is not repeated);
+    one question and one run read in the singular."""
+    from agent_eval_action.core.models import BaseRun, Results
+
+    results, before = sample()
+    label = "the base's agent run now at 13726e1"
+    results = results.model_copy(
+        update={
+            "base_run": BaseRun(commit="13726e1" + "0" * 33, datasets=[DATASET], questions=13),
+            "comparison": [c.model_copy(update={"baseline_path": label}) for c in results.comparison or []],
+        }
+    )
+    report = write_report(
+        results, tmp_path / "report.html", thresholds=default_pass_thresholds({}), background=sample_background(results, before)
+    )
+    tab.open(report.as_uri() + "#filter=all")
+    text = tab.evaluate("document.body.innerText")
+    assert text.count("the base's agent run now") == text.count("compared with the base's agent run now (13726e1)") >= 1
+    assert "(the base's agent run now at" not in text
+    crash = "Array.from(document.querySelectorAll('details.question')).find(d => d.querySelector('.qid').textContent === 'crash ok')"
+    assert tab.evaluate(f"({crash}).querySelector('details.all-scores')") is None
+    assert (
+        tab.evaluate(f"({crash}).querySelector('.body > p.muted').textContent")
+        == "No scores: it ended in an error, so no metric scored it."
+    )
+    assert "All 0 scores" not in text
+
+    _, one = sample(n=1)  # the base side: one question, one run
+    single = write_report(Results(tool_version="0.1.0", datasets=[one]), tmp_path / "one.html", thresholds={})
+    tab.open(single.as_uri())
+    assert tab.evaluate("document.querySelector('section p.meta').textContent").startswith("1 question, 1 run, 0 ended in an error")

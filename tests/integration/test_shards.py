@@ -64,7 +64,7 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
         assert json.loads((tmp_path / f"shard{i}" / "results.json").read_text())["shard"] == f"{i}/3"
     merged = cli(tmp_path, "merge", "shard*/results.json", "--output-dir", "merged", "--no-comment")
     assert merged.returncode == 0, merged.stdout + merged.stderr
-    assert "merged 3 shard(s): 60 question runs" in merged.stdout
+    assert "merged 3 shards: 60 question runs" in merged.stdout
     a, b = read_results(tmp_path / "whole" / "results.json"), read_results(tmp_path / "merged" / "results.json")
     assert a.datasets == b.datasets
     assert a.comparison == b.comparison and a.gate == b.gate

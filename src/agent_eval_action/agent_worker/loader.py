@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 ATTRS = ("app", "root_agent")
+# Words of the messages that say the --agent names nothing there (not that the agent's own code
+# failed): the parent adds the module:attr it finds (run/agent_loader.py: with_suggestion).
+NAMES_NOTHING = ("was not found from", "is a file:", "is neither", "has no attribute")
 
 
 class AgentLoadError(Exception):
@@ -61,7 +64,9 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
         module_name, _, attr = spec.partition(":")
         if not module_name or not attr:
             raise AgentLoadError(f"{spec!r} is neither module:attr (e.g. app.agent:root_agent) nor an agent directory")
-        module = _import(module_name)
+        if module_name.endswith(".py"):
+            raise AgentLoadError(f"{module_name!r} is a file: --agent takes module:attr (e.g. app.agent:root_agent) or an agent directory")
+        module = _import(module_name, base=base)
         if not hasattr(module, attr):
             raise AgentLoadError(f"module {module_name!r} has no attribute {attr!r}")
         obj, where = getattr(module, attr), spec
@@ -80,7 +85,7 @@ def import_folders(spec: str, cwd: str | os.PathLike[str] = ".") -> list[str]:
     return [str(path.parent), str(base)] if ":" not in spec and path.is_dir() else [str(base)]
 
 
-def _import(module_name: str, *, missing_ok: bool = False) -> Any:
+def _import(module_name: str, *, missing_ok: bool = False, base: Path | None = None) -> Any:
     """The module, with a fix-it message for every way importing the user's code can fail.
 
     With ``missing_ok`` a module that does not exist is None (the caller tries another name).
@@ -91,7 +96,8 @@ def _import(module_name: str, *, missing_ok: bool = False) -> Any:
         if error.name and module_name.startswith(error.name):
             if missing_ok:
                 return None
-            raise AgentLoadError(f"cannot import {module_name!r} (run from the directory that contains it)") from None
+            missing = "" if error.name == module_name else f" (no module {error.name!r})"
+            raise AgentLoadError(f"module {module_name!r} was not found from {base or os.getcwd()}{missing}") from None
         raise AgentLoadError(
             f"importing {module_name!r} failed: {error} (install the agent's dependencies in its environment, "
             "e.g. with the `install` input or --agent-python)"
@@ -114,6 +120,8 @@ def _first_defining(candidates: list[str], failure: str) -> tuple[Any, str]:
 
 def _from_module(name: str) -> tuple[Any, str]:
     """A bare module or package name: its ``agent`` submodule or itself."""
+    if name.endswith(".py"):
+        raise AgentLoadError(f"{name!r} is a file: --agent takes module:attr (e.g. app.agent:root_agent) or an agent directory")
     if not name.replace(".", "").replace("_", "").isalnum():
         raise AgentLoadError(f"{name!r} is neither module:attr (e.g. app.agent:root_agent) nor an agent directory")
     failure = f"{name!r} is neither module:attr (e.g. app.agent:root_agent), an agent directory, nor a module defining app or root_agent"

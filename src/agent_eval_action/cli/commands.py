@@ -23,6 +23,7 @@ from agent_eval_action.core import interrupt
 from agent_eval_action.core.collector import OWN_PROCESS
 from agent_eval_action.core.errors import ExitCode
 from agent_eval_action.core.files import output_lock
+from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import Problem, Results
 from agent_eval_action.core.workflow import mask, redactor_for
 from agent_eval_action.service import api
@@ -59,7 +60,11 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
     elif done.detected:
         print(f"found the agent {done.agent}", file=out)
     for path in done.written:
-        drafted = f" ({done.questions} questions to fill in, drafted from the agent's tools and sub-agents)" if path == done.dataset else ""
+        drafted = (
+            f" ({plural(done.questions, 'question')} to fill in, drafted from the agent's tools and sub-agents)"
+            if path == done.dataset
+            else ""
+        )
         print(f"wrote {path}{drafted}", file=out)
     for path in done.skipped:
         print(f"skipped {path}: it exists (init never overwrites a file)", file=out)
@@ -100,8 +105,12 @@ def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stder
             print(f"  {'judge' if is_judge else 'skipped'} {name}: {note}", file=out)
     datasets: list[api.Dataset] = []
     if paths or not definitions:
-        datasets, found = api.validate(paths)
-        problems.extend(found)
+        found, listed = api.validate(paths)
+        problems.extend(listed)
+        for dataset in found:
+            if dataset.skipped:
+                print(f"skipped: {dataset.path}: {dataset.skipped}, not a dataset", file=out)
+        datasets = [dataset for dataset in found if not dataset.skipped]
     for dataset in datasets:
         problems.extend(dataset.problems)
         if dataset.format == "unknown":  # refused whole: its problem says why
@@ -109,10 +118,9 @@ def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stder
         for warning in dataset.warnings:
             print(f"warning: {warning}", file=err)
         status = f"{len(dataset.problems)} invalid" if dataset.problems else "ok"
-        print(
-            f"{status}: {dataset.path} ({dataset.format}, {len(dataset.questions)} valid question run{'s' if len(dataset.questions) != 1 else ''})",
-            file=out,
-        )
+        # Recorded runs are counted as runs; questions the agent is to run, as questions.
+        what = plural(dataset.recorded, "valid question run") if dataset.recorded else plural(len(dataset.questions), "valid question")
+        print(f"{status}: {dataset.path} ({dataset.format}, {what})", file=out)
     _report_problems(problems, err)
     return int(ExitCode.BAD_INPUT if problems or not (datasets or definitions) else ExitCode.PASSED)
 
@@ -129,7 +137,7 @@ def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err:
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
-    if not results.datasets and not paths:
+    if not results.datasets and not paths and not results.problems:  # a problem says why already (an agent that did not load)
         print("error: no datasets to evaluate: give dataset paths or set `datasets` in agent-eval.toml", file=err)
     return int(ExitCode.BAD_INPUT if results.problems or not results.datasets else ExitCode.PASSED)
 
@@ -258,8 +266,12 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
     """Evaluates the datasets, writes each one's baseline (sorted, rounded: unchanged scores
     rewrite nothing), and says which files changed."""
     update = api.update_baselines(config, datasets, progress=err, collector=OWN_PROCESS)
-    if interrupt.requested() and not update.written:
-        print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
+    if interrupt.requested():
+        # One story: main adds only the signal's name.
+        if update.written:
+            print("interrupted: the baselines below were written whole before it; no other was written", file=err)
+        else:
+            print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
     workspace = api.workspace(Path.cwd())
     for written in update.written:
         shown = Path(os.path.relpath(workspace.file(written.path)))
@@ -270,7 +282,7 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
         errors = sum(1 for q in result.questions if q.status == "error")
         if errors:
             print(
-                f"warning: {result.path}: {errors} of {len(result.questions)} question runs ended in an error, and its baseline records them",
+                f"warning: {result.path}: {errors} of {plural(len(result.questions), 'question run')} ended in an error, and its baseline records them",
                 file=err,
             )
     if update.uncommitted and update.written:
@@ -297,7 +309,7 @@ def merge_and_finish(paths: list[str], config: Config, context: GitHubContext, *
     with output_lock(config.output_dir):
         outcome = api.merge(paths, config)
         runs = sum(len(d.questions) for d in outcome.results.datasets)
-        print(f"merged {len(outcome.sources)} shard(s): {runs} question runs", file=out)
+        print(f"merged {plural(len(outcome.sources), 'shard')}: {plural(runs, 'question run')}", file=out)
         return finish(outcome, config, context, out=out, err=err)
 
 
@@ -325,7 +337,10 @@ def report(
     write_page(render_context(shown), target)
     counts = shown["counts"]
     base = f"; base runs from {background.base_label}" if background.base_runs else "; no base runs to show beside them"
-    print(f"wrote {target} ({counts['all']} question runs, {counts['regressed']} got worse, {counts['failing']} failing{base})", file=out)
+    shown_counts = (
+        f"{plural(counts['all'], 'question run')}, {counts['regressed']} got worse, {counts['failing']} below threshold or in error"
+    )
+    print(f"wrote {target} ({shown_counts}{base})", file=out)
     return int(ExitCode.PASSED)
 
 

@@ -221,7 +221,13 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
             return code
         # Whatever the verdict of the part that ran: the run did not finish, and says how it ended.
         name = signal.Signals(signum).name
-        print(f'interrupted by {name}: what finished is written; the questions that had not finished are skipped ("interrupted")', file=err)
+        if args.command == "baseline":  # it said which baselines it wrote, if any: none is made of part of a run
+            print(f"interrupted by {name}", file=err)
+        else:
+            print(
+                f'interrupted by {name}: what finished is written; the questions that had not finished are skipped ("interrupted")',
+                file=err,
+            )
         return interrupt.exit_code(signum)
 
 

@@ -18,6 +18,11 @@ SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 # Which way is better for a metric (config, registry and results all say it so).
 Direction = Literal["higher", "lower", "neutral"]
+# What a metric's figures are, which every view shows them in (declared where the metric is
+# registered, or by a custom metric's ``unit``): "ratio" a share of 0..1 (a percentage, changes
+# in points), "count" a number of things (tokens, calls), "seconds", "usd", "number" any other
+# figure (shown as it is).
+Unit = Literal["ratio", "count", "seconds", "usd", "number"]
 
 # The formats a dataset is read in ("unknown": a file refused whole, its problem says why).
 DatasetFormat = Literal["golden", "jsonl", "csv", "adk_test", "adk_evalset", "adk_history", "unknown"]
@@ -320,6 +325,9 @@ class MetricSummary(_Model):
     # "reference", "trace" or "judge": which gate rules apply by default. Stored so compare and
     # gate need only the results (None in files written before it was).
     kind: Literal["reference", "trace", "judge"] | None = None
+    # The metric's unit, stored so that every view of the results shows its figures so (None in
+    # files written before it was: the registry's unit, else a ratio).
+    unit: Unit | None = None
     unscored_reasons: dict[str, int] = Field(default_factory=dict)
     p50: float | None = None
     p90: float | None = None

@@ -19,11 +19,26 @@ from agent_eval_action.datasets.base import LoadedDataset, Record
 from agent_eval_action.datasets.golden import load_golden
 from agent_eval_action.datasets.tabular import load_csv, load_jsonl
 
-__all__ = ["LoadedDataset", "Record", "dataset_stem", "load_dataset"]
+__all__ = ["LoadedDataset", "Record", "adk_file", "dataset_stem", "load_dataset"]
 
-# ADK's eval configs: test_config.json is read beside the eval files, eval_config.json is what
-# `adk eval --config_file_path` takes.
-NOT_DATASETS = {"test_config.json", "eval_config.json"}
+# Files ADK itself reads or writes beside eval sets that are no datasets, by name: what each is.
+ADK_FILES = {
+    "test_config.json": "ADK's eval criteria (read beside the eval files)",
+    "eval_config.json": "ADK's eval config (what `adk eval --config_file_path` takes)",
+    "session_input.json": "ADK's session input (`adk eval_set add_eval_case --session_input_file`)",
+    "conversation_scenarios.json": "ADK's conversation scenarios (`adk eval_set add_eval_case --scenarios_file`)",
+}
+# ... and by the end of their name: `adk run --save_session` writes <session id>.session.json, which
+# `adk run --resume` and AgentEvaluator's initial session read.
+ADK_SUFFIXES = {".session.json": "an ADK session (`adk run --save_session` writes it, `--resume` reads it)"}
+
+
+def adk_file(path: str) -> str | None:
+    """What an ADK file that is no dataset is, by its name; None for any other file."""
+    name = os.path.basename(path).lower()
+    if name in ADK_FILES:
+        return ADK_FILES[name]
+    return next((what for suffix, what in ADK_SUFFIXES.items() if name.endswith(suffix)), None)
 
 
 def load_dataset(path: str, also: Sequence[str] = ()) -> LoadedDataset:
@@ -44,8 +59,9 @@ def load_dataset(path: str, also: Sequence[str] = ()) -> LoadedDataset:
 
 def _open(path: str) -> LoadedDataset:
     lower = path.lower()
-    if os.path.basename(lower) in NOT_DATASETS:
-        raise DatasetError(path, "this is ADK's eval config, not a dataset (test_config.json is read beside the ADK eval files)")
+    what = adk_file(path)
+    if what is not None:
+        raise DatasetError(path, f"this is {what}, not a dataset: name the eval set files, or their folder (such files are skipped there)")
     if lower.endswith(".csv"):
         return load_csv(path)
     if lower.endswith((".jsonl", ".ndjson")):

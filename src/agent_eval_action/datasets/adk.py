@@ -22,6 +22,7 @@ from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.inside import is_inside, outside_reason
 from agent_eval_action.core.jsonish import NOT_FINITE, get, loads
 from agent_eval_action.core.models import Question, ReferenceData, ReferenceToolCall
+from agent_eval_action.core.spelling import closest
 from agent_eval_action.datasets.adk_schema import eval_case_model, eval_case_result_model, eval_set_result_model, validate
 from agent_eval_action.datasets.base import LoadedDataset, Record
 from agent_eval_action.datasets.fields import Where, expect_type, tool_calls
@@ -112,6 +113,10 @@ def _use_config(dataset: LoadedDataset, config: AdkConfig) -> None:
     dataset.criterion_options = config.criteria
 
 
+# The keys of a turn of ADK's old test files, as ADK's local_eval_sets_manager reads them.
+TEST_TURN_KEYS = ("query", "expected_tool_use", "reference", "expected_intermediate_agent_responses")
+
+
 def load_test_json(path: str, data: list[Any]) -> LoadedDataset:
     dataset = LoadedDataset(path=path, name="", format="adk_test", records=iter(()))
     _use_config(dataset, read_test_config(path, dataset.warnings))
@@ -149,6 +154,10 @@ def _test_case(path: str, qid: str, turns: Any, pointer: str, session: Any) -> Q
     for i, turn in enumerate(turns):
         sub = f"{pointer}[{i}]"
         expect_type(where, sub, turn, dict, "an object with a query")
+        for key in turn:
+            near = closest(key, TEST_TURN_KEYS) if key not in TEST_TURN_KEYS else None
+            if near is not None:  # `refrence`: the turn's expected answer would be lost unsaid
+                raise where.error(f"{sub}.{key}", f"unknown key {key!r} (did you mean `{near}`?)")
         query = turn.get("query")
         if not isinstance(query, str) or not query.strip():
             raise where.error(f"{sub}.query", "missing or not a non-empty string")

@@ -13,13 +13,12 @@ half a second); only the validation is used, the loaders keep reading the plain 
 from __future__ import annotations
 
 import copy
-import types
-import typing
 from dataclasses import dataclass
 from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.jsonish import camel
+from agent_eval_action.core.spelling import did_you_mean, field_names, model_at
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,9 +88,12 @@ def _snake(name: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _describe(model: type[Any], error: dict[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
-        return "not a field of ADK's schema"
+        loc = tuple(error["loc"])
+        holder = model_at(model, loc[:-1]) if loc else None
+        hint = did_you_mean(str(loc[-1]), field_names(holder)) if holder is not None else ""
+        return f"not a field of ADK's schema{hint}"
     if error["type"] == "missing":
         return "required field is missing"
     message = str(error["msg"])
@@ -127,7 +129,10 @@ def validate(model: type[Any], data: Any, *, path: str, pointer: str, question_i
                 item = (others or items)[0]
                 where = _where(model, data, read, tuple(item["loc"]))
                 raise DatasetError(
-                    path, f"{_describe(item)} ({what}: ADK's schema refuses it)", question_id=question_id, pointer=f"{pointer}{where}"
+                    path,
+                    f"{_describe(model, item)} ({what}: ADK's schema refuses it)",
+                    question_id=question_id,
+                    pointer=f"{pointer}{where}",
                 ) from None
         except Exception as error:  # noqa: BLE001 - ADK's validators raise their own errors too (an unknown persona id)
             raise DatasetError(path, f"{error} ({what}: ADK refuses it)", question_id=question_id, pointer=pointer) from None
@@ -138,7 +143,7 @@ def _where(model: type[Any], data: Any, read: Any, loc: tuple[Any, ...]) -> str:
     where, _ = _json_path(read, loc)
     if read is data or not loc or not isinstance(loc[-1], str):
         return where
-    holder = _model_at(model, loc[:-1])
+    holder = model_at(model, loc[:-1])
     names = {cls.__name__ for cls in holder.__mro__} if holder is not None else set()
     node = _node_at(data, loc[:-1])
     for field in HISTORIC_FIELDS:
@@ -155,7 +160,7 @@ def _historic(model: type[Any], item: Any) -> HistoricField | None:
     loc = tuple(item["loc"])
     if not loc or not isinstance(loc[-1], str) or item["type"] not in ("extra_forbidden", "missing"):
         return None
-    holder = _model_at(model, loc[:-1])
+    holder = model_at(model, loc[:-1])
     if holder is None:
         return None
     names = {cls.__name__ for cls in holder.__mro__}
@@ -195,50 +200,6 @@ def _read_as_pinned(data: Any, loc: tuple[Any, ...], field: HistoricField) -> bo
                 node[field.renamed_to if old == field.name else camel(field.renamed_to)] = value
             return True
     return False
-
-
-def _model_at(model: Any, loc: tuple[Any, ...]) -> type[Any] | None:
-    """The pydantic model class the pinned schema expects at a pydantic error location."""
-    node: Any = model
-    for part in loc:
-        node = _step(node, part)
-        if node is None:
-            return None
-    node = _unwrap(node)
-    if typing.get_origin(node) in (typing.Union, types.UnionType):  # Optional[Model]
-        members = [_unwrap(a) for a in typing.get_args(node) if a is not type(None)]
-        node = members[0] if len(members) == 1 else None
-    return node if isinstance(node, type) and hasattr(node, "model_fields") else None
-
-
-def _unwrap(annotation: Any) -> Any:
-    while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation
-
-
-def _step(annotation: Any, part: Any) -> Any:
-    annotation = _unwrap(annotation)
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
-        members = [_unwrap(a) for a in args if a is not type(None)]
-        named = [m for m in members if getattr(m, "__name__", None) == part]
-        if named:
-            return named[0]
-        return _step(members[0], part) if len(members) == 1 else None
-    if isinstance(annotation, type) and hasattr(annotation, "model_fields") and isinstance(part, str):
-        for name, info in annotation.model_fields.items():
-            if part in (name, info.alias):
-                return info.annotation
-        return None
-    if origin in (list, set, frozenset) and isinstance(part, int) and args:
-        return args[0]
-    if origin is tuple and isinstance(part, int) and args:
-        return args[0] if len(args) == 2 and args[1] is Ellipsis else (args[part] if part < len(args) else None)
-    if origin is dict and isinstance(part, str) and len(args) == 2:
-        return args[1]
-    return None
 
 
 def _is_member(part: Any) -> bool:

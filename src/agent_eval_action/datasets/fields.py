@@ -6,11 +6,22 @@ from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.models import ReferenceData, ReferenceToolCall
+from agent_eval_action.core.spelling import closest, did_you_mean
 
 QUESTION_KEYS = {"id", "user_inputs", "agents_evaluated", "metadata", "reference_data"}
 RESPONSE_KEYS = ("reference_response", "expected_response", "expected_final_response", "reference_answer")
 # The reference_data keys the metrics read; any other key is kept for judges' prompts.
 REFERENCE_KEYS = ("reference_tool_interactions", "reference_trajectory", "reference_state_variables", *RESPONSE_KEYS)
+# A reference tool call: its name and arguments as the dataset guide spells them, the spellings of
+# ADK's test files and eval sets (tool_input; name and args), and the keys of a recorded call
+# copied into a reference (read as nothing: only the name and arguments are checked).
+# reference_data keeps the user's own keys, and many share a `reference_` start with ours: only a
+# near-certain misspelling (`refrence_trajectory`, `reference_responses`) is refused, not
+# `reference_notes` (0.77 like `reference_answer`).
+CUSTOM_CLOSE = 0.85
+TOOL_CALL_KEYS = ("tool_name", "input_arguments")
+TOOL_CALL_ALIASES = ("name", "tool_input", "args")
+TOOL_CALL_IGNORED = ("output_result", "mock_tool_output", "call_id", "id", "agent", "error", "turn")
 
 
 class Where:
@@ -60,6 +71,10 @@ def reference_data(where: Where, pointer: str, raw: Any) -> ReferenceData:
             if value is not None:
                 fields["reference_response"] = expect_type(where, sub, value, str, "a string")
         else:
+            near = closest(key, REFERENCE_KEYS, CUSTOM_CLOSE)
+            if near is not None:
+                # A misspelt reference is no reference: the metric it feeds would check nothing.
+                raise where.error(sub, f"unknown key {key!r} (did you mean `{near}`?)")
             custom[key] = value
     return ReferenceData(**fields, custom=custom)
 
@@ -70,6 +85,11 @@ def tool_calls(where: Where, pointer: str, value: Any) -> list[ReferenceToolCall
     for i, item in enumerate(value):
         sub = f"{pointer}[{i}]"
         expect_type(where, sub, item, dict, "an object with tool_name and input_arguments")
+        for key in item:
+            if key not in (*TOOL_CALL_KEYS, *TOOL_CALL_ALIASES, *TOOL_CALL_IGNORED):
+                # A misspelt input_arguments would read as "no arguments" and pass any call.
+                hint = did_you_mean(key, TOOL_CALL_KEYS + TOOL_CALL_ALIASES) or "; a tool call has tool_name and input_arguments"
+                raise where.error(f"{sub}.{key}", f"unknown key {key!r} in a tool call{hint}")
         name = item.get("tool_name", item.get("name"))
         if not isinstance(name, str) or not name:
             raise where.error(f"{sub}.tool_name", "missing or not a string")

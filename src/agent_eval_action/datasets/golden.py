@@ -9,6 +9,7 @@ from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.models import Question
+from agent_eval_action.core.spelling import closest
 from agent_eval_action.datasets.base import LoadedDataset, Record
 from agent_eval_action.datasets.fields import QUESTION_KEYS, REFERENCE_KEYS, Where, expect_type, reference_data, string_list
 
@@ -77,6 +78,13 @@ def parse_question(path: str, index: int, raw: Any, lines: dict[str, int], warni
     if not isinstance(qid, str) or not qid.strip():
         raise where.error(f"{pointer}.id", "missing or not a non-empty string")
     where = Where(path, qid)
+    for key in raw:
+        if key in QUESTION_KEYS:
+            continue
+        near = closest(key, QUESTION_KEYS)
+        if near is not None:  # `user_input` for `user_inputs`: the question would lose what the key holds
+            raise where.error(f"{pointer}.{key}", f"unknown key {key!r} (did you mean `{near}`?)")
+        warnings.append(f"{path}: question {qid!r} has unknown key {key!r} (ignored)")
     for key in ("user_inputs", "agents_evaluated", "reference_data"):
         if key not in raw:
             raise where.error(f"{pointer}.{key}", "required field is missing")
@@ -86,9 +94,6 @@ def parse_question(path: str, index: int, raw: Any, lines: dict[str, int], warni
     agents = string_list(where, f"{pointer}.agents_evaluated", raw["agents_evaluated"])
     metadata = raw.get("metadata") or {}
     expect_type(where, f"{pointer}.metadata", metadata, dict, "an object")
-    for key in raw:
-        if key not in QUESTION_KEYS:
-            warnings.append(f"{path}: question {qid!r} has unknown key {key!r} (ignored)")
     return Question(
         id=qid,
         user_inputs=user_inputs,

@@ -26,6 +26,7 @@ from agent_eval_action.core.models import (
     TrajectoryStep,
     Turn,
 )
+from agent_eval_action.core.spelling import did_you_mean
 from agent_eval_action.datasets.base import LoadedDataset, RawBatch, Record, Row, RunResolver
 from agent_eval_action.datasets.fields import Where, reference_data, string_list
 from agent_eval_action.traces.adk_events import facts_from_events
@@ -303,7 +304,8 @@ def _jsonl_object(path: str, pointer: str, line: str, warnings: list[str]) -> di
 def _check_columns(path: str, columns: list[str], warnings: list[str]) -> None:
     unknown = [c for c in columns if c not in KNOWN_COLUMNS and not c.startswith(("metric.", *SCORE_PREFIXES))]
     if unknown:
-        warnings.append(f"{path}: unknown column(s) {', '.join(map(repr, unknown))} (ignored)")
+        named = ", ".join(repr(c) + did_you_mean(c, KNOWN_COLUMNS) for c in unknown)
+        warnings.append(f"{path}: unknown column(s) {named} (ignored)")
 
 
 def _records(path: str, rows: Iterator[Row]) -> Iterator[Record | DatasetError]:
@@ -710,15 +712,6 @@ def _invocations(value: Any) -> list[float]:
     return [s for s in seconds if s is not None and math.isfinite(s)]
 
 
-# metric.* columns that hold times: a list there counts nothing.
-_TIMING_WORDS = ("duration", "latency", "time")
-_TIMING_SUFFIXES = ("_sec", "_secs", "_seconds", "_ms", "_s")
-
-
-def _is_timing(name: str) -> bool:
-    return any(word in name for word in _TIMING_WORDS) or name.endswith(_TIMING_SUFFIXES)
-
-
 def _recorded(row: _Row) -> dict[str, float]:
     """The producer's ``metric.*`` and ``score.*`` figures (the seed pipeline's ``adk_score.NAME``
     kept as ``score.NAME``).
@@ -735,7 +728,10 @@ def _recorded(row: _Row) -> dict[str, float]:
         if number is not None and math.isinf(number):
             raise row.error(column, NOT_FINITE.format(value=value if isinstance(value, str) else _shown(value)))
         if number is None:
-            counted = column.startswith("metric.") and not _is_timing(column)
+            from agent_eval_action.metrics.registry import recorded_unit  # only for a cell that is no number
+
+            # A list counts its items, except in a column of times (the registry says which it reads so).
+            counted = column.startswith("metric.") and recorded_unit(column.removeprefix("metric.")) != "seconds"
             # One message per column, whatever mix of cells it holds.
             row.warn(
                 f"{row.path}: column {column!r} holds values that are not numbers: "

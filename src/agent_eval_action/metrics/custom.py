@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.models import Question, Score, Trace
-from agent_eval_action.metrics.registry import Metric, MetricContext, unscored
+from agent_eval_action.metrics.registry import Metric, MetricContext, declare_unit, unscored
 
 if TYPE_CHECKING:
     from agent_eval_action.config import Config
@@ -75,6 +75,7 @@ def custom_metrics(config: Config) -> list[Metric]:
     out = []
     for name, spec in config.custom_metrics.items():
         import_function(spec.function, f"custom-metrics.{name}.function", config.import_root())
+        declare_unit(name, spec.unit)
         out.append(
             Metric(
                 name=name,
@@ -82,6 +83,7 @@ def custom_metrics(config: Config) -> list[Metric]:
                 description=spec.description or f"custom metric {spec.function}",
                 score=CustomScore(name, spec.function, str(config.import_root())),
                 kind=spec.kind,
+                unit=spec.unit,
             )
         )
     return out

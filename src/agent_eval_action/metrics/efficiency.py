@@ -78,15 +78,15 @@ def _output_density(calls: list[LlmCall]) -> tuple[float, str]:
 
 
 register("cache_hit_rate", "higher", "Share of prompt tokens served from the context cache.", kind="trace")(_from_calls(_cache_hit_rate))
-register("thinking_tokens", "lower", "Thinking (reasoning) tokens over all model calls.", kind="trace")(_from_calls(_thinking_tokens))
+register("thinking_tokens", "lower", "Thinking (reasoning) tokens over all model calls.", kind="trace", unit="count")(_from_calls(_thinking_tokens))
 register("reasoning_ratio", "neutral", "Thinking tokens / (thinking + response tokens).", kind="trace")(_from_calls(_reasoning_ratio))
 register(
-    "max_call_tokens", "lower", "Tokens of the largest single model call (prompt and answer): how full the context got.", kind="trace"
+    "max_call_tokens", "lower", "Tokens of the largest single model call (prompt and answer): how full the context got.", kind="trace", unit="count"
 )(_from_calls(_max_call_tokens))
-register("grounding_chunks", "neutral", "Grounding chunks (citations) in the model's responses.", kind="trace")(
+register("grounding_chunks", "neutral", "Grounding chunks (citations) in the model's responses.", kind="trace", unit="count")(
     _from_calls(_grounding_chunks)
 )
-register("output_density", "neutral", "Mean response tokens per model call.", kind="trace")(_from_calls(_output_density))
+register("output_density", "neutral", "Mean response tokens per model call.", kind="trace", unit="count")(_from_calls(_output_density))
 
 
 def _stats(trace: Trace) -> SpanStats | str:
@@ -108,18 +108,18 @@ def _timed(pick: Callable[[SpanStats], float | None], what: str) -> Callable[[Qu
     return score
 
 
-register("llm_time", "lower", "Seconds spent in model calls (the sum of their spans).", kind="trace", timing=True)(
+register("llm_time", "lower", "Seconds spent in model calls (the sum of their spans).", kind="trace", unit="seconds")(
     _timed(lambda s: s.llm_time_s, "model call spans")
 )
-register("tool_time", "lower", "Seconds spent in tool calls (the sum of their spans).", kind="trace", timing=True)(
+register("tool_time", "lower", "Seconds spent in tool calls (the sum of their spans).", kind="trace", unit="seconds")(
     _timed(lambda s: s.tool_time_s, "tool spans")
 )
 register(
-    "time_to_first_response", "lower", "Seconds from the run's first span to the end of its first model call.", kind="trace", timing=True
+    "time_to_first_response", "lower", "Seconds from the run's first span to the end of its first model call.", kind="trace", unit="seconds"
 )(_timed(lambda s: s.first_response_s, "model call spans"))
 
 
-@register("agent_handoffs", "neutral", "Agent runs, transfers and agents called as tools, from the spans.", kind="trace")
+@register("agent_handoffs", "neutral", "Agent runs, transfers and agents called as tools, from the spans.", kind="trace", unit="count")
 def agent_handoffs(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     stats = _stats(trace)
     if isinstance(stats, str):
@@ -131,7 +131,7 @@ def agent_handoffs(question: Question, trace: Trace, ctx: MetricContext) -> Scor
     )
 
 
-@register("distinct_tools", "neutral", "Number of different tools called.", kind="trace")
+@register("distinct_tools", "neutral", "Number of different tools called.", kind="trace", unit="count")
 def distinct_tools(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     calls = counted_calls(question, trace)
     if calls is None:

@@ -1,4 +1,4 @@
-"""The metric registry: one small unit per metric, with a name and a direction."""
+"""The metric registry: one small unit per metric, with a name, a direction and the unit of its figures."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent_eval_action.core.models import Direction, Question, Score, Trace
+from agent_eval_action.core.models import Direction, Question, Score, Trace, Unit
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,12 +31,20 @@ class Metric:
     score: ScoreFn
     # "reference": needs reference data; "trace": measured from what the agent did.
     kind: Literal["reference", "trace"] = "reference"
-    # Measured in wall-clock time: it moves with the machine and its load, so a run on another
-    # machine or hour is no evidence of a change; the views show it for information unless a
-    # gate rule names it.
-    timing: bool = False
+    # What its figures are (core.models.Unit): the one place every view and the gate learn it.
+    unit: Unit = "ratio"
     # Slow set-up (imports) the scorer may do ahead, while the agent runs.
     prepare: Callable[[], object] | None = None
+    # The producer's ``metric.*`` columns it falls back on (without the prefix), in its unit:
+    # what a cell of them holds is read by that unit (``recorded_unit``).
+    recorded: tuple[str, ...] = ()
+
+    @property
+    def timing(self) -> bool:
+        """Measured in wall-clock time (its unit is seconds): it moves with the machine and its
+        load, so a run on another machine or hour is no evidence of a change; the views show it
+        for information unless a gate rule names it."""
+        return self.unit == "seconds"
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -49,7 +57,8 @@ def register(
     kind: Literal["reference", "trace"] = "reference",
     prepare: Callable[[], object] | None = None,
     *,
-    timing: bool = False,
+    unit: Unit = "ratio",
+    recorded: tuple[str, ...] = (),
 ) -> Callable[[ScoreFn], ScoreFn]:
     """Decorator that adds a scoring function to :data:`REGISTRY` under ``name``."""
 
@@ -57,11 +66,35 @@ def register(
         if name in REGISTRY:
             raise ValueError(f"metric {name!r} registered twice")
         REGISTRY[name] = Metric(
-            name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare, timing=timing
+            name=name, direction=direction, description=description, score=fn, kind=kind, prepare=prepare, unit=unit, recorded=recorded
         )
         return fn
 
     return wrap
+
+
+# The units of metrics outside the registry: the config's custom metrics, and those a results file
+# recorded (a custom metric of the run that wrote it).
+_DECLARED: dict[str, Unit] = {}
+
+
+def declare_unit(name: str, unit: Unit) -> None:
+    """Records the unit of a metric the registry does not hold (a custom metric's ``unit``)."""
+    if name not in REGISTRY:
+        _DECLARED[name] = unit
+
+
+def unit_of(name: str) -> Unit:
+    """The one answer to "what are this metric's figures": as registered or declared, else a
+    ratio (ADK's scores, the judges' and recorded ``score.*`` columns are all 0..1)."""
+    found = REGISTRY.get(name)
+    return found.unit if found is not None else _DECLARED.get(name, "ratio")
+
+
+def recorded_unit(column: str) -> Unit | None:
+    """The unit of a producer's ``metric.*`` column (``duration_sec``: seconds) as the metric that
+    falls back on it declares it; None when no metric reads the column."""
+    return next((metric.unit for metric in REGISTRY.values() if column in metric.recorded), None)
 
 
 def unscored(reason: str, **details: object) -> Score:

@@ -13,7 +13,9 @@ from agent_eval_action.metrics.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 
 
-@register("latency", "lower", "Wall-clock seconds for the whole question (all turns).", kind="trace", timing=True)
+@register(
+    "latency", "lower", "Wall-clock seconds for the whole question (all turns).", kind="trace", unit="seconds", recorded=("duration_sec",)
+)
 def latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if trace.latency_s is not None:
         return Score(value=trace.latency_s, explanation=f"{trace.latency_s:.3f} s", details={"source": trace.latency_source})
@@ -23,7 +25,7 @@ def latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     return unscored(trace.missing.get("timing", "no timing recorded"))
 
 
-@register("turn_latency", "lower", "Mean wall-clock seconds per turn.", kind="trace", timing=True)
+@register("turn_latency", "lower", "Mean wall-clock seconds per turn.", kind="trace", unit="seconds")
 def turn_latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     durations = [turn.duration_s for turn in trace.turns if turn.duration_s is not None]
     if not durations:
@@ -36,14 +38,21 @@ def turn_latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     )
 
 
-@register("llm_calls", "lower", "Number of model calls.", kind="trace")
+@register("llm_calls", "lower", "Number of model calls.", kind="trace", unit="count")
 def llm_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if trace.llm_calls is None:
         return unscored(trace.missing.get("llm_calls", "no model calls recorded"))
     return Score(value=float(len(trace.llm_calls)), explanation=f"{len(trace.llm_calls)} model call(s)", details={"source": "trace"})
 
 
-@register("tool_calls", "neutral", "Number of tool calls (transfer_to_agent only where the reference names it).", kind="trace")
+@register(
+    "tool_calls",
+    "neutral",
+    "Number of tool calls (transfer_to_agent only where the reference names it).",
+    kind="trace",
+    unit="count",
+    recorded=("tool_calls",),
+)
 def tool_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     calls = counted_calls(question, trace)
     if calls is not None:
@@ -86,7 +95,7 @@ def _token_metric(name: str, description: str, pick: Callable[[LlmCall], int], r
             return Score(value=value, explanation=f"{value:g} tokens", details={"source": f"metric.{recorded_key}"})
         return unscored(unknown or trace.missing.get("tokens", "no token usage recorded"))
 
-    register(name, "lower", description, kind="trace")(score)
+    register(name, "lower", description, kind="trace", unit="count", recorded=(recorded_key,) if recorded_key else ())(score)
 
 
 _token_metric("input_tokens", "Prompt tokens over all model calls (cached ones included).", lambda c: c.input_tokens)
@@ -147,7 +156,7 @@ def calls_cost(calls: Iterable[LlmCall], prices: Mapping[str, Mapping[str, float
     return total, unknown
 
 
-@register("cost_usd", "lower", "Model cost in US dollars from the price table (per million tokens).", kind="trace")
+@register("cost_usd", "lower", "Model cost in US dollars from the price table (per million tokens).", kind="trace", unit="usd")
 def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if not trace.llm_calls:
         return unscored(trace.missing.get("tokens", "no per-call token usage recorded"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,46 @@ class Module:
         """The dotted package the module lies in, as parts (what a relative import starts from)."""
         parts = list(self.file.relative_to(self.root).with_suffix("").parts)
         return parts[:-1]
+
+
+# ADK's layout: a folder whose agent.py assigns root_agent.
+_ROOT_AGENT = re.compile(r"^root_agent\s*(:[^=]*)?=", re.M)
+
+
+def agent_candidates(root: Path) -> list[str]:
+    """``pkg.agent:root_agent`` for each folder at the top of ``root`` whose ``agent.py`` assigns
+    ``root_agent`` (ADK's layout), read, not imported: what ``init`` finds."""
+    return [
+        f"{path.parent.name}.agent:root_agent"
+        for path in sorted(root.glob("*/agent.py"))
+        if not path.parent.name.startswith(".") and path.parent.name.isidentifier() and _assigns_root_agent(path)
+    ]
+
+
+def _assigns_root_agent(path: Path) -> bool:
+    try:
+        return _ROOT_AGENT.search(path.read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
+def agent_suggestion(spec: str, root: Path) -> str:
+    """What to write instead of an ``--agent`` that could not be loaded, for its error message:
+    the ``module:attr`` of a file path given (``customer_service/agent.py``), else the agents
+    found in ``root`` as ``init`` finds them; empty when there is nothing to suggest."""
+    module, _, _ = spec.partition(":")
+    if module.endswith(".py"):
+        file = Path(module) if os.path.isabs(module) else root / module
+        try:
+            relative = file.resolve().relative_to(root.resolve()).with_suffix("")
+        except ValueError:
+            relative = None
+        if relative is not None and all(part.isidentifier() for part in relative.parts) and _assigns_root_agent(file):
+            return f"; give `--agent {'.'.join(relative.parts)}:root_agent`"
+    found = [c for c in agent_candidates(root) if c != spec]
+    if not found:
+        return ""
+    return f"; found here: {', '.join(f'`{c}`' for c in found)}"
 
 
 def agent_paths(agent: str, *, top: Path, import_roots: list[Path], config_file: Path | None) -> list[str] | None:

@@ -10,22 +10,30 @@ from wcmatch import glob as wc
 from agent_eval_action.config import negations_only
 from agent_eval_action.core.inside import places
 from agent_eval_action.core.models import Problem
+from agent_eval_action.datasets import adk_file
 from agent_eval_action.repo.globs import FLAGS, is_glob, matches, split
 
 DATASET_SUFFIXES = (".json", ".csv", ".jsonl", ".ndjson")
-NOT_DATASETS = {"test_config.json"}
 
 
-def _dataset_files_below(directory: str) -> list[str]:
-    return sorted(
-        os.path.join(root, name)
-        for root, _, names in os.walk(directory)
-        for name in names
-        if name.lower().endswith(DATASET_SUFFIXES) and name not in NOT_DATASETS
-    )
+def _dataset_files_below(directory: str, skipped: dict[str, str] | None = None) -> list[str]:
+    """The dataset files below ``directory``; ADK's own files there (sessions, test configs) are
+    left out, each with what it is in ``skipped``."""
+    files = []
+    for root, _, names in os.walk(directory):
+        for name in names:
+            if not name.lower().endswith(DATASET_SUFFIXES):
+                continue
+            path = os.path.join(root, name)
+            what = adk_file(path)
+            if what is None:
+                files.append(path)
+            elif skipped is not None:
+                skipped[path] = what
+    return sorted(files)
 
 
-def expand_paths(patterns: list[str]) -> tuple[list[str], list[str]]:
+def expand_paths(patterns: list[str], skipped: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(files, patterns that matched nothing), in the order the patterns name them: a file or a
     directory (the dataset files below it) by its name, else a glob (``globs``: the files and the
     dataset files below the directories it matches); ``!pattern``
@@ -38,7 +46,7 @@ def expand_paths(patterns: list[str]) -> tuple[list[str], list[str]]:
         if not include:
             files = [f for f in files if not matches(f, [glob])]
             continue
-        found = expand(pattern)
+        found = expand(pattern, skipped)
         if not found:
             empty.append(pattern)
         for path in found:
@@ -47,14 +55,22 @@ def expand_paths(patterns: list[str]) -> tuple[list[str], list[str]]:
     return files, empty
 
 
-def expand(pattern: str) -> list[str]:
-    """The files one path, directory or glob (not an exclusion) names, relative to the working directory."""
+def expand(pattern: str, skipped: dict[str, str] | None = None) -> list[str]:
+    """The files one path, directory or glob (not an exclusion) names, relative to the working
+    directory; ADK's own files a directory or glob finds are left out (into ``skipped``)."""
     if os.path.isdir(pattern):
-        return _dataset_files_below(pattern)
+        return _dataset_files_below(pattern, skipped)
     if is_glob(pattern) and not os.path.isfile(pattern):
         # `**` does not enter linked directories; a linked file is checked where it points when read.
-        hits = wc.glob(pattern, flags=FLAGS)
-        return sorted({f for hit in hits for f in ([hit] if os.path.isfile(hit) else _dataset_files_below(hit))})
+        found: set[str] = set()
+        for hit in wc.glob(pattern, flags=FLAGS):
+            if not os.path.isfile(hit):
+                found.update(_dataset_files_below(hit, skipped))
+            elif (what := adk_file(hit)) is None:
+                found.add(hit)
+            elif skipped is not None:
+                skipped[hit] = what
+        return sorted(found)
     return [pattern]  # a missing file is reported by the loader, by name
 
 
@@ -66,6 +82,8 @@ class Found:
     files: list[str]
     problems: list[Problem]
     places: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # ADK's own files (sessions, test configs) a folder or glob held, and what each is: not datasets.
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = False) -> Found:
@@ -76,7 +94,8 @@ def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = 
     refused = negations_only(patterns)
     if refused:
         return Found([], [Problem(path=", ".join(patterns), message=f"{', '.join(patterns)}: {refused}")])
-    files, empty = expand_paths(patterns)
+    skipped: dict[str, str] = {}
+    files, empty = expand_paths(patterns, skipped)
     if defaults:
         empty = [] if files else [", ".join(patterns)]
     fix = "check the spelling, the `datasets` setting or the --datasets flag, and the working directory"
@@ -88,4 +107,4 @@ def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = 
         for file in expand(pattern) if allowed else []:
             if file in files:  # a later exclusion dropped the others
                 where[file] = (*where.get(file, ()), *allowed)
-    return Found(files, problems, where)
+    return Found(files, problems, where, {path: what for path, what in skipped.items() if path not in files})

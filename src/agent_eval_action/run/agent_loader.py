@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from agent_eval_action.agent_worker import loader
 from agent_eval_action.core.errors import AgentLoadError
+from agent_eval_action.repo.agent_code import agent_suggestion
 
 LoadedAgent = loader.LoadedAgent
+
+
+def with_suggestion(spec: str, reason: str, root: Path) -> str:
+    """The loader's reason, and where the --agent names nothing, what to give instead: the
+    module:attr of a file path, or the agents ``init`` would find in ``root``."""
+    if not any(words in reason for words in loader.NAMES_NOTHING):
+        return reason
+    return reason + agent_suggestion(spec, root)
 
 
 def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
@@ -20,7 +30,7 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
     try:
         return loader.load_agent(spec, cwd)
     except loader.AgentLoadError as error:
-        raise AgentLoadError("--agent", str(error)) from None
+        raise AgentLoadError("--agent", with_suggestion(spec, str(error), Path(cwd))) from None
     finally:
         for folder in added:
             if folder in sys.path:

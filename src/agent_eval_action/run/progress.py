@@ -50,4 +50,5 @@ class Progress:
         errors = f", {self.errors} error{'s' if self.errors != 1 else ''}" if self.errors else ""
         of = f"/{self.total}" if self.total else ""
         detail = f", {self.detail()}" if self.detail is not None else ""
-        return f"{self.label}: {self.done}{of} runs{errors}, {now - self.start:.1f}s{detail}"
+        runs = "run" if (self.total or self.done) == 1 else "runs"
+        return f"{self.label}: {self.done}{of} {runs}{errors}, {now - self.start:.1f}s{detail}"

@@ -167,7 +167,8 @@ async def run_records(
         if interrupted() and trace.error is not None:
             # Interrupted (Ctrl-C, SIGTERM): what did not finish is skipped, never an error (its worker was killed).
             trace = Trace(skipped=interrupt.REASON)
-        if progress is not None:
+        if progress is not None and trace.skipped != interrupt.REASON:
+            # A run stopped by Ctrl-C did not finish: counting it would show "8/8 runs" before "5 of 8 did not finish".
             progress.update(error=trace.error is not None)
         return index, Record(question=record.question, trace=trace, run=run)
 

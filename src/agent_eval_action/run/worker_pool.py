@@ -34,6 +34,7 @@ from agent_eval_action.agent_worker import protocol
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import AgentLoadError
 from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.run.agent_loader import with_suggestion
 from agent_eval_action.run.run_pool import keep_partial
 from agent_eval_action.run.worker_start import WorkerSettings, kill_session, spawn, take, worker_files
 from agent_eval_action.traces.adk_events import trace_from_run
@@ -209,7 +210,8 @@ class WorkerPool:
             ) from None
         if protocol.FATAL in hello:
             await self._kill(worker, "it could not load the agent")
-            raise AgentLoadError("--agent", f"{self.settings.agent}: {hello[protocol.FATAL]}")
+            reason = with_suggestion(self.settings.agent, str(hello[protocol.FATAL]), self.settings.cwd)
+            raise AgentLoadError("--agent", f"{self.settings.agent}: {reason}")
         self.info = hello[protocol.READY]
         return worker
 

@@ -245,6 +245,7 @@ class Scorer:
         # Scores from elsewhere: LLM judges' (in ``extra``) are judged; recorded ``score.*`` ones are measured.
         kinds: dict[str, str] = {m.name: m.kind for m in self.metrics}
         kinds.update({name: "judge" for scores in self.extra.values() for name in scores})
+        units = {m.name: m.unit for m in self.metrics}
         # One pass over the questions builds every metric's column: the scored values with their
         # question ids (for pass rates) and the reasons for the unscored ones. Each Score is read
         # once; on large tables the reads, not the arithmetic, are what summarizing costs.
@@ -275,6 +276,7 @@ class Scorer:
                 percentiles=direction == "lower",
             )
             summary[name].kind = kinds.get(name, "trace")  # type: ignore[assignment]
+            summary[name].unit = units.get(name)
             threshold = self.pass_thresholds.get(name)
             if name in dataset.criteria and name not in self.configured_thresholds:
                 threshold = dataset.criteria[name]

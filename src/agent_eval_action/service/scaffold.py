@@ -19,6 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agent_eval_action.repo.agent_code import agent_candidates
+
 CONFIG = "agent-eval.toml"
 DATASETS = "evaluation/datasets"
 WORKFLOWS = {
@@ -46,13 +48,7 @@ class Scaffold:
 def find_agent(root: Path) -> str | None:
     """``pkg.agent:root_agent`` when exactly one folder at the top holds an ``agent.py`` that
     assigns ``root_agent`` (ADK's layout); otherwise None: guessing between two is not ours."""
-    found = [
-        f"{path.parent.name}.agent:root_agent"
-        for path in sorted(root.glob("*/agent.py"))
-        if not path.parent.name.startswith(".")
-        and path.parent.name.isidentifier()
-        and re.search(r"^root_agent\s*(:[^=]*)?=", path.read_text(encoding="utf-8", errors="replace"), re.M)
-    ]
+    found = agent_candidates(root)
     return found[0] if len(found) == 1 else None
 
 

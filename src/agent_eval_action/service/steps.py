@@ -18,6 +18,7 @@ from agent_eval_action.config import Config
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, InfrastructureError
+from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import (
     BaseRun,
     DatasetComparison,
@@ -333,7 +334,7 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, 
     gate.rules_from, gate.config_changes = rules.source, rules.changes
     if results.problems or stopped:
         total = sum(len(d.questions) for d in results.datasets)
-        why = [f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again"]
+        why = [f"interrupted: {stopped} of {plural(total, 'question run')} did not finish (Ctrl-C or SIGTERM); run the check again"]
         gate.outcome, gate.unchecked = "unchecked", (why if stopped else []) + [p.message for p in results.problems[:10]]
     results.gate = gate
     return Outcome(results=results, config=config, compared=compared)
@@ -396,7 +397,7 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
         if shown is not None and shown.baseline is not None and shown.current is not None:
             figures = f" ({shown.metric} {fmt(shown.baseline, shown.metric)} → {fmt(shown.current, shown.metric)})"
         lines.append(
-            f"{dataset.name}: the model moved: {differ} of {total} questions answer differently than the stored baseline "
+            f"{dataset.name}: the model moved: {differ} of {plural(total, 'question')} answer differently than the stored baseline "
             f"with the same code{figures}; this does not fail the PR unless [gate] fail-on-drift = true. "
             f"Refresh the baseline on the base branch with `{REFRESH}`"
         )

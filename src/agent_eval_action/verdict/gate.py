@@ -14,11 +14,11 @@ from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_wor
 
 
 def is_timing(metric: str) -> bool:
-    """Whether the metric is measured in wall-clock time (declared where it is registered)."""
-    from agent_eval_action.metrics import REGISTRY
+    """Whether the metric is measured in wall-clock time: its unit (declared where it is registered,
+    or a custom metric's) is seconds."""
+    from agent_eval_action.metrics.registry import unit_of
 
-    found = REGISTRY.get(metric)
-    return found is not None and found.timing
+    return unit_of(metric) == "seconds"
 
 
 def metric_kinds(config: Config | None = None, results: Results | None = None) -> dict[str, str]:
@@ -121,7 +121,10 @@ def evaluate_gate(
             failures.append(record(rule, detail, **parts))
 
         if errors and _nothing_scored(dataset, config, kinds):
-            fail("nothing_scored", f"all {len(dataset.questions)} runs ended without a score on a gated metric ({plural(errors, 'error')})")
+            fail(
+                "nothing_scored",
+                f"all {plural(len(dataset.questions), 'run')} ended without a score on a gated metric ({plural(errors, 'error')})",
+            )
         if config.max_errors is not None and errors > config.max_errors:
             fail("max_errors", f"{plural(errors, 'question')} ended in an error (max_errors = {config.max_errors})", current=errors)
         if comparison is not None and comparison.status == "compared" and config.fail_on_new_errors and errors > comparison.baseline_errors:

@@ -82,9 +82,11 @@ def narrowed(base: Config, head: Config) -> list[str]:
     """What the PR stops checking, in the words of the other changes: the base's values still
     apply to this PR."""
     lines = []
-    if base.datasets != head.datasets and any(g not in head.datasets for g in base.datasets):
+    # Datasets named for this run (`--datasets`, the datasets input) are the run's choice, not a
+    # change of the PR's: the base's datasets are still evaluated, and not listed as a change.
+    if "datasets" not in head.given and base.datasets != head.datasets and any(g not in head.datasets for g in base.datasets):
         lines.append(f"datasets {_show(base.datasets)} -> {_show(head.datasets)} (the base's datasets are still evaluated)")
-    if head.metrics and (not base.metrics or any(m not in head.metrics for m in base.metrics)):
+    if "metrics" not in head.given and head.metrics and (not base.metrics or any(m not in head.metrics for m in base.metrics)):
         before = _show(base.metrics) if base.metrics else "(every metric)"
         lines.append(f"metrics {before} -> {_show(head.metrics)} (the base's metrics are still computed)")
     return lines
@@ -95,6 +97,8 @@ def differences(base: Config, head: Config) -> list[str]:
     before, after = _flat({n: base.model_dump()[n] for n in FROM_BASE}), _flat({n: head.model_dump()[n] for n in FROM_BASE})
     lines = []
     for key in sorted(before.keys() | after.keys()):
+        if key.replace("-", "_") in head.given:  # a flag of this run (--all), not the PR's config
+            continue
         if before.get(key) != after.get(key):
             lines.append(f"{key} {_show(before.get(key))} -> {_show(after.get(key))}")
     return lines

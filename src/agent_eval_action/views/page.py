@@ -26,6 +26,7 @@ from agent_eval_action.core.models import (
     Results,
     Score,
     ToolInteraction,
+    Unit,
 )
 from agent_eval_action.repo.history import Point
 from agent_eval_action.scoring.aggregate import passes
@@ -33,11 +34,6 @@ from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, coun
 from agent_eval_action.verdict.gate import RuleView, is_timing
 from agent_eval_action.views.background import Background
 
-SECONDS = {"latency", "turn_latency", "llm_time", "tool_time", "time_to_first_response"}
-COUNTS = {
-    "llm_calls", "tool_calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens", "thinking_tokens",
-    "max_call_tokens", "grounding_chunks", "output_density", "distinct_tools", "agent_handoffs",
-}  # fmt: skip
 Mark = Literal["fail", "worse", "better", "same", "new", "info"]
 # "info": a timing no rule gates, measured on another machine at another hour than its baseline.
 MARKS: dict[str, str] = {"fail": "🔴", "worse": "⚠️", "better": "🟢", "same": "⚪", "new": "🆕", "info": "ℹ️"}
@@ -57,17 +53,25 @@ VALUE_CHARS = 160
 HUGE = 1e15
 
 
+def unit(metric: str) -> Unit:
+    """The metric's unit, as the registry (or a custom metric's ``unit``) declares it."""
+    from agent_eval_action.metrics.registry import unit_of  # the metric modules: only when a figure is shown
+
+    return unit_of(metric)
+
+
 def fmt(value: float | None, metric: str = "") -> str:
-    """A figure in the metric's unit: seconds, counts, dollars, else a percentage of 0..1."""
+    """A figure in the metric's unit: seconds, counts, dollars, plain numbers, else a percentage of 0..1."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if abs(value) >= HUGE:  # 300 digits of a recorded 1e308 say nothing more than its exponent
         return f"{value:.3g}"
-    if metric in SECONDS:
+    kind = unit(metric) if metric else "ratio"
+    if kind == "seconds":
         return f"{value:.2f}{NBSP}s"
-    if metric in COUNTS:
+    if kind in ("count", "number"):
         return f"{value:,.1f}" if value != int(value) else f"{value:,.0f}"
-    if metric == "cost_usd":
+    if kind == "usd":
         return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
     return _percent(value * 100) + "%"
 
@@ -78,7 +82,7 @@ def _percent(number: float) -> str:
 
 
 def is_share(metric: str) -> bool:
-    return metric not in SECONDS | COUNTS and metric != "cost_usd"
+    return not metric or unit(metric) == "ratio"
 
 
 def signed(value: float | None, metric: str = "") -> str:
@@ -97,11 +101,12 @@ def signed(value: float | None, metric: str = "") -> str:
 
 def _small(value: float, metric: str) -> str:
     """A change too small for the metric's usual precision, with two significant digits."""
-    if metric in SECONDS:
+    kind = unit(metric) if metric else "ratio"
+    if kind == "seconds":
         return f"{value:.2g}{NBSP}s"
-    if metric == "cost_usd":
+    if kind == "usd":
         return f"${value:.2g}"
-    if metric in COUNTS:
+    if kind in ("count", "number"):
         return f"{value:.2g}"
     return f"{value * 100:.2g}%"
 
@@ -215,7 +220,11 @@ def _fail_words(failures: list[GateFailure], noise: GateFailure | None, metric: 
         elif failure.rule not in ("question_drop", "max_regression", "min", "max"):
             parts.append(failure.detail or failure.message)
     if row is not None and noise is not None:
-        parts.append(f"{signed(row.delta, metric)} is more than {limit_words(noise.limit, metric)}, but within noise")
+        # What failed comes first; the mean's fall is said apart, as what fails nothing by itself.
+        parts.append(
+            f"the mean fell {signed(row.delta, metric)}, more than {limit_words(noise.limit, metric)}, "
+            "which alone fails nothing as it is within noise"
+        )
     return "fails the gate: " + "; ".join(p for p in parts if p)
 
 
@@ -245,6 +254,7 @@ def _row(
 ) -> MetricRow:
     metric = comparison.metric
     mark: Mark
+    folded = False  # a count that moved within noise: with what held
     if failures:
         mark, words = "fail", _fail_words(failures, noise, metric, comparison)
     elif comparison.verdict == "removed":
@@ -259,7 +269,11 @@ def _row(
         worse = worse_amount(comparison.delta, comparison.direction) > 0
         sure = ci_on_worse_side(comparison.ci95, comparison.direction) if worse else None
         significant = comparison.verdict in ("regressed", "improved")
-        if worse:
+        if worse and not (bool(sure) or significant) and noise is None and unit(metric) in ("count", "usd"):
+            # A few tokens or calls more, within noise (+0.9 output tokens): a count moves with every
+            # run of a model, so it is no warning unless it is beyond noise or a rule counts it.
+            mark, words, folded = "same", "changed, within noise", True
+        elif worse:
             mark = "worse"
             words = _worse_words(comparison, rule, noise, bool(sure) or significant)
         else:
@@ -273,7 +287,7 @@ def _row(
     threshold = rule is not None and (rule.min is not None or rule.max is not None)
     visible = fmt(comparison.baseline, metric) != fmt(comparison.current, metric) and comparison.baseline is not None
     # A timing no rule gates is folded with what held: a PR that changes only the machine moves nothing.
-    visible = visible and mark != "info"
+    visible = visible and mark != "info" and not folded
     return MetricRow(
         metric=metric,
         direction=comparison.direction,
@@ -678,7 +692,7 @@ def reasons(results: Results) -> list[Reason]:
         runs = [q for q in dataset.questions if q.id in named]
         prefix = f"{dataset.name}: " if several else ""
         total = len({q.id for q in dataset.questions})
-        short = f"{len(ids)} of {total} questions {_phrase(metrics[0][0], runs, len(ids) == 1)}"
+        short = f"{len(ids)} of {plural(total, 'question')} {_phrase(metrics[0][0], runs, len(ids) == 1)}"
         # Each question named once: the questions whose metrics fell alike, then how they fell.
         fell: dict[str, list[str]] = defaultdict(list)
         for metric, failures in metrics:
@@ -822,12 +836,13 @@ def run_line(results: Results) -> str | None:
         parts.append(base_run_line(results.base_run))
     if run.max_in_flight:
         if run.concurrency == "auto":
-            halved = f", halved {plural(run.decreases, 'time')} on 429 / deadline" if run.decreases else ""
             # The limit can stand above what was ever in flight (16 for a run of 5 questions): say both.
-            parts.append(
-                f"concurrency auto: {run.max_in_flight} in flight at most; the limit reached {run.reached} "
-                f"(ceiling {run.ceiling}), ended at {run.final}{halved}"
-            )
+            limit = f"the limit rose to {run.reached} (of at most {run.ceiling})"
+            if run.decreases:
+                limit += f", was halved {plural(run.decreases, 'time')} on 429 / deadline and ended at {run.final}"
+            elif run.final != run.reached:
+                limit += f" and ended at {run.final}"
+            parts.append(f"concurrency auto: at most {plural(run.max_in_flight, 'question run')} in flight; {limit}")
         else:
             parts.append(f"concurrency {run.concurrency}")
     for label, use in (("agent budget", run.budget), ("judge budget", run.judge_budget)):
@@ -846,16 +861,24 @@ def base_run_line(base: BaseRun) -> str:
     return f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}, {plural(base.model_calls, 'model call')}"
 
 
-def unpaired_lines(comparison: DatasetComparison | None) -> list[str]:
+def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> list[str]:
     """Per group of metrics, the questions scored on one side only: "1 question scored only on
-    the base for llm_calls, tool_calls (removed, or an error or unscored now)"."""
+    the base for llm_calls, tool_calls (removed, or an error or unscored now)". ``errored``: the
+    questions whose every run ended in an error now, said once (no metric scored them) instead
+    of in every metric's count."""
     if comparison is None or comparison.status != "compared":
         return []
     groups: dict[tuple[int, int], list[str]] = defaultdict(list)
     for m in comparison.metrics:
-        if m.verdict not in ("new", "removed") and (m.baseline_only or m.current_only):
-            groups[(m.baseline_only, m.current_only)].append(m.metric)
+        base_only = max(0, m.baseline_only - errored)
+        if m.verdict not in ("new", "removed") and (base_only or m.current_only):
+            groups[(base_only, m.current_only)].append(m.metric)
     lines = []
+    if errored:
+        lines.append(
+            f"{plural(errored, 'question')} ended in an error in this run, so no metric scored "
+            f"{'it' if errored == 1 else 'them'}: the rows compare the other questions"
+        )
     for (base_only, head_only), metrics in groups.items():
         parts = []
         if base_only:
@@ -946,6 +969,11 @@ def dataset_view(
     failing = [v for v in views if v.status == "error" or v.failed]
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
     lines = [_dataset_line(f) for f in (gate.failures if gate else []) if f.dataset == dataset.path and not f.metric]
+    # Questions the base has whose every run ended in an error now: scored on the base only, for every metric.
+    added = set(comparison.added_questions) if comparison is not None else set()
+    errored_ids = (
+        {q.id for q in dataset.questions if q.status == "error"} - {q.id for q in dataset.questions if q.status != "error"} - added
+    )
     return DatasetView(
         result=dataset,
         comparison=comparison,
@@ -962,7 +990,7 @@ def dataset_view(
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
         notes=cost_notes(dataset),
-        unpaired=unpaired_lines(comparison),
+        unpaired=unpaired_lines(comparison, len(errored_ids)),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
         failed_runs=failed_runs,
@@ -1010,8 +1038,14 @@ class Page:
             "drift": results.drift_notes,
             "version": results.tool_version,
             "base_label": self.base_label,
+            # Compared with the base's agent run now: the label names it (and its commit) already.
+            "base_is_run": self.base_is_run,
             "history_depth": self.history_depth,
         }
+
+    @property
+    def base_is_run(self) -> bool:
+        return self.results.base_run is not None
 
 
 def build(results: Results, *, thresholds: dict[str, float] | None = None, background: Background | None = None) -> Page:
@@ -1024,6 +1058,7 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
         from agent_eval_action.verdict.gate import rules_of
 
         background = Background(rules=rules_of(results, GateConfig(), {name: m.kind for name, m in REGISTRY.items()}))
+    _learn_units(results)
     comparisons = {c.path: c for c in results.comparison or []}
     same_job = results.compare_with == "base" and results.base_run is not None  # both sides timed in this job
     thresholds = thresholds or {}
@@ -1042,6 +1077,17 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
         else background.base_label or "the baseline",
         history_depth=max((len(p) for h in background.history.values() for p in h.values()), default=0),
     )
+
+
+def _learn_units(results: Results) -> None:
+    """The units the results recorded for metrics the registry does not hold (a custom metric of
+    the run that wrote them), so that a report made later from the file shows them alike."""
+    from agent_eval_action.metrics.registry import declare_unit
+
+    for dataset in results.datasets:
+        for name, summary in dataset.summary.items():
+            if summary.unit is not None:
+                declare_unit(name, summary.unit)
 
 
 def page_of(shown: Page | Results, thresholds: dict[str, float] | None = None, background: Background | None = None) -> Page:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.markdown import code_block, cut_blocks, escape_html, escape_md, printed
+from agent_eval_action.core.markdown import code_block, cut_blocks, escape_html, escape_md, plural, printed
 from agent_eval_action.core.models import Results
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.page import MARKS, Page, QuestionView, ci, failed_metrics, fmt, page_of, signed
@@ -83,6 +83,7 @@ class Renderer:
             code=code_block,
             emoji=lambda v: VERDICT_EMOJI.get(v, ""),
             tojson_compact=_json,
+            plural=plural,
         )
 
     def render(self, name: str, context: dict[str, Any]) -> str:

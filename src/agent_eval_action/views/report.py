@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.markdown import printed
+from agent_eval_action.core.markdown import plural, printed
 from agent_eval_action.core.models import DatasetResult, QuestionResult, Results, Score, Transcript
 from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.repo.history import Point
@@ -319,7 +319,7 @@ def environment(cache: Any = None) -> Environment:
         lstrip_blocks=True,
         bytecode_cache=cache if cache is not None else bytecode_cache("report"),
     )
-    env.filters.update(fmt=fmt, signed=signed, compact=compact, pretty=_pretty, jsonish=_jsonish)
+    env.filters.update(fmt=fmt, signed=signed, compact=compact, pretty=_pretty, jsonish=_jsonish, plural=plural)
     return env
 
 

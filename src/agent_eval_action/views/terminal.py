@@ -99,13 +99,14 @@ def _wrapped(prefix: str, items: list[str], width: int = 110) -> list[str]:
     return textwrap.wrap(", ".join(items), width=width, initial_indent=prefix, subsequent_indent=" " * len(prefix)) if items else []
 
 
-def moved_lines(d: DatasetView, label: str | None) -> list[str]:
-    """What moved (marked), then the unchanged metrics in one wrapped line."""
+def moved_lines(d: DatasetView, label: str | None, *, base_is_run: bool = False) -> list[str]:
+    """What moved (marked), then the unchanged metrics in one wrapped line. ``base_is_run``: the
+    label names the base's run now, which has no baseline file to name beside it."""
     lines = []
     where = ""
     if d.comparison is not None and d.comparison.status == "compared":
         where = f"compared with {label}" if label else "compared with its baseline"
-        if d.comparison.baseline_path:
+        if d.comparison.baseline_path and not base_is_run:
             where += f" ({d.comparison.baseline_path})"
     elif d.comparison is not None and d.comparison.status == "new":
         where = "no baseline yet: run `baseline update` on the default branch"
@@ -195,7 +196,7 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
                 f"{dataset.name} ({dataset.format}, {plural(d.question_count, 'question')}, {plural(len(dataset.questions), 'run')}, {plural(d.errors, 'error')}) - {dataset.path}"
             )
             lines.extend(f"  {note}" for note in d.notes)
-            lines.extend(moved_lines(d, shown.base_label))
+            lines.extend(moved_lines(d, shown.base_label, base_is_run=shown.base_is_run))
             lines.extend(why_lines(d))
             # What an errored run said: the reason a reviewer needs first (results.json has them all).
             errored = [q for q in dataset.questions if q.status == "error"]

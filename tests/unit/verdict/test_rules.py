@@ -70,6 +70,16 @@ def test_a_pr_that_narrows_the_datasets_still_evaluates_the_bases() -> None:
     ]
 
 
+def test_what_the_command_line_names_is_no_change_of_the_prs() -> None:
+    """`--datasets evaluation/datasets/*.json`, `--all`, `--metrics latency` typed for one run: the base's
+    datasets and metrics are still checked, and nothing is listed as "this PR changes the gate"."""
+    head = head_config(BASE).with_overrides(datasets=["evaluation/datasets/*.json"], select="all", metrics=["latency"])
+    found = rules_at_base(head, {"agent-eval.toml": BASE}.get, "", "abc1234")
+    assert found.changes == []
+    assert found.config.datasets == ["evaluation/datasets/*.json", "evaluation/more/*.csv"]
+    assert found.config.metrics == ["latency", "tool_usage_accuracy"] and found.config.select == "changed"
+
+
 def test_a_pr_that_only_adds_a_dataset_narrows_nothing() -> None:
     head = BASE.replace(', "evaluation/more/*.csv"]', ', "evaluation/more/*.csv", "evaluation/new/*.json"]')
     assert rules(head, {"agent-eval.toml": BASE}).changes == []

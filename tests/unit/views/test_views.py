@@ -111,8 +111,10 @@ def test_rows_that_fail_improve_or_hold() -> None:
     )
     assert (view.moved[0].emoji, view.moved[0].words) == (
         "🔴",
-        "fails the gate: 1 question dropped (100% → 0%); −50\u00a0pts is more than the 5\u00a0pts allowed (max_regression 0.05), but within noise",
+        "fails the gate: 1 question dropped (100% → 0%); the mean fell −50\u00a0pts, more than the 5\u00a0pts allowed "
+        "(max_regression 0.05), which alone fails nothing as it is within noise",
     )
+    assert "but within noise" not in view.moved[0].words  # a failing row never reads as if it held
     better = dataset_view(dataset({"a": 1.0}), comparison(0.2, (0.1, 0.3), "improved"), None, {}, Background(rules=RULES)).moved[0]
     assert (better.emoji, better.words) == ("🟢", "better")
     same = dataset_view(dataset({"a": 1.0}), comparison(0.0, (0.0, 0.0), "unchanged"), None, {}, Background(rules=RULES))
@@ -249,12 +251,15 @@ def test_base_and_pr_columns_average_the_questions_the_change_pairs() -> None:
     view = dataset_view(head, compared, GateResult(), {}, Background())
     (row,) = view.unchanged
     assert (fmt(row.baseline, "llm_calls"), fmt(row.current, "llm_calls"), row.n, row.words) == ("2", "2", 2, "unchanged")
-    assert view.unpaired == ["llm_calls: 1 question scored only on the base (removed, or an error or unscored now)"]
+    # The question that errs is said to have erred, once, not counted in every metric's "not paired".
+    errored = "1 question ended in an error in this run, so no metric scored it: the rows compare the other questions"
+    assert view.unpaired == [errored]
     comment = Renderer().render("comment.md.j2", view_of(Results(datasets=[head], comparison=[compared], gate=GateResult())))
     assert "| llm\\_calls | 2 | 2 | 2 | 0 |" in comment
-    assert "Not paired: llm\\_calls: 1 question scored only on the base" in comment
+    assert "Not paired: 1 question ended in an error in this run, so no metric scored it" in comment
+    assert "scored only on the base" not in comment
     lines = render(Results(datasets=[head], comparison=[compared], gate=GateResult()), {}, Background()).splitlines()
-    assert "  not paired: llm_calls: 1 question scored only on the base (removed, or an error or unscored now)" in lines
+    assert f"  not paired: {errored}" in lines
     # Added and removed questions pair with nothing either.
     grown = compare_dataset(_runs("llm_calls", {"a": 2.0, "d": 9.0}), _runs("llm_calls", {"a": 2.0, "b": 5.0}), baseline_path="b.json")
     assert (grown.metrics[0].baseline, grown.metrics[0].current, grown.metrics[0].delta) == (2.0, 2.0, 0.0)
@@ -454,3 +459,41 @@ def test_the_gate_stores_what_it_decided_on_each_failure() -> None:
     assert (failure.rule, failure.limit, failure.significant, failure.subject) == ("max_regression", 0.05, True, "cs")
     assert failure.detail is not None and failure.message == f"cs: {failure.detail}"
     assert failure.detail.startswith(f"{STATE} 1 -> 0.2 (delta -0.8") and failure.detail.endswith("regressed beyond max_regression 0.05")
+
+
+def test_a_count_that_moved_within_noise_is_no_warning() -> None:
+    """+0.9 output tokens a question, the CI across zero: no ⚠️ row; beyond noise it is one."""
+    more = MetricComparison(
+        metric="output_tokens", direction="lower", baseline=40.0, current=40.9, delta=0.9, ci95=(-2.0, 3.5), verdict="unchanged"
+    )
+    compared = DatasetComparison(dataset="cs", path=PATH, status="compared", metrics=[more])
+    shown = dataset_view(DatasetResult(path=PATH, name="cs", format="golden"), compared, None, {}, Background(rules={}))
+    assert shown.moved == [] and [(r.metric, r.emoji, r.words) for r in shown.unchanged] == [
+        ("output_tokens", "⚪", "changed, within noise")
+    ]
+    results = Results(datasets=[DatasetResult(path=PATH, name="cs", format="golden")], comparison=[compared])
+    assert "⚠️" not in Renderer().render("comment.md.j2", view_of(results)) and "! output_tokens" not in render(results, {})
+    beyond = more.model_copy(update={"ci95": (0.4, 1.4), "verdict": "regressed"})
+    row = dataset_view(
+        DatasetResult(path=PATH, name="cs", format="golden"),
+        compared.model_copy(update={"metrics": [beyond]}),
+        None,
+        {},
+        Background(rules={}),
+    ).moved[0]
+    assert (row.emoji, row.words) == ("⚠️", "worse, beyond noise; no rule gates it")
+
+
+def test_the_base_run_is_named_once_in_the_terminal() -> None:
+    """Compared with the base's agent run now: its label, not also "(the base's agent run now at ...)"."""
+    from agent_eval_action.core.models import BaseRun
+
+    head = dataset({"a": 1.0, "b": 1.0})
+    compared = compare_dataset(head, dataset({"a": 1.0, "b": 1.0}), baseline_path="the base's agent run now at 13726e1")
+    results = Results(datasets=[head], comparison=[compared], base_run=BaseRun(commit="13726e1" + "0" * 33, questions=2))
+    text = render(results, {}, Background(rules=RULES))
+    assert "compared with the base's agent run now (13726e1)" in text and text.count("the base's agent run now") == 1, text
+    # Against a stored baseline, its file is named beside the label.
+    on_file = compare_dataset(head, dataset({"a": 1.0, "b": 1.0}), baseline_path="evaluation/baselines/cs.json")
+    stored = render(Results(datasets=[head], comparison=[on_file]), {}, Background(rules=RULES, base_label="merge-base 1a2b3c4"))
+    assert "compared with merge-base 1a2b3c4 (evaluation/baselines/cs.json)" in stored

@@ -1,0 +1,36 @@
+"""Each metric's unit is declared where it is registered (a custom metric's in its config), and
+the views, the gate's timing rule and the readers of producers' columns all ask the registry."""
+
+from __future__ import annotations
+
+from agent_eval_action.metrics import REGISTRY
+from agent_eval_action.metrics.registry import declare_unit, recorded_unit, unit_of
+from agent_eval_action.verdict.gate import is_timing
+from agent_eval_action.views.page import fmt, signed
+
+
+def test_the_built_in_metrics_declare_their_units() -> None:
+    units = {name: metric.unit for name, metric in REGISTRY.items() if metric.unit != "ratio"}
+    assert units == {
+        "latency": "seconds",
+        "turn_latency": "seconds",
+        "llm_calls": "count",
+        "tool_calls": "count",
+        "input_tokens": "count",
+        "output_tokens": "count",
+        "cached_tokens": "count",
+        "total_tokens": "count",
+        "cost_usd": "usd",
+    }
+    assert [name for name in REGISTRY if is_timing(name)] == ["latency", "turn_latency"]
+    assert (recorded_unit("duration_sec"), recorded_unit("tool_calls"), recorded_unit("unique_tools")) == ("seconds", "count", None)
+
+
+def test_a_declared_unit_is_the_one_every_view_uses() -> None:
+    assert fmt(1234.0, "my_count_metric") == "123400%"  # undeclared: a ratio, as ADK's and judges' scores are
+    declare_unit("my_count_metric", "count")
+    declare_unit("my_wait", "seconds")
+    declare_unit("latency", "count")  # a built-in metric's unit is its registration's
+    assert unit_of("my_count_metric") == "count" and unit_of("latency") == "seconds"
+    assert (fmt(1234.0, "my_count_metric"), signed(-3.0, "my_count_metric")) == ("1,234", "−3")
+    assert fmt(2.5, "my_wait") == "2.50\u00a0s" and is_timing("my_wait")
