@@ -78,10 +78,16 @@ def _output_density(calls: list[LlmCall]) -> tuple[float, str]:
 
 
 register("cache_hit_rate", "higher", "Share of prompt tokens served from the context cache.", kind="trace")(_from_calls(_cache_hit_rate))
-register("thinking_tokens", "lower", "Thinking (reasoning) tokens over all model calls.", kind="trace", unit="count")(_from_calls(_thinking_tokens))
+register("thinking_tokens", "lower", "Thinking (reasoning) tokens over all model calls.", kind="trace", unit="count")(
+    _from_calls(_thinking_tokens)
+)
 register("reasoning_ratio", "neutral", "Thinking tokens / (thinking + response tokens).", kind="trace")(_from_calls(_reasoning_ratio))
 register(
-    "max_call_tokens", "lower", "Tokens of the largest single model call (prompt and answer): how full the context got.", kind="trace", unit="count"
+    "max_call_tokens",
+    "lower",
+    "Tokens of the largest single model call (prompt and answer): how full the context got.",
+    kind="trace",
+    unit="count",
 )(_from_calls(_max_call_tokens))
 register("grounding_chunks", "neutral", "Grounding chunks (citations) in the model's responses.", kind="trace", unit="count")(
     _from_calls(_grounding_chunks)
