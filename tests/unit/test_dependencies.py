@@ -1,6 +1,6 @@
 """The dependencies are what the code imports and what the docs say it is built on.
 
-Every runtime dependency in pyproject's ``[project] dependencies`` is imported somewhere in
+Every runtime dependency in pyproject's ``[project] dependencies`` (and its feature extras) is imported somewhere in
 ``src/`` (a declared package nothing uses only widens what a security reviewer of the lock file
 must trust), every third-party import in ``src/`` is declared (not only had through another
 package, which may drop it), and the docs' "Built on" list names only declared dependencies.
@@ -30,10 +30,16 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# Extras of the tool's own, not of the package: the development tools and the benchmarks' ADK.
+NOT_RUNTIME_EXTRAS = ("dev", "bench")
+
+
 def declared() -> set[str]:
+    """The runtime dependencies: the core's and those of the extras a feature needs (``vertex``)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = [spec for name, specs in project.get("optional-dependencies", {}).items() if name not in NOT_RUNTIME_EXTRAS for spec in specs]
     names = set()
-    for spec in project["dependencies"]:
+    for spec in [*project["dependencies"], *extras]:
         found = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec)
         assert found, spec
         names.add(normalize(found.group()))
