@@ -68,7 +68,9 @@ def chosen_agent_python(setting: str | None, start: Path, *, ours: str) -> tuple
     if found is not None:
         here = Path.cwd().resolve()
         shown = os.path.relpath(found, here) if found.is_relative_to(here) else str(found)
-        return str(found), f"the agent's Python: {shown} (the repository's {found.parent.parent.name}, which has google-adk; agent-python overrides)"
+        return str(
+            found
+        ), f"the agent's Python: {shown} (the repository's {found.parent.parent.name}, which has google-adk; agent-python overrides)"
     return None, (
         f"the agent's Python: {ours} (this tool's own: no agent-python setting and no .venv or venv with google-adk up to the "
         "repository's top; if the agent needs packages of its own, set agent-python)"
