@@ -11,12 +11,13 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.fakes.gemini_server import FakeGemini
 from tests.helpers.adk_venvs import ADK_1, adk_venv
 from tests.helpers.first_day import AGENT, customer_service_model, questions, sample_repo
-from tests.helpers.readme import steps
-from tests.helpers.repos import git
+from tests.helpers.readme import offline_lines, steps
+from tests.helpers.repos import commit, git
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,3 +92,44 @@ def test_a_sample_pinned_to_adk_1_follows_the_readme_to_a_passing_baseline_and_a
         assert "q_cart_01" in failed.stdout, failed.stdout
     finally:
         model.close()
+
+
+def test_the_documented_offline_way_records_once_with_credentials_and_replays_with_none(tmp_path: Path) -> None:
+    record, replay = offline_lines()
+    assert "GOOGLE_API_KEY=" in record and "GOOGLE_" not in replay
+    repo = sample_repo(tmp_path / "repo")
+    (repo / ".venv").symlink_to(adk_venv(ADK_1).parent.parent)
+    (repo / "agent-eval.toml").write_text(f'datasets = ["evaluation/datasets/*.json"]\nagent = "{AGENT}"\n')
+    dataset = repo / "evaluation" / "datasets" / "customer_service_golden.json"
+    dataset.parent.mkdir(parents=True)
+    dataset.write_text(json.dumps(questions("customer_service_agent")))
+    commit(repo, "questions")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_", "INPUT_", "VIRTUAL_ENV", "PYTHON"))}
+    env["PATH"] = tool_only_path(tmp_path)
+
+    def paste(line: str, **more: str) -> dict[str, Any]:
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", line], cwd=repo, env={**env, **more}, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, f"$ {line}\n{done.stdout}{done.stderr}"
+        results: dict[str, Any] = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+        return results
+
+    model = FakeGemini(parts=customer_service_model)
+    try:
+        # "With credentials": the stand-in takes the key the line gives, where google-genai is told to send it.
+        recorded = paste(record, GOOGLE_GEMINI_BASE_URL=model.url)
+    finally:
+        model.close()
+    assert model.prompts and recorded["datasets"][0]["model_calls"] == {"live": len(model.prompts), "replayed": 0}
+    replayed = paste(replay)  # no credentials, no model: the stand-in is gone
+    assert replayed["datasets"][0]["model_calls"] == {"live": 0, "replayed": len(model.prompts)}
+
+    def scores(results: dict[str, Any]) -> dict[str, Any]:
+        return {
+            q["id"]: {m: s["value"] for m, s in q["scores"].items() if m not in ("latency", "turn_latency")}
+            for q in results["datasets"][0]["questions"]
+        }
+
+    assert scores(replayed) == scores(recorded)
+    assert scores(replayed)["q_discount_01"]["state_management_fidelity"] == 1.0
