@@ -25,7 +25,7 @@ def test_the_install_step_names_this_package_at_a_release_tag() -> None:
     (install, *_) = steps()
     name = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
     # In an environment of its own (uv tool / pipx), never in the agent's.
-    assert re.fullmatch(rf'uv tool install "{name} @ git\+https://github\.com/[\w-]+/{name}@v\d+"\n', install), install
+    assert re.fullmatch(rf'uv tool install --compile-bytecode "{name} @ git\+https://github\.com/[\w-]+/{name}@v\d+"\n', install), install
     # The same repository and tag the workflows' `uses:` name.
     uses = re.search(rf"uses: ([\w-]+/{name}@v\d+)", (ROOT / "examples" / "workflows" / "agent-eval-pr.yml").read_text())
     assert uses and f"github.com/{uses.group(1)}" in install, (install, uses)
