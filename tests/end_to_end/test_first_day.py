@@ -70,8 +70,8 @@ def test_a_sample_pinned_to_adk_1_follows_the_readme_to_a_passing_baseline_and_a
             assert done.returncode == 0, f"$ {block}{done.stdout}{done.stderr}"
         passed = json.loads((repo / "agent-eval-results" / "results.json").read_text())
         assert passed["gate"]["outcome"] == "passed"
-        (baseline,) = (repo / "evaluation" / "baselines").rglob("*_golden.json")
-        recorded = json.loads(baseline.read_text())["datasets"][0]["questions"]
+        (written,) = (repo / "evaluation" / "baselines").rglob("*_golden.json")
+        recorded = json.loads(written.read_text())["datasets"][0]["questions"]
         scores = {q["id"]: {m: q["scores"][m]["value"] for m in ("tool_usage_accuracy", "state_management_fidelity")} for q in recorded}
         assert scores == {
             "q_greeting_01": {"tool_usage_accuracy": 1.0, "state_management_fidelity": None},  # no call expected, none made

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "tests" / "apps" / "adk_customer_service"
 AGENT = "customer_service.agent:root_agent"
 # What a user says -> the tool a model calls for it, when the agent declares that tool.
-TOOL_FOR = {
+TOOL_FOR: dict[str, tuple[str, dict[str, Any]]] = {
     "cart": ("access_cart_information", {"customer_id": "123"}),
     "discount": ("approve_discount", {"discount_type": "percentage", "value": 10, "reason": "loyal customer"}),
 }

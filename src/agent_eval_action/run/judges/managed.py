@@ -42,7 +42,7 @@ def spec_name(name: str) -> str:
     if latest is None:
         choices = ", ".join(sorted(known.METRIC_LATEST_SPEC_NAME))
         raise ConfigError(f"managed metric {name!r}", f"is not a Vertex AI predefined metric; known: {choices}")
-    return latest
+    return str(latest)
 
 
 class ManagedJudge:
