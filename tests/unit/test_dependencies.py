@@ -146,3 +146,18 @@ def test_the_built_on_list_names_only_declared_dependencies() -> None:
         assert named & declared(), f"{where}: its Built on section names none of the declared dependencies"
         undeclared = named - declared()
         assert not undeclared, f"{where}: Built on names packages the project does not declare (so may not use): {sorted(undeclared)}"
+
+
+def pinned(lock: str) -> set[str]:
+    return {normalize(line.split("==")[0]) for line in (ROOT / lock).read_text().splitlines() if "==" in line and not line.startswith(" ")}
+
+
+def test_the_vertex_sdk_is_an_extra_that_the_image_and_the_tests_install_and_the_core_does_not() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = {normalize(re.split(r"[<>=!~\[;\s]", spec, maxsplit=1)[0]) for spec in project["dependencies"]}
+    assert "google-cloud-aiplatform" not in core, "the Vertex AI SDK is the vertex extra, not the core"
+    assert any(spec.startswith("google-cloud-aiplatform") for spec in project["optional-dependencies"]["vertex"])
+    assert "google-cloud-aiplatform" in pinned("requirements.runtime.lock"), (
+        "the image (requirements.runtime.lock) includes the vertex extra"
+    )
+    assert "google-cloud-aiplatform" in pinned("requirements.lock"), "the tests' venv (requirements.lock) includes the vertex extra"
