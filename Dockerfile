@@ -13,6 +13,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     UV_PYTHON_DOWNLOADS=never \
     UV_NATIVE_TLS=1
 
+# The runtime lock pins the core and the vertex extra (Vertex AI's managed metrics), which a
+# local install leaves out unless asked for: the action offers every metric.
 COPY requirements.runtime.lock /tmp/requirements.lock
 # Bytecode now (--compile-bytecode, compileall): with PYTHONDONTWRITEBYTECODE every start of the
 # action would compile ADK and the package again. Dependencies' tests/ and test/ folders are

@@ -70,11 +70,12 @@ bench-action: install
 	-bash scripts/container-setup.sh --registry
 	PYTHONPATH=src $(BIN)/python -m bench.action_start $(if $(COMPARE),--compare-ref $(COMPARE))
 
-## Re-resolve the pinned dependencies after editing pyproject.toml: the dev lock (.venv) and the
-## runtime lock the image installs (no dev extra), each keeping its current pins where it can.
+## Re-resolve the pinned dependencies after editing pyproject.toml: the dev lock (.venv: everything
+## the tests need) and the runtime lock the image installs (the vertex extra, no dev extra), each
+## keeping its current pins where it can.
 lock: install
-	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --quiet -o requirements.lock
-	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --quiet -o requirements.runtime.lock
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra vertex --python-version 3.11 --quiet -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml --extra vertex --python-version 3.11 --quiet -o requirements.runtime.lock
 
 clean:
 	rm -rf $(VENV) agent-eval-results bench/out .pytest_cache .mypy_cache .ruff_cache

@@ -30,6 +30,7 @@ SLOW_MODULES = (
     "tests/integration/test_agent_paths.py",
     "tests/integration/test_judges.py",
     "tests/end_to_end/test_init.py",
+    "tests/end_to_end/test_first_day.py",
     "tests/integration/test_budgets_and_concurrency.py",
     "tests/unit/run/test_environments.py",
 )

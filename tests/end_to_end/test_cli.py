@@ -170,3 +170,38 @@ def test_a_wrong_agent_gets_true_advice(tmp_path: Path) -> None:
     assert "give `--agent customer_service.agent:root_agent`" in a_file.stderr
     for done in (wrong_module, a_file):
         assert "run from the directory" not in done.stderr and "no datasets to evaluate" not in done.stderr
+
+
+# What validate has no use for on a golden or .test.json file: the agent's framework, the model
+# client, the table reader, the statistics, the templates, the Vertex AI SDK (together they are
+# most of a second of imports; validate as it is takes a fifth of one for 100 questions).
+HEAVY = ("google.adk", "google.genai", "pandas", "numpy", "jinja2", "vertexai", "opentelemetry.sdk", "rouge_score")
+
+
+def test_validate_imports_nothing_heavy_that_the_file_does_not_need(tmp_path: Path) -> None:
+    questions = [
+        {
+            "id": f"q{i:03d}",
+            "user_inputs": [f"{i}: what is in my cart?"],
+            "agents_evaluated": ["cs"],
+            "reference_data": {"reference_tool_interactions": [{"tool_name": "access_cart_information", "input_arguments": {"id": "1"}}]},
+        }
+        for i in range(100)
+    ]
+    (tmp_path / "cs_golden.json").write_text(json.dumps({"golden_questions": questions}, indent=2))
+    (tmp_path / "cs.test.json").write_text(json.dumps([{"query": "hi", "expected_tool_use": [], "reference": "Hello"}]))
+    for name in ("cs_golden.json", "cs.test.json"):
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "agent_eval_action", "validate", name],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+        assert "agent_eval_action.datasets.golden" in imported or name != "cs_golden.json", sorted(imported)  # the probe sees our imports
+        heavy = sorted(m for m in imported if m in HEAVY or m.startswith(tuple(f"{h}." for h in HEAVY)))
+        assert not heavy, f"validate {name} imported {heavy}"

@@ -112,7 +112,8 @@ def test_init_with_an_agent_that_cannot_load_writes_nothing_and_exits_2(tmp_path
     before = files(repo)
     done = cli(repo, "init", "--agent", "broken.agent:root_agent")
     assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr.startswith("error: --agent: broken.agent:root_agent: ")
+    which, error = done.stderr.split("\n", 1)
+    assert which.startswith("the agent's Python: ") and error.startswith("error: --agent: broken.agent:root_agent: "), done.stderr
     assert files(repo) == before
 
 
@@ -146,3 +147,30 @@ def test_validate_without_a_path_checks_the_configs_datasets(tmp_path: Path) -> 
     valid = cli(repo / "app" / "sub", "validate")  # the config is found upward, its globs read from its folder
     assert valid.returncode == 0, valid.stdout + valid.stderr
     assert "shop_golden.json (golden, 6 valid questions)" in valid.stdout, valid.stdout
+
+
+def test_init_ignores_the_output_folder_in_gitignore_once_and_keeps_every_other_line(tmp_path: Path) -> None:
+    fresh = app_repo(tmp_path / "fresh")
+    (fresh / ".gitignore").unlink()
+    done = cli(fresh, "init", "--agent", "app.agent:root_agent")
+    assert done.returncode == 0, done.stderr
+    assert (fresh / ".gitignore").read_text() == "agent-eval-results/\n"
+    assert "added agent-eval-results/ to .gitignore" in done.stdout
+    assert git(fresh, "status", "--porcelain", "--ignored", "agent-eval-results") == ""  # nothing there yet, and once there:
+    (fresh / "agent-eval-results").mkdir()
+    (fresh / "agent-eval-results" / "results.json").write_text("{}")
+    assert git(fresh, "status", "--porcelain", "--ignored", "agent-eval-results").startswith("!! agent-eval-results/")
+
+    again = cli(fresh, "init", "--agent", "app.agent:root_agent")
+    assert again.returncode == 0 and "added agent-eval-results/" not in again.stdout
+    assert (fresh / ".gitignore").read_text() == "agent-eval-results/\n"  # never twice
+
+    theirs = app_repo(tmp_path / "theirs")
+    (theirs / ".gitignore").write_text("# ours\n__pycache__/\n.venv")  # no newline at the end
+    assert cli(theirs, "init", "--agent", "app.agent:root_agent").returncode == 0
+    assert (theirs / ".gitignore").read_text() == "# ours\n__pycache__/\n.venv\nagent-eval-results/\n"
+
+    spelt = app_repo(tmp_path / "spelt")
+    (spelt / ".gitignore").write_text("/agent-eval-results\n")  # already ignored, written another way
+    assert cli(spelt, "init", "--agent", "app.agent:root_agent").returncode == 0
+    assert (spelt / ".gitignore").read_text() == "/agent-eval-results\n"

@@ -12,13 +12,23 @@ from typing import Any
 
 
 class FakeGemini:
-    def __init__(self, reply: Callable[[str], str] | None = None, latency_s: float = 0.0, limit: int | None = None):
+    def __init__(
+        self,
+        reply: Callable[[str], str] | None = None,
+        latency_s: float = 0.0,
+        limit: int | None = None,
+        parts: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+    ):
         """``limit``: requests in flight above it are answered 429 RESOURCE_EXHAUSTED, as a
-        quota would (``in_flight_peak`` records the most ever answered at once)."""
+        quota would (``in_flight_peak`` records the most ever answered at once). ``parts``: the
+        answer's parts made from the whole request body (an agent's model: ``functionCall``
+        parts for the tools it declares), instead of one text part from ``reply``."""
         self.reply = reply or (lambda prompt: json.dumps({"score": 4, "explanation": "mostly right"}))
+        self.parts = parts
         self.latency_s = latency_s
         self.prompts: list[str] = []
         self.models: list[str] = []
+        self.clients: list[str] = []  # each request's x-goog-api-client header (ADK names itself and its version there)
         self.failures: list[int] = []  # statuses to answer first, one per request
         self.limit = limit
         self.in_flight = self.in_flight_peak = self.throttled = 0
@@ -67,11 +77,12 @@ class FakeGemini:
                     time.sleep(outer.latency_s)
                 prompt = "".join(p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", []))
                 with outer.lock:
+                    outer.clients.append(self.headers.get("x-goog-api-client", ""))
                     outer.prompts.append(prompt)
                     outer.models.append(self.path.split("/models/")[-1].split(":")[0])
-                text = outer.reply(prompt)
+                parts = outer.parts(body) if outer.parts else [{"text": outer.reply(prompt)}]
                 self._send(200, {
-                    "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+                    "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
                     "usageMetadata": {"promptTokenCount": len(prompt) // 4, "candidatesTokenCount": 12, "totalTokenCount": len(prompt) // 4 + 12},
                 })  # fmt: skip
 

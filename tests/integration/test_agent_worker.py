@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.adk_venvs import ADK_1, adk_venv
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 from tests.helpers.hostile import APPS, cli, golden
 from tests.helpers.values import timings
@@ -194,54 +195,9 @@ def test_worker_traces_equal_in_process_traces(tmp_path: Path) -> None:
     assert runs["--workers=2"]["q_address_01"]["tool_usage_accuracy"] == 0.0  # the bundled example's deliberate failure
 
 
-ADK_1 = "1.39.1"
 # Token counts are left out: the scripted model counts the prompt ADK builds, and ADK 1.x builds
 # other instructions around the same conversation. Everything the agent did must be equal.
 VERSION_BOUND = {*timings(), "input_tokens", "total_tokens", "cost_usd", "max_call_tokens"}
-
-
-def adk_venv(version: str) -> Path:
-    """A venv with google-adk==version and nothing of ours, made once and kept in the temp dir.
-    Test sessions running at once (xdist workers, two checkouts on one machine) share it: the
-    first makes it under a lock while the others wait, instead of clearing it under each other."""
-    import fcntl
-    import tempfile
-
-    target = Path(tempfile.gettempdir()) / "agent-eval-adk-venvs" / version
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with (target.parent / f"{version}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _make_adk_venv(version, target)
-
-
-def _make_adk_venv(version: str, target: Path) -> Path:
-    python = target / "bin" / "python"
-    if (target / ".complete").is_file():
-        return python
-    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
-    base = getattr(sys, "_base_executable", sys.executable)
-    try:
-        if uv:
-            subprocess.run([uv, "venv", "-q", "--clear", "--python", base, str(target)], check=True, capture_output=True, timeout=300)
-            subprocess.run(
-                [uv, "pip", "install", "-q", "--python", str(python), f"google-adk=={version}"],
-                check=True,
-                capture_output=True,
-                timeout=600,
-            )
-        else:
-            subprocess.run([base, "-m", "venv", "--clear", str(target)], check=True, capture_output=True, timeout=300)
-            subprocess.run(
-                [str(python), "-m", "pip", "install", "-q", f"google-adk=={version}"], check=True, capture_output=True, timeout=900
-            )
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
-        detail = getattr(error, "stderr", b"") or b""
-        message = f"could not install google-adk=={version} from PyPI into {target}: {detail.decode(errors='replace')[-500:]}"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message + " (needs PyPI; CI always runs this)")
-    (target / ".complete").write_text(version)
-    return python
 
 
 def test_the_example_on_google_adk_1_scores_as_on_2(tmp_path: Path) -> None:

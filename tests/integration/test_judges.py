@@ -243,3 +243,24 @@ def test_cli_mixes_deterministic_and_judge_metrics(gemini: FakeGemini, tmp_path:
     summary = json.loads((tmp_path / "nokey" / "results.json").read_text())["datasets"][0]["summary"]
     assert summary["response_correctness"]["n"] == 0 and summary["response_correctness"]["unscored_reasons"] == {NO_CREDENTIALS: 8}
     assert summary["tool_usage_accuracy"]["n"] == 8
+
+
+def test_a_managed_metric_without_the_vertex_extra_is_bad_config_naming_the_extra(tmp_path: Path) -> None:
+    """The core install leaves the Vertex AI SDK out: the command line, in a process where
+    ``vertexai`` cannot be imported, says which extra to install, and nothing else needs it."""
+    (tmp_path / "agent-eval.toml").write_text('managed-metrics = ["general_quality"]\n')
+    dataset = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
+    without = "import sys; sys.modules['vertexai'] = None; from agent_eval_action.cli.main import main; raise SystemExit(main())"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_", "GITHUB_", "INPUT_"))}
+    env["PYTHONPATH"] = str(ROOT / "src")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", without, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    done = cli("evaluate", str(dataset), "--output-dir", "out")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "managed metric 'general_quality'" in done.stderr and 'pip install "agent-eval-action[vertex]"' in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    (tmp_path / "agent-eval.toml").write_text("")
+    plain = cli("evaluate", str(dataset), "--output-dir", "out")
+    assert plain.returncode == 0, plain.stdout + plain.stderr  # no managed metric: the SDK is never asked for

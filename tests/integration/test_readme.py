@@ -1,7 +1,9 @@
 """The README's "Use it in your repo" steps, pasted as written into a fresh repository with an ADK
 app, one code block after another. The commands are read from the README itself, so the README
 and this test cannot drift apart. The one step not run is the install: this checkout is the
-installed package here (the step is checked to name this package at a release tag)."""
+installed package here (the step is checked to name this package at a release tag, installed as a
+tool of its own). tests/end_to_end/test_first_day.py follows the same steps with a team's own
+ADK 1.x agent in its own .venv."""
 
 from __future__ import annotations
 
@@ -13,24 +15,17 @@ import sys
 import tomllib
 from pathlib import Path
 
+from tests.helpers.readme import steps
 from tests.helpers.repos import app_repo, git
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def steps() -> list[str]:
-    """The bash blocks of the README's "Use it in your repo", in order, as written (dedented)."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Use it in your repo\n") :]
-    section = section[: section.index("\n## ", 1)]
-    blocks = re.findall(r"^( *)```bash\n(.*?)^\1```$", section, re.S | re.M)
-    return ["".join(line[len(indent) :] + "\n" for line in body.splitlines()) for indent, body in blocks]
-
-
 def test_the_install_step_names_this_package_at_a_release_tag() -> None:
     (install, *_) = steps()
     name = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
-    assert re.fullmatch(rf'pip install "{name} @ git\+https://github\.com/[\w-]+/{name}@v\d+"\n', install), install
+    # In an environment of its own (uv tool / pipx), never in the agent's.
+    assert re.fullmatch(rf'uv tool install --compile-bytecode "{name} @ git\+https://github\.com/[\w-]+/{name}@v\d+"\n', install), install
     # The same repository and tag the workflows' `uses:` name.
     uses = re.search(rf"uses: ([\w-]+/{name}@v\d+)", (ROOT / "examples" / "workflows" / "agent-eval-pr.yml").read_text())
     assert uses and f"github.com/{uses.group(1)}" in install, (install, uses)

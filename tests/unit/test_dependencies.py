@@ -1,6 +1,6 @@
 """The dependencies are what the code imports and what the docs say it is built on.
 
-Every runtime dependency in pyproject's ``[project] dependencies`` is imported somewhere in
+Every runtime dependency in pyproject's ``[project] dependencies`` (and its feature extras) is imported somewhere in
 ``src/`` (a declared package nothing uses only widens what a security reviewer of the lock file
 must trust), every third-party import in ``src/`` is declared (not only had through another
 package, which may drop it), and the docs' "Built on" list names only declared dependencies.
@@ -30,10 +30,16 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# Extras of the tool's own, not of the package: the development tools and the benchmarks' ADK.
+NOT_RUNTIME_EXTRAS = ("dev", "bench")
+
+
 def declared() -> set[str]:
+    """The runtime dependencies: the core's and those of the extras a feature needs (``vertex``)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = [spec for name, specs in project.get("optional-dependencies", {}).items() if name not in NOT_RUNTIME_EXTRAS for spec in specs]
     names = set()
-    for spec in project["dependencies"]:
+    for spec in [*project["dependencies"], *extras]:
         found = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec)
         assert found, spec
         names.add(normalize(found.group()))
@@ -140,3 +146,18 @@ def test_the_built_on_list_names_only_declared_dependencies() -> None:
         assert named & declared(), f"{where}: its Built on section names none of the declared dependencies"
         undeclared = named - declared()
         assert not undeclared, f"{where}: Built on names packages the project does not declare (so may not use): {sorted(undeclared)}"
+
+
+def pinned(lock: str) -> set[str]:
+    return {normalize(line.split("==")[0]) for line in (ROOT / lock).read_text().splitlines() if "==" in line and not line.startswith(" ")}
+
+
+def test_the_vertex_sdk_is_an_extra_that_the_image_and_the_tests_install_and_the_core_does_not() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = {normalize(re.split(r"[<>=!~\[;\s]", spec, maxsplit=1)[0]) for spec in project["dependencies"]}
+    assert "google-cloud-aiplatform" not in core, "the Vertex AI SDK is the vertex extra, not the core"
+    assert any(spec.startswith("google-cloud-aiplatform") for spec in project["optional-dependencies"]["vertex"])
+    assert "google-cloud-aiplatform" in pinned("requirements.runtime.lock"), (
+        "the image (requirements.runtime.lock) includes the vertex extra"
+    )
+    assert "google-cloud-aiplatform" in pinned("requirements.lock"), "the tests' venv (requirements.lock) includes the vertex extra"

@@ -50,7 +50,9 @@ def _written(results: Results, config: Config) -> Path:
 
 def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Writes the starting files (none over an existing one) and prints the next three steps."""
-    done = api.init(agent=agent, agent_python=agent_python)
+    python, which = api.chosen_agent_python(agent_python, Path.cwd(), ours=sys.executable)
+    print(which, file=err)
+    done = api.init(agent=agent, agent_python=python)
     if done.agent is None:
         print(
             "note: no --agent given and no obvious one (a folder with an agent.py that sets root_agent): "
@@ -68,16 +70,18 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
         print(f"wrote {path}{drafted}", file=out)
     for path in done.skipped:
         print(f"skipped {path}: it exists (init never overwrites a file)", file=out)
+    if done.ignored:
+        print(f"added agent-eval-results/ to {done.ignored} (what local runs write, not to be committed)", file=out)
     print(
         "\nNext:\n"
         f"  1. Fill in {done.dataset}: the user's words and the references marked TODO. Check it:\n"
-        f"       python -m agent_eval_action validate {Path(done.dataset).parent.as_posix()}\n"
+        f"       agent-eval validate {Path(done.dataset).parent.as_posix()}\n"
         "  2. On your default branch, commit, then record the baseline (it hashes the committed agent code) and commit it:\n"
-        '       git add agent-eval.toml evaluation .github/workflows && git commit -m "Evaluate the agent on every PR"\n'
-        "       python -m agent_eval_action baseline update\n"
+        '       git add agent-eval.toml .gitignore evaluation .github/workflows && git commit -m "Evaluate the agent on every PR"\n'
+        "       agent-eval baseline update\n"
         '       git add evaluation/baselines && git commit -m "Baselines of the golden datasets"\n'
         "  3. Name this action's repository in .github/workflows/agent-eval*.yml (your-org/agent-eval-action@v1), push,\n"
-        "     and open a PR: the check comments on it. The same check locally: python -m agent_eval_action check --base main",
+        "     and open a PR: the check comments on it. The same check locally: agent-eval check --base main",
         file=out,
     )
     if not Path("requirements.txt").exists():
@@ -441,9 +445,22 @@ def invoke(command: Command, args: argparse.Namespace, out: TextIO, err: TextIO)
     config = load_config(args.config, anywhere=True)
     if command.flags:
         config = config.with_overrides(**{name: getattr(args, name) for name in command.flags})
+    if command.flags and "agent_python" in command.flags and not getattr(args, "install", None):
+        config = _agent_python(config, err)
     redactor_for([config.agent_auth_env], out, err)
     with output_lock(config.output_dir) if command.lock else contextlib.nullcontext():
         return command.handler(Call(args, out, err, config))
+
+
+def _agent_python(config: Config, err: TextIO) -> Config:
+    """The agent's Python for a command that runs the agent in worker processes, said in one line:
+    the ``agent-python`` setting, else the repository's ``.venv`` / ``venv`` with google-adk, else
+    ours (``--install``, a venv of its own, comes before the last two: ``run``)."""
+    if not config.agent or config.agent_url or config.in_process:
+        return config
+    python, which = api.chosen_agent_python(config.agent_python, Path.cwd(), ours=sys.executable)
+    print(which, file=err)
+    return config.with_overrides(agent_python=python)
 
 
 def _check(call: Call) -> int:

@@ -36,6 +36,7 @@ from agent_eval_action.repo.git import Git, Snapshot, Workspace
 from agent_eval_action.repo.results_io import read_results as read_results
 from agent_eval_action.repo.results_io import redacted as redacted
 from agent_eval_action.repo.results_io import write_results as write_results
+from agent_eval_action.run.agent_env import chosen_agent_python as chosen_agent_python
 from agent_eval_action.run.base_run import base_checkout, base_config, install_base
 from agent_eval_action.run.environments import install_environment as install_environment
 from agent_eval_action.scoring.shards import merge_results, merge_scorer

@@ -30,6 +30,8 @@ WORKFLOWS = {
 # The agent the shipped workflows name, replaced by the one init was given.
 TEMPLATE_AGENT = "app.agent:root_agent"
 TODO = "TODO"
+# What local runs write (the config's default output_dir): never to be committed.
+OUTPUT_DIR = "agent-eval-results"
 
 
 @dataclass
@@ -43,6 +45,8 @@ class Scaffold:
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     questions: int = 0
+    # ".gitignore" when init created it, or added the output folder to it; None: it was there.
+    ignored: str | None = None
 
 
 def find_agent(root: Path) -> str | None:
@@ -188,6 +192,21 @@ def write_new(root: Path, files: dict[str, str]) -> tuple[list[str], list[str]]:
     return written, skipped
 
 
+def ignore_output(root: Path, folder: str = OUTPUT_DIR) -> bool:
+    """Adds ``folder/`` to ``root``'s ``.gitignore`` (made when missing) unless a line there
+    already ignores it; the other lines are left as they are. True when it was added."""
+    path = root / ".gitignore"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if any(line.strip().strip("/") == folder for line in text.splitlines()):
+        return False
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(("\n" if text and not text.endswith("\n") else "") + f"{folder}/\n")
+    return True
+
+
 def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaffold:
     """Drafts and writes what a repository needs to start (see the module's docstring)."""
     detected = agent is None
@@ -202,7 +221,9 @@ def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaf
         **{target: workflow_text(source, spec) for source, target in WORKFLOWS.items()},
     }
     written, skipped = write_new(root, files)
+    ignored = ".gitignore" if ignore_output(root) else None
     return Scaffold(
+        ignored=ignored,
         agent=spec,
         detected=detected and spec is not None,
         dataset=dataset,

@@ -1,7 +1,8 @@
 """Vertex AI's managed (predefined) metrics: general quality, text quality, instruction
 following, safety, multi-turn quality, grounding, hallucination ... through the evaluation API
 of google-cloud-aiplatform (``vertexai.Client().evals``), which the older ``vertexai.evaluation``
-module does not reach."""
+module does not reach. The SDK is the ``vertex`` extra (the action's image has it): imported
+only when a managed metric is configured, and its absence is a config error naming the extra."""
 
 from __future__ import annotations
 
@@ -15,19 +16,33 @@ from typing import Any
 from agent_eval_action.core.errors import ConfigError
 
 NO_VERTEX = "skipped: managed Vertex AI metrics need GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS"
+EXTRA = "agent-eval-action[vertex]"
+
+
+def _evals_constants(name: str) -> Any:
+    """vertexai's table of predefined metrics; a ConfigError naming the extra when the SDK is
+    not installed (the core install leaves it out)."""
+    try:
+        from vertexai._genai import _evals_constant
+    except ImportError as error:
+        raise ConfigError(
+            f"managed metric {name!r}",
+            f"Vertex AI's managed metrics need the Vertex AI SDK, which is not installed ({error}): "
+            f'install the extra, `pip install "{EXTRA}"` (or `uv tool install "{EXTRA} @ ..."`); the action\'s image has it',
+        ) from None
+    return _evals_constant
 
 
 def spec_name(name: str) -> str:
     """``general_quality`` -> its latest versioned spec (``general_quality_v2``); versioned names pass."""
-    from vertexai._genai import _evals_constant as known
-
+    known = _evals_constants(name)
     if name in known.SUPPORTED_PREDEFINED_METRICS:
         return name
     latest = known.METRIC_LATEST_SPEC_NAME.get(name)
     if latest is None:
         choices = ", ".join(sorted(known.METRIC_LATEST_SPEC_NAME))
         raise ConfigError(f"managed metric {name!r}", f"is not a Vertex AI predefined metric; known: {choices}")
-    return latest
+    return str(latest)
 
 
 class ManagedJudge:

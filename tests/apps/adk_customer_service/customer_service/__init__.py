@@ -1,0 +1,1 @@
+from . import agent as agent
