@@ -171,6 +171,18 @@ def test_an_agent_that_fails_at_import_is_bad_input_and_the_rest_is_still_evalua
     assert [d["name"] for d in data["datasets"]] == ["recorded"] and len(data["datasets"][0]["questions"]) == 6
 
 
+def test_a_tool_that_returns_a_lone_surrogate_is_scored_not_timed_out(project: Path) -> None:
+    """The answer cannot be written as UTF-8 as it is: the lone surrogate travels as U+FFFD (as
+    the dataset readers make it) and the question is scored; it used to wait out its timeout."""
+    golden(project / "hostile_golden.json", {"q_surrogate": "call surrogate", "q_ok": "call greet"})
+    done = cli(project, "evaluate", "hostile_golden.json", "--agent", "hostile", "--workers", "1", "--timeout", "60")
+    assert done.returncode == 0, done.stdout + done.stderr
+    questions = questions_of(project)
+    assert questions["q_surrogate"]["status"] == "ok", questions["q_surrogate"]
+    assert questions["q_surrogate"]["scores"]["tool_usage_accuracy"]["value"] == 1.0
+    assert "broken \ufffd half" in json.dumps(questions["q_surrogate"], ensure_ascii=False)
+
+
 def test_a_missing_agent_python_names_the_setting(project: Path) -> None:
     golden(project / "hostile_golden.json", {"q_ok": "call greet"})
     done = cli(project, "evaluate", "hostile_golden.json", "--agent", "hostile", "--agent-python", str(project / "no-python"))

@@ -27,6 +27,7 @@ for a conversation scenario ADK's simulator cannot play.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 # The package the worker's files are copied into and run as: ``python -m agent_eval_worker``.
@@ -117,10 +118,16 @@ KEYS = (
 Message = dict[str, Any]
 
 
+# Surrogate code points: a Python str may hold them alone (a tool that returns "\ud800"), but no
+# UTF-8 line can carry one: writing it would raise in the middle of an answer.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
 def encode(message: Message) -> str:
     """One line of the protocol, without its newline. Raises TypeError / ValueError /
-    RecursionError for what JSON cannot carry (``default=str`` covers plain objects)."""
-    return json.dumps(message, ensure_ascii=False, default=str)
+    RecursionError for what JSON cannot carry (``default=str`` covers plain objects). A lone
+    surrogate becomes U+FFFD, as the dataset readers make it: the answer travels and is scored."""
+    return _SURROGATES.sub("\ufffd", json.dumps(message, ensure_ascii=False, default=str))
 
 
 def decode(line: bytes | str) -> Message | None:

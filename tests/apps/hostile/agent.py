@@ -108,6 +108,11 @@ def grip() -> dict:
     return {}
 
 
+def surrogate() -> dict:
+    """Answers with a lone surrogate: a valid Python str that no UTF-8 text can hold."""
+    return {"text": "broken \ud800 half"}
+
+
 def probe() -> dict:
     """Reports what secrets it can see, in its error message."""
     seen = {name: os.environ.get(name) for name in SECRETS}
@@ -143,5 +148,20 @@ root_agent = LlmAgent(
     name="hostile",
     model=HostileModel(),
     instruction="Call the tool the user names.",
-    tools=[greet, exit_zero, hard_exit, interrupt, kill_self, block, swallow, unserializable, spawn_straggler, nap, hold, grip, probe],
+    tools=[
+        greet,
+        exit_zero,
+        hard_exit,
+        interrupt,
+        kill_self,
+        block,
+        swallow,
+        unserializable,
+        spawn_straggler,
+        nap,
+        hold,
+        grip,
+        surrogate,
+        probe,
+    ],
 )
