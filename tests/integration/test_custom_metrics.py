@@ -75,10 +75,15 @@ def test_custom_metrics_are_scored_compared_and_gated(tmp_path: Path) -> None:
 
 
 def test_a_custom_metric_that_cannot_be_imported_is_bad_input_naming_the_setting(tmp_path: Path) -> None:
+    """Imported in the metrics' own process when scoring starts (never in ours), its error named there."""
+    write_dataset(tmp_path / "evaluation" / "datasets" / "cs_runs.csv", runs(2))
     (tmp_path / "agent-eval.toml").write_text('[custom-metrics.words]\nfunction = "nowhere:words"\n')
     done = cli(tmp_path, "evaluate")
-    assert done.returncode == 2
+    assert done.returncode == 2, done.stdout + done.stderr
     assert "custom-metrics.words.function: importing 'nowhere' raised ModuleNotFoundError" in done.stderr
+    (tmp_path / "agent-eval.toml").write_text('[custom-metrics.words]\nfunction = "my metrics.words"\n')
+    misspelt = cli(tmp_path, "evaluate")
+    assert misspelt.returncode == 2 and "custom_metrics.words.function: String should match pattern" in misspelt.stderr
     (tmp_path / "agent-eval.toml").write_text('[custom-metrics.tool_calls]\nfunction = "m:f"\n')
     clash = cli(tmp_path, "evaluate")
     assert clash.returncode == 2 and "would replace built-in ones" in clash.stderr

@@ -235,3 +235,37 @@ def run_result(
 
 def skipped(reason: str) -> dict[str, Any]:
     return {SKIPPED: reason}
+
+
+# -- the metric worker (``python -m agent_eval_worker.metric_worker``) --------------------------
+#
+# Custom metrics (``[custom-metrics.NAME]``) run in a process of their own under the agent's
+# Python, never in ours. Its environment names the metrics (``ENV_METRICS``: a JSON object of
+# name -> ``module:function``); it imports them from its working directory and says ``ready``
+# with the ones that failed (``{failures: {name: why}}``). Then, per request
+# ``score(N, name, question, trace)`` (the two as results.json writes them), it answers
+# ``result(N, {value, explanation, details})`` or ``error(N, {type, message, code})``.
+
+METRIC_MODULE = "metric_worker"
+ENV_METRICS = "AGENT_EVAL_WORKER_METRICS"
+SCORE = "score"
+METRIC = "metric"
+TRACE = "trace"
+FAILURES = "failures"
+VALUE = "value"
+EXPLANATION = "explanation"
+DETAILS = "details"
+KEYS = (*KEYS, SCORE, METRIC, TRACE, FAILURES, VALUE, EXPLANATION, DETAILS)
+ENVIRONMENT = (*ENVIRONMENT, ENV_METRICS)
+
+
+def score(number: int, metric: str, question_data: dict[str, Any], trace: dict[str, Any]) -> Message:
+    return {ID: number, SCORE: {METRIC: metric, QUESTION: question_data, TRACE: trace}}
+
+
+def metrics_ready(failures: dict[str, str]) -> Message:
+    return {READY: {FAILURES: failures}}
+
+
+def scored(number: Any, value: float | None, explanation: str, details: dict[str, Any]) -> Message:
+    return result(number, {VALUE: value, EXPLANATION: explanation, DETAILS: details})
