@@ -79,7 +79,10 @@ def answer(number: Any, spec: str, value: Any) -> dict[str, Any]:
         score, details = fields[protocol.VALUE], fields.get(protocol.DETAILS) or {}
         if score is None or _finite(score):
             return protocol.scored(
-                number, None if score is None else float(score), str(fields[protocol.EXPLANATION]), dict(details) if isinstance(details, dict) else {}
+                number,
+                None if score is None else float(score),
+                str(fields[protocol.EXPLANATION]),
+                dict(details) if isinstance(details, dict) else {},
             )
         value = score
     return protocol.scored(number, None, f"{spec} returned {type(value).__name__} {value!r}, not a finite number, None or a Score", {})

@@ -58,8 +58,10 @@ def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, 
     settings = {name: getattr(base, name) for name in FROM_BASE if name != "gate"}
     settings["datasets"] = [*head.datasets, *(g for g in base.datasets if g not in head.datasets)]
     settings["metrics"] = _metrics(base, head)
+    # The metrics that judge the PR are the base's: a PR's new or changed one applies after merge.
+    settings["custom_metrics"] = base.custom_metrics
     merged = head.model_copy(update=settings).with_gate(base.gate)
-    return Rules(config=merged, source=source, changes=differences(base, head) + narrowed(base, head))
+    return Rules(config=merged, source=source, changes=differences(base, head) + custom_changes(base, head) + narrowed(base, head))
 
 
 def _metrics(base: Config, head: Config) -> list[str]:
@@ -68,8 +70,20 @@ def _metrics(base: Config, head: Config) -> list[str]:
     listed as narrowed, and its gate rule reports it missing."""
     if not base.metrics or not head.metrics:
         return []
-    known = {*head.custom_metrics, *_registry()}
-    return [*head.metrics, *(m for m in base.metrics if m not in head.metrics and m in known)]
+    known = {*base.custom_metrics, *_registry()}
+    return [*(m for m in head.metrics if m in known), *(m for m in base.metrics if m not in head.metrics and m in known)]
+
+
+def custom_changes(base: Config, head: Config) -> list[str]:
+    """``custom-metrics.NAME.function a:b -> c:d`` for every custom metric the PR adds, changes
+    or removes (the base's still score this PR)."""
+    before = {name: spec.function for name, spec in base.custom_metrics.items()}
+    after = {name: spec.function for name, spec in head.custom_metrics.items()}
+    return [
+        f"custom-metrics.{name}.function {_show(before.get(name))} -> {_show(after.get(name))} (the base's custom metrics score this PR)"
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name) != after.get(name)
+    ]
 
 
 def _registry() -> set[str]:
