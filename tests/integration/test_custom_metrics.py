@@ -134,3 +134,23 @@ def test_a_prs_custom_metric_never_runs_in_our_process_and_the_bases_scores_it(t
     words = [q["scores"]["words"] for q in dataset["questions"]]
     assert all(s["explanation"] == "my_metrics:words" and s["value"] > 0 for s in words), words[:2]
     assert "custom-metrics.words: my\\_metrics.py changed (the base's code scores this PR)" in (output / "comment.md").read_text()
+
+
+def test_a_custom_metric_that_kills_its_process_or_hangs_is_unscored_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "my_metrics.py").write_text(
+        "import os, threading\n\n"
+        "def dies(question, trace):\n    os._exit(7)\n\n"
+        "def hangs(question, trace):\n    threading.Event().wait()\n\n"
+        "def fine(question, trace):\n    return 1.0\n"
+    )
+    (tmp_path / "agent-eval.toml").write_text(
+        'datasets = ["runs.csv"]\ntimeout = 2\nmetrics = ["dies", "hangs", "fine"]\n'
+        + "".join(f'[custom-metrics.{name}]\nfunction = "my_metrics:{name}"\n' for name in ("dies", "hangs", "fine"))
+    )
+    write_dataset(tmp_path / "runs.csv", runs(2))
+    done = cli(tmp_path, "evaluate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((tmp_path / "agent-eval-results" / "results.json").read_text())["datasets"][0]["summary"]
+    assert list(summary["dies"]["unscored_reasons"]) == ["metric failed: the metric's process ended (exit code 7)"]
+    assert list(summary["hangs"]["unscored_reasons"]) == ["metric failed: no answer within 2 s (timeout)"]
+    assert summary["fine"]["mean"] == 1.0 and summary["fine"]["n"] == 2
