@@ -167,6 +167,25 @@ def test_what_the_agent_left_running_ends_with_the_run(repo: Path) -> None:
     assert not straggler.with_suffix(".late").exists()
 
 
+def test_a_daemon_the_agent_starts_in_a_session_of_its_own_dies_before_the_run_writes(repo: Path) -> None:
+    """A plain child and one that calls setsid: the command line is their subreaper, so both are
+    killed when the workers close, and neither can overwrite the outputs after the verdict."""
+    golden(repo / "hostile_golden.json", {"q_daemon": f"call spawn_daemon {repo / 'spawned'}"})
+    github_output = repo / "github_output"
+    github_output.write_text("")
+    done = cli(repo, "check", "--workers", "1", env={"GITHUB_OUTPUT": str(github_output)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    pids = [int((repo / f"spawned.{kind}").read_text()) for kind in ("child", "daemon")]
+    left = wait_until_gone(pids)
+    for pid in left:  # a failing run's leftovers are not left to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+    (repo / "spawned.go").write_text("go")  # what the daemon waited for, had it lived
+    output = repo / "agent-eval-results"
+    assert json.loads((output / "results.json").read_text())["datasets"][0]["questions"][0]["status"] == "ok"
+    assert "pwned" not in (output / "comment.md").read_text() and "pwned" not in github_output.read_text()
+
+
 def test_a_second_run_on_the_same_output_dir_is_refused_and_the_first_is_unharmed(repo: Path) -> None:
     first = Run(repo, "evaluate", "--progress", "always", "--workers", "1")
     first.wait_for(f"hostile_golden: {len(FAST)}/")

@@ -23,7 +23,7 @@ from typing import IO, Any
 from . import protocol
 
 
-class View(dict):  # type: ignore[type-arg]
+class View(dict[str, Any]):
     """A JSON object whose keys also read as attributes, as our models' fields do."""
 
     def __getattr__(self, name: str) -> Any:

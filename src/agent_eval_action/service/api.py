@@ -33,11 +33,11 @@ from agent_eval_action.datasets.convert import write_golden, write_runs
 from agent_eval_action.repo.baseline import Written, write_baseline
 from agent_eval_action.repo.discovery import dataset_files, expand_paths
 from agent_eval_action.repo.git import Git, Snapshot, Workspace
+from agent_eval_action.repo.metric_code import changed as changed_code
+from agent_eval_action.repo.metric_code import code_at, written
 from agent_eval_action.repo.results_io import read_results as read_results
 from agent_eval_action.repo.results_io import redacted as redacted
 from agent_eval_action.repo.results_io import write_results as write_results
-from agent_eval_action.repo.metric_code import changed as changed_code
-from agent_eval_action.repo.metric_code import code_at, written
 from agent_eval_action.run.base_run import base_checkout, base_config, install_base
 from agent_eval_action.run.environments import install_environment as install_environment
 from agent_eval_action.scoring.shards import merge_results, merge_scorer

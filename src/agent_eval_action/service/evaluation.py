@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from agent_eval_action.config import Config
+from agent_eval_action.core import reaper
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, UsageError
 from agent_eval_action.core.logs import log
@@ -218,3 +219,7 @@ class Evaluation:
         self.inference.close()
         if self.metric_worker is not None:
             self.metric_worker.close()
+        # What the agent started and left running (a daemon in a session of its own) dies now,
+        # before anything is written; only where the command line made this process its
+        # subreaper (core/reaper.py), never in a library caller's process.
+        reaper.reap()
