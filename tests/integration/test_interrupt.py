@@ -206,6 +206,28 @@ def test_a_second_run_on_the_same_output_dir_is_refused_and_the_first_is_unharme
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+def test_a_report_into_a_running_runs_output_dir_is_refused_and_no_files_are_mixed(repo: Path) -> None:
+    """Two CLI processes on one folder: ``report`` of the older results.json while ``evaluate``
+    runs there is refused (it would put the old run's page beside the new run's results), and
+    the new run's results.json is not left beside the older run's views."""
+    output = repo / "agent-eval-results"
+    golden(repo / "fast_golden.json", FAST)
+    assert cli(repo, "evaluate", "fast_golden.json", "--workers", "1").returncode == 0
+    assert cli(repo, "report", str(output / "results.json")).returncode == 0
+    assert (output / "report.html").is_file()
+    first = Run(repo, "evaluate", "--progress", "always", "--workers", "1")
+    first.wait_for(f"hostile_golden: {len(FAST)}/")
+    second = cli(repo, "report", str(output / "results.json"))
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert f"another run (process {first.process.pid}) is writing there now" in second.stderr
+    first.process.send_signal(signal.SIGINT)
+    returncode, out, err = first.finish()
+    assert returncode == 130, out + err
+    data = json.loads((output / "results.json").read_text())
+    assert {q["id"] for q in data["datasets"][0]["questions"]} == {*FAST, *SLOW}
+    assert sorted(p.name for p in output.iterdir()) == [".agent-eval.lock", "results.json"]  # the older run's page is gone
+
+
 def test_sigterm_while_baselines_are_written_never_leaves_a_partial_baseline(tmp_path: Path) -> None:
     """Three tries, each stopped as soon as a baseline file (or its temporary file) appears."""
     rows = [csv_row(run, pad_chars=20_000) for run in customer_service_runs()] * 40
