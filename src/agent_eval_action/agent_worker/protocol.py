@@ -37,7 +37,8 @@ PACKAGE = "agent_eval_worker"
 ENV_AGENT = "AGENT_EVAL_WORKER_AGENT"  # the agent to load: a directory or module[:attribute]
 ENV_SPANS = "AGENT_EVAL_WORKER_SPANS"  # "1": capture OpenTelemetry spans per question; "0": not
 ENV_MODEL_CACHE = "AGENT_EVAL_WORKER_MODEL_CACHE"  # the model-call cache's directory; unset: none
-ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE)
+ENV_METRICS = "AGENT_EVAL_WORKER_METRICS"  # the metric worker's metrics: JSON {name: "module:function"}
+ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE, ENV_METRICS)
 
 # The request's number, on every message about one request.
 ID = "id"
@@ -85,6 +86,17 @@ MESSAGE = "message"
 CODE = "code"
 PARTIAL = "partial"
 
+# The metric worker's (``python -m PACKAGE.METRIC_MODULE``; see the last section) request, its
+# fields, what ``ready`` says there, and a score's fields.
+METRIC_MODULE = "metric_worker"
+SCORE = "score"
+METRIC = "metric"
+TRACE = "trace"
+FAILURES = "failures"
+VALUE = "value"
+EXPLANATION = "explanation"
+DETAILS = "details"
+
 # What ``ready`` says of the loaded agent.
 APP_NAME = "app_name"
 MODELS = "models"
@@ -113,6 +125,13 @@ KEYS = (
     MODELS,
     ADK_VERSION,
     PYTHON,
+    SCORE,
+    METRIC,
+    TRACE,
+    FAILURES,
+    VALUE,
+    EXPLANATION,
+    DETAILS,
 )
 
 Message = dict[str, Any]
@@ -245,18 +264,6 @@ def skipped(reason: str) -> dict[str, Any]:
 # with the ones that failed (``{failures: {name: why}}``). Then, per request
 # ``score(N, name, question, trace)`` (the two as results.json writes them), it answers
 # ``result(N, {value, explanation, details})`` or ``error(N, {type, message, code})``.
-
-METRIC_MODULE = "metric_worker"
-ENV_METRICS = "AGENT_EVAL_WORKER_METRICS"
-SCORE = "score"
-METRIC = "metric"
-TRACE = "trace"
-FAILURES = "failures"
-VALUE = "value"
-EXPLANATION = "explanation"
-DETAILS = "details"
-KEYS = (*KEYS, SCORE, METRIC, TRACE, FAILURES, VALUE, EXPLANATION, DETAILS)
-ENVIRONMENT = (*ENVIRONMENT, ENV_METRICS)
 
 
 def score(number: int, metric: str, question_data: dict[str, Any], trace: dict[str, Any]) -> Message:

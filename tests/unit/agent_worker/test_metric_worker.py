@@ -4,14 +4,16 @@ as the function reads them."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.agent_worker.metric_worker import answer, view
 from agent_eval_action.core.models import Score
 
 
-def sent(value: object) -> dict:
-    return answer(7, "m:f", value)[protocol.RESULT]
+def sent(value: object) -> dict[str, Any]:
+    score: dict[str, Any] = answer(7, "m:f", value)[protocol.RESULT]
+    return score
 
 
 def test_numbers_none_and_scores_become_scores() -> None:
