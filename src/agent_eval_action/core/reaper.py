@@ -90,30 +90,38 @@ def reap() -> list[int]:
     return killed
 
 
+def process_table() -> dict[int, tuple[bytes, int, int]]:
+    """Every process's state, parent and session, by process id, from /proc (elsewhere: none)."""
+    table: dict[int, tuple[bytes, int, int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 3:
+            table[int(entry)] = (fields[0], int(fields[1]), int(fields[3]))
+    return table
+
+
 def descendants(root: int) -> list[int]:
     """The living (not zombie) processes below ``root``, from /proc."""
-    parents: dict[int, int] = {}
-    states: dict[int, bytes] = {}
-    with contextlib.suppress(OSError):
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    stat = handle.read()
-            except OSError:
-                continue
-            # pid (comm) state ppid ...: comm may hold spaces and parentheses.
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            if len(fields) > 1:
-                parents[int(entry)], states[int(entry)] = int(fields[1]), fields[0]
+    table = process_table()
     children: dict[int, list[int]] = {}
-    for pid, parent in parents.items():
+    for pid, (_, parent, _) in table.items():
         children.setdefault(parent, []).append(pid)
     out, todo = [], list(children.get(root, []))
     while todo:
         pid = todo.pop()
-        if states.get(pid) not in (b"Z", b"X"):
+        if table[pid][0] not in (b"Z", b"X"):
             out.append(pid)
         todo += children.get(pid, [])
     return out
