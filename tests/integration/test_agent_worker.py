@@ -183,6 +183,27 @@ def test_a_tool_that_returns_a_lone_surrogate_is_scored_not_timed_out(project: P
     assert "broken \ufffd half" in json.dumps(questions["q_surrogate"], ensure_ascii=False)
 
 
+def test_a_pr_cannot_pass_our_secrets_to_its_own_agent(tmp_path: Path) -> None:
+    """`[agent-env] allow` decides which of our secrets the agent reads: a PR's is a change of the
+    gate's (applies after merge), and the check runs with the base's."""
+    from tests.helpers.repos import commit, git, new_repo
+
+    repo = new_repo(tmp_path / "repo")
+    shutil.copytree(APPS / "hostile", repo / "hostile")
+    golden(repo / "hostile_golden.json", {"q_probe": "call probe"})
+    (repo / "agent-eval.toml").write_text('datasets = ["hostile_golden.json"]\nagent = "hostile"\n')
+    commit(repo, "agent")
+    git(repo, "checkout", "-q", "-b", "pr")
+    with (repo / "agent-eval.toml").open("a") as config:
+        config.write('[agent-env]\nallow = ["GITHUB_TOKEN"]\n')
+    commit(repo, "give the agent the token")
+    done = cli(repo, "check", "--base", "main", env={"GITHUB_TOKEN": SECRET_VALUES["GITHUB_TOKEN"]})
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    error = json.loads((repo / "agent-eval-results" / "results.json").read_text())["datasets"][0]["questions"][0]["error"]
+    assert "'GITHUB_TOKEN': None" in error, error
+    assert "agent-env.allow [] -> ['GITHUB_TOKEN']" in done.stdout, done.stdout
+
+
 def test_a_missing_agent_python_names_the_setting(project: Path) -> None:
     golden(project / "hostile_golden.json", {"q_ok": "call greet"})
     done = cli(project, "evaluate", "hostile_golden.json", "--agent", "hostile", "--agent-python", str(project / "no-python"))

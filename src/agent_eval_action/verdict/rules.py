@@ -2,7 +2,8 @@
 
 A PR must not loosen the check that judges it: the settings that decide the verdict (the
 ``[gate]`` table, and ``baselines-dir``, ``agent-paths`` and ``select``, which decide what is
-compared at all) are read from the config as it is at the merge-base. The datasets and
+compared at all), ``[agent-env]`` (which of our secrets the agent reads) and the custom metrics
+(run with the base's code) are read from the config as it is at the merge-base. The datasets and
 metrics the base checks are checked on the PR too: the PR may add to them, never take away.
 What the PR changes in any of them is listed and applies after merge. The agent and everything
 else come from HEAD.
@@ -18,8 +19,10 @@ from typing import Any
 from agent_eval_action.config import Config, config_candidates, config_from_text, placed
 from agent_eval_action.core.errors import ConfigError
 
-# Settings that decide the verdict, taken from the base.
-FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select")
+# Settings that decide the verdict, taken from the base; and ``agent_env``, which decides which
+# of our secrets the agent may read (a PR's ``allow = ["GITHUB_TOKEN"]`` must not hand its own
+# code the token).
+FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select", "agent_env")
 
 
 @dataclass
