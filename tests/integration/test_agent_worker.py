@@ -191,16 +191,19 @@ def test_a_pr_cannot_pass_our_secrets_to_its_own_agent(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     shutil.copytree(APPS / "hostile", repo / "hostile")
     golden(repo / "hostile_golden.json", {"q_probe": "call probe"})
-    (repo / "agent-eval.toml").write_text('datasets = ["hostile_golden.json"]\nagent = "hostile"\n')
+    (repo / "agent-eval.toml").write_text('datasets = ["hostile_golden.json"]\nagent = "hostile"\nagent_auth_env = "MY_AUTH"\n')
     commit(repo, "agent")
     git(repo, "checkout", "-q", "-b", "pr")
-    with (repo / "agent-eval.toml").open("a") as config:
-        config.write('[agent-env]\nallow = ["GITHUB_TOKEN"]\n')
-    commit(repo, "give the agent the token")
-    done = cli(repo, "check", "--base", "main", env={"GITHUB_TOKEN": SECRET_VALUES["GITHUB_TOKEN"]})
+    (repo / "agent-eval.toml").write_text(
+        'datasets = ["hostile_golden.json"]\nagent = "hostile"\nagent_auth_env = "NOTHING"\n[agent-env]\nallow = ["GITHUB_TOKEN"]\n'
+    )
+    commit(repo, "give the agent the token and the base's auth secret")
+    secrets = {name: SECRET_VALUES[name] for name in ("GITHUB_TOKEN", "MY_AUTH")}
+    done = cli(repo, "check", "--base", "main", env=secrets)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     error = json.loads((repo / "agent-eval-results" / "results.json").read_text())["datasets"][0]["questions"][0]["error"]
-    assert "'GITHUB_TOKEN': None" in error, error
+    assert "'GITHUB_TOKEN': None" in error and "'MY_AUTH': None" in error, error
+    assert "agent-auth-env MY_AUTH -> NOTHING" in done.stdout, done.stdout
     assert "agent-env.allow [] -> ['GITHUB_TOKEN']" in done.stdout, done.stdout
 
 

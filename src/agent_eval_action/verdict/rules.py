@@ -19,10 +19,10 @@ from typing import Any
 from agent_eval_action.config import Config, config_candidates, config_from_text, placed
 from agent_eval_action.core.errors import ConfigError
 
-# Settings that decide the verdict, taken from the base; and ``agent_env``, which decides which
-# of our secrets the agent may read (a PR's ``allow = ["GITHUB_TOKEN"]`` must not hand its own
-# code the token).
-FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select", "agent_env")
+# Settings that decide the verdict, taken from the base; and ``agent_env`` and ``agent_auth_env``,
+# which decide which of our secrets the agent may read (a PR's ``allow = ["GITHUB_TOKEN"]``, or
+# an ``agent_auth_env`` renamed away from the base's secret, must not hand its own code a secret).
+FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select", "agent_env", "agent_auth_env")
 
 
 @dataclass
