@@ -263,6 +263,9 @@ class Config(BaseModel):
     # paths were written relative to it (and are held relative to the working directory); the
     # agent and custom metrics are imported from it. None: a Config made in code (the working directory).
     folder: str | None = Field(default=None, exclude=True)
+    # Where custom metrics are imported from, when not ``folder``: in a PR check, a copy of the
+    # base's metric modules made outside the PR's tree (service/steps.base_metrics).
+    metrics_folder: str | None = Field(default=None, exclude=True)
     # That folder as its paths were rewritten from it: relative to the working directory ("." when it is).
     moved_from: str = Field(default=".", exclude=True)
     # Gate settings given explicitly for this run (the action's max-regression input): laid over
@@ -466,7 +469,7 @@ def load_config(path: str | None = None, cwd: str | Path = ".", *, anywhere: boo
             if config.custom_metrics:
                 from agent_eval_action.metrics.custom import custom_metrics
 
-                custom_metrics(config)  # an import error is bad input naming the setting, before anything runs
+                custom_metrics(config)  # spelling only: the user's code is imported in its own process when scoring starts
             return config
     return placed(Config(), os.path.relpath(roots(base)[0], base.resolve()), base)
 

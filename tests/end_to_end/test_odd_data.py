@@ -199,6 +199,20 @@ def test_infinity_in_adk_eval_history_is_that_cases_error(tmp_path: Path, field:
     assert f"{path.name}, question 'refund_case', at {pointer}: " in done.stderr and "is not a finite number" in done.stderr
 
 
+def test_a_negative_duration_in_adk_eval_history_is_that_cases_error(tmp_path: Path) -> None:
+    """Scored, -10 s would be a latency faster than any run: refused, naming file, case and place."""
+    path, text = adk_history(tmp_path)
+    field = '"duration": '
+    start = text.index(field) + len(field)
+    end = start + min(text.index(",", start) - start, text.index("\n", start) - start)
+    path.write_text(text[:start] + "-10.0" + text[end:])
+    done, results = evaluate(tmp_path, path.name)
+    assert done.returncode == 2, done.stdout + done.stderr
+    pointer = "$.eval_case_results[0].eval_metric_result_per_invocation[0].actual_invocation.duration"
+    assert f"{path.name}, question 'refund_case', at {pointer}: -10.0 is a negative duration" in done.stderr, done.stderr
+    assert not [q for d in results["datasets"] for q in d["questions"] if (q["scores"].get("latency") or {}).get("value", 0) < 0]
+
+
 def test_a_lone_surrogate_in_adk_eval_history_is_replaced_with_a_warning(tmp_path: Path) -> None:
     path, text = adk_history(tmp_path)
     path.write_text(text.replace('"text": "', '"text": "\\ud83d ', 1))

@@ -173,6 +173,42 @@ def test_an_agent_that_fails_at_import_is_bad_input_and_the_rest_is_still_evalua
     assert [d["name"] for d in data["datasets"]] == ["recorded"] and len(data["datasets"][0]["questions"]) == 6
 
 
+def test_a_tool_that_returns_a_lone_surrogate_is_scored_not_timed_out(project: Path) -> None:
+    """The answer cannot be written as UTF-8 as it is: the lone surrogate travels as U+FFFD (as
+    the dataset readers make it) and the question is scored; it used to wait out its timeout."""
+    golden(project / "hostile_golden.json", {"q_surrogate": "call surrogate", "q_ok": "call greet"})
+    done = cli(project, "evaluate", "hostile_golden.json", "--agent", "hostile", "--workers", "1", "--timeout", "60")
+    assert done.returncode == 0, done.stdout + done.stderr
+    questions = questions_of(project)
+    assert questions["q_surrogate"]["status"] == "ok", questions["q_surrogate"]
+    assert questions["q_surrogate"]["scores"]["tool_usage_accuracy"]["value"] == 1.0
+    assert "broken \ufffd half" in json.dumps(questions["q_surrogate"], ensure_ascii=False)
+
+
+def test_a_pr_cannot_pass_our_secrets_to_its_own_agent(tmp_path: Path) -> None:
+    """`[agent-env] allow` decides which of our secrets the agent reads: a PR's is a change of the
+    gate's (applies after merge), and the check runs with the base's."""
+    from tests.helpers.repos import commit, git, new_repo
+
+    repo = new_repo(tmp_path / "repo")
+    shutil.copytree(APPS / "hostile", repo / "hostile")
+    golden(repo / "hostile_golden.json", {"q_probe": "call probe"})
+    (repo / "agent-eval.toml").write_text('datasets = ["hostile_golden.json"]\nagent = "hostile"\nagent_auth_env = "MY_AUTH"\n')
+    commit(repo, "agent")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "agent-eval.toml").write_text(
+        'datasets = ["hostile_golden.json"]\nagent = "hostile"\nagent_auth_env = "NOTHING"\n[agent-env]\nallow = ["GITHUB_TOKEN"]\n'
+    )
+    commit(repo, "give the agent the token and the base's auth secret")
+    secrets = {name: SECRET_VALUES[name] for name in ("GITHUB_TOKEN", "MY_AUTH")}
+    done = cli(repo, "check", "--base", "main", env=secrets)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    error = json.loads((repo / "agent-eval-results" / "results.json").read_text())["datasets"][0]["questions"][0]["error"]
+    assert "'GITHUB_TOKEN': None" in error and "'MY_AUTH': None" in error, error
+    assert "agent-auth-env MY_AUTH -> NOTHING" in done.stdout, done.stdout
+    assert "agent-env.allow [] -> ['GITHUB_TOKEN']" in done.stdout, done.stdout
+
+
 def test_a_missing_agent_python_names_the_setting(project: Path) -> None:
     golden(project / "hostile_golden.json", {"q_ok": "call greet"})
     done = cli(project, "evaluate", "hostile_golden.json", "--agent", "hostile", "--agent-python", str(project / "no-python"))

@@ -75,10 +75,15 @@ def test_custom_metrics_are_scored_compared_and_gated(tmp_path: Path) -> None:
 
 
 def test_a_custom_metric_that_cannot_be_imported_is_bad_input_naming_the_setting(tmp_path: Path) -> None:
+    """Imported in the metrics' own process when scoring starts (never in ours), its error named there."""
+    write_dataset(tmp_path / "evaluation" / "datasets" / "cs_runs.csv", runs(2))
     (tmp_path / "agent-eval.toml").write_text('[custom-metrics.words]\nfunction = "nowhere:words"\n')
     done = cli(tmp_path, "evaluate")
-    assert done.returncode == 2
+    assert done.returncode == 2, done.stdout + done.stderr
     assert "custom-metrics.words.function: importing 'nowhere' raised ModuleNotFoundError" in done.stderr
+    (tmp_path / "agent-eval.toml").write_text('[custom-metrics.words]\nfunction = "my metrics.words"\n')
+    misspelt = cli(tmp_path, "evaluate")
+    assert misspelt.returncode == 2 and "custom_metrics.words.function: String should match pattern" in misspelt.stderr
     (tmp_path / "agent-eval.toml").write_text('[custom-metrics.tool_calls]\nfunction = "m:f"\n')
     clash = cli(tmp_path, "evaluate")
     assert clash.returncode == 2 and "would replace built-in ones" in clash.stderr
@@ -105,3 +110,70 @@ def test_a_custom_metric_declares_its_unit_and_every_view_shows_it(tmp_path: Pat
     assert again.returncode == 0, again.stderr
     later = (tmp_path / "later.html").read_text()
     assert "1,234" in later and "123400" not in later
+
+
+HOSTILE_METRICS = """
+import atexit, os, sys
+
+TOKEN = os.environ.get("GITHUB_TOKEN", "")[::-1]
+# In the process that decides the gate, these would make every check pass and leak the token.
+if "agent_eval_action.cli.commands" in sys.modules:
+    sys.modules["agent_eval_action.cli.commands"].exit_code = lambda results: 0
+atexit.register(lambda: open("agent-eval-results/results.json", "a").write(TOKEN) if TOKEN else None)
+
+
+def words(question, trace):
+    return {"value": 0.0, "explanation": "leaked " + TOKEN}
+
+
+cart_first = broken = words
+"""
+
+
+def test_a_prs_custom_metric_never_runs_in_our_process_and_the_bases_scores_it(tmp_path: Path) -> None:
+    """The PR's metric module patches the gate and writes the token (reversed) where it can: the
+    base's metric scores the PR in a process without our secrets, the gate fails as it should,
+    the token is nowhere, and the change is listed as a gate change."""
+    token = "ghs_metric_secret_0123456789"
+    repo = tmp_path / "repo"
+    new_repo(repo)
+    (repo / "my_metrics.py").write_text(METRICS)
+    (repo / "agent-eval.toml").write_text(CONFIG)
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12))
+    commit(repo, "datasets")
+    assert cli(repo, "baseline", "update").returncode == 0
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "my_metrics.py").write_text(HOSTILE_METRICS)
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12, broken=set(range(12))))
+    git(repo, "commit", "-qam", "break, and a metric that patches the gate")
+    done = cli(repo, "check", "--base", "main", env={"GITHUB_TOKEN": token})
+    assert done.returncode == 1, done.stdout + done.stderr
+    output = repo / "agent-eval-results"
+    for text in [done.stdout, done.stderr, *(p.read_text(errors="replace") for p in output.rglob("*") if p.is_file())]:
+        assert token[::-1] not in text and token not in text
+    data = json.loads((output / "results.json").read_text())
+    (dataset,) = data["datasets"]
+    words = [q["scores"]["words"] for q in dataset["questions"]]
+    assert all(s["explanation"] == "my_metrics:words" and s["value"] > 0 for s in words), words[:2]
+    assert "custom-metrics.words: my\\_metrics.py changed (the base's code scores this PR)" in (output / "comment.md").read_text()
+
+
+def test_a_custom_metric_that_kills_its_process_or_hangs_is_unscored_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "my_metrics.py").write_text(
+        "import os, threading\n\n"
+        "def dies(question, trace):\n    os._exit(7)\n\n"
+        "def hangs(question, trace):\n    threading.Event().wait()\n\n"
+        "def fine(question, trace):\n    return 1.0\n"
+    )
+    (tmp_path / "agent-eval.toml").write_text(
+        'datasets = ["runs.csv"]\ntimeout = 2\nmetrics = ["dies", "hangs", "fine"]\n'
+        + "".join(f'[custom-metrics.{name}]\nfunction = "my_metrics:{name}"\n' for name in ("dies", "hangs", "fine"))
+    )
+    write_dataset(tmp_path / "runs.csv", runs(2))
+    done = cli(tmp_path, "evaluate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads((tmp_path / "agent-eval-results" / "results.json").read_text())["datasets"][0]["summary"]
+    assert list(summary["dies"]["unscored_reasons"]) == ["metric failed: the metric's process ended (exit code 7)"]
+    assert list(summary["hangs"]["unscored_reasons"]) == ["metric failed: no answer within 2 s (timeout)"]
+    assert summary["fine"]["mean"] == 1.0 and summary["fine"]["n"] == 2

@@ -187,6 +187,25 @@ def test_what_the_agent_left_running_ends_with_the_run(repo: Path) -> None:
     assert not straggler.with_suffix(".late").exists()
 
 
+def test_a_daemon_the_agent_starts_in_a_session_of_its_own_dies_before_the_run_writes(repo: Path) -> None:
+    """A plain child and one that calls setsid: the command line is their subreaper, so both are
+    killed when the workers close, and neither can overwrite the outputs after the verdict."""
+    golden(repo / "hostile_golden.json", {"q_daemon": f"call spawn_daemon {repo / 'spawned'}"})
+    github_output = repo / "github_output"
+    github_output.write_text("")
+    done = cli(repo, "check", "--workers", "1", env={"GITHUB_OUTPUT": str(github_output)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    pids = [int((repo / f"spawned.{kind}").read_text()) for kind in ("child", "daemon")]
+    left = wait_until_gone(pids)
+    for pid in left:  # a failing run's leftovers are not left to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+    (repo / "spawned.go").write_text("go")  # what the daemon waited for, had it lived
+    output = repo / "agent-eval-results"
+    assert json.loads((output / "results.json").read_text())["datasets"][0]["questions"][0]["status"] == "ok"
+    assert "pwned" not in (output / "comment.md").read_text() and "pwned" not in github_output.read_text()
+
+
 def test_a_second_run_on_the_same_output_dir_is_refused_and_the_first_is_unharmed(repo: Path) -> None:
     first = Run(repo, "evaluate", "--progress", "always", "--workers", "1")
     first.wait_for(f"hostile_golden: {len(FAST)}/")
@@ -205,6 +224,28 @@ def test_a_second_run_on_the_same_output_dir_is_refused_and_the_first_is_unharme
         repo, "evaluate", "hostile_golden.json", "--agent", "hostile", "--workers", "1", "--output-dir", str(output), "--timeout", "1"
     )
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_report_into_a_running_runs_output_dir_is_refused_and_no_files_are_mixed(repo: Path) -> None:
+    """Two CLI processes on one folder: ``report`` of the older results.json while ``evaluate``
+    runs there is refused (it would put the old run's page beside the new run's results), and
+    the new run's results.json is not left beside the older run's views."""
+    output = repo / "agent-eval-results"
+    golden(repo / "fast_golden.json", FAST)
+    assert cli(repo, "evaluate", "fast_golden.json", "--workers", "1").returncode == 0
+    assert cli(repo, "report", str(output / "results.json")).returncode == 0
+    assert (output / "report.html").is_file()
+    first = Run(repo, "evaluate", "--progress", "always", "--workers", "1")
+    first.wait_for(f"hostile_golden: {len(FAST)}/")
+    second = cli(repo, "report", str(output / "results.json"))
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert f"another run (process {first.process.pid}) is writing there now" in second.stderr
+    first.process.send_signal(signal.SIGINT)
+    returncode, out, err = first.finish()
+    assert returncode == 130, out + err
+    data = json.loads((output / "results.json").read_text())
+    assert {q["id"] for q in data["datasets"][0]["questions"]} == {*FAST, *SLOW}
+    assert sorted(p.name for p in output.iterdir()) == [".agent-eval.lock", "results.json"]  # the older run's page is gone
 
 
 def test_sigterm_while_baselines_are_written_never_leaves_a_partial_baseline(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ for a conversation scenario ADK's simulator cannot play.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 # The package the worker's files are copied into and run as: ``python -m agent_eval_worker``.
@@ -36,7 +37,8 @@ PACKAGE = "agent_eval_worker"
 ENV_AGENT = "AGENT_EVAL_WORKER_AGENT"  # the agent to load: a directory or module[:attribute]
 ENV_SPANS = "AGENT_EVAL_WORKER_SPANS"  # "1": capture OpenTelemetry spans per question; "0": not
 ENV_MODEL_CACHE = "AGENT_EVAL_WORKER_MODEL_CACHE"  # the model-call cache's directory; unset: none
-ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE)
+ENV_METRICS = "AGENT_EVAL_WORKER_METRICS"  # the metric worker's metrics: JSON {name: "module:function"}
+ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE, ENV_METRICS)
 
 # The request's number, on every message about one request.
 ID = "id"
@@ -84,6 +86,17 @@ MESSAGE = "message"
 CODE = "code"
 PARTIAL = "partial"
 
+# The metric worker's (``python -m PACKAGE.METRIC_MODULE``; see the last section) request, its
+# fields, what ``ready`` says there, and a score's fields.
+METRIC_MODULE = "metric_worker"
+SCORE = "score"
+METRIC = "metric"
+TRACE = "trace"
+FAILURES = "failures"
+VALUE = "value"
+EXPLANATION = "explanation"
+DETAILS = "details"
+
 # What ``ready`` says of the loaded agent.
 APP_NAME = "app_name"
 MODELS = "models"
@@ -112,15 +125,28 @@ KEYS = (
     MODELS,
     ADK_VERSION,
     PYTHON,
+    SCORE,
+    METRIC,
+    TRACE,
+    FAILURES,
+    VALUE,
+    EXPLANATION,
+    DETAILS,
 )
 
 Message = dict[str, Any]
 
 
+# Surrogate code points: a Python str may hold them alone (a tool that returns "\ud800"), but no
+# UTF-8 line can carry one: writing it would raise in the middle of an answer.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
 def encode(message: Message) -> str:
     """One line of the protocol, without its newline. Raises TypeError / ValueError /
-    RecursionError for what JSON cannot carry (``default=str`` covers plain objects)."""
-    return json.dumps(message, ensure_ascii=False, default=str)
+    RecursionError for what JSON cannot carry (``default=str`` covers plain objects). A lone
+    surrogate becomes U+FFFD, as the dataset readers make it: the answer travels and is scored."""
+    return _SURROGATES.sub("\ufffd", json.dumps(message, ensure_ascii=False, default=str))
 
 
 def decode(line: bytes | str) -> Message | None:
@@ -228,3 +254,25 @@ def run_result(
 
 def skipped(reason: str) -> dict[str, Any]:
     return {SKIPPED: reason}
+
+
+# -- the metric worker (``python -m agent_eval_worker.metric_worker``) --------------------------
+#
+# Custom metrics (``[custom-metrics.NAME]``) run in a process of their own under the agent's
+# Python, never in ours. Its environment names the metrics (``ENV_METRICS``: a JSON object of
+# name -> ``module:function``); it imports them from its working directory and says ``ready``
+# with the ones that failed (``{failures: {name: why}}``). Then, per request
+# ``score(N, name, question, trace)`` (the two as results.json writes them), it answers
+# ``result(N, {value, explanation, details})`` or ``error(N, {type, message, code})``.
+
+
+def score(number: int, metric: str, question_data: dict[str, Any], trace: dict[str, Any]) -> Message:
+    return {ID: number, SCORE: {METRIC: metric, QUESTION: question_data, TRACE: trace}}
+
+
+def metrics_ready(failures: dict[str, str]) -> Message:
+    return {READY: {FAILURES: failures}}
+
+
+def scored(number: Any, value: float | None, explanation: str, details: dict[str, Any]) -> Message:
+    return result(number, {VALUE: value, EXPLANATION: explanation, DETAILS: details})

@@ -22,7 +22,7 @@ from agent_eval_action.config import Config, load_config
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.collector import OWN_PROCESS
 from agent_eval_action.core.errors import ExitCode
-from agent_eval_action.core.files import output_lock
+from agent_eval_action.core.files import LOCK_NAME, output_lock
 from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import Problem, Results
 from agent_eval_action.core.workflow import mask, redactor_for
@@ -43,9 +43,18 @@ def _report_problems(problems: list[Problem], err: TextIO) -> None:
         print(f"error: {problem.message}", file=err)
 
 
-def _written(results: Results, config: Config) -> Path:
-    """results.json in the output directory, secrets redacted (the config's ``agent_auth_env`` too)."""
-    return api.write_results(results, Path(config.output_dir) / "results.json", redactor_for([config.agent_auth_env]))
+def _written(results: Results, config: Config, *, alone: bool = False) -> Path:
+    """results.json in the output directory, secrets redacted (the config's ``agent_auth_env`` too).
+    ``alone``: this command writes no views, so the views an earlier run left there (its
+    comment.md, summary.md, junit.xml, report.html) are removed: the folder never holds one run's
+    results beside another run's views."""
+    folder = Path(config.output_dir)
+    if alone:
+        from agent_eval_action.publish.publisher import VIEWS
+
+        for name in VIEWS:
+            (folder / name).unlink(missing_ok=True)
+    return api.write_results(results, folder / "results.json", redactor_for([config.agent_auth_env]))
 
 
 def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -137,7 +146,7 @@ def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err:
     from agent_eval_action.views.terminal import render
 
     results = api.evaluate(paths or None, config=config, progress=err, collector=OWN_PROCESS)
-    target = _written(results, config)
+    target = _written(results, config, alone=True)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -259,7 +268,7 @@ def compare_files(current: str, baseline: str, config: Config, *, out: TextIO = 
     from agent_eval_action.views.terminal import render
 
     results = api.compare(Path(current), Path(baseline), config=config)
-    target = _written(results, config)
+    target = _written(results, config, alone=True)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -338,7 +347,10 @@ def report(
         results = api.compare(results, baseline_path, config=config, gate=False)
     target = Path(output) if output else Path(results_path).with_name("report.html")
     shown = context(results, thresholds=config.pass_thresholds(), background=background)
-    write_page(render_context(shown), target)
+    # Into a run's output directory (it holds our lock file) only while no run writes there.
+    held = output_lock(target.parent) if (target.parent / LOCK_NAME).is_file() else contextlib.nullcontext()
+    with held:
+        write_page(render_context(shown), target)
     counts = shown["counts"]
     base = f"; base runs from {background.base_label}" if background.base_runs else "; no base runs to show beside them"
     shown_counts = (

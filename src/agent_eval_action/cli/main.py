@@ -210,6 +210,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    from agent_eval_action.core import reaper
+
+    # Before any worker starts: what the agent leaves behind stays ours to kill (core/reaper.py).
+    with reaper.subreaping():
+        return _command(args, out, err)
+
+
+def _command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _prestart(args)
     from agent_eval_action.core import interrupt
     from agent_eval_action.core.logs import cli_logging

@@ -427,12 +427,17 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
     durations = [get(inv, "duration") for inv in actual]
     timed = all(isinstance(d, int | float) and not isinstance(d, bool) and d == d for d in durations)  # NaN: not timed
     for i, duration in enumerate(durations):
+        place = f"{pointer}.eval_metric_result_per_invocation[{i}].actual_invocation.duration"
         if isinstance(duration, float) and math.isinf(duration):
+            raise DatasetError(path, NOT_FINITE.format(value=duration), question_id=qid, pointer=place)
+        if isinstance(duration, int | float) and not isinstance(duration, bool) and duration < 0:
+            # A clock that went backwards (or a hand-edited file): scored, it would be a latency
+            # below zero that makes the mean look faster than any run was.
             raise DatasetError(
                 path,
-                NOT_FINITE.format(value=duration),
+                f"{duration} is a negative duration: record the seconds the invocation took (0 or more)",
                 question_id=qid,
-                pointer=f"{pointer}.eval_metric_result_per_invocation[{i}].actual_invocation.duration",
+                pointer=place,
             )
     trace = trace_from_run(
         question,

@@ -1,20 +1,19 @@
 """Your own metrics: ``[custom-metrics.NAME] function = "module:function"``.
 
-The function gets the question and its trace and returns a float, None (unscored) or a
-``Score``; the metric is then scored, summarized, compared, gated and shown like a built-in one.
-Functions are imported from the project's folder (the config file's) when the config is loaded, so a typo is bad
-input naming the setting before anything runs.
+The function gets the question and its trace and returns a float, None (unscored) or a score;
+the metric is then scored, summarized, compared, gated and shown like a built-in one.
+
+The function is code we did not write (in a PR, the PR's): it never runs in our process. When
+the config is loaded only its spelling is checked (:func:`check_spec`); it is imported and called
+in a process of its own under the agent's Python (``run/metric_worker.py``), which a run hands
+here as the :class:`CustomRunner`, and an import error from there names the setting.
 """
 
 from __future__ import annotations
 
-import importlib
-import math
-import sys
-import traceback
+import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.models import Question, Score, Trace
@@ -23,65 +22,49 @@ from agent_eval_action.metrics.registry import Metric, MetricContext, declare_un
 if TYPE_CHECKING:
     from agent_eval_action.config import Config
 
+_SPEC = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 
-def import_function(spec: str, setting: str, cwd: Path | None = None) -> Any:
-    """``module:function``, imported with ``cwd`` (the project's folder; default: the working
-    directory) on ``sys.path`` for the import only (the caller's ``sys.path`` is left as found)."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ConfigError(setting, f"{spec!r} is not module:function")
-    root = str((cwd or Path.cwd()).resolve())
-    added = root not in sys.path
-    if added:
-        sys.path.insert(0, root)
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:  # noqa: BLE001 - the user's module failed: say where, not a traceback of ours
-        frames = traceback.extract_tb(error.__traceback__)
-        place = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-        raise ConfigError(setting, f"importing {module_name!r} raised {type(error).__name__}: {error}{place}") from None
-    finally:
-        if added and root in sys.path:
-            sys.path.remove(root)
-    function = getattr(module, attr, None)
-    if not callable(function):
-        raise ConfigError(setting, f"module {module_name!r} has no function {attr!r}")
-    return function
+
+def check_spec(spec: str, setting: str) -> None:
+    """``module:function`` spelled as Python names (nothing is imported: see the module's docstring)."""
+    if not _SPEC.fullmatch(spec):
+        raise ConfigError(setting, f"{spec!r} is not module:function (e.g. my_metrics:words)")
+
+
+class CustomRunner(Protocol):
+    """Scores one custom metric on one question's run, somewhere other than our process."""
+
+    def score(self, name: str, question: Question, trace: Trace) -> Score: ...
 
 
 @dataclass(frozen=True)
 class CustomScore:
-    """The metric's score function; picklable (by its spec), so worker processes can score too."""
+    """The metric's score function: asks the run's :class:`CustomRunner` (None: a command that
+    only summarizes scores already made, such as ``merge``)."""
 
     name: str
     spec: str
-    # The folder its module is imported from (the project's); None: the working directory.
-    root: str | None = None
+    runner: CustomRunner | None = None
 
     def __call__(self, question: Question, trace: Trace, context: MetricContext) -> Score:
-        function = import_function(self.spec, f"custom-metrics.{self.name}.function", Path(self.root) if self.root else None)
-        value = function(question, trace)
-        if value is None:
-            return unscored(f"{self.spec} returned None")
-        if isinstance(value, Score):
-            return value
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            return unscored(f"{self.spec} returned {type(value).__name__} {value!r}, not a finite number, None or a Score")
-        return Score(value=float(value), explanation=f"{self.spec}", details={"source": "custom"})
+        if self.runner is None:
+            return unscored(f"{self.spec} is not scored by this command")
+        return self.runner.score(self.name, question, trace)
 
 
-def custom_metrics(config: Config) -> list[Metric]:
-    """The config's custom metrics, each function imported (ConfigError naming the setting)."""
+def custom_metrics(config: Config, runner: CustomRunner | None = None) -> list[Metric]:
+    """The config's custom metrics, each spelling checked (ConfigError naming the setting),
+    scored by ``runner``."""
     out = []
     for name, spec in config.custom_metrics.items():
-        import_function(spec.function, f"custom-metrics.{name}.function", config.import_root())
+        check_spec(spec.function, f"custom-metrics.{name}.function")
         declare_unit(name, spec.unit)
         out.append(
             Metric(
                 name=name,
                 direction=spec.direction,
                 description=spec.description or f"custom metric {spec.function}",
-                score=CustomScore(name, spec.function, str(config.import_root())),
+                score=CustomScore(name, spec.function, runner),
                 kind=spec.kind,
                 unit=spec.unit,
             )

@@ -100,6 +100,10 @@ class Published:
     warnings: list[str] = field(default_factory=list)
 
 
+# The views publish writes beside results.json in the output directory.
+VIEWS = ("comment.md", "summary.md", "junit.xml", "report.html")
+
+
 def publish(
     results: Results,
     output_dir: Path,

@@ -28,6 +28,7 @@ from typing import Any
 
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.core.processes import agent_workers
+from agent_eval_action.core.reaper import process_table
 from agent_eval_action.run.agent_env import agent_environment
 
 PACKAGE = protocol.PACKAGE
@@ -128,24 +129,7 @@ def kill_session(sid: int) -> None:
 
 def _session_members(sid: int) -> list[int]:
     """The processes of session ``sid``, from /proc (elsewhere: none beyond its group)."""
-    members = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 3 and fields[3] == str(sid).encode():
-            members.append(int(entry))
-    return members
+    return [pid for pid, (_, _, session) in process_table().items() if session == sid]
 
 
 @dataclass

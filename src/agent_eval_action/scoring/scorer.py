@@ -138,7 +138,8 @@ class Scorer:
             return self._score_dataset(dataset, records)
 
     def _worth_processes(self, dataset: LoadedDataset) -> bool:
-        if self.workers < 2 or dataset.batches is None:
+        # Custom metrics are scored by the run's metric process, which forked scorers cannot share.
+        if self.workers < 2 or dataset.batches is None or any(m.name not in REGISTRY for m in self.metrics):
             return False
         try:
             return os.path.getsize(dataset.path) >= PARALLEL_MIN_BYTES

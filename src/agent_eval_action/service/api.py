@@ -33,6 +33,8 @@ from agent_eval_action.datasets.convert import write_golden, write_runs
 from agent_eval_action.repo.baseline import Written, write_baseline
 from agent_eval_action.repo.discovery import dataset_files, expand_paths
 from agent_eval_action.repo.git import Git, Snapshot, Workspace
+from agent_eval_action.repo.metric_code import changed as changed_code
+from agent_eval_action.repo.metric_code import code_at, written
 from agent_eval_action.repo.results_io import read_results as read_results
 from agent_eval_action.repo.results_io import redacted as redacted
 from agent_eval_action.repo.results_io import write_results as write_results
@@ -282,6 +284,14 @@ def run_check(
     files += [f for f in extra if f not in seen]
     config = rules.config
     workspace = git.workspace()
+    # The base's custom metrics score the PR, with the base's code (read now, run from a copy).
+    metrics_root, metric_code = "", None
+    if merge_base is not None and config.custom_metrics:
+        metrics_root = workspace.rel(config.import_root()).removeprefix(".").strip("/")
+        specs = {name: spec.function for name, spec in config.custom_metrics.items()}
+        metric_code = code_at(git, merge_base, metrics_root, specs.values())
+        for name, paths in changed_code(specs, metrics_root, [c.path for c in changes]).items():
+            rules.changes.append(f"custom-metrics.{name}: {', '.join(paths)} changed (the base's code scores this PR)")
     by_path = {workspace.rel(f): f for f in files}
     roles = path_roles(config, workspace)  # one definition of the agent's code: what re-runs, what makes a baseline stale
     selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
@@ -295,7 +305,12 @@ def run_check(
     # A deployed agent (agent_url) has no base to check out: it is compared with the stored baselines.
     runnable = bool(config.agent) and not config.agent_url
     beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected) and runnable
-    with base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree:
+    with (
+        base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree,
+        written(metric_code, metrics_root) if metric_code is not None else contextlib.nullcontext(None) as metrics_folder,
+    ):
+        if metrics_folder is not None:
+            config = config.model_copy(update={"metrics_folder": str(metrics_folder)})
         twin = None
         if tree is not None:
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())

@@ -14,9 +14,10 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agent_eval_action.config import Config
+from agent_eval_action.core import reaper
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, UsageError
 from agent_eval_action.core.logs import log
@@ -27,6 +28,9 @@ from agent_eval_action.run.inference import Inference, InferenceRequest, Inferen
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import question_hash, split_reusable
 from agent_eval_action.scoring.scorer import Scorer
+
+if TYPE_CHECKING:
+    from agent_eval_action.run.metric_worker import MetricWorker
 
 RECORDED_FORMATS = ("csv", "jsonl", "adk_history")
 
@@ -71,6 +75,7 @@ class Evaluation:
         self.collector = collector
         self.inference = Inference(config, progress=self.err, workdir=workdir)
         self.judges = Judges(config) if config.judges or config.metric_definitions or config.managed_metrics else None
+        self.metric_worker: MetricWorker | None = None
 
     def beside(self, config: Config, workdir: Path) -> None:
         """compare-with = "base": the base's agent (its config, its checkout) runs beside ours."""
@@ -110,7 +115,7 @@ class Evaluation:
         if c.custom_metrics:
             from agent_eval_action.metrics.custom import custom_metrics
 
-            custom = custom_metrics(c)
+            custom = custom_metrics(c, self._metric_worker())
         return Scorer.for_names(
             c.metrics,
             MetricContext(prices=c.price_table()),
@@ -201,5 +206,20 @@ class Evaluation:
         stats.judge_budget = spent
         return stats
 
+    def _metric_worker(self) -> MetricWorker:
+        """The run's process for custom metrics, started on first use (an import error there is
+        a ConfigError naming the setting)."""
+        if self.metric_worker is None:
+            from agent_eval_action.run.metric_worker import metric_worker
+
+            self.metric_worker = metric_worker(self.config)
+        return self.metric_worker
+
     def close(self) -> None:
         self.inference.close()
+        if self.metric_worker is not None:
+            self.metric_worker.close()
+        # What the agent started and left running (a daemon in a session of its own) dies now,
+        # before anything is written; only where the command line made this process its
+        # subreaper (core/reaper.py), never in a library caller's process.
+        reaper.reap()

@@ -2,7 +2,8 @@
 
 A PR must not loosen the check that judges it: the settings that decide the verdict (the
 ``[gate]`` table, and ``baselines-dir``, ``agent-paths`` and ``select``, which decide what is
-compared at all) are read from the config as it is at the merge-base. The datasets and
+compared at all), ``[agent-env]`` (which of our secrets the agent reads) and the custom metrics
+(run with the base's code) are read from the config as it is at the merge-base. The datasets and
 metrics the base checks are checked on the PR too: the PR may add to them, never take away.
 What the PR changes in any of them is listed and applies after merge. The agent and everything
 else come from HEAD.
@@ -18,8 +19,10 @@ from typing import Any
 from agent_eval_action.config import Config, config_candidates, config_from_text, placed
 from agent_eval_action.core.errors import ConfigError
 
-# Settings that decide the verdict, taken from the base.
-FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select")
+# Settings that decide the verdict, taken from the base; and ``agent_env`` and ``agent_auth_env``,
+# which decide which of our secrets the agent may read (a PR's ``allow = ["GITHUB_TOKEN"]``, or
+# an ``agent_auth_env`` renamed away from the base's secret, must not hand its own code a secret).
+FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select", "agent_env", "agent_auth_env")
 
 
 @dataclass
@@ -58,8 +61,10 @@ def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, 
     settings = {name: getattr(base, name) for name in FROM_BASE if name != "gate"}
     settings["datasets"] = [*head.datasets, *(g for g in base.datasets if g not in head.datasets)]
     settings["metrics"] = _metrics(base, head)
+    # The metrics that judge the PR are the base's: a PR's new or changed one applies after merge.
+    settings["custom_metrics"] = base.custom_metrics
     merged = head.model_copy(update=settings).with_gate(base.gate)
-    return Rules(config=merged, source=source, changes=differences(base, head) + narrowed(base, head))
+    return Rules(config=merged, source=source, changes=differences(base, head) + custom_changes(base, head) + narrowed(base, head))
 
 
 def _metrics(base: Config, head: Config) -> list[str]:
@@ -68,8 +73,20 @@ def _metrics(base: Config, head: Config) -> list[str]:
     listed as narrowed, and its gate rule reports it missing."""
     if not base.metrics or not head.metrics:
         return []
-    known = {*head.custom_metrics, *_registry()}
-    return [*head.metrics, *(m for m in base.metrics if m not in head.metrics and m in known)]
+    known = {*base.custom_metrics, *_registry()}
+    return [*(m for m in head.metrics if m in known), *(m for m in base.metrics if m not in head.metrics and m in known)]
+
+
+def custom_changes(base: Config, head: Config) -> list[str]:
+    """``custom-metrics.NAME.function a:b -> c:d`` for every custom metric the PR adds, changes
+    or removes (the base's still score this PR)."""
+    before = {name: spec.function for name, spec in base.custom_metrics.items()}
+    after = {name: spec.function for name, spec in head.custom_metrics.items()}
+    return [
+        f"custom-metrics.{name}.function {_show(before.get(name))} -> {_show(after.get(name))} (the base's custom metrics score this PR)"
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name) != after.get(name)
+    ]
 
 
 def _registry() -> set[str]:
