@@ -25,6 +25,16 @@ def _dataset_files_below(directory: str) -> list[str]:
     )
 
 
+def dataset_paths(paths: list[str], patterns: list[str]) -> list[str]:
+    """The dataset files among ``paths`` (a listing, e.g. a commit's) that ``patterns`` select,
+    as :func:`expand_paths` would select them on disk."""
+    return [
+        path
+        for path in paths
+        if path.lower().endswith(DATASET_SUFFIXES) and path.rsplit("/", 1)[-1] not in NOT_DATASETS and matches(path, patterns)
+    ]
+
+
 def expand_paths(patterns: list[str]) -> tuple[list[str], list[str]]:
     """(files, patterns that matched nothing), in the order the patterns name them: a file or a
     directory (the dataset files below it) by its name, else a glob (``globs``: the files and the

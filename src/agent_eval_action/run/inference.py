@@ -97,6 +97,7 @@ class Inference:
         self._pool: WorkerPool | None = None
         self._runner: QuestionRunner | None = None
         self._runner_error: UsageError | None = None
+        self._killed: list[str] = []
         # compare-with = "base": the merge-base's agent, run beside this one question by question.
         self.base: Inference | None = None
 
@@ -157,6 +158,10 @@ class Inference:
         if self.budget.limited:
             stats.budget = self.budget.use()
         return stats
+
+    def killed(self) -> list[str]:
+        """How this agent's worker processes were killed by signals nothing of ours sent."""
+        return [*self._killed, *(self._pool.killed if self._pool is not None else [])]
 
     def runner(self, question_runs: int | None = None) -> QuestionRunner:
         """The agent runner, built on first use: worker processes under the agent's Python by
@@ -260,6 +265,8 @@ class Inference:
             self.base.close()
         if self._pool is not None and not self.loop.is_closed():
             self.loop.run_until_complete(self._pool.close())
+        if self._pool is not None:
+            self._killed += self._pool.killed
         self._pool = None
         worker_start.discard()  # started for a run that did not need them
         if self._owns_loop and not self.loop.is_closed():

@@ -44,6 +44,7 @@ from agent_eval_action.service.scaffold import Scaffold, scaffold
 from agent_eval_action.service.steps import (
     DatasetFile,
     agent_fingerprint,
+    base_datasets,
     base_state,
     baselines_in,
     baselines_in_repository,
@@ -56,6 +57,7 @@ from agent_eval_action.service.steps import (
     path_roles,
     reusable_baselines,
     select_datasets,
+    tampered,
 )
 from agent_eval_action.service.steps import Outcome as Outcome  # what the adapters (commands) get back
 from agent_eval_action.service.steps import background as background  # what the views show beside an outcome
@@ -226,17 +228,17 @@ def run_check(
     # Everything the verdict reads of the base is read now, before any agent code runs.
     snapshot = Snapshot(git, merge_base) if merge_base else None
     rules = gate_rules(config, git, snapshot)
+    workspace = git.workspace()
     found = dataset_files(config.datasets, defaults=config.datasets == config.default_datasets())
     files, problems = found.files, found.problems
-    # The base's globs the PR dropped are still evaluated; one that matches nothing now is no
-    # typo of the PR's: the files it matched were deleted, and are reported as removed.
-    extra, _ = expand_paths([g for g in rules.config.datasets if g not in config.datasets])
-    seen = set(files)
-    files += [f for f in extra if f not in seen]
-    config = rules.config
-    workspace = git.workspace()
     by_path = {workspace.rel(f): f for f in files}
-    roles = path_roles(config, workspace)  # one definition of the agent's code: what re-runs, what makes a baseline stale
+    # The datasets the base's settings select at the base are evaluated whatever the PR's settings
+    # (config, --datasets, inputs) say: the union of the two as files, never as patterns.
+    kept = base_datasets(git, snapshot, rules, workspace, set(by_path))
+    by_path.update({path: str(workspace.file(path)) for path in kept})
+    rules.changes += [f"datasets: {path} is no longer selected by this run's settings (the base's dataset is still evaluated)" for path in kept]
+    config = rules.config
+    roles = path_roles(config, workspace, extra=frozenset(kept))  # one definition of the agent's code: what re-runs, what makes a baseline stale
     selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
     state = base_state(git, snapshot, selection, config) if snapshot is not None else None
     fingerprint = agent_fingerprint(config, git, roles)
@@ -248,19 +250,23 @@ def run_check(
     # A deployed agent (agent_url) has no base to check out: it is compared with the stored baselines.
     runnable = bool(config.agent) and not config.agent_url
     beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected) and runnable
+    disturbed: list[str] = []
     with base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree:
         twin = None
         if tree is not None:
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
-            here = tree / workspace.prefix if workspace.prefix else tree
-            twin = (base_config(config, tree, workspace.prefix, python=python), here)
+            here = tree.top / workspace.prefix if workspace.prefix else tree.top
+            twin = (base_config(config, tree.top, workspace.prefix, python=python), here)
+            tree.seal()  # what the base runs from now on: the PR's agent must not change it
         done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin, collector=collector)
+        if tree is not None:
+            disturbed = tampered(tree.changed()) + done.base_disturbed
     results = Results(
         tool_version=__version__,
         selection=selection,
         shard=config.shard,
         datasets=done.datasets,
-        problems=problems + done.problems,
+        problems=problems + done.problems + [Problem(path=".", message=m) for m in disturbed],
         run=done.run,
         compare_with="base" if done.base_datasets is not None else "baseline",
     )

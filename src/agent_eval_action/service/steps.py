@@ -31,6 +31,7 @@ from agent_eval_action.core.models import (
 )
 from agent_eval_action.repo.agent_code import agent_paths
 from agent_eval_action.repo.baseline import find_baseline, match, working_tree_reader
+from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
@@ -93,6 +94,9 @@ class Evaluated:
     # compare-with = "base": the base's agent's runs of the same questions, and what they cost.
     base: BaseRun | None = None
     base_datasets: list[DatasetResult] | None = None
+    # What disturbed the base's side while it ran (its workers killed from outside): the check
+    # then could not be made.
+    base_disturbed: list[str] = field(default_factory=list)
 
 
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.
@@ -150,6 +154,11 @@ def evaluate_files(
     evaluated = Evaluated(datasets=datasets, problems=problems, run=evaluation.stats())
     if beside is not None:
         evaluated.base_datasets, evaluated.base = base_datasets, base
+        evaluated.base_disturbed = [
+            f"the base's agent could not run undisturbed: its worker process {reason} (nothing of ours sent that signal), "
+            "so its runs are not the base's; run the check again"
+            for reason in evaluation.base_killed
+        ]
     return evaluated
 
 
@@ -161,6 +170,28 @@ def gate_rules(config: Config, git: Git, base: Snapshot | None) -> Rules:
     return rules_at_base(config, base.read, git.workspace().prefix, base.rev[:7])
 
 
+def base_datasets(git: Git, base: Snapshot | None, rules: Rules, workspace: Workspace, selected: set[str]) -> list[str]:
+    """The dataset files (repository paths) the base's own settings select at the merge-base that
+    the run's settings do not, and that still exist: evaluated anyway. A file set, not patterns:
+    no exclusion of the PR's (``!path`` in its config, the --datasets flag) removes one."""
+    if base is None or rules.base is None:
+        return []
+    globs = [workspace.glob(g) for g in rules.base.datasets]
+    at_base = dataset_paths(git.files(base.rev), globs)
+    return [path for path in at_base if path not in selected and workspace.file(path).is_file()]
+
+
+def tampered(changed: list[str]) -> list[str]:
+    """The problem a base side changed while it ran makes (``base_run.BaseTree.changed``)."""
+    if not changed:
+        return []
+    shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
+    return [
+        f"the base's files changed while its agent ran ({shown}): something in this job (the PR's agent?) wrote to "
+        "the base's checkout, so the base's runs are not the base's; the comparison could not be made"
+    ]
+
+
 def base_state(git: Git, base: Snapshot, selection: Selection, config: Config) -> BaseState:
     """Reads everything the verdict and its views need of the merge-base (each selected dataset's
     baseline files, their history), before any agent code runs; nothing is read there after."""
@@ -168,12 +199,13 @@ def base_state(git: Git, base: Snapshot, selection: Selection, config: Config) -
     return read_base(base, baselines_dir, [(s.path, s.renamed_from) for s in selection.selected])
 
 
-def path_roles(config: Config, workspace: Workspace) -> PathRoles:
+def path_roles(config: Config, workspace: Workspace, extra: frozenset[str] = frozenset()) -> PathRoles:
     """What each repository path is to the check: the one definition that selection (what a PR
     re-runs) and the agent's fingerprint (when a baseline is stale) both use. Agent code is
     ``agent_paths`` when set, else the agent's package, the modules it imports, its dependency
     files and the config (``agent_code``); without an agent in the repository, every path that
-    is neither a dataset nor a baseline."""
+    is neither a dataset nor a baseline. ``extra``: dataset paths besides those the globs match
+    (the base's)."""
     if config.agent_paths is not None:
         agent: list[str] | None = [workspace.glob(g) for g in config.agent_paths]
     elif config.agent and not config.agent_url:
@@ -186,6 +218,7 @@ def path_roles(config: Config, workspace: Workspace) -> PathRoles:
         dataset_globs=[workspace.glob(g) for g in config.datasets],
         baselines_dir=workspace.rel(config.baselines_dir),
         agent_paths=agent,
+        datasets=extra,
     )
 
 
