@@ -92,6 +92,9 @@ class GateConfig(BaseModel):
     # With compare-with = "base": the fresh base run moved from the stored baseline (the model
     # drifted under the same code) fails the check too; by default drift is only reported.
     fail_on_drift: bool = False
+    # A question a budget, a deadline or an interrupt kept from running is not checked: by default
+    # such a check decides nothing ("could not be checked"); true gates what was checked.
+    allow_partial: bool = False
     metrics: dict[str, MetricRule] = Field(default_factory=dict)
 
     @field_validator("max_regression")

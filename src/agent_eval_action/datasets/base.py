@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,15 +32,32 @@ class Row:
     item: Record | DatasetError
 
 
+def question_content(question: Question) -> str:
+    """What a question asks and expects (everything but its place in the file), as one string: the
+    rows of repeated runs of one question repeat it exactly."""
+    return json.dumps(question.model_dump(mode="json", exclude={"line"}), sort_keys=True, ensure_ascii=False)
+
+
 class RunResolver:
-    """Numbers repeated runs of a question (by session id) and refuses true duplicates, in file order."""
+    """Numbers repeated runs of a question (by session id) and refuses duplicates, in file order:
+    the same session twice, or one id given to two different questions (whatever their sessions:
+    a second question under a known id would pass as a run of the first)."""
 
     def __init__(self, path: str):
         self.path = path
         self.runs: dict[str, int] = {}
         self.sessions: set[tuple[str, str]] = set()
+        # Each id's first row: where it is, and its question's content.
+        self.first: dict[str, tuple[str, str | None]] = {}
 
-    def admit(self, question_id: str, session: str | None, pointer: str) -> int | DatasetError:
+    def admit(self, question_id: str, session: str | None, pointer: str, content: str | None = None) -> int | DatasetError:
+        where, before = self.first.setdefault(question_id, (pointer, content))
+        if content is not None and before is not None and content != before:
+            reason = (
+                f"duplicate question id: {where} and {pointer} both say {question_id!r} but ask different questions "
+                "(rows of repeated runs repeat their question exactly): give each question an id of its own"
+            )
+            return DatasetError(self.path, reason, question_id=question_id, pointer=pointer)
         if session and (question_id, session) in self.sessions:
             return DatasetError(self.path, f"duplicate run of session {session!r}", question_id=question_id, pointer=pointer)
         if session:

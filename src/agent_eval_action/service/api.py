@@ -236,9 +236,13 @@ def run_check(
     # (config, --datasets, inputs) say: the union of the two as files, never as patterns.
     kept = base_datasets(git, snapshot, rules, workspace, set(by_path))
     by_path.update({path: str(workspace.file(path)) for path in kept})
-    rules.changes += [f"datasets: {path} is no longer selected by this run's settings (the base's dataset is still evaluated)" for path in kept]
+    rules.changes += [
+        f"datasets: {path} is no longer selected by this run's settings (the base's dataset is still evaluated)" for path in kept
+    ]
     config = rules.config
-    roles = path_roles(config, workspace, extra=frozenset(kept))  # one definition of the agent's code: what re-runs, what makes a baseline stale
+    roles = path_roles(
+        config, workspace, extra=frozenset(kept)
+    )  # one definition of the agent's code: what re-runs, what makes a baseline stale
     selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
     state = base_state(git, snapshot, selection, config) if snapshot is not None else None
     fingerprint = agent_fingerprint(config, git, roles)

@@ -34,6 +34,7 @@ from agent_eval_action.repo.baseline import find_baseline, match, working_tree_r
 from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
+from agent_eval_action.run.budget import SKIPPED as BUDGET
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
@@ -340,6 +341,26 @@ def interrupted_runs(results: Results) -> int:
     return sum(1 for d in results.datasets for q in d.questions if q.status == "skipped" and q.skip_reason == interrupt.REASON)
 
 
+def budget_skipped(results: Results) -> int:
+    """How many question runs a spending limit kept from running (``max-model-calls``, ``max-cost-usd``)."""
+    return sum(1 for d in results.datasets for q in d.questions if q.status == "skipped" and (q.skip_reason or "").startswith(BUDGET))
+
+
+def partial_reason(results: Results, skipped: int, config: Config) -> str:
+    """Why a check that skipped questions it needed decided nothing."""
+    total = sum(len(d.questions) for d in results.datasets)
+    limits = [
+        f"{name} = {value:g}"
+        for name, value in (("max-model-calls", config.max_model_calls), ("max-cost-usd", config.max_cost_usd))
+        if value
+    ]
+    return (
+        f"partial: {skipped} of {total} question runs were skipped by the budget ({', '.join(limits) or 'a spending limit'}), "
+        "so the check did not see them; raise the budget, select fewer questions, or set `[gate] allow-partial = true` "
+        "in the base branch's config to gate only what was checked"
+    )
+
+
 def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True) -> Outcome:
     """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
     verdict under ``rules``: passed, failed, or unchecked when an input problem (a bad dataset,
@@ -364,10 +385,14 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, 
             )
         )
     gate.rules_from, gate.config_changes = rules.source, rules.changes
-    if results.problems or stopped:
+    why = []
+    if stopped:
         total = sum(len(d.questions) for d in results.datasets)
-        why = [f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again"]
-        gate.outcome, gate.unchecked = "unchecked", (why if stopped else []) + [p.message for p in results.problems[:10]]
+        why.append(f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again")
+    elif (partial := budget_skipped(results)) and not config.gate.allow_partial:
+        why.append(partial_reason(results, partial, config))
+    if results.problems or why:
+        gate.outcome, gate.unchecked = "unchecked", why + [p.message for p in results.problems[:10]]
     results.gate = gate
     return Outcome(results=results, config=config, compared=compared)
 
@@ -407,7 +432,9 @@ REFRESH = "python -m agent_eval_action baseline update"
 def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLookup) -> tuple[list[DatasetComparison], list[str]]:
     """The base's fresh run compared with its stored baseline: the same code at another time, so
     what moved is the model (or the world), not the PR. Returns the comparisons and a line for
-    each dataset that moved ("the model moved: 5 of 40 questions answer differently ...")."""
+    each dataset that moved ("the model moved: 5 of 40 questions answer differently ..."). Only
+    the base's runs that finished count: one an interrupt or a budget stopped says nothing of the model."""
+    base_datasets = [finished for d in base_datasets if (finished := _finished(d)) is not None]
     scratch = Results(datasets=base_datasets)
     comparisons = compare(scratch, config, stored)
     lines = [f"{p.message} (drift not measured)" for p in scratch.problems]
@@ -434,6 +461,14 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
             f"Refresh the baseline on the base branch with `{REFRESH}`"
         )
     return comparisons, lines
+
+
+def _finished(dataset: DatasetResult) -> DatasetResult | None:
+    """``dataset`` with only the runs that ran to their end; None when none did."""
+    done = [q for q in dataset.questions if q.status != "skipped"]
+    if not done:
+        return None
+    return dataset if len(done) == len(dataset.questions) else dataset.model_copy(update={"questions": done})
 
 
 def answered_differently(now: DatasetResult, stored: DatasetResult) -> tuple[int, int]:
