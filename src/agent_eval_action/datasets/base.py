@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,11 +48,13 @@ class RunResolver:
         self.path = path
         self.runs: dict[str, int] = {}
         self.sessions: set[tuple[str, str]] = set()
-        # Each id's first row: where it is, and its question's content.
+        # Each id's first row: where it is, and its question's content; and every row of it.
         self.first: dict[str, tuple[str, str | None]] = {}
+        self.rows: dict[str, list[str]] = {}
 
     def admit(self, question_id: str, session: str | None, pointer: str, content: str | None = None) -> int | DatasetError:
         where, before = self.first.setdefault(question_id, (pointer, content))
+        self.rows.setdefault(question_id, []).append(pointer)
         if content is not None and before is not None and content != before:
             reason = (
                 f"duplicate question id: {where} and {pointer} both say {question_id!r} but ask different questions "
@@ -68,6 +71,28 @@ class RunResolver:
         run = self.runs.get(question_id, -1) + 1
         self.runs[question_id] = run
         return run
+
+    def uneven(self) -> list[DatasetError]:
+        """Once the file is read: the ids with more rows than the file's questions have runs (the
+        most common count), whatever their sessions. A file of K runs a question repeats every
+        question K times; one question repeated alone is a second question under a known id
+        (a regressed copy would pass as a run of the first)."""
+        counts = Counter(len(rows) for rows in self.rows.values())
+        if len(counts) < 2:
+            return []
+        usual = min(counts, key=lambda count: (-counts[count], count))
+        return [
+            DatasetError(
+                self.path,
+                f"duplicate question id: {' and '.join(rows[:2])}{f' (and {len(rows) - 2} more rows)' if len(rows) > 2 else ''} "
+                f"both say {question_id!r}, while the file's other questions have {usual} row{'s' if usual != 1 else ''} each: "
+                "give each question an id of its own (repeated runs repeat every question as often)",
+                question_id=question_id,
+                pointer=rows[usual],
+            )
+            for question_id, rows in self.rows.items()
+            if len(rows) > usual
+        ]
 
 
 @dataclass(kw_only=True)

@@ -306,6 +306,7 @@ def _records(path: str, rows: Iterator[Row]) -> Iterator[Record | DatasetError]:
         else:
             row.item.run = run
             yield row.item
+    yield from resolver.uneven()
 
 
 class _Row:

@@ -16,6 +16,7 @@ from agent_eval_action.datasets.base import RawBatch, Row, RunResolver, question
 from agent_eval_action.datasets.tabular import convert_batch
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.scoring.aggregate import passes, seed_for, summarize_values
+from agent_eval_action.scoring.reuse import question_key
 
 RECORDED_PREFIX = "score."
 # Below this file size a second process costs more than it saves.
@@ -206,6 +207,7 @@ class Scorer:
                 continue
             payload.run = run
             results.append(payload)
+        self.problems.extend(Problem(path=dataset.path, message=error.message()) for error in resolver.uneven())
         return self.summarize(dataset, results)
 
     def _score_rows(self, rows: Iterable[Row], path: str) -> list[BatchItem]:
@@ -232,6 +234,8 @@ class Scorer:
                 )
             scored = self.score_record(item)
             scored.content_hash = self.hashes.get(scored.id)
+            if scored.content_hash is not None:
+                scored.content_key = question_key(item.question)
             results.append(scored)
             if self.progress is not None:
                 self.progress(len(results))

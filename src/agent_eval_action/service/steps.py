@@ -35,6 +35,7 @@ from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
 from agent_eval_action.run.budget import SKIPPED as BUDGET
+from agent_eval_action.scoring.reuse import pair_by_content, renamed
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
@@ -319,17 +320,23 @@ def compare(
         except DatasetError as error:
             results.problems.append(Problem(path=error.path, message=error.message()))
             baseline = None
+        before = baseline.dataset if baseline is not None else None
+        # A question the PR gave a new id, its content unchanged, is compared with its own baseline runs.
+        pairs = pair_by_content(dataset, before) if before is not None else {}
+        if before is not None and pairs:
+            before = renamed(before, pairs)
         comparison = compare_dataset(
             dataset,
-            baseline.dataset if baseline else None,
+            before,
             baseline_path=baseline.path if baseline else None,
             seed=config.seed,
             max_question_drop=config.gate.max_question_drop,
         )
+        comparison.paired_by_content = pairs
         if baseline is not None and baseline.renamed_from:
             comparison.renamed_from = baseline.renamed_from
-        if baseline is not None and found is not None:
-            found[dataset.path] = baseline.dataset
+        if before is not None and found is not None:
+            found[dataset.path] = before
         comparisons.append(comparison)
     for deleted in results.selection.deleted if results.selection else []:
         comparisons.append(DatasetComparison(dataset=Path(deleted).stem, path=deleted, status="removed"))

@@ -797,6 +797,16 @@ class DatasetView:
     failed_runs: list[tuple[QuestionResult, list[str]]] = field(default_factory=list)
 
 
+def paired_notes(comparison: DatasetComparison | None) -> list[str]:
+    """The questions compared with the baseline's under their old ids (their content unchanged)."""
+    pairs = comparison.paired_by_content if comparison is not None else {}
+    if not pairs:
+        return []
+    shown = ", ".join(f"{now} was {old}" for now, old in list(pairs.items())[:IDS_NAMED])
+    more = f" (+{len(pairs) - IDS_NAMED} more)" if len(pairs) > IDS_NAMED else ""
+    return [f"{plural(len(pairs), 'question')} renamed, compared with the baseline's by content: {shown}{more}"]
+
+
 def cost_notes(dataset: DatasetResult) -> list[str]:
     """In words: how many runs were reused from the baseline or skipped (and why), and how many
     of the agent's model calls went to the model or were replayed from the cache."""
@@ -966,7 +976,7 @@ def dataset_view(
         base=base,
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
-        notes=cost_notes(dataset),
+        notes=cost_notes(dataset) + paired_notes(comparison),
         unpaired=unpaired_lines(comparison),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
