@@ -543,6 +543,9 @@ class GateResult(_Model):
     within_noise: list[GateFailure] = Field(default_factory=list)
     # Why the check is unchecked: the first problems' messages.
     unchecked: list[str] = Field(default_factory=list)
+    # Unchecked for no input's fault (a budget or an interrupt skipped questions it needed, the
+    # base's side was disturbed): "could not be checked" as an infrastructure failure (exit 3).
+    infrastructure: bool = False
     # Where the gate's rules came from, and what this PR changes in them (applies after merge).
     rules_from: str | None = None
     config_changes: list[str] = Field(default_factory=list)

@@ -270,7 +270,7 @@ def run_check(
         selection=selection,
         shard=config.shard,
         datasets=done.datasets,
-        problems=problems + done.problems + [Problem(path=".", message=m) for m in disturbed],
+        problems=problems + done.problems,
         run=done.run,
         compare_with="base" if done.base_datasets is not None else "baseline",
     )
@@ -289,7 +289,9 @@ def run_check(
         done.base.commit = merge_base
         results.base_run = done.base
         ran_base = Results(datasets=done.base_datasets)
-        outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
+        outcome = compare_and_gate(
+            results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"), unsound=disturbed
+        )
         outcome.base_runs = done.base_datasets
         results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
         fail_on_drift(results, rules)

@@ -368,12 +368,16 @@ def partial_reason(results: Results, skipped: int, config: Config) -> str:
     )
 
 
-def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True) -> Outcome:
+def compare_and_gate(
+    results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True, unsound: Sequence[str] = ()
+) -> Outcome:
     """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
     verdict under ``rules``: passed, failed, or unchecked when an input problem (a bad dataset,
     an unreadable baseline, a dataset of which nothing could be scored) kept part of the check
     from happening. ``timings``: False when the baseline did not run in this job (a PR check
-    against stored baselines): timings are then information, their rules notes. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
+    against stored baselines): timings are then information, their rules notes. ``unsound``: why
+    what was compared cannot be trusted (the base's side disturbed while it ran): unchecked, for
+    no input's fault. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
     config = rules.config
     compared: dict[str, DatasetResult] = {}
     results.comparison = compare(results, config, lookup, compared)
@@ -392,7 +396,7 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, 
             )
         )
     gate.rules_from, gate.config_changes = rules.source, rules.changes
-    why = []
+    why = list(unsound)
     if stopped:
         total = sum(len(d.questions) for d in results.datasets)
         why.append(f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again")
@@ -400,6 +404,7 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, 
         why.append(partial_reason(results, partial, config))
     if results.problems or why:
         gate.outcome, gate.unchecked = "unchecked", why + [p.message for p in results.problems[:10]]
+        gate.infrastructure = bool(why) and not stopped
     results.gate = gate
     return Outcome(results=results, config=config, compared=compared)
 

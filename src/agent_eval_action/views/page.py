@@ -733,7 +733,7 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
         more = f" (and {len(found) - 1} more reason{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
         return "Agent evaluation failed" + (f": {found[0].short}{more}" if found else "")
     if gate.outcome == "unchecked":
-        if gate.unchecked and gate.unchecked[0].startswith((f"{INTERRUPTED}:", f"{PARTIAL}:")):
+        if gate.unchecked and (gate.infrastructure or gate.unchecked[0].startswith((f"{INTERRUPTED}:", f"{PARTIAL}:"))):
             return "Agent evaluation could not be checked: " + gate.unchecked[0].split(";")[0]
         count = len(results.problems) or len(gate.unchecked)
         return f"Agent evaluation could not be checked: {count} input problem{'s' if count != 1 else ''}"

@@ -73,7 +73,9 @@ def test_a_pr_that_narrows_the_datasets_keeps_the_bases_selection_apart() -> Non
 def test_a_config_moved_into_pyproject_keeps_the_bases_rules() -> None:
     """The PR moves agent-eval.toml into pyproject's [tool.agent-eval] with a looser gate: the
     base's own search still finds its agent-eval.toml."""
-    loose = BASE.replace("max-regression = 0.05", "max-regression = 1.0").replace('baselines-dir = "evaluation/baselines"', 'baselines-dir = "x"')
+    loose = BASE.replace("max-regression = 0.05", "max-regression = 1.0").replace(
+        'baselines-dir = "evaluation/baselines"', 'baselines-dir = "x"'
+    )
     head = config_from_text("[tool.agent-eval]\n" + loose.replace("[gate]", "[tool.agent-eval.gate]"), "pyproject.toml", "tool.agent-eval")
     assert head is not None
     found = rules_at_base(placed(head, "."), {"agent-eval.toml": BASE, "pyproject.toml": '[project]\nname = "x"\n'}.get, "", "abc1234")
