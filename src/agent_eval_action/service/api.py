@@ -234,15 +234,15 @@ def run_check(
     by_path = {workspace.rel(f): f for f in files}
     # The datasets the base's settings select at the base are evaluated whatever the PR's settings
     # (config, --datasets, inputs) say: the union of the two as files, never as patterns.
-    kept = base_datasets(git, snapshot, rules, workspace, set(by_path))
+    at_base = base_datasets(git, snapshot, rules, workspace)
+    kept = [path for path in at_base if path not in by_path and workspace.file(path).is_file()]
     by_path.update({path: str(workspace.file(path)) for path in kept})
     rules.changes += [
         f"datasets: {path} is no longer selected by this run's settings (the base's dataset is still evaluated)" for path in kept
     ]
     config = rules.config
-    roles = path_roles(
-        config, workspace, extra=frozenset(kept)
-    )  # one definition of the agent's code: what re-runs, what makes a baseline stale
+    # One definition of the agent's code: what re-runs, what makes a baseline stale.
+    roles = path_roles(config, workspace, extra=frozenset(at_base))
     selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
     state = base_state(git, snapshot, selection, config) if snapshot is not None else None
     fingerprint = agent_fingerprint(config, git, roles)

@@ -172,15 +172,13 @@ def gate_rules(config: Config, git: Git, base: Snapshot | None) -> Rules:
     return rules_at_base(config, base.read, git.workspace().prefix, base.rev[:7])
 
 
-def base_datasets(git: Git, base: Snapshot | None, rules: Rules, workspace: Workspace, selected: set[str]) -> list[str]:
-    """The dataset files (repository paths) the base's own settings select at the merge-base that
-    the run's settings do not, and that still exist: evaluated anyway. A file set, not patterns:
-    no exclusion of the PR's (``!path`` in its config, the --datasets flag) removes one."""
+def base_datasets(git: Git, base: Snapshot | None, rules: Rules, workspace: Workspace) -> list[str]:
+    """The dataset files (repository paths) the base's own settings select at the merge-base: a
+    file set, not patterns, so no exclusion of the PR's (``!path`` in its config, the
+    --datasets flag) removes one."""
     if base is None or rules.base is None:
         return []
-    globs = [workspace.glob(g) for g in rules.base.datasets]
-    at_base = dataset_paths(git.files(base.rev), globs)
-    return [path for path in at_base if path not in selected and workspace.file(path).is_file()]
+    return dataset_paths(git.files(base.rev), [workspace.glob(g) for g in rules.base.datasets])
 
 
 def tampered(changed: list[str]) -> list[str]:
