@@ -82,7 +82,9 @@ def base_config(head: Config, tree: Path, prefix: str, *, python: str | None) ->
         base.folder = str((here / moved).resolve())
     if agent and ":" not in agent and not os.path.isabs(agent) and (here / agent).exists():
         agent = str((here / agent).resolve())  # an agent directory, in the base's files
-    agent_python = python or base.agent_python
+    # The base config's interpreter; else one the run was given (a flag or input, not the PR's
+    # config), as for the agent reference.
+    agent_python = python or base.agent_python or (head.agent_python if "agent_python" in head.given else None)
     if agent_python and "/" in agent_python and not os.path.isabs(agent_python):
         agent_python = str((here / agent_python).resolve())
     run = {name: getattr(head, name) for name in RUN_SETTINGS}

@@ -443,7 +443,8 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
     """The base's fresh run compared with its stored baseline: the same code at another time, so
     what moved is the model (or the world), not the PR. Returns the comparisons and a line for
     each dataset that moved ("the model moved: 5 of 40 questions answer differently ..."). Only
-    the base's runs that finished count: one an interrupt or a budget stopped says nothing of the model."""
+    the base's runs that finished count: one an interrupt or a budget stopped, or that ended in an
+    error (its worker crashed, the model API failed), says nothing of the model's answers."""
     base_datasets = [finished for d in base_datasets if (finished := _finished(d)) is not None]
     scratch = Results(datasets=base_datasets)
     comparisons = compare(scratch, config, stored)
@@ -475,7 +476,7 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
 
 def _finished(dataset: DatasetResult) -> DatasetResult | None:
     """``dataset`` with only the runs that ran to their end; None when none did."""
-    done = [q for q in dataset.questions if q.status != "skipped"]
+    done = [q for q in dataset.questions if q.status == "ok"]
     if not done:
         return None
     return dataset if len(done) == len(dataset.questions) else dataset.model_copy(update={"questions": done})
