@@ -48,12 +48,14 @@ from agent_eval_action.service.steps import (
     base_state,
     baselines_in,
     baselines_in_repository,
+    budget_skipped,
     compare_and_gate,
     drift,
     drift_hint,
     evaluate_files,
     fail_on_drift,
     gate_rules,
+    partial_reason,
     path_roles,
     reusable_baselines,
     select_datasets,
@@ -289,6 +291,12 @@ def run_check(
         done.base.commit = merge_base
         results.base_run = done.base
         ran_base = Results(datasets=done.base_datasets)
+        # The base's questions a budget skipped were not checked either: the PR's are compared with nothing there.
+        skipped_base = budget_skipped(ran_base)
+        if skipped_base and not rules.config.gate.allow_partial and not budget_skipped(results):
+            disturbed.append(
+                partial_reason(ran_base, skipped_base, rules.config).replace("question runs", "of the base's question runs", 1)
+            )
         outcome = compare_and_gate(
             results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"), unsound=disturbed
         )
