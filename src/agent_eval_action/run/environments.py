@@ -6,7 +6,7 @@ pydantic cannot downgrade what we run on. A venv is keyed by the hash of the com
 interpreter it is made from and everything the command can read: the repository's whole tree
 (``pip install .`` reads the package itself, not only its dependency files), so the PR's agent
 and the base's (``compare-with = "base"``) share one only when their trees are byte-identical.
-Outside a repository, or with uncommitted changes, the key is made unique: never shared.
+Outside a repository, or with uncommitted changes, the key is the folder's: never shared.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
@@ -34,8 +33,9 @@ READY = ".agent-eval-ready"  # written last: a venv whose install failed or was 
 def environment_key(command: str, project: Path, python: str, source: str | None = None) -> str:
     """The hash of what the venv is made from: the command, the interpreter, and the source it
     can read: ``source`` (a git tree hash), else the tree of the repository holding ``project``
-    when it has no uncommitted changes, else something no other venv has."""
-    tree = source or source_tree(project) or f"unshared {uuid.uuid4()}"
+    when it has no uncommitted changes, else the folder itself (a key no tree has: never shared,
+    and the same for every run of that checkout, so runs do not pile venvs up)."""
+    tree = source or source_tree(project) or f"working tree {project.resolve()}"
     return hashlib.sha256(f"{command}\0{python}\0{tree}".encode()).hexdigest()[:16]
 
 
