@@ -35,21 +35,26 @@ RUN_SETTINGS = ("runs", "timeout", "retries", "concurrency", "max_concurrency", 
 @dataclass
 class BaseTree:
     """The base's exported files: ``top`` (the repository's top there), the commit's tree hash,
-    and the hash of what is on disk once it is sealed (:meth:`seal`)."""
+    and what is on disk once it is sealed (:meth:`seal`): each file's hash, and each file's and
+    folder's inode and change time, which every write, chmod, rename or new entry moves even
+    when the content is put back afterwards (a process cannot set a change time)."""
 
     top: Path
     tree: str | None
     sealed: dict[str, str] = field(default_factory=dict)
+    stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def seal(self) -> None:
         """Makes the files read-only and remembers each one's hash: what the base runs from now on."""
         _read_only(self.top)
-        self.sealed = _hashes(self.top)
+        self.sealed, self.stamps = _hashes(self.top), _stamps(self.top)
 
     def changed(self) -> list[str]:
-        """The paths (from the top) written, added or removed since :meth:`seal`."""
-        now = _hashes(self.top)
-        return sorted(p for p in self.sealed.keys() | now.keys() if self.sealed.get(p) != now.get(p))
+        """The paths (from the top) written, added, removed or touched since :meth:`seal`."""
+        now, stamps = _hashes(self.top), _stamps(self.top)
+        moved = {p for p in self.sealed.keys() | now.keys() if self.sealed.get(p) != now.get(p)}
+        moved |= {p for p in self.stamps.keys() | stamps.keys() if self.stamps.get(p) != stamps.get(p)}
+        return sorted(moved)
 
 
 @contextlib.contextmanager
@@ -146,6 +151,16 @@ def _hashes(top: Path) -> dict[str, str]:
                 except OSError as error:
                     digest.update(f"unreadable {error.errno}".encode())
             out[os.path.relpath(path, top)] = digest.hexdigest()
+    return out
+
+
+def _stamps(top: Path) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for root, dirs, files in os.walk(top):
+        for name in [".", *files, *dirs]:
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            out[os.path.normpath(os.path.relpath(path, top))] = (info.st_ino, info.st_ctime_ns)
     return out
 
 

@@ -41,4 +41,16 @@ def test_a_file_written_added_or_removed_after_the_seal_is_named(tmp_path: Path)
     (tmp_path / "pkg").chmod(0o755)
     (tmp_path / "pkg" / "tool.py").unlink()
     (tmp_path / "pkg" / "new.py").write_text("")
-    assert tree.changed() == ["pkg/agent.py", "pkg/new.py", "pkg/tool.py"]
+    assert tree.changed() == ["pkg", "pkg/agent.py", "pkg/new.py", "pkg/tool.py"]
+
+
+def test_a_file_written_and_put_back_is_named_too(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text("x = 1\n")
+    tree = BaseTree(top=tmp_path, tree=None)
+    tree.seal()
+    agent.chmod(0o644)
+    agent.write_text("x = 2\n")
+    agent.write_text("x = 1\n")  # the same bytes again: its change time still moved
+    agent.chmod(0o444)
+    assert tree.changed() == ["agent.py"]
