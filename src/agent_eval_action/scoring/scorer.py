@@ -27,7 +27,7 @@ BatchItem = tuple[int, str, str | None, str, QuestionResult | str, str | None]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
 # The transcript crosses as its JSON text: half the cost of pickling the models.
-Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None]
+Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None, str | None]
 PackedItem = tuple[int, str, str | None, str, Packed | str, str | None]
 
 
@@ -104,6 +104,13 @@ class Scorer:
                 metric.prepare()
 
     def score_record(self, record: Record) -> QuestionResult:
+        """One run scored, with its question's content key (``reuse.question_key``): a question
+        renamed later, its content unchanged, is still paired with this run."""
+        scored = self._score_record(record)
+        scored.content_key = question_key(record.question)
+        return scored
+
+    def _score_record(self, record: Record) -> QuestionResult:
         trace = record.trace
         if trace is None:
             raise UsageError("no trace to score")
@@ -234,8 +241,6 @@ class Scorer:
                 )
             scored = self.score_record(item)
             scored.content_hash = self.hashes.get(scored.id)
-            if scored.content_hash is not None:
-                scored.content_key = question_key(item.question)
             results.append(scored)
             if self.progress is not None:
                 self.progress(len(results))
@@ -322,14 +327,15 @@ def _pack(payload: QuestionResult | str) -> Packed | str:
         return payload
     scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
     transcript = payload.transcript.model_dump_json() if payload.transcript is not None else None
-    return (payload.id, payload.status, payload.error, payload.skip_reason, scores, transcript)
+    return (payload.id, payload.status, payload.error, payload.skip_reason, scores, transcript, payload.content_key)
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
     if isinstance(payload, str):
         return payload
-    question_id, status, error, skip_reason, scores, transcript = payload
+    question_id, status, error, skip_reason, scores, transcript, content_key = payload
     return QuestionResult.model_construct(
+        content_key=content_key,
         id=question_id,
         status=status,
         error=error,
