@@ -8,6 +8,8 @@ import math
 import os
 import posixpath
 import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -91,6 +93,9 @@ class GateConfig(BaseModel):
     # With compare-with = "base": the fresh base run moved from the stored baseline (the model
     # drifted under the same code) fails the check too; by default drift is only reported.
     fail_on_drift: bool = False
+    # A question a budget, a deadline or an interrupt kept from running is not checked: by default
+    # such a check decides nothing ("could not be checked"); true gates what was checked.
+    allow_partial: bool = False
     metrics: dict[str, MetricRule] = Field(default_factory=dict)
 
     @field_validator("max_regression")
@@ -259,6 +264,9 @@ class Config(BaseModel):
     # The file the settings came from (None: defaults and flags only), and the TOML table in it.
     file: str | None = Field(default=None, exclude=True)
     table: str | None = Field(default=None, exclude=True)
+    # Whether the user named that file (--config): the base's config is then looked for under
+    # the same name first; else the base's own search finds it.
+    named: bool = Field(default=False, exclude=True)
     # The project's folder (absolute): the config file's, else the repository's top. The config's
     # paths were written relative to it (and are held relative to the working directory); the
     # agent and custom metrics are imported from it. None: a Config made in code (the working directory).
@@ -271,9 +279,10 @@ class Config(BaseModel):
     # Gate settings given explicitly for this run (the action's max-regression input): laid over
     # the gate's rules wherever those come from.
     gate_override: dict[str, Any] = Field(default_factory=dict, exclude=True)
-    # The settings a flag or an input gave for this run (`--datasets`), not the config file: what
-    # the file at HEAD says of them is no change the PR makes to the gate.
-    given: frozenset[str] = Field(default=frozenset(), exclude=True)
+    # The settings given explicitly for this run (flags, action inputs, the Python API's
+    # arguments), laid over the config file: those the gate takes from the base still apply,
+    # and are listed as changes.
+    given: frozenset[str] = Field(default_factory=frozenset, exclude=True)
 
     @field_validator("datasets", "agent_paths")
     @classmethod
@@ -350,6 +359,7 @@ class Config(BaseModel):
         data.update({key: value for key, value in flags.items() if value is not None})
         config = _validate(data, self.source or "command line")
         config.file, config.table, config.gate_override = self.file, self.table, dict(self.gate_override)
+        config.named, config.given = self.named, self.given | {key for key, value in flags.items() if value is not None}
         config.folder, config.moved_from = self.folder, self.moved_from
         config.given = self.given | {key for key, value in flags.items() if value is not None}
         return config
@@ -420,7 +430,7 @@ CANDIDATES: list[tuple[str, str | None]] = [(CONFIG_FILE, None), ("pyproject.tom
 def config_candidates(path: str | None, folders: list[str] | None = None) -> list[tuple[str, str | None]]:
     """The files a config is looked for in, in order, with the TOML table that holds it: ``path``
     when given, else ``agent-eval.toml`` then ``pyproject.toml`` in each of ``folders`` (nearest
-    first; default: the working directory alone). The same search at HEAD and at the merge-base."""
+    first; default: the working directory alone)."""
     if path is not None:
         return [(path, PYPROJECT_TABLE if Path(path).name == "pyproject.toml" else None)]
     return [(posixpath.join(folder, name) if folder else name, table) for folder in (folders or [""]) for name, table in CANDIDATES]
@@ -435,9 +445,60 @@ def upward(start: Path, top: Path) -> list[Path]:
     return [start, *(p for p in start.parents if p.is_relative_to(top))]
 
 
+def upward_folders(prefix: str) -> list[str]:
+    """The folders from ``prefix`` (a POSIX path from the repository's top, "" or "." the top)
+    up to the top, nearest first, as POSIX paths from the top ("" the top)."""
+    here = posixpath.normpath(prefix.strip("/") or ".")
+    parts = [] if here == "." else here.split("/")
+    return ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]
+
+
+@dataclass(frozen=True)
+class Found:
+    """The config a search found: the settings, and the file's path as the reader names it."""
+
+    config: Config
+    path: str
+
+
+def find_config(read: Callable[[str], str | None], folders: list[str], named: str | None = None) -> Found | None:
+    """The one config search, wherever the files are (the working tree, the merge-base's commit,
+    the base's checkout): ``read`` gives a file's text from its POSIX path (None: no such file).
+    ``named``: the file the user named, read alone; else in each of ``folders`` (nearest first),
+    ``agent-eval.toml`` then ``pyproject.toml`` holding ``[tool.agent-eval]``: the first that holds
+    a config. None when none does; an unreadable file raises ConfigError naming it."""
+    for name, table in config_candidates(named, None if named else folders):
+        name = posixpath.normpath(name)
+        text = read(name)
+        if text is None:
+            continue
+        config = config_from_text(text, name, table)
+        if config is not None:
+            return Found(config, name)
+    return None
+
+
+def file_reader(top: Path, *, check: Callable[[Path], object] | None = None) -> Callable[[str], str | None]:
+    """A :func:`find_config` reader of the files under ``top``; ``check`` sees each file found
+    before it is read (it raises to refuse one)."""
+
+    def read(name: str) -> str | None:
+        file = top / name
+        if not file.is_file():
+            return None
+        if check is not None:
+            check(file)
+        try:
+            return file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(name, f"not valid TOML: {error}") from None
+
+    return read
+
+
 def load_config(path: str | None = None, cwd: str | Path = ".", *, anywhere: bool = False) -> Config:
     """Reads ``path``, else the nearest ``agent-eval.toml`` or ``pyproject.toml`` with
-    ``[tool.agent-eval]`` from ``cwd`` up to the repository's top, else defaults.
+    ``[tool.agent-eval]`` from ``cwd`` up to the repository's top (:func:`find_config`), else defaults.
 
     The paths in it are relative to its folder (without a file: the repository's top) and are
     returned relative to ``cwd``. A file found by the search must lie inside the repository
@@ -449,29 +510,22 @@ def load_config(path: str | None = None, cwd: str | Path = ".", *, anywhere: boo
             require_inside(path, "config", base)
         if not (base / path).is_file():
             raise ConfigError(str(path), "config file not found")
-        candidates = config_candidates(path)
+        folders: list[str] = []
     else:
-        folders = [os.path.relpath(folder, base.resolve()) for folder in upward(base, roots(base)[0])]
-        candidates = config_candidates(None, [Path(f).as_posix() if f != "." else "" for f in folders])
-    for name, table in candidates:
-        file = base / name
-        if not file.is_file():
-            continue
-        if path is None:
-            require_inside(file, "config", base)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as error:
-            raise ConfigError(name, f"not valid TOML: {error}") from None
-        config = config_from_text(text, name, table)
-        if config is not None:
-            placed(config, os.path.relpath(file.resolve().parent, base.resolve()), base)
-            if config.custom_metrics:
-                from agent_eval_action.metrics.custom import custom_metrics
+        relative = [os.path.relpath(folder, base.resolve()) for folder in upward(base, roots(base)[0])]
+        folders = [Path(f).as_posix() if f != "." else "" for f in relative]
+    checked = None if path is not None else (lambda file: require_inside(file, "config", base))
+    found = find_config(file_reader(base, check=checked), folders, path)
+    if found is None:
+        return placed(Config(), os.path.relpath(roots(base)[0], base.resolve()), base)
+    config = found.config
+    config.named = path is not None
+    placed(config, os.path.relpath((base / found.path).resolve().parent, base.resolve()), base)
+    if config.custom_metrics:
+        from agent_eval_action.metrics.custom import custom_metrics
 
-                custom_metrics(config)  # spelling only: the user's code is imported in its own process when scoring starts
-            return config
-    return placed(Config(), os.path.relpath(roots(base)[0], base.resolve()), base)
+        custom_metrics(config)  # spelling only: the user's code is imported in its own process when scoring starts
+    return config
 
 
 def placed(config: Config, folder: str, cwd: str | Path = ".") -> Config:

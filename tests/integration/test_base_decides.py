@@ -4,6 +4,7 @@ datasets and metrics (the PR may add, never take away), and odd dataset names.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -194,3 +195,57 @@ def test_a_pr_that_moves_every_dataset_away_reports_the_base_ones_removed(repo: 
         "evaluation/datasets/cs_runs.csv": "removed",
         "evaluation/datasets/other_runs.csv": "removed",
     }
+
+
+def test_an_exclusion_appended_to_the_datasets_does_not_remove_a_base_dataset(repo: Path) -> None:
+    """`!path` at the end of the PR's datasets (its config, or the --datasets flag) would drop the
+    regressed dataset: the base's datasets are joined as files, whatever the patterns say."""
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.csv", "!evaluation/datasets/cs_runs.csv"]\n')
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(24))))
+    git(repo, "commit", "-qam", "tidy the datasets")
+    for args in ([], ["--datasets", "evaluation/datasets/*.csv", "!evaluation/datasets/cs_runs.csv"]):
+        done = cli(repo, "run", "--base", "main", *args)
+        assert done.returncode == 1, done.stdout + done.stderr
+        data = results(repo)
+        assert any(f["dataset"] == "evaluation/datasets/cs_runs.csv" for f in data["gate"]["failures"]), args
+        changes = data["gate"]["config_changes"]
+        assert (
+            "datasets: evaluation/datasets/cs_runs.csv is no longer selected by this run's settings (the base's dataset is still evaluated)"
+            in changes
+        )
+
+
+def test_a_config_moved_into_pyproject_keeps_the_bases_rules_and_baselines(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "repo")
+    settings = 'datasets = ["evaluation/datasets/*.csv"]\nbaselines-dir = "quality/baselines"\n'
+    (repo / "agent-eval.toml").write_text(settings)
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs())
+    commit(repo, "datasets")
+    assert cli(repo, "baseline", "update").returncode == 0
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    git(repo, "rm", "-q", "agent-eval.toml")
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\n\n[tool.agent-eval]\n' + settings + "\n[tool.agent-eval.gate]\nmax-regression = 1.0\n"
+    )
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(broken=set(range(24))))
+    commit(repo, "one config file fewer")
+    done = cli(repo, "run", "--base", "main")
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = results(repo)
+    assert data["gate"]["rules_from"].startswith("agent-eval.toml at ")
+    assert data["comparison"][0]["status"] == "compared"
+    assert data["comparison"][0]["baseline_path"].startswith("quality/baselines/")
+    assert "max-regression 0.05 -> 1.0" in data["gate"]["config_changes"]
+
+
+def test_one_question_id_in_two_sessions_of_a_recorded_file_is_an_error_naming_both_rows(repo: Path) -> None:
+    """A regressed copy of a question, under its id in a session of its own, is no second run of it."""
+    good = runs()
+    (copy,) = [dataclasses.replace(r, session_id="s-copy") for r in runs(broken={3})[3:4]]
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", [*good, copy])
+    git(repo, "commit", "-qam", "one more run")
+    done = cli(repo, "run", "--base", "main")
+    printed = done.stdout + done.stderr
+    assert done.returncode == 2, printed
+    assert f"duplicate question id: row 4 and row {len(good) + 1} both say {good[3].qid!r}" in printed, printed

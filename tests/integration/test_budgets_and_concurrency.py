@@ -19,7 +19,7 @@ from agent_eval_action.run.judges.client import judge_from_env
 from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
 from tests.fakes.gemini_server import FakeGemini
 from tests.helpers.commands import cli
-from tests.helpers.repos import golden
+from tests.helpers.repos import commit, counting_repo, git, golden
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -205,3 +205,57 @@ def test_judge_calls_count_against_their_own_budget(rate_limit: float) -> None:
     assert len(skipped) == 7
     assert {v.explanation for v in skipped} == {"budget [judge] max-calls 3 reached: not run; raise it or select fewer questions"}
     assert engine.budget.use().skipped == 7 and engine.usage.failed == 0
+
+
+# -- budgets in a PR check: what a budget skipped was not checked ----------------------------------
+
+
+def counting_pr(tmp_path: Path, questions: int, base_config: str = "") -> Path:
+    """main: the counting agent, ``questions`` of its questions and their baseline; then branch pr."""
+    repo = counting_repo(tmp_path / "repo", questions)
+    if base_config:
+        (repo / "agent-eval.toml").write_text((repo / "agent-eval.toml").read_text() + base_config)
+        commit(repo, "settings")
+    update = cli(repo, "baseline", "update", env={"CALLS_FILE": str(tmp_path / "calls.txt")})
+    assert update.returncode == 0, update.stdout + update.stderr
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def check_counting(repo: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    done = cli(repo, "check", "--base", "main", *args, env={"CALLS_FILE": str(repo.parent / "calls.txt")})
+    return done.returncode, json.loads((repo / "agent-eval-results" / "results.json").read_text()), done.stdout + done.stderr
+
+
+def test_a_budget_in_the_prs_config_cannot_skip_the_questions_it_broke(tmp_path: Path) -> None:
+    repo = counting_pr(tmp_path, 8)
+    agent = repo / "counting" / "agent.py"
+    agent.write_text(agent.read_text().replace('args={"item": item}', 'args={"item": "wrong"}'))
+    config = repo / "agent-eval.toml"
+    config.write_text(config.read_text() + "max-model-calls = 2\n")
+    commit(repo, "a cheaper check")
+    code, results, printed = check_counting(repo)
+    assert code == 1, printed  # the budget is the base's (none): all 8 ran, all 8 regressed
+    assert not any(q["status"] == "skipped" for q in results["datasets"][0]["questions"])
+    assert any(f["metric"] == "tool_usage_accuracy" for f in results["gate"]["failures"])
+    assert "max-model-calls (unset) -> 2" in results["gate"]["config_changes"]
+
+
+def test_a_check_a_budget_cut_short_could_not_be_checked_unless_the_base_allows_a_partial_one(tmp_path: Path) -> None:
+    repo = counting_pr(tmp_path, 8)
+    code, results, printed = check_counting(repo, "--all", "--no-reuse", "--max-model-calls", "2", "--concurrency", "1")
+    assert code == 3, printed
+    assert results["gate"]["outcome"] == "unchecked"
+    (reason, *_) = results["gate"]["unchecked"]
+    assert reason.startswith("partial: 7 of 8 question runs were skipped by the budget (max-model-calls = 2)"), reason
+    assert "COULD NOT BE CHECKED - partial: 7 of 8 question runs were skipped by the budget" in printed, printed
+    comment = (repo / "agent-eval-results" / "comment.md").read_text()
+    assert "could not be checked: partial: 7 of 8 question runs were skipped by the budget" in comment, comment
+    assert "held on" not in printed + comment
+
+    allowed = counting_pr(tmp_path / "allowed", 8, "\n[gate]\nallow-partial = true\n")
+    code, results, printed = check_counting(allowed, "--all", "--no-reuse", "--max-model-calls", "2", "--concurrency", "1")
+    assert code == 0, printed
+    # The headline counts only what was checked.
+    assert "held on 1 question (7 skipped, not checked: [gate] allow-partial)" in printed, printed

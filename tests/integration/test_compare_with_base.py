@@ -229,7 +229,9 @@ def test_an_interrupted_check_removes_the_base_checkout(repo: Path, tmp_path: Pa
     )
     marks = tmp_path / "marks.txt"
     marks.write_text("")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MODEL_VERSION": "v1", "MARKS_FILE": str(marks)}
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "MODEL_VERSION": "v1", "MARKS_FILE": str(marks), "TMPDIR": str(temp)}
     env.pop("GITHUB_BASE_REF", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--compare-with", "base"],
@@ -244,13 +246,20 @@ def test_an_interrupted_check_removes_the_base_checkout(repo: Path, tmp_path: Pa
         while not marks.read_text() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)  # waiting for the event (a tool call began), not for a time
         assert marks.read_text(), "no tool call began"
-        assert git(repo, "worktree", "list").count("\n") == 2  # the base's checkout is there while it runs
+        # The base's files are there while it runs, in no worktree of the repository's.
+        assert len(list(temp.glob("agent-eval-base-*"))) == 1 and git(repo, "worktree", "list").count("\n") == 1
         process.send_signal(signal.SIGTERM)
         output, _ = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
     assert process.returncode == 143, output
+    assert not list(temp.glob("agent-eval-base-*"))
+    # The base's runs the interrupt stopped are no drift: only finished ones are compared with the
+    # stored baseline, and under the baseline's model version they answer as it did.
+    written = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    assert written["gate"]["outcome"] == "unchecked"
+    assert not any("the model moved" in note for note in written.get("drift_notes", [])), written.get("drift_notes")
     assert git(repo, "worktree", "list").count("\n") == 1
     assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
 

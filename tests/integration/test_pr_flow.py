@@ -266,3 +266,32 @@ def test_run_in_actions_posts_one_sticky_comment_and_fork_prs_fall_back(repo: Pa
             assert "ghs_e2e_secret" not in file.read_text()
     finally:
         server.close()
+
+
+def test_questions_given_new_ids_are_compared_with_their_own_baseline_runs(tmp_path: Path) -> None:
+    """The PR breaks the three fig questions and renames exactly those (their content unchanged):
+    they are paired with the baseline's by content, not let through as new."""
+    from tests.helpers.repos import DATASET, counting_repo
+
+    repo = counting_repo(tmp_path / "repo", 12)
+    env = {"CALLS_FILE": str(tmp_path / "calls.txt")}
+    assert cli(repo, "baseline", "update", env=env).returncode == 0
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    agent = repo / "counting" / "agent.py"
+    agent.write_text(agent.read_text().replace('args={"item": item}', 'args={"item": item if item != "fig" else "figs"}'))
+    data = json.loads((repo / DATASET).read_text())
+    for question in data["golden_questions"]:
+        if question["id"] in ("q03", "q07", "q11"):
+            question["id"] += "-fig"
+    (repo / DATASET).write_text(json.dumps(data, indent=1))
+    commit(repo, "figs, and clearer ids")
+    done = cli(repo, "check", "--base", "main", env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = results(repo)
+    (comparison,) = found["comparison"]
+    assert comparison["paired_by_content"] == {"q03-fig": "q03", "q07-fig": "q07", "q11-fig": "q11"}
+    dropped = {f["question"] for f in found["gate"]["failures"] if f["metric"] == "tool_usage_accuracy" and f["question"]}
+    assert dropped == {"q03-fig", "q07-fig", "q11-fig"}, found["gate"]["failures"]
+    comment = (repo / "agent-eval-results" / "comment.md").read_text()
+    assert "3 questions renamed, compared with the baseline's by content: q03-fig was q03" in comment, comment

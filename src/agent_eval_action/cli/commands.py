@@ -33,8 +33,11 @@ if TYPE_CHECKING:
 
 
 def exit_code(results: Results) -> int:
-    """The exit code the verdict means: 0 passed, 1 failed, 2 could not be checked (bad input)."""
+    """The exit code the verdict means: 0 passed, 1 failed, 2 could not be checked (bad input), 3
+    could not be checked for another reason (a budget skipped questions, the base's side was disturbed)."""
     outcome = results.gate.outcome if results.gate is not None else "passed"
+    if outcome == "unchecked" and results.gate is not None and results.gate.infrastructure and not results.problems:
+        return int(ExitCode.INFRASTRUCTURE)
     return int({"passed": ExitCode.PASSED, "failed": ExitCode.GATE_FAILED, "unchecked": ExitCode.BAD_INPUT}[outcome])
 
 

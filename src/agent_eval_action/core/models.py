@@ -307,6 +307,9 @@ class QuestionResult(_Model):
     # later run can tell the question is unchanged; and whether these scores were taken from the
     # baseline instead of a new run (question-level reuse).
     content_hash: str | None = None
+    # The same hash without the question's id (question_key): a question the PR gave a new id is
+    # paired with the baseline's by it.
+    content_key: str | None = None
     reused: bool = False
     # What the run did (for the report, and as the base run a later PR is shown beside); absent
     # in files written before it was recorded.
@@ -490,6 +493,9 @@ class DatasetComparison(_Model):
     renamed_from: str | None = None
     added_questions: list[str] = Field(default_factory=list)
     removed_questions: list[str] = Field(default_factory=list)
+    # Question id now -> its id in the baseline: questions whose id changed and whose content did
+    # not, compared with their own baseline runs.
+    paired_by_content: dict[str, str] = Field(default_factory=dict)
     baseline_errors: int = 0
     current_errors: int = 0
     metrics: list[MetricComparison] = Field(default_factory=list)
@@ -570,6 +576,9 @@ class GateResult(_Model):
     within_noise: list[GateFailure] = Field(default_factory=list)
     # Why the check is unchecked: the first problems' messages.
     unchecked: list[str] = Field(default_factory=list)
+    # Unchecked for no input's fault (a budget or an interrupt skipped questions it needed, the
+    # base's side was disturbed): "could not be checked" as an infrastructure failure (exit 3).
+    infrastructure: bool = False
     # Where the gate's rules came from, and what this PR changes in them (applies after merge).
     rules_from: str | None = None
     config_changes: list[str] = Field(default_factory=list)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,15 +33,34 @@ class Row:
     item: Record | DatasetError
 
 
+def question_content(question: Question) -> str:
+    """What a question asks and expects (everything but its place in the file), as one string: the
+    rows of repeated runs of one question repeat it exactly."""
+    return json.dumps(question.model_dump(mode="json", exclude={"line"}), sort_keys=True, ensure_ascii=False)
+
+
 class RunResolver:
-    """Numbers repeated runs of a question (by session id) and refuses true duplicates, in file order."""
+    """Numbers repeated runs of a question (by session id) and refuses duplicates, in file order:
+    the same session twice, or one id given to two different questions (whatever their sessions:
+    a second question under a known id would pass as a run of the first)."""
 
     def __init__(self, path: str):
         self.path = path
         self.runs: dict[str, int] = {}
         self.sessions: set[tuple[str, str]] = set()
+        # Each id's first row: where it is, and its question's content; and every row of it.
+        self.first: dict[str, tuple[str, str | None]] = {}
+        self.rows: dict[str, list[str]] = {}
 
-    def admit(self, question_id: str, session: str | None, pointer: str) -> int | DatasetError:
+    def admit(self, question_id: str, session: str | None, pointer: str, content: str | None = None) -> int | DatasetError:
+        where, before = self.first.setdefault(question_id, (pointer, content))
+        self.rows.setdefault(question_id, []).append(pointer)
+        if content is not None and before is not None and content != before:
+            reason = (
+                f"duplicate question id: {where} and {pointer} both say {question_id!r} but ask different questions "
+                "(rows of repeated runs repeat their question exactly): give each question an id of its own"
+            )
+            return DatasetError(self.path, reason, question_id=question_id, pointer=pointer)
         if session and (question_id, session) in self.sessions:
             return DatasetError(self.path, f"duplicate run of session {session!r}", question_id=question_id, pointer=pointer)
         if session:
@@ -50,6 +71,28 @@ class RunResolver:
         run = self.runs.get(question_id, -1) + 1
         self.runs[question_id] = run
         return run
+
+    def uneven(self) -> list[DatasetError]:
+        """Once the file is read: the ids with more rows than the file's questions have runs (the
+        most common count), whatever their sessions. A file of K runs a question repeats every
+        question K times; one question repeated alone is a second question under a known id
+        (a regressed copy would pass as a run of the first)."""
+        counts = Counter(len(rows) for rows in self.rows.values())
+        if len(counts) < 2:
+            return []
+        usual = min(counts, key=lambda count: (-counts[count], count))
+        return [
+            DatasetError(
+                self.path,
+                f"duplicate question id: {' and '.join(rows[:2])}{f' (and {len(rows) - 2} more rows)' if len(rows) > 2 else ''} "
+                f"both say {question_id!r}, while the file's other questions have {usual} row{'s' if usual != 1 else ''} each: "
+                "give each question an id of its own (repeated runs repeat every question as often)",
+                question_id=question_id,
+                pointer=rows[usual],
+            )
+            for question_id, rows in self.rows.items()
+            if len(rows) > usual
+        ]
 
 
 @dataclass(kw_only=True)

@@ -27,7 +27,7 @@ from agent_eval_action.core.models import (
     Turn,
 )
 from agent_eval_action.core.spelling import did_you_mean
-from agent_eval_action.datasets.base import LoadedDataset, RawBatch, Record, Row, RunResolver
+from agent_eval_action.datasets.base import LoadedDataset, RawBatch, Record, Row, RunResolver, question_content
 from agent_eval_action.datasets.fields import Where, reference_data, string_list
 from agent_eval_action.traces.adk_events import facts_from_events
 from agent_eval_action.traces.spans import SpanFacts, facts_from_spans, parse_span, tool_failure
@@ -314,12 +314,13 @@ def _records(path: str, rows: Iterator[Row]) -> Iterator[Record | DatasetError]:
         if isinstance(row.item, DatasetError):
             yield row.item
             continue
-        run = resolver.admit(row.item.question.id, row.session, row.pointer)
+        run = resolver.admit(row.item.question.id, row.session, row.pointer, question_content(row.item.question))
         if isinstance(run, DatasetError):
             yield run
         else:
             row.item.run = run
             yield row.item
+    yield from resolver.uneven()
 
 
 class _Row:

@@ -33,6 +33,12 @@ def _dataset_files_below(directory: str, skipped: dict[str, str] | None = None) 
     return sorted(files)
 
 
+def dataset_paths(paths: list[str], patterns: list[str]) -> list[str]:
+    """The dataset files among ``paths`` (a listing, e.g. a commit's) that ``patterns`` select,
+    as :func:`expand_paths` would select them on disk."""
+    return [path for path in paths if path.lower().endswith(DATASET_SUFFIXES) and adk_file(path) is None and matches(path, patterns)]
+
+
 def expand_paths(patterns: list[str], skipped: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(files, patterns that matched nothing), in the order the patterns name them: a file or a
     directory (the dataset files below it) by its name, else a glob (``globs``: the files and the

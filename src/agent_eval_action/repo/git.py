@@ -45,7 +45,7 @@ class Git:
             raise InfrastructureError(f"git {' '.join(args)} failed: {out.stderr.strip() or out.stdout.strip()}")
         return out
 
-    def _run(self, args: list[str], stdin: bytes | None) -> subprocess.CompletedProcess[bytes]:
+    def _run(self, args: list[str], stdin: bytes | None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
         """The one place git is started: with replace refs, grafts and pathspec magic off."""
         try:
             return subprocess.run(
@@ -54,7 +54,7 @@ class Git:
                 input=stdin,
                 capture_output=True,
                 timeout=120,
-                env={**os.environ, **GIT_ENV},
+                env={**os.environ, **GIT_ENV, **(env or {})},
             )
         except FileNotFoundError:
             raise InfrastructureError("git is not installed") from None
@@ -185,15 +185,25 @@ class Git:
         reason = (done.stderr or done.stdout).strip()
         return reason.replace(token, "***") if token else reason
 
-    def add_worktree(self, path: Path, rev: str) -> None:
-        """A detached checkout of ``rev`` at ``path`` (a new directory), sharing this repository's objects."""
-        self.run("worktree", "add", "--detach", "--force", str(path), rev)
+    def export(self, rev: str, path: Path, index: Path) -> None:
+        """``rev``'s files written under ``path`` as a checkout writes them (its filters and line
+        endings), through a temporary index file ``index``: no worktree, no index and no ref of
+        this repository leads there (``git worktree list`` does not show it)."""
+        env = {"GIT_INDEX_FILE": str(index)}
+        for args in (["read-tree", rev], ["checkout-index", "--all", "--force", f"--prefix={path}/"]):
+            done = self._run(args, None, env)
+            if done.returncode != 0:
+                raise InfrastructureError(f"git {' '.join(args[:2])} failed: {_text(done.stderr).strip()}")
 
-    def remove_worktree(self, path: Path) -> None:
-        """Removes the checkout :meth:`add_worktree` made, and git's record of it; never raises
-        (it runs on the way out of a failed or interrupted check)."""
-        self.run("worktree", "remove", "--force", "--force", str(path), check=False)
-        self.run("worktree", "prune", check=False)
+    def tree(self, rev: str) -> str | None:
+        """The hash of ``rev``'s whole tree (equal trees: byte-identical files); None when unknown."""
+        done = self.run("rev-parse", "--verify", "--quiet", f"{rev}^{{tree}}", check=False)
+        return done.stdout.strip() or None if done.returncode == 0 else None
+
+    def files(self, rev: str) -> list[str]:
+        """Every file's path at ``rev``, from the repository's root."""
+        done = self.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev)
+        return [path for path in done.stdout.split("\0") if path]
 
     def toplevel(self) -> Path | None:
         """The repository's root directory; None outside a repository."""

@@ -69,8 +69,9 @@ def _pieces(results: Results) -> Iterator[str]:
     for key in OMITTED_WHEN_EMPTY:
         if not outline.get(key):
             outline.pop(key, None)
-    if isinstance(outline.get("gate"), dict) and not outline["gate"].get("within_noise"):
-        outline["gate"].pop("within_noise", None)  # added later: a gate with none reads as before
+    for later in ("within_noise", "infrastructure"):  # added later: a gate without them reads as before
+        if isinstance(outline.get("gate"), dict) and not outline["gate"].get(later):
+            outline["gate"].pop(later, None)
     for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
         data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
     yield from _encode(outline, 0)

@@ -1,82 +1,183 @@
-"""compare-with = "base": the merge-base's agent, checked out beside the PR's and run now.
+"""compare-with = "base": the merge-base's agent, run now beside the PR's, as the base has it.
 
-The base's code goes into a temporary git worktree (detached at the merge-base, removed at the
-end, whatever happens); its agent is the one the base's own config names, run with its own
-environment (the ``install`` command, its venv cached by its dependency files) from that
-checkout. :mod:`evaluation` runs it beside the PR's agent, question by question.
+The base's files are exported to a temporary folder (no worktree: nothing ``git worktree list``
+shows leads there), made read-only once its install command ran, and hashed; after the run
+they are hashed again, and a base side changed while it ran (a file written, added or removed)
+makes the check "could not be checked", never a pass. Its agent, ``agent-python``, env and every
+other setting come from the base's own config, found by the base's own search
+(:func:`config.find_config`), never from the PR's; only how the run is carried out (runs,
+timeouts, concurrency) is the run's. :mod:`evaluation` runs it beside the PR's agent, question
+by question.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
+import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from agent_eval_action.config import CANDIDATES, Config, config_candidates, config_from_text, upward
+from agent_eval_action.config import Config, file_reader, find_config, placed, upward_folders
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.repo.git import Git
 
+# How the run is carried out, the same on both sides (the base runs interleaved with the PR's,
+# under one limiter and one budget): the run's. Everything else is the base's.
+RUN_SETTINGS = ("runs", "timeout", "retries", "concurrency", "max_concurrency", "progress", "workers", "capture_spans", "seed")
+
+
+@dataclass
+class BaseTree:
+    """The base's exported files: ``top`` (the repository's top there), the commit's tree hash,
+    and what is on disk once it is sealed (:meth:`seal`): each file's hash, and each file's and
+    folder's inode and change time, which every write, chmod, rename or new entry moves even
+    when the content is put back afterwards (a process cannot set a change time)."""
+
+    top: Path
+    tree: str | None
+    sealed: dict[str, str] = field(default_factory=dict)
+    stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def seal(self) -> None:
+        """Makes the files read-only and remembers each one's hash: what the base runs from now on."""
+        _read_only(self.top)
+        self.sealed, self.stamps = _hashes(self.top), _stamps(self.top)
+
+    def changed(self) -> list[str]:
+        """The paths (from the top) written, added, removed or touched since :meth:`seal`."""
+        now, stamps = _hashes(self.top), _stamps(self.top)
+        moved = {p for p in self.sealed.keys() | now.keys() if self.sealed.get(p) != now.get(p)}
+        moved |= {p for p in self.stamps.keys() | stamps.keys() if self.stamps.get(p) != stamps.get(p)}
+        return sorted(moved)
+
 
 @contextlib.contextmanager
-def base_checkout(git: Git, merge_base: str) -> Iterator[Path]:
-    """The merge-base's tree in a new temporary worktree (its top folder), removed on the way
-    out: after the check, a failure or an interrupt."""
+def base_checkout(git: Git, merge_base: str) -> Iterator[BaseTree]:
+    """The merge-base's files exported to a new temporary folder, removed on the way out: after
+    the check, a failure or an interrupt."""
     parent = Path(tempfile.mkdtemp(prefix="agent-eval-base-"))
-    tree = parent / "base"
+    top = parent / "base"
     try:
-        git.add_worktree(tree, merge_base)
-        yield tree
+        top.mkdir()
+        git.export(merge_base, top, parent / "index")
+        (parent / "index").unlink(missing_ok=True)
+        yield BaseTree(top=top, tree=git.tree(merge_base))
     finally:
-        git.remove_worktree(tree)
+        _writable(parent)
         shutil.rmtree(parent, ignore_errors=True)
 
 
 def base_config(head: Config, tree: Path, prefix: str, *, python: str | None) -> Config:
-    """The config the base's agent runs with: ``head`` (the run's settings, the gate's rules)
-    with the agent the base's own config names (the PR's when it names none), imported
-    from the base's checkout ``tree`` (``prefix``: the folder the check runs from, from the
-    repository's top), under ``python`` when an install made one for it."""
+    """The config the base's agent runs with: the base's own (found in its files ``tree`` by its
+    own search from ``prefix``, the folder the check runs from), with the run's :data:`RUN_SETTINGS`
+    from ``head``; its agent is the base config's (the run's reference, found in the base's files,
+    when it names none), under ``python`` when the install command made one for it."""
     here = tree / prefix if prefix else tree
-    agent, folder = base_agent(tree, here, head.file)
-    if agent is None:
-        agent, folder = head.agent, here / (os.path.relpath(head.folder, Path.cwd()) if head.folder else ".")
-    if agent and ":" not in agent and not os.path.isabs(agent) and (folder / agent).exists():
-        agent = str((folder / agent).resolve())  # an agent directory, in the base's checkout
+    base = _own_config(head, tree, here)
+    agent = base.agent
+    if agent is None:  # named by a flag or input, not a config: the same reference, in the base's files
+        agent = head.agent
+        moved = os.path.relpath(head.folder, Path.cwd()) if head.folder else "."
+        base.folder = str((here / moved).resolve())
+    if agent and ":" not in agent and not os.path.isabs(agent) and (here / agent).exists():
+        agent = str((here / agent).resolve())  # an agent directory, in the base's files
+    # The base config's interpreter; else one the run was given (a flag or input, not the PR's
+    # config), as for the agent reference.
+    agent_python = python or base.agent_python or (head.agent_python if "agent_python" in head.given else None)
+    if agent_python and "/" in agent_python and not os.path.isabs(agent_python):
+        agent_python = str((here / agent_python).resolve())
+    run = {name: getattr(head, name) for name in RUN_SETTINGS}
     # Worker processes always: two agents of one module name cannot share this process.
-    twin = head.with_overrides(agent=agent, in_process=False, **({"agent_python": python} if python else {}))
-    moved = os.path.relpath(head.folder, Path.cwd()) if head.folder else "."
-    twin.folder = str((here / moved).resolve())
+    twin = base.with_overrides(**run, agent=agent, agent_python=agent_python, in_process=False, compare_with="base")
+    twin.agent_python = agent_python
+    twin.model_cache = None  # both sides ask the model now (inference.py says why)
     return twin
 
 
-def base_agent(tree: Path, here: Path, named: str | None) -> tuple[str | None, Path]:
-    """The agent the base's own config names, and the folder that config is in: the file the run
-    named (``named``, from ``here``), else the nearest config upward from ``here`` in the base's
-    checkout, found as :func:`load_config` finds one. Read as text: nothing of the base is
-    imported here. None when it names none or cannot be read."""
-    folders = [here] if named else upward(here, tree)
-    for folder in folders:
-        for name, table in config_candidates(named) if named else CANDIDATES:
-            file = folder / name
-            if not file.is_file():
-                continue
-            try:
-                found = config_from_text(file.read_text(encoding="utf-8"), name, table)
-            except (ConfigError, OSError, UnicodeDecodeError):
-                return None, here  # the base's config is unreadable: its agent is taken to be the PR's reference
-            if found is not None:
-                return found.agent, file.parent
-    return None, here
+def _own_config(head: Config, tree: Path, here: Path) -> Config:
+    """The base's config as the base finds it, its paths relative to ``here``; the defaults when
+    it has none (or one that cannot be read: then nothing of the PR's stands in for it)."""
+    folders = upward_folders(os.path.relpath(here, tree))
+    named = os.path.relpath(here / head.file, tree) if head.file and head.named else None
+    read = file_reader(tree, check=_inside(tree))
+    try:
+        found = (find_config(read, folders, named) if named else None) or find_config(read, folders)
+    except ConfigError:
+        found = None
+    if found is None:
+        return placed(Config(), os.path.relpath(tree, here), here)
+    return placed(found.config, os.path.relpath((tree / found.path).parent, here), here)
 
 
-def install_base(command: str | None, tree: Path, prefix: str, env: Mapping[str, str], out: TextIO) -> str | None:
-    """The base's environment made by ``command`` in its checkout (None without a command)."""
+def _inside(tree: Path) -> Callable[[Path], None]:
+    def check(file: Path) -> None:
+        if not file.resolve().is_relative_to(tree.resolve()):
+            raise ConfigError(str(file), "the base's config links outside its repository")
+
+    return check
+
+
+def install_base(command: str | None, base: BaseTree, prefix: str, env: Mapping[str, str], out: TextIO) -> str | None:
+    """The base's environment made by ``command`` in its files (None without a command), keyed on
+    the base's whole tree: the PR's venv serves it only when the PR's tree is byte-identical."""
     if not command:
         return None
     from agent_eval_action.run.environments import install_environment
 
-    return install_environment(command, tree / prefix if prefix else tree, env, out, label="the base's agent", fresh=False)
+    project = base.top / prefix if prefix else base.top
+    return install_environment(command, project, env, out, label="the base's agent", fresh=False, source=base.tree)
+
+
+def _hashes(top: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for root, dirs, files in os.walk(top):
+        for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(root, d)))]:
+            path = os.path.join(root, name)
+            digest = hashlib.sha256()
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                digest.update(b"link\0" + os.readlink(path).encode())
+            else:
+                digest.update(f"{info.st_mode & 0o111:o}\0".encode())
+                try:
+                    with open(path, "rb") as handle:
+                        digest.update(handle.read())
+                except OSError as error:
+                    digest.update(f"unreadable {error.errno}".encode())
+            out[os.path.relpath(path, top)] = digest.hexdigest()
+    return out
+
+
+def _stamps(top: Path) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for root, dirs, files in os.walk(top):
+        for name in [".", *files, *dirs]:
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            out[os.path.normpath(os.path.relpath(path, top))] = (info.st_ino, info.st_ctime_ns)
+    return out
+
+
+def _read_only(top: Path) -> None:
+    for root, dirs, files in os.walk(top):
+        for name in [*files, *dirs]:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.lstat(path).st_mode & ~0o222)
+    os.chmod(top, os.lstat(top).st_mode & ~0o222)
+
+
+def _writable(top: Path) -> None:
+    for root, dirs, _ in os.walk(top):
+        for name in dirs:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.lstat(path).st_mode | 0o700)
+    if top.exists():
+        os.chmod(top, os.lstat(top).st_mode | 0o700)

@@ -3,9 +3,10 @@ workspace, cached by what it is made from.
 
 The action's own environment is never touched: an agent pinning google-adk 1.x or its own
 pydantic cannot downgrade what we run on. A venv is keyed by the hash of the command, the
-interpreter it is made from and the project's dependency files (``agent_code.DEPENDENCY_FILES``
-in its folder), so the PR's agent and the base's (``compare-with = "base"``) share one when
-their dependencies are the same, and each gets its own when they differ.
+interpreter it is made from and everything the command can read: the repository's whole tree
+(``pip install .`` reads the package itself, not only its dependency files), so the PR's agent
+and the base's (``compare-with = "base"``) share one only when their trees are byte-identical.
+Outside a repository, or with uncommitted changes, the key is the folder's: never shared.
 """
 
 from __future__ import annotations
@@ -23,38 +24,53 @@ from typing import TextIO
 
 from agent_eval_action.core.errors import InfrastructureError
 from agent_eval_action.core.workflow import group, in_actions
-from agent_eval_action.repo.agent_code import DEPENDENCY_FILES
+from agent_eval_action.repo.git import Git
 from agent_eval_action.run.agent_env import agent_environment
 
 READY = ".agent-eval-ready"  # written last: a venv whose install failed or was cut off is never reused
 
 
-def environment_key(command: str, project: Path, python: str) -> str:
-    """The hash of what the venv is made from: the command, the interpreter, the dependency files
-    in the project's folder (their names and bytes)."""
-    digest = hashlib.sha256(f"{command}\0{python}\0".encode())
-    for pattern in DEPENDENCY_FILES:
-        for file in sorted(project.glob(pattern)):
-            if file.is_file():
-                digest.update(f"{file.name}\0".encode() + file.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+def environment_key(command: str, project: Path, python: str, source: str | None = None) -> str:
+    """The hash of what the venv is made from: the command, the interpreter, and the source it
+    can read: ``source`` (a git tree hash), else the tree of the repository holding ``project``
+    when it has no uncommitted changes, else the folder itself (a key no tree has: never shared,
+    and the same for every run of that checkout, so runs do not pile venvs up)."""
+    tree = source or source_tree(project) or f"working tree {project.resolve()}"
+    return hashlib.sha256(f"{command}\0{python}\0{tree}".encode()).hexdigest()[:16]
+
+
+def source_tree(project: Path) -> str | None:
+    """The hash of the whole tree of the repository ``project`` is in, when what is on disk is
+    that tree (no change, no untracked file); None otherwise."""
+    git = Git(project)
+    if git.toplevel() is None or git.run("status", "--porcelain", "--untracked-files=all", check=False).stdout.strip():
+        return None
+    return git.tree("HEAD")
 
 
 def install_environment(
-    command: str, project: Path, env: Mapping[str, str], out: TextIO, *, label: str = "the agent", fresh: bool = True
+    command: str,
+    project: Path,
+    env: Mapping[str, str],
+    out: TextIO,
+    *,
+    label: str = "the agent",
+    fresh: bool = True,
+    source: str | None = None,
 ) -> str:
     """The Python of a venv under ``$RUNNER_TEMP`` (else the temp dir) that ``command`` installed
     ``project``'s dependencies into (run in ``project``, the venv first on PATH). ``fresh``: made
     anew (the PR's agent: the command runs once a check); else one already made with the same
-    :func:`environment_key` is reused (the base's agent, beside the PR's). Raises
+    :func:`environment_key` is reused (the base's agent, beside the PR's); ``source``: the tree
+    hash of ``project``'s files when they are no checkout (the base's export). Raises
     InfrastructureError when the command fails."""
     # The interpreter our own venv was made from: the agent's venv must not see our packages.
     base = getattr(sys, "_base_executable", None) or sys.executable
-    key = environment_key(command, project, base)
+    key = environment_key(command, project, base, source)
     venv = Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / f"agent-eval-venv-{key}"
     python = venv / "bin" / "python"
     if not fresh and (venv / READY).is_file() and python.exists():
-        print(f"{label}'s environment: {venv} (cached: same install command and dependency files)", file=out, flush=True)
+        print(f"{label}'s environment: {venv} (cached: same install command, interpreter and files)", file=out, flush=True)
         return str(python)
     with group(out, f"Install {label}'s environment", actions=in_actions(env)):
         shutil.rmtree(venv, ignore_errors=True)

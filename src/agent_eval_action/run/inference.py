@@ -97,6 +97,9 @@ class Inference:
         self._pool: WorkerPool | None = None
         self._runner: QuestionRunner | None = None
         self._runner_error: UsageError | None = None
+        self._killed: list[str] = []
+        # Set in the agent's environment besides what agent_env gives it.
+        self.extra_env: dict[str, str] = {}
         # compare-with = "base": the merge-base's agent, run beside this one question by question.
         self.base: Inference | None = None
 
@@ -104,6 +107,9 @@ class Inference:
         """Runs the base's agent (its config, its checkout) beside this one from now on: on this
         loop, so both sides' questions go through one limiter and one budget, interleaved."""
         self.base = Inference(config, progress=self.progress, workdir=workdir, loop=self.loop)
+        # Its files are hashed before and after the run (base_run.py): nothing of its own may
+        # write there, bytecode included.
+        self.base.extra_env = {"PYTHONDONTWRITEBYTECODE": "1"}
 
     def launch(self, question_runs: int) -> None:
         """With an agent to run in worker processes, starts them as soon as the questions to run
@@ -157,6 +163,10 @@ class Inference:
         if self.budget.limited:
             stats.budget = self.budget.use()
         return stats
+
+    def killed(self) -> list[str]:
+        """How this agent's worker processes were killed by signals nothing of ours sent."""
+        return [*self._killed, *(self._pool.killed if self._pool is not None else [])]
 
     def runner(self, question_runs: int | None = None) -> QuestionRunner:
         """The agent runner, built on first use: worker processes under the agent's Python by
@@ -218,6 +228,7 @@ class Inference:
         c = self.config
         assert c.agent is not None
         env = agent_environment(os.environ, also_withhold=[c.agent_auth_env], pass_through=c.agent_env.allow, remove=c.agent_env.withhold)
+        env.update(self.extra_env)
         if c.import_root().resolve() != Path.cwd().resolve():
             # The agent runs from the project's folder; a module beside a run from a subfolder still imports.
             here = str(self.workdir or Path.cwd())
@@ -260,6 +271,8 @@ class Inference:
             self.base.close()
         if self._pool is not None and not self.loop.is_closed():
             self.loop.run_until_complete(self._pool.close())
+        if self._pool is not None:
+            self._killed += self._pool.killed
         self._pool = None
         worker_start.discard()  # started for a run that did not need them
         if self._owns_loop and not self.loop.is_closed():

@@ -71,6 +71,10 @@ class RemoteError(Exception):
         self.code = code
 
 
+# Exit codes of a worker killed by a signal a process sends (a crash signals SIGSEGV or SIGABRT).
+OUTSIDE_SIGNALS = frozenset(-s for s in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT))
+
+
 def _exit_reason(code: int | None) -> str:
     if code is None:
         return "ended"
@@ -134,6 +138,8 @@ class WorkerPool:
         self.ids = itertools.count()
         self.info: dict[str, Any] = {}
         self.restarts = 0
+        # Workers killed by a signal that nothing of ours sent (we set a stop reason first).
+        self.killed: list[str] = []
         self._files: Path | None = None
         self._lock: asyncio.Lock | None = None
         self._launched: list[_Worker | BaseException] = []
@@ -254,6 +260,8 @@ class WorkerPool:
                 call.answer.set_result(message)
         code = await worker.process.wait()
         worker.dead = True
+        if worker.stop_reason is None and code in OUTSIDE_SIGNALS:
+            self.killed.append(_exit_reason(code))
         reason = worker.stop_reason or f"the agent process {_exit_reason(code)}"
         if worker.ready is not None and not worker.ready.done():
             where = f"{self.settings.agent} (with {self.settings.python})"

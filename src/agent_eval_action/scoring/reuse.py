@@ -22,6 +22,37 @@ def question_hash(question: Question) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:20]
 
 
+def question_key(question: Question) -> str:
+    """:func:`question_hash` without the id: what a question asks and expects, whatever it is called."""
+    content = question.model_dump(mode="json", exclude={"line", "id"})
+    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:20]
+
+
+def pair_by_content(current: DatasetResult, before: DatasetResult) -> dict[str, str]:
+    """Question id now -> id in ``before``, for the questions of ``current`` whose id ``before``
+    lacks and whose content (``content_key``) is that of a question of ``before`` whose id
+    ``current`` lacks: renamed, not new. One to one, in file order."""
+    now_ids = {q.id for q in current.questions}
+    before_ids = {q.id for q in before.questions}
+    waiting: dict[str, list[str]] = defaultdict(list)
+    for q in before.questions:
+        if q.content_key and q.id not in now_ids and q.id not in waiting[q.content_key]:
+            waiting[q.content_key].append(q.id)
+    pairs: dict[str, str] = {}
+    for q in current.questions:
+        if q.id in pairs or q.id in before_ids or not q.content_key or not waiting.get(q.content_key):
+            continue
+        pairs[q.id] = waiting[q.content_key].pop(0)
+    return pairs
+
+
+def renamed(before: DatasetResult, pairs: dict[str, str]) -> DatasetResult:
+    """``before`` with the questions of ``pairs`` (new id -> old id) under their new ids."""
+    new = {old: now for now, old in pairs.items()}
+    questions = [q.model_copy(update={"id": new[q.id]}) if q.id in new else q for q in before.questions]
+    return before.model_copy(update={"questions": questions})
+
+
 def split_reusable(records: list[Record], baseline: DatasetResult | None, runs: int) -> tuple[list[QuestionResult], list[Record]]:
     """(results carried over from ``baseline``, marked reused; records that must run)."""
     if baseline is None:

@@ -12,21 +12,23 @@ from agent_eval_action.core.collector import LIBRARY, Collector, few_collections
 from agent_eval_action.core.errors import DatasetError, UsageError
 from agent_eval_action.core.models import DatasetFormat, DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
 from agent_eval_action.datasets import LoadedDataset, Record
-from agent_eval_action.datasets.base import RawBatch, Row, RunResolver
+from agent_eval_action.datasets.base import RawBatch, Row, RunResolver, question_content
 from agent_eval_action.datasets.tabular import convert_batch
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.scoring.aggregate import passes, seed_for, summarize_values
+from agent_eval_action.scoring.reuse import question_key
 
 RECORDED_PREFIX = "score."
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
 Progress = Callable[[int], None]
-BatchItem = tuple[int, str, str | None, str, QuestionResult | str]
+# (row number, question id, session, pointer, its score or the reason it has none, its question's content)
+BatchItem = tuple[int, str, str | None, str, QuestionResult | str, str | None]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
 # The transcript crosses as its JSON text: half the cost of pickling the models.
-Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None]
-PackedItem = tuple[int, str, str | None, str, Packed | str]
+Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None, str | None]
+PackedItem = tuple[int, str, str | None, str, Packed | str, str | None]
 
 
 class DatasetInfo(Protocol):
@@ -102,6 +104,13 @@ class Scorer:
                 metric.prepare()
 
     def score_record(self, record: Record) -> QuestionResult:
+        """One run scored, with its question's content key (``reuse.question_key``): a question
+        renamed later, its content unchanged, is still paired with this run."""
+        scored = self._score_record(record)
+        scored.content_key = question_key(record.question)
+        return scored
+
+    def _score_record(self, record: Record) -> QuestionResult:
         trace = record.trace
         if trace is None:
             raise UsageError("no trace to score")
@@ -173,7 +182,7 @@ class Scorer:
 
         def collect(future: Future[tuple[list[PackedItem], list[str]]]) -> None:
             items, warnings = future.result()
-            parts.append([(*item[:4], _unpack(item[4])) for item in items])
+            parts.append([(*item[:4], _unpack(item[4]), item[5]) for item in items])
             dataset.warnings.extend(w for w in warnings if w not in dataset.warnings)
 
         done = 0
@@ -196,27 +205,29 @@ class Scorer:
                 collect(future)
         resolver = RunResolver(dataset.path)
         results: list[QuestionResult] = []
-        for _, question_id, session, pointer, payload in sorted((i for part in parts for i in part), key=lambda i: i[0]):
+        for _, question_id, session, pointer, payload, content in sorted((i for part in parts for i in part), key=lambda i: i[0]):
             if isinstance(payload, str):
                 self.problems.append(Problem(path=dataset.path, message=payload))
                 continue
-            run = resolver.admit(question_id, session, pointer)
+            run = resolver.admit(question_id, session, pointer, content)
             if isinstance(run, DatasetError):
                 self.problems.append(Problem(path=dataset.path, message=run.message()))
                 continue
             payload.run = run
             results.append(payload)
+        self.problems.extend(Problem(path=dataset.path, message=error.message()) for error in resolver.uneven())
         return self.summarize(dataset, results)
 
     def _score_rows(self, rows: Iterable[Row], path: str) -> list[BatchItem]:
         out: list[BatchItem] = []
         for row in rows:
             if isinstance(row.item, DatasetError):
-                out.append((row.number, "", None, row.pointer, row.item.message()))
+                out.append((row.number, "", None, row.pointer, row.item.message(), None))
                 continue
             if row.item.trace is None:
                 raise UsageError(f"{path}: {row.pointer} holds no recorded run")
-            out.append((row.number, row.item.question.id, row.session, row.pointer, self.score_record(row.item)))
+            content = question_content(row.item.question)
+            out.append((row.number, row.item.question.id, row.session, row.pointer, self.score_record(row.item), content))
         return out
 
     def _score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None) -> DatasetResult:
@@ -311,7 +322,7 @@ def _score_batch(
     with few_collections(collector):
         rows, warnings = convert_batch(fmt, path, batch)
         items = scorer._score_rows(rows, path)
-    return [(*item[:4], _pack(item[4])) for item in items], warnings
+    return [(*item[:4], _pack(item[4]), item[5]) for item in items], warnings
 
 
 def _pack(payload: QuestionResult | str) -> Packed | str:
@@ -319,14 +330,15 @@ def _pack(payload: QuestionResult | str) -> Packed | str:
         return payload
     scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
     transcript = payload.transcript.model_dump_json() if payload.transcript is not None else None
-    return (payload.id, payload.status, payload.error, payload.skip_reason, scores, transcript)
+    return (payload.id, payload.status, payload.error, payload.skip_reason, scores, transcript, payload.content_key)
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
     if isinstance(payload, str):
         return payload
-    question_id, status, error, skip_reason, scores, transcript = payload
+    question_id, status, error, skip_reason, scores, transcript, content_key = payload
     return QuestionResult.model_construct(
+        content_key=content_key,
         id=question_id,
         status=status,
         error=error,

@@ -47,18 +47,22 @@ from agent_eval_action.service.scaffold import Scaffold, scaffold
 from agent_eval_action.service.steps import (
     DatasetFile,
     agent_fingerprint,
+    base_datasets,
     base_state,
     baselines_in,
     baselines_in_repository,
+    budget_skipped,
     compare_and_gate,
     drift,
     drift_hint,
     evaluate_files,
     fail_on_drift,
     gate_rules,
+    partial_reason,
     path_roles,
     reusable_baselines,
     select_datasets,
+    tampered,
 )
 from agent_eval_action.service.steps import Outcome as Outcome  # what the adapters (commands) get back
 from agent_eval_action.service.steps import background as background  # what the views show beside an outcome
@@ -275,15 +279,19 @@ def run_check(
     # Everything the verdict reads of the base is read now, before any agent code runs.
     snapshot = Snapshot(git, merge_base) if merge_base else None
     rules = gate_rules(config, git, snapshot)
+    workspace = git.workspace()
     found = dataset_files(config.datasets, defaults=config.datasets == config.default_datasets())
     files, problems = found.files, found.problems
-    # The base's globs the PR dropped are still evaluated; one that matches nothing now is no
-    # typo of the PR's: the files it matched were deleted, and are reported as removed.
-    extra, _ = expand_paths([g for g in rules.config.datasets if g not in config.datasets])
-    seen = set(files)
-    files += [f for f in extra if f not in seen]
+    by_path = {workspace.rel(f): f for f in files}
+    # The datasets the base's settings select at the base are evaluated whatever the PR's settings
+    # (config, --datasets, inputs) say: the union of the two as files, never as patterns.
+    at_base = base_datasets(git, snapshot, rules, workspace)
+    kept = [path for path in at_base if path not in by_path and workspace.file(path).is_file()]
+    by_path.update({path: str(workspace.file(path)) for path in kept})
+    rules.changes += [
+        f"datasets: {path} is no longer selected by this run's settings (the base's dataset is still evaluated)" for path in kept
+    ]
     config = rules.config
-    workspace = git.workspace()
     # The base's custom metrics score the PR, with the base's code (read now, run from a copy).
     metrics_root, metric_code = "", None
     if merge_base is not None and config.custom_metrics:
@@ -292,8 +300,8 @@ def run_check(
         metric_code = code_at(git, merge_base, metrics_root, specs.values())
         for name, paths in changed_code(specs, metrics_root, [c.path for c in changes]).items():
             rules.changes.append(f"custom-metrics.{name}: {', '.join(paths)} changed (the base's code scores this PR)")
-    by_path = {workspace.rel(f): f for f in files}
-    roles = path_roles(config, workspace)  # one definition of the agent's code: what re-runs, what makes a baseline stale
+    # One definition of the agent's code: what re-runs, what makes a baseline stale.
+    roles = path_roles(config, workspace, extra=frozenset(at_base))
     selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
     state = base_state(git, snapshot, selection, config) if snapshot is not None else None
     fingerprint = agent_fingerprint(config, git, roles)
@@ -305,6 +313,7 @@ def run_check(
     # A deployed agent (agent_url) has no base to check out: it is compared with the stored baselines.
     runnable = bool(config.agent) and not config.agent_url
     beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected) and runnable
+    disturbed: list[str] = []
     with (
         base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree,
         written(metric_code, metrics_root) if metric_code is not None else contextlib.nullcontext(None) as metrics_folder,
@@ -314,9 +323,12 @@ def run_check(
         twin = None
         if tree is not None:
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
-            here = tree / workspace.prefix if workspace.prefix else tree
-            twin = (base_config(config, tree, workspace.prefix, python=python), here)
+            here = tree.top / workspace.prefix if workspace.prefix else tree.top
+            twin = (base_config(config, tree.top, workspace.prefix, python=python), here)
+            tree.seal()  # what the base runs from now on: the PR's agent must not change it
         done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin, collector=collector)
+        if tree is not None:
+            disturbed = tampered(tree.changed()) + done.base_disturbed
     results = Results(
         tool_version=__version__,
         selection=selection,
@@ -341,7 +353,15 @@ def run_check(
         done.base.commit = merge_base
         results.base_run = done.base
         ran_base = Results(datasets=done.base_datasets)
-        outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
+        # The base's questions a budget skipped were not checked either: the PR's are compared with nothing there.
+        skipped_base = budget_skipped(ran_base)
+        if skipped_base and not rules.config.gate.allow_partial and not budget_skipped(results):
+            disturbed.append(
+                partial_reason(ran_base, skipped_base, rules.config).replace("question runs", "of the base's question runs", 1)
+            )
+        outcome = compare_and_gate(
+            results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"), unsound=disturbed
+        )
         outcome.base_runs = done.base_datasets
         results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
         fail_on_drift(results, rules)

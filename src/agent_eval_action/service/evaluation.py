@@ -196,6 +196,11 @@ class Evaluation:
             return plan.ready
         return [*plan.ready, *self.inference.perform(plan.request).records]
 
+    @property
+    def base_killed(self) -> list[str]:
+        """How the base's workers were killed from outside (compare-with = "base"), if they were."""
+        return self.inference.base.killed() if self.inference.base is not None else []
+
     def stats(self) -> RunStats | None:
         """How the agent ran over the whole run (None when nothing ran it or judged it)."""
         stats = self.inference.stats()

@@ -32,8 +32,11 @@ from agent_eval_action.core.models import (
 )
 from agent_eval_action.repo.agent_code import agent_paths
 from agent_eval_action.repo.baseline import find_baseline, match, working_tree_reader
+from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
+from agent_eval_action.run.budget import SKIPPED as BUDGET
+from agent_eval_action.scoring.reuse import pair_by_content, renamed
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
@@ -94,6 +97,9 @@ class Evaluated:
     # compare-with = "base": the base's agent's runs of the same questions, and what they cost.
     base: BaseRun | None = None
     base_datasets: list[DatasetResult] | None = None
+    # What disturbed the base's side while it ran (its workers killed from outside): the check
+    # then could not be made.
+    base_disturbed: list[str] = field(default_factory=list)
 
 
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.
@@ -151,6 +157,11 @@ def evaluate_files(
     evaluated = Evaluated(datasets=datasets, problems=problems, run=evaluation.stats())
     if beside is not None:
         evaluated.base_datasets, evaluated.base = base_datasets, base
+        evaluated.base_disturbed = [
+            f"the base's agent could not run undisturbed: its worker process {reason} (nothing of ours sent that signal), "
+            "so its runs are not the base's; run the check again"
+            for reason in evaluation.base_killed
+        ]
     return evaluated
 
 
@@ -162,6 +173,26 @@ def gate_rules(config: Config, git: Git, base: Snapshot | None) -> Rules:
     return rules_at_base(config, base.read, git.workspace().prefix, base.rev[:7])
 
 
+def base_datasets(git: Git, base: Snapshot | None, rules: Rules, workspace: Workspace) -> list[str]:
+    """The dataset files (repository paths) the base's own settings select at the merge-base: a
+    file set, not patterns, so no exclusion of the PR's (``!path`` in its config, the
+    --datasets flag) removes one."""
+    if base is None or rules.base is None:
+        return []
+    return dataset_paths(git.files(base.rev), [workspace.glob(g) for g in rules.base.datasets])
+
+
+def tampered(changed: list[str]) -> list[str]:
+    """The problem a base side changed while it ran makes (``base_run.BaseTree.changed``)."""
+    if not changed:
+        return []
+    shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
+    return [
+        f"the base's files changed while its agent ran ({shown}): something in this job (the PR's agent?) wrote to "
+        "the base's checkout, so the base's runs are not the base's; the comparison could not be made"
+    ]
+
+
 def base_state(git: Git, base: Snapshot, selection: Selection, config: Config) -> BaseState:
     """Reads everything the verdict and its views need of the merge-base (each selected dataset's
     baseline files, their history), before any agent code runs; nothing is read there after."""
@@ -169,12 +200,13 @@ def base_state(git: Git, base: Snapshot, selection: Selection, config: Config) -
     return read_base(base, baselines_dir, [(s.path, s.renamed_from) for s in selection.selected])
 
 
-def path_roles(config: Config, workspace: Workspace) -> PathRoles:
+def path_roles(config: Config, workspace: Workspace, extra: frozenset[str] = frozenset()) -> PathRoles:
     """What each repository path is to the check: the one definition that selection (what a PR
     re-runs) and the agent's fingerprint (when a baseline is stale) both use. Agent code is
     ``agent_paths`` when set, else the agent's package, the modules it imports, its dependency
     files and the config (``agent_code``); without an agent in the repository, every path that
-    is neither a dataset nor a baseline."""
+    is neither a dataset nor a baseline. ``extra``: dataset paths besides those the globs match
+    (the base's)."""
     if config.agent_paths is not None:
         agent: list[str] | None = [workspace.glob(g) for g in config.agent_paths]
     elif config.agent and not config.agent_url:
@@ -187,6 +219,7 @@ def path_roles(config: Config, workspace: Workspace) -> PathRoles:
         dataset_globs=[workspace.glob(g) for g in config.datasets],
         baselines_dir=workspace.rel(config.baselines_dir),
         agent_paths=agent,
+        datasets=extra,
     )
 
 
@@ -286,17 +319,23 @@ def compare(
         except DatasetError as error:
             results.problems.append(Problem(path=error.path, message=error.message()))
             baseline = None
+        before = baseline.dataset if baseline is not None else None
+        # A question the PR gave a new id, its content unchanged, is compared with its own baseline runs.
+        pairs = pair_by_content(dataset, before) if before is not None else {}
+        if before is not None and pairs:
+            before = renamed(before, pairs)
         comparison = compare_dataset(
             dataset,
-            baseline.dataset if baseline else None,
+            before,
             baseline_path=baseline.path if baseline else None,
             seed=config.seed,
             max_question_drop=config.gate.max_question_drop,
         )
+        comparison.paired_by_content = pairs
         if baseline is not None and baseline.renamed_from:
             comparison.renamed_from = baseline.renamed_from
-        if baseline is not None and found is not None:
-            found[dataset.path] = baseline.dataset
+        if before is not None and found is not None:
+            found[dataset.path] = before
         comparisons.append(comparison)
     for deleted in results.selection.deleted if results.selection else []:
         comparisons.append(DatasetComparison(dataset=Path(deleted).stem, path=deleted, status="removed"))
@@ -308,12 +347,36 @@ def interrupted_runs(results: Results) -> int:
     return sum(1 for d in results.datasets for q in d.questions if q.status == "skipped" and q.skip_reason == interrupt.REASON)
 
 
-def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True) -> Outcome:
+def budget_skipped(results: Results) -> int:
+    """How many question runs a spending limit kept from running (``max-model-calls``, ``max-cost-usd``)."""
+    return sum(1 for d in results.datasets for q in d.questions if q.status == "skipped" and (q.skip_reason or "").startswith(BUDGET))
+
+
+def partial_reason(results: Results, skipped: int, config: Config) -> str:
+    """Why a check that skipped questions it needed decided nothing."""
+    total = sum(len(d.questions) for d in results.datasets)
+    limits = [
+        f"{name} = {value:g}"
+        for name, value in (("max-model-calls", config.max_model_calls), ("max-cost-usd", config.max_cost_usd))
+        if value
+    ]
+    return (
+        f"partial: {skipped} of {total} question runs were skipped by the budget ({', '.join(limits) or 'a spending limit'}), "
+        "so the check did not see them; raise the budget, select fewer questions, or set `[gate] allow-partial = true` "
+        "in the base branch's config to gate only what was checked"
+    )
+
+
+def compare_and_gate(
+    results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True, unsound: Sequence[str] = ()
+) -> Outcome:
     """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
     verdict under ``rules``: passed, failed, or unchecked when an input problem (a bad dataset,
     an unreadable baseline, a dataset of which nothing could be scored) kept part of the check
     from happening. ``timings``: False when the baseline did not run in this job (a PR check
-    against stored baselines): timings are then information, their rules notes. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
+    against stored baselines): timings are then information, their rules notes. ``unsound``: why
+    what was compared cannot be trusted (the base's side disturbed while it ran): unchecked, for
+    no input's fault. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
     config = rules.config
     compared: dict[str, DatasetResult] = {}
     results.comparison = compare(results, config, lookup, compared)
@@ -332,10 +395,15 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, 
             )
         )
     gate.rules_from, gate.config_changes = rules.source, rules.changes
-    if results.problems or stopped:
+    why = list(unsound)
+    if stopped:
         total = sum(len(d.questions) for d in results.datasets)
-        why = [f"interrupted: {stopped} of {plural(total, 'question run')} did not finish (Ctrl-C or SIGTERM); run the check again"]
-        gate.outcome, gate.unchecked = "unchecked", (why if stopped else []) + [p.message for p in results.problems[:10]]
+        why.append(f"interrupted: {stopped} of {plural(total, 'question run')} did not finish (Ctrl-C or SIGTERM); run the check again")
+    elif (partial := budget_skipped(results)) and not config.gate.allow_partial:
+        why.append(partial_reason(results, partial, config))
+    if results.problems or why:
+        gate.outcome, gate.unchecked = "unchecked", why + [p.message for p in results.problems[:10]]
+        gate.infrastructure = bool(why) and not stopped
     results.gate = gate
     return Outcome(results=results, config=config, compared=compared)
 
@@ -375,7 +443,10 @@ REFRESH = "python -m agent_eval_action baseline update"
 def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLookup) -> tuple[list[DatasetComparison], list[str]]:
     """The base's fresh run compared with its stored baseline: the same code at another time, so
     what moved is the model (or the world), not the PR. Returns the comparisons and a line for
-    each dataset that moved ("the model moved: 5 of 40 questions answer differently ...")."""
+    each dataset that moved ("the model moved: 5 of 40 questions answer differently ..."). Only
+    the base's runs that finished count: one an interrupt or a budget stopped, or that ended in an
+    error (its worker crashed, the model API failed), says nothing of the model's answers."""
+    base_datasets = [finished for d in base_datasets if (finished := _finished(d)) is not None]
     scratch = Results(datasets=base_datasets)
     comparisons = compare(scratch, config, stored)
     lines = [f"{p.message} (drift not measured)" for p in scratch.problems]
@@ -402,6 +473,14 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
             f"Refresh the baseline on the base branch with `{REFRESH}`"
         )
     return comparisons, lines
+
+
+def _finished(dataset: DatasetResult) -> DatasetResult | None:
+    """``dataset`` with only the runs that ran to their end; None when none did."""
+    done = [q for q in dataset.questions if q.status == "ok"]
+    if not done:
+        return None
+    return dataset if len(done) == len(dataset.questions) else dataset.model_copy(update={"questions": done})
 
 
 def answered_differently(now: DatasetResult, stored: DatasetResult) -> tuple[int, int]:

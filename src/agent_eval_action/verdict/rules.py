@@ -1,10 +1,11 @@
 """The gate's rules as the base branch has them.
 
 A PR must not loosen the check that judges it: the settings that decide the verdict (the
-``[gate]`` table, and ``baselines-dir``, ``agent-paths`` and ``select``, which decide what is
-compared at all), ``[agent-env]`` (which of our secrets the agent reads) and the custom metrics
-(run with the base's code) are read from the config as it is at the merge-base. The datasets and
-metrics the base checks are checked on the PR too: the PR may add to them, never take away.
+``[gate]`` table, ``baselines-dir``, ``agent-paths`` and ``select``, which decide what is
+compared at all, and the budgets, which decide how much may go unchecked), ``[agent-env]`` (which
+of our secrets the agent reads) and the custom metrics (run with the base's code) are read from
+the config as it is at the merge-base. The datasets (as files: ``service`` joins them) and metrics
+the base checks are checked on the PR too: the PR may add to them, never take away.
 What the PR changes in any of them is listed and applies after merge. The agent and everything
 else come from HEAD.
 """
@@ -16,13 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.config import Config, config_candidates, config_from_text, placed
+from agent_eval_action.config import Config, find_config, placed, upward_folders
 from agent_eval_action.core.errors import ConfigError
 
-# Settings that decide the verdict, taken from the base; and ``agent_env`` and ``agent_auth_env``,
-# which decide which of our secrets the agent may read (a PR's ``allow = ["GITHUB_TOKEN"]``, or
-# an ``agent_auth_env`` renamed away from the base's secret, must not hand its own code a secret).
-FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select", "agent_env", "agent_auth_env")
+# Settings that decide the verdict, taken from the base: what is gated, against what, what is
+# compared at all, and how much of a check is allowed to be skipped (the budgets); and
+# ``agent_env`` and ``agent_auth_env``, which decide which of our secrets the agent may read (a
+# PR's ``allow = ["GITHUB_TOKEN"]``, or an ``agent_auth_env`` renamed away from the base's secret,
+# must not hand its own code a secret).
+FROM_BASE = ("gate", "baselines_dir", "agent_paths", "select", "max_model_calls", "max_cost_usd", "agent_env", "agent_auth_env")
+# Of those, the ones a flag or action input given for this run may still set (listed as a change).
+GIVEN_WINS = ("max_model_calls", "max_cost_usd")
 
 
 @dataclass
@@ -30,41 +35,43 @@ class Rules:
     config: Config
     source: str
     changes: list[str] = field(default_factory=list)
+    # The base's own config (its paths relative to the working directory), as the base found it:
+    # the datasets it selects are evaluated whatever the PR's settings say.
+    base: Config | None = None
 
 
 def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, short_rev: str) -> Rules:
-    """``head`` with its verdict settings replaced by those of the base config (read by ``read``
-    from repository-relative paths; ``prefix`` is the working directory from the root), found
-    where HEAD's was, else by the same search upward from the working directory; its paths, like
-    HEAD's, relative to the working directory."""
+    """``head`` with its verdict settings replaced by those of the base's config (read by ``read``
+    from repository-relative paths; ``prefix`` is the working directory from the root), found by
+    the base's own search (``find_config``: every candidate file, upward from the working
+    directory; the file the user named, when named, first); its paths, like HEAD's, relative to
+    the working directory. Moving the config (into ``[tool.agent-eval]`` or out) keeps the base's."""
     here = prefix.rstrip("/") or "."
     # The defaults' folder: the repository's top, from the working directory (a Config made in code: the working directory).
     top = posixpath.relpath(".", here) if head.folder else "."
     base, source = placed(Config(), top), f"the defaults (no config at {short_rev})"
-    wanted = posixpath.normpath(posixpath.join(here, head.file)) if head.file else None
-    parts = [] if here == "." else here.split("/")
-    folders = ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]  # nearest first, "" the top
-    for name, table in config_candidates(wanted, folders):
-        name = posixpath.normpath(name)
-        shown = posixpath.relpath(name, here)
-        text = read(name)
-        if text is None:
-            continue
-        try:
-            found = config_from_text(text, f"{shown} at {short_rev}", table)
-        except ConfigError as error:
-            base, source = placed(Config(), top), f"the defaults ({error} could not be read)"
-            break
-        if found is not None:
-            base, source = placed(found, posixpath.relpath(posixpath.dirname(name) or ".", here)), f"{shown} at {short_rev}"
-            break
-    settings = {name: getattr(base, name) for name in FROM_BASE if name != "gate"}
-    settings["datasets"] = [*head.datasets, *(g for g in base.datasets if g not in head.datasets)]
+    folders = upward_folders(here)
+    named = posixpath.normpath(posixpath.join(here, head.file)) if head.file and head.named else None
+    try:
+        found = (find_config(read, folders, named) if named else None) or find_config(read, folders)
+    except ConfigError as error:
+        found, base, source = None, placed(Config(), top), f"the defaults ({_at(str(error), here, short_rev)} could not be read)"
+    if found is not None:
+        shown = posixpath.relpath(found.path, here)
+        found.config.source = f"{shown} at {short_rev}" + (f" [{found.config.table}]" if found.config.table else "")
+        base, source = placed(found.config, posixpath.relpath(posixpath.dirname(found.path) or ".", here)), f"{shown} at {short_rev}"
+    settings = {name: getattr(base, name) for name in FROM_BASE if name != "gate" and not (name in GIVEN_WINS and name in head.given)}
     settings["metrics"] = _metrics(base, head)
     # The metrics that judge the PR are the base's: a PR's new or changed one applies after merge.
     settings["custom_metrics"] = base.custom_metrics
     merged = head.model_copy(update=settings).with_gate(base.gate)
-    return Rules(config=merged, source=source, changes=differences(base, head) + custom_changes(base, head) + narrowed(base, head))
+    return Rules(config=merged, source=source, changes=differences(base, head) + custom_changes(base, head) + narrowed(base, head), base=base)
+
+
+def _at(error: str, here: str, short_rev: str) -> str:
+    """A config error's file named from the working directory, at the base's commit."""
+    name, _, rest = error.partition(":")
+    return f"{posixpath.relpath(name, here)} at {short_rev}:{rest}" if rest else error
 
 
 def _metrics(base: Config, head: Config) -> list[str]:
@@ -99,10 +106,6 @@ def narrowed(base: Config, head: Config) -> list[str]:
     """What the PR stops checking, in the words of the other changes: the base's values still
     apply to this PR."""
     lines = []
-    # Datasets named for this run (`--datasets`, the datasets input) are the run's choice, not a
-    # change of the PR's: the base's datasets are still evaluated, and not listed as a change.
-    if "datasets" not in head.given and base.datasets != head.datasets and any(g not in head.datasets for g in base.datasets):
-        lines.append(f"datasets {_show(base.datasets)} -> {_show(head.datasets)} (the base's datasets are still evaluated)")
     if "metrics" not in head.given and head.metrics and (not base.metrics or any(m not in head.metrics for m in base.metrics)):
         before = _show(base.metrics) if base.metrics else "(every metric)"
         lines.append(f"metrics {before} -> {_show(head.metrics)} (the base's metrics are still computed)")

@@ -37,7 +37,7 @@ class PathRoles:
 def select(all_datasets: list[str], changes: list[Change], roles: PathRoles) -> Selection:
     """``all_datasets`` and change paths are repository-relative POSIX paths."""
     selection = Selection(mode="changed")
-    roles = PathRoles(roles.dataset_globs, roles.baselines_dir, roles.agent_paths, frozenset(all_datasets))
+    roles = PathRoles(roles.dataset_globs, roles.baselines_dir, roles.agent_paths, roles.datasets | frozenset(all_datasets))
     agent: list[str] = []
     changed: dict[str, str] = {}
     for change in changes:

@@ -738,6 +738,7 @@ def reasons(results: Results) -> list[Reason]:
 
 
 INTERRUPTED = "interrupted"  # the first reason of an interrupted run starts so (steps.compare_and_gate)
+PARTIAL = "partial"  # and of a run a budget cut short
 
 
 def headline(results: Results, datasets: list[DatasetView], found: list[Reason]) -> str:
@@ -749,7 +750,7 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
         more = f" (and {len(found) - 1} more reason{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
         return "Agent evaluation failed" + (f": {found[0].short}{more}" if found else "")
     if gate.outcome == "unchecked":
-        if gate.unchecked and gate.unchecked[0].startswith(f"{INTERRUPTED}:"):
+        if gate.unchecked and (gate.infrastructure or gate.unchecked[0].startswith((f"{INTERRUPTED}:", f"{PARTIAL}:"))):
             return "Agent evaluation could not be checked: " + gate.unchecked[0].split(";")[0]
         count = len(results.problems) or len(gate.unchecked)
         return f"Agent evaluation could not be checked: {count} input problem{'s' if count != 1 else ''}"
@@ -766,8 +767,15 @@ def passed_reason(datasets: list[DatasetView]) -> str:
     # Counted from what the table shows: a change too small to show is folded as unchanged there.
     better = sum(1 for d in datasets for r in d.moved if r.mark == "better")
     worse = sum(1 for d in datasets for r in d.moved if r.mark == "worse")
-    questions = sum(len({q.id for q in d.result.questions}) for d in datasets)
+    # Only what was checked: a question none of whose runs ran (a budget skipped it) held nothing.
+    questions = sum(len({q.id for q in d.result.questions if q.status != "skipped"}) for d in datasets)
+    skipped = sum(
+        len({q.id for q in d.result.questions if q.status == "skipped"} - {q.id for q in d.result.questions if q.status != "skipped"})
+        for d in datasets
+    )
     text = f"{len(gated)} gated metric{'s' if len(gated) != 1 else ''} held on {questions} question{'s' if questions != 1 else ''}"
+    if skipped:
+        text += f" ({skipped} skipped, not checked: [gate] allow-partial)"
     if worse:
         text += f"; {worse} worse within what the gate allows"
     if better:
@@ -804,6 +812,16 @@ class DatasetView:
     flaky: list[str] = field(default_factory=list)
     # The runs that ended "ok" but missed a pass threshold, with the metrics they missed, in the dataset's order.
     failed_runs: list[tuple[QuestionResult, list[str]]] = field(default_factory=list)
+
+
+def paired_notes(comparison: DatasetComparison | None) -> list[str]:
+    """The questions compared with the baseline's under their old ids (their content unchanged)."""
+    pairs = comparison.paired_by_content if comparison is not None else {}
+    if not pairs:
+        return []
+    shown = ", ".join(f"{now} was {old}" for now, old in list(pairs.items())[:IDS_NAMED])
+    more = f" (+{len(pairs) - IDS_NAMED} more)" if len(pairs) > IDS_NAMED else ""
+    return [f"{plural(len(pairs), 'question')} renamed, compared with the baseline's by content: {shown}{more}"]
 
 
 def cost_notes(dataset: DatasetResult) -> list[str]:
@@ -989,7 +1007,7 @@ def dataset_view(
         base=base,
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
-        notes=cost_notes(dataset),
+        notes=cost_notes(dataset) + paired_notes(comparison),
         unpaired=unpaired_lines(comparison, len(errored_ids)),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],

@@ -60,14 +60,42 @@ def test_the_verdict_settings_come_from_the_base_and_the_agent_from_head() -> No
     assert "agent-paths (unset) -> ['app/**']" in found.changes
 
 
-def test_a_pr_that_narrows_the_datasets_still_evaluates_the_bases() -> None:
-    head = BASE.replace(', "evaluation/more/*.csv"', ', "evaluation/new/*.json"')
+def test_a_pr_that_narrows_the_datasets_keeps_the_bases_selection_apart() -> None:
+    """The datasets are joined as files by the service (``steps.base_datasets``): the rules hand
+    the base's own config forward, whatever patterns the PR writes."""
+    head = BASE.replace(', "evaluation/more/*.csv"', ', "evaluation/new/*.json", "!evaluation/more/x.csv"')
     found = rules(head, {"agent-eval.toml": BASE})
-    assert found.config.datasets == ["evaluation/datasets/*.json", "evaluation/new/*.json", "evaluation/more/*.csv"]
-    assert found.changes == [
-        "datasets ['evaluation/datasets/*.json', 'evaluation/more/*.csv'] -> ['evaluation/datasets/*.json', 'evaluation/new/*.json']"
-        " (the base's datasets are still evaluated)"
-    ]
+    assert found.config.datasets == ["evaluation/datasets/*.json", "evaluation/new/*.json", "!evaluation/more/x.csv"]
+    assert found.base is not None and found.base.datasets == ["evaluation/datasets/*.json", "evaluation/more/*.csv"]
+    assert found.changes == []  # listed by file, where the files are known
+
+
+def test_a_config_moved_into_pyproject_keeps_the_bases_rules() -> None:
+    """The PR moves agent-eval.toml into pyproject's [tool.agent-eval] with a looser gate: the
+    base's own search still finds its agent-eval.toml."""
+    loose = BASE.replace("max-regression = 0.05", "max-regression = 1.0").replace(
+        'baselines-dir = "evaluation/baselines"', 'baselines-dir = "x"'
+    )
+    head = config_from_text("[tool.agent-eval]\n" + loose.replace("[gate]", "[tool.agent-eval.gate]"), "pyproject.toml", "tool.agent-eval")
+    assert head is not None
+    found = rules_at_base(placed(head, "."), {"agent-eval.toml": BASE, "pyproject.toml": '[project]\nname = "x"\n'}.get, "", "abc1234")
+    assert found.source == "agent-eval.toml at abc1234"
+    assert found.config.gate.max_regression == 0.05 and found.config.baselines_dir == "evaluation/baselines"
+    # And the other way: the base kept it in pyproject, the PR adds an agent-eval.toml.
+    pyproject = "[tool.agent-eval]\n" + BASE.replace("[gate]", "[tool.agent-eval.gate]")
+    found = rules(loose, {"pyproject.toml": pyproject})
+    assert found.source == "pyproject.toml at abc1234" and found.config.gate.max_regression == 0.05
+
+
+def test_a_budget_comes_from_the_base_unless_given_for_the_run() -> None:
+    found = rules(BASE + "", {"agent-eval.toml": BASE.replace('select = "changed"', 'select = "changed"\nmax-model-calls = 50')})
+    assert found.config.max_model_calls == 50
+    tight = BASE.replace('select = "changed"', 'select = "changed"\nmax-model-calls = 2')
+    found = rules(tight, {"agent-eval.toml": BASE})
+    assert found.config.max_model_calls is None and "max-model-calls (unset) -> 2" in found.changes
+    flagged = head_config(BASE).with_overrides(max_model_calls=7)
+    found = rules_at_base(flagged, {"agent-eval.toml": BASE}.get, "", "abc1234")
+    assert found.config.max_model_calls == 7 and "max-model-calls (unset) -> 7" in found.changes
 
 
 def test_what_the_command_line_names_is_no_change_of_the_prs() -> None:
@@ -131,7 +159,8 @@ def test_in_a_subfolder_the_nearest_base_config_is_found_and_its_paths_made_rela
     )
     assert found.source == "../agent-eval.toml at abc1234"
     assert found.config.gate.max_regression == 0.2
-    assert found.config.datasets == ["evaluation/*.json", "../evaluation/*.json"]
+    assert found.config.datasets == ["evaluation/*.json"]
+    assert found.base is not None and found.base.datasets == ["../evaluation/*.json"]
 
 
 def test_differences_and_narrowed_directly() -> None:
