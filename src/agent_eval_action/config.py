@@ -361,7 +361,6 @@ class Config(BaseModel):
         config.file, config.table, config.gate_override = self.file, self.table, dict(self.gate_override)
         config.named, config.given = self.named, self.given | {key for key, value in flags.items() if value is not None}
         config.folder, config.moved_from = self.folder, self.moved_from
-        config.given = self.given | {key for key, value in flags.items() if value is not None}
         return config
 
     def default_datasets(self) -> list[str]:

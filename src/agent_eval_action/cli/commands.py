@@ -475,7 +475,8 @@ def _agent_python(config: Config, err: TextIO) -> Config:
         return config
     python, which = api.chosen_agent_python(config.agent_python, Path.cwd(), ours=sys.executable)
     print(which, file=err)
-    return config.with_overrides(agent_python=python)
+    # Found, not given: the base side of a check keeps its own config's (base_run.base_config).
+    return config if python == config.agent_python else config.model_copy(update={"agent_python": python})
 
 
 def _check(call: Call) -> int:

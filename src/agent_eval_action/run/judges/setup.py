@@ -12,6 +12,7 @@ from typing import Any
 from agent_eval_action.config import Config
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.inside import require_inside
+from agent_eval_action.core.jsonish import loads
 from agent_eval_action.run.judges.engine import JudgeMetric
 from agent_eval_action.run.judges.managed import spec_name
 from agent_eval_action.run.judges.prompts import RESPONSE_CORRECTNESS
@@ -88,7 +89,9 @@ def is_metric_definitions(path: str) -> bool:
     """Whether a JSON file is a seed pipeline metric definitions file ({"metrics": {NAME: {...}}}
     with judge-shaped entries), not a dataset."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        # A dataset's reader says what is wrong with it (too deep, not JSON): here it is no definitions file.
+        data = loads(text)[0] if '"metrics"' in text else None
     except (OSError, ValueError):
         return False
     metrics = data.get("metrics") if isinstance(data, dict) else None
@@ -112,7 +115,7 @@ def metric_definitions(path: str, config: Config, *, typed: bool = False) -> lis
     if not typed:
         require_inside(path, "metric_definitions")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads(Path(path).read_text(encoding="utf-8"))[0]
     except (OSError, ValueError) as error:
         raise ConfigError(f"metric_definitions {path}", f"unreadable: {error}") from None
     if isinstance(data, dict) and "metrics" in data:
