@@ -380,8 +380,8 @@ class DatasetResult(_Model):
     # distributions, agent reference, agent-python, agent-env) the runs were made in; None when
     # not taken (an older file, no agent run here): then no question's inputs were observed.
     environment: str | None = None
-    # Every part of the module names the agent imported (or tried to): which names in a folder
-    # an import searched could shadow a module (repo/observed.py). None: not observed.
+    # The module names the agent imported (or tried to): which names in a folder an import
+    # searched could shadow a module (repo/observed.py). None: not observed.
     imports: list[str] | None = None
     # Question runs whose scores were taken from the baseline (unchanged question, unchanged agent).
     reused: int = 0

@@ -31,9 +31,21 @@ IMPORTED = "imported"  # agent_worker.observe: the module names imported since t
 _MODULE_SUFFIXES = tuple(importlib.machinery.all_suffixes())
 
 
-def module_parts(names: Iterable[str]) -> list[str]:
-    """Every part of dotted module names (``a.b`` -> ``a``, ``b``), sorted."""
-    return sorted({part for name in names for part in name.split(".")})
+class ModuleNames:
+    """The module names a run imported, as a folder's search would look them up: a folder on
+    the path for their first parts, a package's folder ``p`` for what follows ``p.``."""
+
+    def __init__(self, names: Iterable[str]):
+        self.first: set[str] = set()
+        self.after: dict[str, set[str]] = {}
+        for name in names:
+            parts = name.split(".")
+            self.first.add(parts[0])
+            for parent, child in zip(parts, parts[1:], strict=False):
+                self.after.setdefault(parent, set()).add(child)
+
+    def looked_up_in(self, folder: str) -> set[str]:
+        return self.first | self.after.get(folder.rsplit("/", 1)[-1], set())
 
 
 def _module_name(entry: str) -> str | None:
@@ -70,6 +82,7 @@ class RepositoryInputs:
         self._values: dict[str, str | None] = {}
         self._ignored: dict[str, bool] = {}
         self._keys: dict[tuple[str, str], str | None] = {}
+        self._names: tuple[Collection[str], int, ModuleNames] | None = None
 
     # -- what a question read -> keys and their values -----------------------------------------
 
@@ -103,7 +116,10 @@ class RepositoryInputs:
         folder = key.rstrip("*").rstrip("/")
         names = sorted(self.children.get("" if folder == "." else folder, ()))
         if key.endswith("*"):
-            names = [n for n in names if _module_name(n) in imports or _module_name(n) == ".metadata"]
+            if self._names is None or self._names[0] is not imports or self._names[1] != len(imports):
+                self._names = (imports, len(imports), ModuleNames(imports))
+            wanted = self._names[2].looked_up_in(folder)
+            names = [n for n in names if _module_name(n) in wanted or _module_name(n) == ".metadata"]
         return hashlib.sha1("\n".join(names).encode(), usedforsecurity=False).hexdigest()
 
     def _file(self, key: str) -> str | None:

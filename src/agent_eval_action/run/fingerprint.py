@@ -67,6 +67,9 @@ def environment_fingerprint(config: Config, workspace: Workspace) -> str | None:
         for file in sorted(folder.glob(pattern))
         if file.is_file()
     }
+    if config.file and (workspace.cwd / config.file).is_file():
+        # Our config (its metrics, the agent's settings): a change to it re-runs, as it always did.
+        dependencies[workspace.rel(config.file)] = blob_hash((workspace.cwd / config.file).read_bytes())
     payload = {
         "described": described,
         "dependency_files": dependencies,

@@ -23,7 +23,7 @@ from agent_eval_action.core.logs import log
 from agent_eval_action.core.models import DatasetResult, Problem, QuestionResult, RunStats
 from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
-from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs, module_parts
+from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import question_hash, split_reusable
@@ -200,7 +200,7 @@ class Evaluation:
         result.environment = self.environment
         traces = [(r, r.trace) for r in inference.records if isinstance(r, Record) and r.trace is not None and r.trace.observed is not None]
         for _, trace in traces:
-            self.imported.update(module_parts((trace.observed or {}).get(IMPORTED, [])))
+            self.imported.update((trace.observed or {}).get(IMPORTED, []))
         if traces or result.imports is None:
             result.imports = sorted(self.imported)
         seen: dict[tuple[str, int], dict[str, str]] = {}
