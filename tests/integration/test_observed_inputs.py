@@ -6,9 +6,17 @@ And what the agent never read costs nothing."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import io
 import json
+import os
 import shutil
+import sys
+import zipfile
 from pathlib import Path
+
+from agent_eval_action.run.environments import install_environment
 
 from tests.helpers.commands import cli
 from tests.helpers.repos import DATASET, ROOT, commit, git, golden, new_repo, results
@@ -34,11 +42,11 @@ def repo_with(tmp_path: Path, files: dict[str, str], agent: str = "shop.agent:ro
     return repo
 
 
-def run(repo: Path, *args: str, code: int = 0) -> tuple[str, int]:
+def run(repo: Path, *args: str, code: int = 0, env: dict[str, str] | None = None) -> tuple[str, int]:
     """The CLI's output and the model calls it made; asserts its exit code."""
     counter = repo / "calls.txt"
     counter.write_text("")
-    done = cli(repo, *args, env={"CALLS_FILE": str(counter)})
+    done = cli(repo, *args, env={"CALLS_FILE": str(counter), **(env or {})})
     assert done.returncode == code, done.stdout + done.stderr
     return done.stdout + done.stderr, len(counter.read_text().splitlines())
 
@@ -49,9 +57,9 @@ def pr(repo: Path, path: str, text: str) -> None:
     commit(repo, f"change {path}")
 
 
-def assert_caught(repo: Path, *args: str) -> None:
+def assert_caught(repo: Path, *args: str, env: dict[str, str] | None = None) -> None:
     """``check --base main`` fails (exit 1) on the regressed metric, having run the agent."""
-    out, calls = run(repo, "check", "--base", "main", *args, code=1)
+    out, calls = run(repo, "check", "--base", "main", *args, code=1, env=env)
     assert calls > 0, out
     assert "tool_usage_accuracy" in out, out
     failures = results(repo)["gate"]["failures"]
@@ -141,3 +149,67 @@ def test_a_readme_only_pr_and_an_unchanged_rerun_cost_no_model_call(tmp_path: Pa
     out, calls = run(repo, "check", "--base", "main")
     assert calls == 0, out
     assert run(repo, "check", "--base", "main", "--all")[1] == 0
+
+
+# -- what lies outside the repository: the environment's fingerprint, taken after the install ----
+
+SITE = next(p for p in sys.path if p.endswith("site-packages"))  # google-adk, for the agent's venv
+# The install command: the agent's venv sees our site-packages (google-adk) through a .pth file,
+# and gets `helper` from the repository's vendor/ wheels, as a real install would from an index.
+INSTALL = (
+    f"python -c \"import site; open(site.getsitepackages()[0] + '/adk.pth', 'w').write({SITE!r})\" && "
+    "python -m pip install -q --no-index --find-links vendor -r requirements.txt"
+)
+HELPER_AGENT = "import helper\nfrom scripted import agent\nroot_agent = agent(helper.INSTRUCTION)\n"
+
+
+def wheel(path: Path, version: str, instruction: str) -> None:
+    """A wheel of the distribution ``helper`` whose module says ``INSTRUCTION``."""
+    files = {
+        "helper/__init__.py": f"INSTRUCTION = {instruction!r}\n".encode(),
+        f"helper-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: helper\nVersion: {version}\n".encode(),
+        f"helper-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(
+        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+        for name, data in files.items()
+    ) + f"helper-{version}.dist-info/RECORD,,\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as out:
+        for name, data in files.items():
+            out.writestr(name, data)
+        out.writestr(f"helper-{version}.dist-info/RECORD", record)
+
+
+def installed_repo(tmp_path: Path, files: dict[str, str], wheels: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    """main with ``helper`` installed from vendor/ by INSTALL (its baseline made in that venv),
+    and the environment a check's install needs; a PR branch checked out."""
+    repo = new_repo(tmp_path / "repo", {**PACKAGE_INIT, "shop/agent.py": HELPER_AGENT, **files})
+    for version, instruction in wheels.items():
+        wheel(repo / "vendor" / f"helper-{version}-py3-none-any.whl", version, instruction)
+    shutil.copy(SCRIPTED, repo / "scripted.py")
+    (repo / "agent-eval.toml").write_text(CONFIG.format(agent="shop.agent:root_agent"))
+    (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
+    golden(repo / DATASET, QUESTIONS)
+    commit(repo, "the agent, its dependencies and its dataset")
+    (tmp_path / "runner-temp").mkdir()
+    env = {"RUNNER_TEMP": str(tmp_path / "runner-temp")}
+    python = install_environment(INSTALL, repo, {**os.environ, **env}, io.StringIO())
+    assert run(repo, "baseline", "update", "--agent-python", python)[1] == 2 * QUESTIONS
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo, env
+
+
+def test_a_pin_bumped_in_a_requirements_file_included_by_r(tmp_path: Path) -> None:
+    files = {"requirements.txt": "-r requirements/base.txt\n", "requirements/base.txt": "helper==1.0\n"}
+    repo, env = installed_repo(tmp_path, files, {"1.0": "Answer prices.", "2.0": "BROKEN"})
+    pr(repo, "requirements/base.txt", "helper==2.0\n")
+    assert_caught(repo, "--install", INSTALL, env=env)
+
+
+def test_a_vendored_wheel_swapped_under_the_same_name(tmp_path: Path) -> None:
+    repo, env = installed_repo(tmp_path, {"requirements.txt": "helper==1.0\n"}, {"1.0": "Answer prices."})
+    wheel(repo / "vendor" / "helper-1.0-py3-none-any.whl", "1.0", "BROKEN")
+    commit(repo, "helper 1.0, rebuilt")
+    assert_caught(repo, "--install", INSTALL, env=env)
