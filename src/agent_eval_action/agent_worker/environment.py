@@ -25,7 +25,7 @@ def describe() -> dict[str, object]:
         record = dist.read_text("RECORD") or dist.read_text("SOURCES.txt") or ""
         found.add((name.lower().replace("_", "-"), dist.version or "", hashlib.sha256(record.encode()).hexdigest()[:16]))
     return {
-        "python": sys.version,
+        "version": sys.version,
         "implementation": sys.implementation.name,
         "platform": platform.machine(),
         "distributions": sorted(found),

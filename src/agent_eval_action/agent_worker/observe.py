@@ -19,6 +19,7 @@ question, when it ends (:func:`Observation.paths`).
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import os
 import sys
@@ -38,6 +39,7 @@ IMPORTED = "imported"
 _WRITE_MODES = frozenset("wax")
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _CODE_SUFFIXES = (".py", ".pyc", ".pyw")
+_WANTED = frozenset({"open", "os.listdir", "os.scandir", "import"})
 _METADATA = os.path.join("importlib", "metadata")
 
 _question: contextvars.ContextVar[set[tuple[str, Any]] | None] = contextvars.ContextVar("agent_eval_observed", default=None)
@@ -48,6 +50,10 @@ class Observation:
 
     def __init__(self, skip: Iterable[str] = ()):
         self.shared: set[tuple[str, Any]] = set()
+        # Shared entries not resolved yet (in the order seen), and those resolved, by kind: each
+        # question's answer resolves only what is new since the last one.
+        self._fresh: collections.deque[tuple[str, Any]] = collections.deque()  # appended by any thread
+        self._shared_paths: dict[str, set[str]] = {kind: set() for kind in KINDS}
         self.imported: set[str] = set()
         self._sent: set[str] = set()
         self.cwd = os.getcwd()
@@ -56,7 +62,7 @@ class Observation:
         self._resolved: dict[tuple[str, Any], tuple[str, str] | None] = {}
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        # Called for every audited event of the process: the cheap test first.
+        """One audited event of those :func:`start`'s hook lets through (``_WANTED``)."""
         if event == "open":
             path, mode, flags = args
             if mode is None:
@@ -70,20 +76,20 @@ class Observation:
         elif event == "import":
             self.imported.add(args[0])
             return
-        elif event == "os.listdir" or event == "os.scandir":
+        else:
             path = args[0]
             if path is None or isinstance(path, int):
                 path = "."
-            code = sys._getframe(1).f_code
+            code = sys._getframe(2).f_code  # the caller of listdir, above start()'s hook
             # An import's finder (it lists each folder on the path once), or importlib.metadata
             # looking for distributions: a search for names, not the agent reading a folder.
             searched = code.co_name == "_fill_cache" or _METADATA in code.co_filename
             entry = (SEARCHED if searched else LISTED, path)
-        else:
-            return
         own = _question.get()
-        if own is None or (entry[0] == FILE and str(entry[1]).endswith(_CODE_SUFFIXES)) or entry[0] == SEARCHED:
-            self.shared.add(entry)
+        if own is None or entry[0] == SEARCHED or (entry[0] == FILE and str(entry[1]).endswith(_CODE_SUFFIXES)):
+            if entry not in self.shared:
+                self.shared.add(entry)
+                self._fresh.append(entry)
         else:
             own.add(entry)
 
@@ -99,8 +105,13 @@ class Observation:
     def paths(self, own: set[tuple[str, Any]]) -> dict[str, list[str]]:
         """A question's inputs, by kind, as sorted absolute paths (outside the skipped folders),
         and the module names imported since the previous call (``IMPORTED``)."""
-        out: dict[str, set[str]] = {kind: set() for kind in KINDS}
-        for entry in [*own, *list(self.shared)]:
+        while self._fresh:
+            entry = self._fresh.popleft()
+            resolved = self._resolve(entry)
+            if resolved is not None:
+                self._shared_paths[resolved[0]].add(resolved[1])
+        out = {kind: set(paths) for kind, paths in self._shared_paths.items()}
+        for entry in own:
             if entry in self._resolved:
                 resolved = self._resolved[entry]
             else:
@@ -126,7 +137,18 @@ class Observation:
 
 
 def start(skip: Iterable[str]) -> Observation:
-    """Installs the audit hook (for the life of the process: audit hooks cannot be removed)."""
+    """Installs the audit hook (for the life of the process: audit hooks cannot be removed).
+
+    It is called for every audited event of the process (``id()`` is one: over a thousand a
+    question), so it is a plain function that costs the others one set lookup: a bound method
+    cost three times as much per call (CPython looks up ``__cantrace__`` on each hook, and a
+    method's failed lookup raises and clears an AttributeError each time)."""
     observation = Observation(skip)
-    sys.addaudithook(observation.hook)
+    wanted, handle = _WANTED, observation.hook
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event in wanted:
+            handle(event, args)
+
+    sys.addaudithook(hook)
     return observation
