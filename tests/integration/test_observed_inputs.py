@@ -213,3 +213,18 @@ def test_a_vendored_wheel_swapped_under_the_same_name(tmp_path: Path) -> None:
     wheel(repo / "vendor" / "helper-1.0-py3-none-any.whl", "1.0", "BROKEN")
     commit(repo, "helper 1.0, rebuilt")
     assert_caught(repo, "--install", INSTALL, env=env)
+
+
+def test_a_file_looked_for_and_not_found_is_an_input_the_pr_may_add(tmp_path: Path) -> None:
+    """An override the agent tries to open (a stat, as ``is_file()``, is not audited: an open is)."""
+    agent = (
+        "from pathlib import Path\nfrom scripted import agent\n"
+        "try:\n    instruction = (Path(__file__).parents[1] / 'prompts' / 'override.md').read_text()\n"
+        "except FileNotFoundError:\n    instruction = 'Answer prices.'\n"
+        "root_agent = agent(instruction)\n"
+    )
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent})
+    baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
+    assert all(q["inputs"]["prompts/override.md"] == "missing" for q in baseline["questions"])
+    pr(repo, "prompts/override.md", "BROKEN\n")
+    assert_caught(repo)
