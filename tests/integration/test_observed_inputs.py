@@ -17,7 +17,6 @@ import zipfile
 from pathlib import Path
 
 from agent_eval_action.run.environments import install_environment
-
 from tests.helpers.commands import cli
 from tests.helpers.repos import DATASET, ROOT, commit, git, golden, new_repo, results
 
@@ -29,7 +28,7 @@ CONFIG = 'datasets = ["evaluation/datasets/*.json"]\nagent = "{agent}"\n'
 def repo_with(tmp_path: Path, files: dict[str, str], agent: str = "shop.agent:root_agent", extra_config: str = "") -> Path:
     """main: ``files``, the scripted model as ``scripted.py``, the config, a dataset and its
     baseline (made by running the agent); then a PR branch ``pr`` checked out."""
-    repo = new_repo(tmp_path / "repo", files)
+    repo = new_repo(tmp_path / "repo", dict(files))
     shutil.copy(SCRIPTED, repo / "scripted.py")
     (repo / "agent-eval.toml").write_text(CONFIG.format(agent=agent) + extra_config)
     (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n.cache/\n")
@@ -170,10 +169,13 @@ def wheel(path: Path, version: str, instruction: str) -> None:
         f"helper-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: helper\nVersion: {version}\n".encode(),
         f"helper-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
-    record = "".join(
-        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
-        for name, data in files.items()
-    ) + f"helper-{version}.dist-info/RECORD,,\n"
+    record = (
+        "".join(
+            f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+            for name, data in files.items()
+        )
+        + f"helper-{version}.dist-info/RECORD,,\n"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w") as out:
         for name, data in files.items():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import importlib.util
+import itertools
 import os
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
@@ -41,7 +42,7 @@ class ModuleNames:
         for name in names:
             parts = name.split(".")
             self.first.add(parts[0])
-            for parent, child in zip(parts, parts[1:], strict=False):
+            for parent, child in itertools.pairwise(parts):
                 self.after.setdefault(parent, set()).add(child)
 
     def looked_up_in(self, folder: str) -> set[str]:
@@ -106,7 +107,7 @@ class RepositoryInputs:
 
     def value(self, key: str, imports: Collection[str] = ()) -> str | None:
         """What ``key`` is now; None for a file git would not bring (ignored: no input)."""
-        if key.endswith("/") or key.endswith("/*"):
+        if key.endswith(("/", "/*")):
             return self._folder(key, imports)
         if key not in self._values:
             self._values[key] = self._file(key)
