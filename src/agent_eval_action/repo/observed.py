@@ -70,8 +70,8 @@ class RepositoryInputs:
     computed once). ``skip``: repository-relative folders of the run's own (output, cache)."""
 
     def __init__(self, git: Git, skip: Iterable[str] = ()):
-        self.git = git
         self.root = git.workspace().root
+        self.git = Git(self.root)  # paths in and out of git named from the top, whatever the run's folder
         self.skip = tuple(s.rstrip("/") + "/" for s in skip if s and s not in (".", "./"))
         names = git.listed_files()
         self.files = frozenset(names)

@@ -70,10 +70,13 @@ def environment_fingerprint(config: Config, workspace: Workspace) -> str | None:
     if config.file and (workspace.cwd / config.file).is_file():
         # Our config (its metrics, the agent's settings): a change to it re-runs, as it always did.
         dependencies[workspace.rel(config.file)] = blob_hash((workspace.cwd / config.file).read_bytes())
+    agent = config.agent
+    if ":" not in agent and os.path.isdir(agent):
+        agent = "directory " + workspace.rel(agent)  # the same agent, from whichever folder the run starts
     payload = {
         "described": described,
         "dependency_files": dependencies,
-        "agent": config.agent,
+        "agent": agent,
         "agent_python": interpreter,
         "agent_env": {"allow": sorted(config.agent_env.allow), "withhold": sorted(config.agent_env.withhold)},
     }
