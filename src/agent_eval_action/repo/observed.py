@@ -73,7 +73,7 @@ class RepositoryInputs:
         self.root = git.workspace().root
         self.git = Git(self.root)  # paths in and out of git named from the top, whatever the run's folder
         self.skip = tuple(s.rstrip("/") + "/" for s in skip if s and s not in (".", "./"))
-        names = git.listed_files()
+        names = self.git.listed_files()
         self.files = frozenset(names)
         self.children: dict[str, set[str]] = {}
         for name in names:
