@@ -94,7 +94,9 @@ def test_the_shipped_baseline_is_the_agent_before_the_change(tmp_path: Path) -> 
 
     assert stable(fresh) == stable(shipped)
     (dataset,) = fresh["datasets"]
-    assert dataset["environment"] and all("examples/customer_service/customer_service/tools.py" in q["inputs"] for q in dataset["questions"])
+    assert dataset["environment"] and all(
+        "examples/customer_service/customer_service/tools.py" in q["inputs"] for q in dataset["questions"]
+    )
 
 
 def test_example_workflows_upload_the_output_directory() -> None:
