@@ -55,7 +55,7 @@ class Observation:
         self._fresh: collections.deque[tuple[str, Any]] = collections.deque()  # appended by any thread
         self._shared_paths: dict[str, set[str]] = {kind: set() for kind in KINDS}
         self.imported: set[str] = set()
-        self._sent: set[str] = set()
+        self._fresh_imports: collections.deque[str] = collections.deque()  # not yet sent
         self.cwd = os.getcwd()
         # Folders whose files are no input of the agent's: the interpreter's, the venv's, ours.
         self.skip = tuple(sorted({os.path.join(os.path.abspath(p), "") for p in skip if p and os.path.abspath(p) != os.sep}))
@@ -74,7 +74,9 @@ class Observation:
                 return
             entry: tuple[str, Any] = (FILE, path)
         elif event == "import":
-            self.imported.add(args[0])
+            if args[0] not in self.imported:
+                self.imported.add(args[0])
+                self._fresh_imports.append(args[0])
             return
         else:
             path = args[0]
@@ -118,8 +120,9 @@ class Observation:
                 resolved = self._resolved[entry] = self._resolve(entry)
             if resolved is not None:
                 out[resolved[0]].add(resolved[1])
-        imported = set(self.imported) - self._sent
-        self._sent |= imported
+        imported = []
+        while self._fresh_imports:
+            imported.append(self._fresh_imports.popleft())
         found = {kind: sorted(paths) for kind, paths in out.items() if paths}
         found[IMPORTED] = sorted(imported)
         return found
