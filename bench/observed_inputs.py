@@ -7,8 +7,9 @@ ADK's first-run imports are not a question's):
 
     python -m bench.observed_inputs [--repeats 5]
 
-(A whole CLI process cannot be timed for this: the agent's workers run in sessions of their own
-and their CPU is not in the parent's ``RUSAGE_CHILDREN``.)
+(Whole CLI processes told it poorly: the number of agent workers follows the number of
+questions, so the difference of two runs' CPU holds a worker's start, and a question's share is
+a few percent of a process that imports ADK.)
 """
 
 from __future__ import annotations
