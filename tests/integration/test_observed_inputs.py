@@ -123,6 +123,7 @@ def test_the_agent_input_switched_to_another_agent_in_the_same_module(tmp_path: 
     repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent})
     pr(repo, "README.md", "# shop\n\nNow trying the experimental agent.\n")
     assert_caught(repo, "--agent", "shop.agent:experimental")
+    assert results(repo)["selection"]["selected"][0]["reason"].startswith("the agent's environment changed")
 
 
 def test_a_model_setting_changed_is_never_replayed_from_the_cache(tmp_path: Path) -> None:

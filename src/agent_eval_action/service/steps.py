@@ -39,7 +39,7 @@ from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
 from agent_eval_action.verdict.rules import Rules, rules_at_base
-from agent_eval_action.verdict.selection import Observations, PathRoles, renames, select, select_all
+from agent_eval_action.verdict.selection import ENVIRONMENT, Observations, PathRoles, renames, select, select_all
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.page import fmt
 
@@ -117,13 +117,13 @@ def observed_now(config: Config, git: Git) -> Observed | None:
 
 
 def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> list[str] | None:
-    """What changed among the inputs a baseline's runs observed (``["the agent's environment"]``
-    when the environment did; a question run with nothing observed: ``["(not observed)"]``);
-    None when the baseline observed nothing (older, or recorded): no answer from observation."""
+    """What changed among the inputs a baseline's runs observed (``[ENVIRONMENT]`` when the
+    environment did; a question run with nothing observed: ``["(a question run whose reads were
+    not observed)"]``); None when the baseline observed nothing (older, or recorded)."""
     if baseline.environment is None or baseline.format in RECORDED_FORMATS:
         return None
     if observed is None or observed.environment != baseline.environment:
-        return ["the agent's environment"]
+        return [ENVIRONMENT]
     changed: dict[str, None] = {}
     for question in baseline.questions:
         if question.status != "ok":

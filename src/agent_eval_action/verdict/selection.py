@@ -15,6 +15,9 @@ from agent_eval_action.repo.git import Change
 from agent_eval_action.repo.globs import matches
 
 MAX_LISTED = 5
+# What Observations.changed names when the agent's environment (interpreter, distributions,
+# agent reference, agent-python, agent-env, dependency files, config) is not the baseline's.
+ENVIRONMENT = "the agent's environment"
 
 
 @dataclass(frozen=True)
@@ -78,14 +81,16 @@ def select(all_datasets: list[str], changes: list[Change], roles: PathRoles, obs
             agent.append(change.path)
     others = [c.path for c in changes if not roles.is_dataset(c.path) and not any(roles.is_baseline(p) for p in [c.path, c.old_path] if p)]
     inputs = [i for p in all_datasets for i in seen.changed.get(p, [])]
-    selection.agent_changes = list(dict.fromkeys([*agent, *(i for i in inputs if not i.startswith(("(", "the agent")))]))
+    selection.agent_changes = list(dict.fromkeys([*agent, *(i for i in inputs if not i.startswith("(") and i != ENVIRONMENT)]))
     moved = renames(changes)
     chosen = []
     for p in all_datasets:
         if p in changed:
             chosen.append((p, changed[p]))
         elif p in seen.changed:
-            if seen.changed[p]:
+            if seen.changed[p] == [ENVIRONMENT]:
+                chosen.append((p, "the agent's environment changed (interpreter, distributions, agent, settings or dependency files)"))
+            elif seen.changed[p]:
                 chosen.append((p, f"inputs the agent read changed: {_listed(seen.changed[p])}"))
             elif agent and seen.agent_paths_given:
                 chosen.append((p, f"agent code changed: {_listed(agent)}"))
