@@ -231,3 +231,27 @@ def test_a_file_looked_for_and_not_found_is_an_input_the_pr_may_add(tmp_path: Pa
     assert all(q["inputs"]["prompts/override.md"] == "missing" for q in baseline["questions"])
     pr(repo, "prompts/override.md", "BROKEN\n")
     assert_caught(repo)
+
+
+def test_a_pr_re_runs_exactly_the_questions_whose_inputs_it_touched(tmp_path: Path) -> None:
+    """The tool reads one data file per item, in the question's own task: a PR that changes the
+    plum's re-runs the plum question alone and reuses the other five."""
+    agent = (
+        "import json\nfrom pathlib import Path\nfrom google.adk.agents import LlmAgent\nfrom scripted import ScriptedModel\n"
+        "DATA = Path(__file__).parents[1] / 'data'\n"
+        "def lookup(item: str) -> dict:\n"
+        '    """Looks up the price of an item."""\n'
+        "    return json.loads((DATA / f'{item}.json').read_text())\n"
+        "root_agent = LlmAgent(name='counting', model=ScriptedModel(), instruction='Answer prices.', tools=[lookup])\n"
+    )
+    data = {
+        f"data/{item}.json": json.dumps({"item": item, "price": price})
+        for item, price in (("apple", 1), ("pear", 2), ("plum", 3), ("fig", 4))
+    }
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent, **data})
+    pr(repo, "data/plum.json", json.dumps({"item": "plum", "price": 30}))
+    out, calls = run(repo, "check", "--base", "main")
+    assert calls == 2, out  # q02, the one plum question of six
+    (dataset,) = results(repo)["datasets"]
+    assert dataset["reused"] == QUESTIONS - 1
+    assert [q["id"] for q in dataset["questions"] if not q["reused"]] == ["q02"]
