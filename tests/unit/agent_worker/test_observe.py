@@ -20,6 +20,8 @@ open("loaded.txt").read()  # read while the agent loads: every question's
 sys.path.insert(0, os.path.abspath("lib"))
 import helper_mod  # code: every question that ends after it
 
+read_done = None
+
 async def question(name, started, go):
     own, token = obs.begin()
     try:
@@ -27,6 +29,13 @@ async def question(name, started, go):
         await go.wait()  # both questions are in flight at once
         with open(f"{name}.txt") as f:
             f.read()
+        if name == "a":  # a thread of the agent's own carries no question: every question's
+            reader = threading.Thread(target=lambda: open("from_thread.txt").read())
+            reader.start()
+            reader.join()
+            read_done.set()
+        else:
+            await read_done.wait()  # b ends after it: the thread's read is b's too
         await asyncio.create_task(asyncio.to_thread(os.listdir, f"dir_{name}"))  # a task and a thread it starts: its own
         try:
             open(f"missing_{name}.txt")
@@ -39,6 +48,8 @@ async def question(name, started, go):
         obs.end(token)
 
 async def main():
+    global read_done
+    read_done = asyncio.Event()
     go = asyncio.Event()
     starts = [asyncio.Event(), asyncio.Event()]
     tasks = [asyncio.create_task(question(n, s, go)) for n, s in zip(("a", "b"), starts)]
@@ -53,7 +64,7 @@ print(json.dumps({"a": a, "b": b}))
 
 
 def test_each_question_gets_its_own_reads_and_the_shared_ones(tmp_path: Path) -> None:
-    for name in ("loaded.txt", "a.txt", "b.txt"):
+    for name in ("loaded.txt", "a.txt", "b.txt", "from_thread.txt"):
         (tmp_path / name).write_text("x")
     for name in ("dir_a", "dir_b", "lib"):
         (tmp_path / name).mkdir()
@@ -65,7 +76,7 @@ def test_each_question_gets_its_own_reads_and_the_shared_ones(tmp_path: Path) ->
     here = str(tmp_path.resolve())
     for name, other in (("a", "b"), ("b", "a")):
         files = set(seen[name]["file"])
-        assert {f"{here}/loaded.txt", f"{here}/{name}.txt", f"{here}/missing_{name}.txt"} <= files
+        assert {f"{here}/loaded.txt", f"{here}/{name}.txt", f"{here}/missing_{name}.txt", f"{here}/from_thread.txt"} <= files
         assert f"{here}/{other}.txt" not in files and f"{here}/missing_{other}.txt" not in files
         assert not any("written_" in f for f in files)
         assert any(f.startswith(f"{here}/lib/helper_mod") for f in files)  # its source or its bytecode
