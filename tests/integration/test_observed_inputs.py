@@ -255,3 +255,13 @@ def test_a_pr_re_runs_exactly_the_questions_whose_inputs_it_touched(tmp_path: Pa
     (dataset,) = results(repo)["datasets"]
     assert dataset["reused"] == QUESTIONS - 1
     assert [q["id"] for q in dataset["questions"] if not q["reused"]] == ["q02"]
+
+
+def test_the_same_install_reuses_and_another_install_command_re_runs(tmp_path: Path) -> None:
+    repo, env = installed_repo(tmp_path, {"requirements.txt": "helper==1.0\n"}, {"1.0": "Answer prices."})
+    pr(repo, "README.md", "# shop\n\nInstalled from vendor/.\n")
+    out, calls = run(repo, "check", "--base", "main", "--install", INSTALL, env=env)
+    assert calls == 0, out  # made again, the same environment: every question reused or unselected
+    out, calls = run(repo, "check", "--base", "main", "--install", INSTALL + " && true", env=env)  # nothing else installed
+    assert calls == 2 * QUESTIONS, out
+    assert results(repo)["selection"]["selected"][0]["reason"].startswith("the agent's environment changed")

@@ -3,7 +3,7 @@ observed inputs (``repo/observed.py``) do not look. A hash of the interpreter (v
 implementation, platform), every distribution installed for it (name, version, its RECORD's
 hash: ``agent_worker/environment.py`` reports them, run under the agent's Python), the agent
 reference, ``agent-python`` (a path in the repository with its bytes; another one by what it
-reports), the ``[agent-env]`` settings, and the dependency files at the top and in the agent's
+reports), the ``install`` command that made its venv, the ``[agent-env]`` settings, and the dependency files at the top and in the agent's
 folder (``requirements*.txt``, ``pyproject.toml``, lock files: ``agent_code.DEPENDENCY_FILES``). A question's scores are reused only under the same
 fingerprint; a PR that changes it (a bumped pin, a swapped wheel, another agent) re-runs them.
 """
@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 from importlib import resources
+from pathlib import Path
 
 from agent_eval_action.config import Config
 from agent_eval_action.repo.agent_code import DEPENDENCY_FILES
@@ -22,6 +23,7 @@ from agent_eval_action.repo.git import Workspace
 from agent_eval_action.repo.observed import blob_hash
 from agent_eval_action.run import worker_start
 from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.run.environments import COMMAND
 
 
 def environment_fingerprint(config: Config, workspace: Workspace) -> str | None:
@@ -73,8 +75,12 @@ def environment_fingerprint(config: Config, workspace: Workspace) -> str | None:
     agent = config.agent
     if ":" not in agent and os.path.isdir(agent):
         agent = "directory " + workspace.rel(agent)  # the same agent, from whichever folder the run starts
+    # The install command that made the agent's venv (run/environments.py), where one did.
+    made_by = Path(python).parent.parent / COMMAND
+    install = made_by.read_text(encoding="utf-8", errors="replace") if os.sep in python and made_by.is_file() else None
     payload = {
         "described": described,
+        "install": install,
         "dependency_files": dependencies,
         "agent": agent,
         "agent_python": interpreter,
