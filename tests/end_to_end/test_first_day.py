@@ -129,10 +129,7 @@ def test_the_documented_offline_way_records_once_with_credentials_and_replays_wi
         summary = results["datasets"][0]["summary"]
         timings = {m for m, s in summary.items() if s.get("unit") == "seconds"}  # the clock's, not the model's
         assert "latency" in timings
-        return {
-            q["id"]: {m: s["value"] for m, s in q["scores"].items() if m not in timings}
-            for q in results["datasets"][0]["questions"]
-        }
+        return {q["id"]: {m: s["value"] for m, s in q["scores"].items() if m not in timings} for q in results["datasets"][0]["questions"]}
 
     assert scores(replayed) == scores(recorded)
     assert scores(replayed)["q_discount_01"]["state_management_fidelity"] == 1.0

@@ -93,7 +93,8 @@ def test_a_requirements_change_reruns(repo: Path) -> None:
 
 
 def test_agent_paths_in_the_config_still_decide(repo: Path) -> None:
-    """The base's config says which paths are agent code: the README is, there."""
+    """The base's config says which paths are agent code: the README is, there. What the agent
+    was seen to read counts too, named there or not."""
     git(repo, "checkout", "-q", "main")
     config = repo / "agent-eval.toml"
     config.write_text(config.read_text() + 'agent-paths = ["counting/**", "README.md"]\n')
@@ -104,9 +105,10 @@ def test_agent_paths_in_the_config_still_decide(repo: Path) -> None:
     git(repo, "merge", "-q", "main")
     change(repo, "README.md", "# prices, again\n", "docs")
     assert calls(repo, "run", "--base", "main") == 2 * QUESTIONS
-    change(repo, "lib/prices.py", 'PRICES = {"apple": 1, "pear": 2, "plum": 4}\n', "not agent code here")
     change(repo, "README.md", "# prices\n", "docs back as on main")
     assert calls(repo, "run", "--base", "main", "--all") == 0
+    change(repo, "lib/prices.py", 'PRICES = {"apple": 1, "pear": 2, "plum": 4}\n', "not named in agent-paths, but read")
+    assert calls(repo, "run", "--base", "main") == 2 * QUESTIONS
 
 
 def test_a_local_check_sees_work_not_yet_committed(repo: Path) -> None:

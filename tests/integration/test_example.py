@@ -84,14 +84,22 @@ def test_the_shipped_baseline_is_the_agent_before_the_change(tmp_path: Path) -> 
     fresh = json.loads((copy / BASELINE).read_text())
 
     def stable(data: dict[str, Any]) -> object:
+        # What the agent was observed to read and the environment it ran in are the machine's
+        # (its interpreter and distributions): compared apart from the scores.
         (dataset,) = data["datasets"]
         questions = [
-            {**q, "scores": {name: score for name, score in q["scores"].items() if name not in TIMING}} for q in dataset["questions"]
+            {**{k: v for k, v in q.items() if k != "inputs"}, "scores": {n: s for n, s in q["scores"].items() if n not in TIMING}}
+            for q in dataset["questions"]
         ]
         summary = {name: figures for name, figures in dataset["summary"].items() if name not in TIMING}
-        return {**dataset, "questions": questions, "summary": summary}
+        rest = {k: v for k, v in dataset.items() if k not in ("environment", "imports")}
+        return {**rest, "questions": questions, "summary": summary}
 
     assert stable(fresh) == stable(shipped)
+    (dataset,) = fresh["datasets"]
+    assert dataset["environment"] and all(
+        "examples/customer_service/customer_service/tools.py" in q["inputs"] for q in dataset["questions"]
+    )
 
 
 def test_example_workflows_upload_the_output_directory() -> None:

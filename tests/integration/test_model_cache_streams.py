@@ -15,7 +15,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-from agent_eval_action.agent_worker.model_cache import REPLAYED, InFlight, ResponseStore, caching_model, request_key
+from agent_eval_action.agent_worker.model_cache import REPLAYED, InFlight, ResponseStore, caching_model, model_identity, request_key
 
 
 class Scripted(BaseLlm):
@@ -83,7 +83,7 @@ def test_a_stream_closed_before_its_final_chunk_is_not_stored(tmp_path: Path) ->
     store = ResponseStore(tmp_path)
     model = caching_model(inner, store)
     asyncio.run(read(model, stream=True, first=2))
-    assert store.get(request_key(request(), inner.model)) is None
+    assert store.get(request_key(request(), inner.model, model_identity(inner))) is None
     assert not list(tmp_path.rglob("*.json"))
     again = asyncio.run(read(model, stream=True))
     assert inner.calls == [1, 1] and texts(again) == ["Hel", "lo", "Hello"] and not replayed(again)

@@ -218,7 +218,7 @@ def test_agent_driven_dataset_regression_is_caught(tmp_path: Path) -> None:
     done = cli(repo, "run", "--base", "main")
     assert done.returncode == 1, done.stdout + done.stderr
     data = results(repo)
-    assert data["selection"]["selected"][0]["reason"].startswith("agent code changed: customer_service/scripted_model.py")
+    assert data["selection"]["selected"][0]["reason"].startswith("inputs the agent read changed: customer_service/scripted_model.py")
     failures = "\n".join(f["message"] for f in data["gate"]["failures"])
     # The cart question now crashes in the model (an empty cart), the discount ones call the tool wrongly.
     assert "customer_service_golden: 1 question ended in an error, 0 on the base branch" in failures

@@ -112,7 +112,7 @@ def test_the_model_call_cache_replays_unchanged_calls_and_recalls_only_diverged_
     assert "model calls: 3 to the model, 21 replayed from the cache" in LAST_OUTPUT[0]
     # A corrupt entry is a miss, never a crash.
     entries = sorted((repo / ".cache" / "models").rglob("*.json"))
-    assert entries and all(json.loads(e.read_text())["version"] == 1 for e in entries)
+    assert entries and all(json.loads(e.read_text())["version"] == 2 for e in entries)
     for entry in entries:
         entry.write_text("{ not json")
     assert calls(repo, *args, "fourth") == 24

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import IO, Any
 
-from . import protocol
+from . import observe, protocol
 from .loader import AgentLoadError, LoadedAgent, load_agent
 from .runner import AgentSessions, partial_run
 from .tree import agent_tree
@@ -103,8 +103,9 @@ def error_payload(error: BaseException) -> dict[str, Any]:
 
 
 class Worker:
-    def __init__(self, sessions: AgentSessions, out: IO[str], agent: LoadedAgent):
+    def __init__(self, sessions: AgentSessions, out: IO[str], agent: LoadedAgent, observation: observe.Observation | None = None):
         self.sessions = sessions
+        self.observation = observation
         self.agent = agent
         self.out = out
         self.lock = threading.Lock()
@@ -126,11 +127,14 @@ class Worker:
         number = request.get(protocol.ID)
         # Said before the agent runs: a question this worker never started is safe to give to another.
         self.send(protocol.started(number))
+        own, token = self.observation.begin() if self.observation is not None else (None, None)
         try:
             if request.get(protocol.DESCRIBE):
                 result = agent_tree(self.agent.root_agent)
             else:
                 result = await self.sessions.run(request[protocol.QUESTION])
+                if own is not None and self.observation is not None and protocol.EVENTS in result:
+                    result[protocol.OBSERVED] = self.observation.paths(own)
         except BaseException as error:  # noqa: BLE001 - the agent's failure, whatever it is (sys.exit too), is this question's
             if number not in self.abandoned:
                 payload = error_payload(error)
@@ -144,6 +148,9 @@ class Worker:
                     text = protocol.encode(protocol.error(number, payload))
                 self._write(text)
             return
+        finally:
+            if token is not None:
+                observe.Observation.end(token)
         try:
             text = protocol.encode(protocol.result(number, result))
         except (TypeError, ValueError, RecursionError) as error:
@@ -251,6 +258,11 @@ def main() -> int:
     spec = os.environ.get(protocol.ENV_AGENT, "")
     capture = os.environ.get(protocol.ENV_SPANS, "1") == "1"
     cache = os.environ.get(protocol.ENV_MODEL_CACHE) or None
+    observation = None
+    if os.environ.get(protocol.ENV_OBSERVE, "1") != "0":
+        # Before the agent loads: what its import reads is every question's input.
+        ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        observation = observe.start([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, ours])
     try:
         agent = load_agent(spec)
         sessions = AgentSessions(agent, capture_spans=capture, model_cache=cache)
@@ -268,7 +280,7 @@ def main() -> int:
         adk_version = version.__version__
     except ImportError:
         adk_version = "unknown"
-    worker = Worker(sessions, out, agent)
+    worker = Worker(sessions, out, agent, observation)
     worker.send(protocol.ready(sessions.app_name, sessions.models, adk_version, sys.version.split()[0]))
     return worker.run()
 

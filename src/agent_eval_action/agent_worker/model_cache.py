@@ -1,5 +1,9 @@
-"""The model-call cache: each model request is keyed (model name, contents, config, tools) and
-answered from the recorded responses when the key is known, recorded otherwise.
+"""The model-call cache: each model request is keyed (the model: its name, class, its classes'
+source and its whole configuration; the request: contents, config, tools) and answered from the
+recorded responses when the key is known, recorded otherwise. A PR that changes the model
+object (an endpoint, a LiteLlm keyword, a BaseLlm subclass's logic) never replays the old
+model's answers; a byte-identical request to an unchanged model does replay (a tool's changed
+answer changes every request after it).
 
 It sits at the model itself (each agent's model is wrapped), not in a plugin's
 ``before_model_callback``: that runs before the agent's own model callbacks, and replaying there
@@ -34,8 +38,11 @@ from typing import Any
 if sys.platform != "win32":
     import fcntl
 
-VERSION = 1
+VERSION = 2
 REPLAYED = "agent_eval_cache"
+# Settings of a model that say who may call it, not what it answers: left out of the key (a
+# rotated key replays; it is never part of a file name's preimage either).
+_CREDENTIALS = ("key", "token", "secret", "password", "credential", "auth")
 
 
 def _without_call_ids(value: Any) -> Any:
@@ -53,11 +60,48 @@ def _without_call_ids(value: Any) -> Any:
     return value
 
 
-def request_key(llm_request: Any, model: str) -> str:
+def _settings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _settings(v) for k, v in value.items() if not any(c in str(k).lower() for c in _CREDENTIALS)}
+    if isinstance(value, list | tuple):
+        return [_settings(v) for v in value]
+    return value if isinstance(value, str | int | float | bool) or value is None else repr(value)
+
+
+def model_identity(model: Any) -> dict[str, Any]:
+    """What makes a model object answer as it does, beside the request: its class, the source
+    of every class of it that is not ADK's or pydantic's (a scripted BaseLlm's logic), and its
+    whole configuration (its fields, and private settings such as LiteLlm's keyword arguments:
+    an endpoint, a temperature), credentials left out."""
+    import inspect
+
+    cls = type(model)
+    sources = []
+    for klass in cls.__mro__:
+        if klass.__module__.split(".")[0] in ("google", "pydantic", "builtins", "abc", "typing"):
+            continue
+        try:
+            sources.append(hashlib.sha256(inspect.getsource(klass).encode()).hexdigest())
+        except (OSError, TypeError):
+            sources.append(f"{klass.__module__}.{klass.__qualname__}")
+    try:
+        fields = model.model_dump(mode="json", exclude_none=True)
+    except Exception:  # noqa: BLE001 - a field pydantic cannot dump: its text stands for it
+        fields = {"repr": repr(model)}
+    private = getattr(model, "__pydantic_private__", None) or {}
+    return {
+        "class": f"{cls.__module__}.{cls.__qualname__}",
+        "sources": sources,
+        "fields": _settings(fields),
+        "private": _settings(dict(private)),
+    }
+
+
+def request_key(llm_request: Any, model: str, identity: dict[str, Any] | None = None) -> str:
     contents = [c.model_dump(mode="json", exclude_none=True) for c in llm_request.contents or []]
     config = llm_request.config.model_dump(mode="json", exclude_none=True) if llm_request.config is not None else {}
     config.pop("http_options", None)  # transport settings, not what is asked
-    payload = {"version": VERSION, "model": model, "contents": contents, "config": config}
+    payload = {"version": VERSION, "model": model, "identity": identity or {}, "contents": contents, "config": config}
     text = json.dumps(_without_call_ids(payload), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -183,6 +227,7 @@ def caching_model(inner: Any, store: ResponseStore, in_flight: InFlight | None =
     from google.adk.models.llm_response import LlmResponse
 
     flights = in_flight or InFlight(store)
+    identity = model_identity(inner)
 
     def replayable(key: str) -> list[Any] | None:
         recorded = store.get(key)
@@ -195,7 +240,7 @@ def caching_model(inner: Any, store: ResponseStore, in_flight: InFlight | None =
 
     class CachingLlm(BaseLlm):
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
-            key = request_key(llm_request, inner.model)
+            key = request_key(llm_request, inner.model, identity)
             replay = replayable(key)
             if replay is None:
                 claim = await flights.claim(key)

@@ -20,8 +20,9 @@ The worker answers on the file descriptor that was its stdout:
   it: no ``cancel`` can be read until it returns), ``running()`` when it turns again
 - ``exiting("why")`` before the process ends on its own.
 
-A result is ``{replayed_model_calls, events, final_state, turn_times, spans}``, or ``{skipped}``
-for a conversation scenario ADK's simulator cannot play.
+A result is ``{replayed_model_calls, events, final_state, turn_times, spans[, observed]}``, or
+``{skipped}`` for a conversation scenario ADK's simulator cannot play. ``observed``: what the
+agent read for the question (``observe.py``), ``{file|listed|searched: [absolute paths]}``.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ ENV_AGENT = "AGENT_EVAL_WORKER_AGENT"  # the agent to load: a directory or modul
 ENV_SPANS = "AGENT_EVAL_WORKER_SPANS"  # "1": capture OpenTelemetry spans per question; "0": not
 ENV_MODEL_CACHE = "AGENT_EVAL_WORKER_MODEL_CACHE"  # the model-call cache's directory; unset: none
 ENV_METRICS = "AGENT_EVAL_WORKER_METRICS"  # the metric worker's metrics: JSON {name: "module:function"}
-ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE, ENV_METRICS)
+ENV_OBSERVE = "AGENT_EVAL_WORKER_OBSERVE"  # "0": no audit hook, nothing observed (the benchmark's other side); else "1"
+ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE, ENV_METRICS, ENV_OBSERVE)
 
 # The request's number, on every message about one request.
 ID = "id"
@@ -78,6 +80,7 @@ EVENTS = "events"
 FINAL_STATE = "final_state"
 TURN_TIMES = "turn_times"
 SPANS = "spans"
+OBSERVED = "observed"
 SKIPPED = "skipped"
 
 # An error's fields.
@@ -116,6 +119,7 @@ KEYS = (
     FINAL_STATE,
     TURN_TIMES,
     SPANS,
+    OBSERVED,
     SKIPPED,
     TYPE,
     MESSAGE,

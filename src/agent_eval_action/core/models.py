@@ -203,6 +203,9 @@ class Trace(_Model):
     replayed_model_calls: int | None = None
     # The run did not happen, and why (a conversation scenario without the simulator's credentials).
     skipped: str | None = None
+    # What the agent read for this run, as its worker observed it: kind ("file", "listed",
+    # "searched") -> absolute paths (agent_worker/observe.py); None: not observed.
+    observed: dict[str, list[str]] | None = None
 
 
 class Score(_Model):
@@ -311,6 +314,10 @@ class QuestionResult(_Model):
     # paired with the baseline's by it.
     content_key: str | None = None
     reused: bool = False
+    # What the agent read for this run (repo/observed.py): repository path -> its blob hash,
+    # "missing", or a folder's names' hash; None: not observed (an older file, a recorded run).
+    # With the dataset's ``environment``, what a later run must find unchanged to reuse it.
+    inputs: dict[str, str] | None = None
     # What the run did (for the report, and as the base run a later PR is shown beside); absent
     # in files written before it was recorded.
     transcript: Transcript | None = None
@@ -405,6 +412,13 @@ class DatasetResult(_Model):
     # A hash of the agent's code (agent paths at the commit) the runs were made with; None when
     # unknown (a dirty working tree, no repository) or when no agent ran.
     agent_fingerprint: str | None = None
+    # The agent's environment fingerprint (run/fingerprint.py: interpreter, installed
+    # distributions, agent reference, agent-python, agent-env) the runs were made in; None when
+    # not taken (an older file, no agent run here): then no question's inputs were observed.
+    environment: str | None = None
+    # The module names the agent imported (or tried to): which names in a folder an import
+    # searched could shadow a module (repo/observed.py). None: not observed.
+    imports: list[str] | None = None
     # Question runs whose scores were taken from the baseline (unchanged question, unchanged agent).
     reused: int = 0
     # With the model-call cache: the agent's model calls that went to the model, and those replayed.

@@ -1,5 +1,7 @@
-"""Which files are the agent's code: a change to them re-runs every dataset in a PR, and their
-hash (the agent's fingerprint) says whether a baseline's scores may be reused.
+"""Which files are the agent's code, as guessed from the tree: for baselines written before the
+agent's reads were observed (``repo/observed.py`` decides where they were), a change to these
+re-runs every dataset in a PR, and their hash (the agent's fingerprint) says whether such a
+baseline's scores may be reused.
 
 By default: the package that holds the agent (``app.agent:root_agent``: ``app/``), the modules of
 the repository it imports, followed transitively (read with ``ast``: nothing of the user's runs

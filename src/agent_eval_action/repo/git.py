@@ -86,6 +86,19 @@ class Git:
                 at += size + 1
         return out
 
+    def listed_files(self) -> list[str]:
+        """Every file git would commit from the working tree: tracked, or untracked and not
+        ignored (repository-relative); empty outside a repository."""
+        done = self._run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], None)
+        return [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n] if done.returncode == 0 else []
+
+    def ignored(self, paths: list[str]) -> set[str]:
+        """Which of ``paths`` (repository-relative, not tracked) git ignores."""
+        if not paths:
+            return set()
+        done = self._run(["check-ignore", "--stdin", "-z"], "\0".join(paths).encode("utf-8", "surrogateescape") + b"\0")
+        return set(done.stdout.decode("utf-8", "surrogateescape").split("\0")) - {""} if done.returncode in (0, 1) else set()
+
     def is_repository(self) -> bool:
         return self.run("rev-parse", "--is-inside-work-tree", check=False).returncode == 0
 

@@ -489,4 +489,7 @@ def trace_from_worker(
         spans=[RawSpan(**span) for span in result.get(protocol.SPANS, [])],
     )
     trace.replayed_model_calls = result.get(protocol.REPLAYED_MODEL_CALLS) if model_cache else None
+    observed = result.get(protocol.OBSERVED)
+    if isinstance(observed, dict):
+        trace.observed = {str(k): [str(p) for p in v] for k, v in observed.items() if isinstance(v, list)}
     return trace

@@ -1,9 +1,12 @@
 """Question-level reuse: a PR that edits one question of a thousand runs one.
 
-A question's scores are taken from the baseline only when that is provably the same work: no
-agent path changed, the baseline was made with the same agent code (its fingerprint, a hash of
-the agent paths' blobs, equals HEAD's), the question's content (user inputs, references,
-metadata, initial state) hashes the same, and it has as many runs as this run asks for.
+A question's scores are taken from the baseline only when that is provably the same work: the
+question's content (user inputs, references, metadata, initial state) hashes the same, it has as
+many runs as this run asks for, and what its runs read is unchanged. A baseline that recorded
+what the agent read (its ``environment`` fingerprint and each run's observed ``inputs``,
+``repo/observed.py``): the same environment and every observed input as it was. An older
+baseline: no agent path changed and the agent code's fingerprint is HEAD's (the caller checks
+that before handing it over).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections import defaultdict
 
 from agent_eval_action.core.models import DatasetResult, Question, QuestionResult
 from agent_eval_action.datasets import Record
+from agent_eval_action.repo.observed import RepositoryInputs
 
 
 def question_hash(question: Question) -> str:
@@ -53,9 +57,20 @@ def renamed(before: DatasetResult, pairs: dict[str, str]) -> DatasetResult:
     return before.model_copy(update={"questions": questions})
 
 
-def split_reusable(records: list[Record], baseline: DatasetResult | None, runs: int) -> tuple[list[QuestionResult], list[Record]]:
-    """(results carried over from ``baseline``, marked reused; records that must run)."""
+def split_reusable(
+    records: list[Record],
+    baseline: DatasetResult | None,
+    runs: int,
+    *,
+    inputs: RepositoryInputs | None = None,
+    environment: str | None = None,
+) -> tuple[list[QuestionResult], list[Record]]:
+    """(results carried over from ``baseline``, marked reused; records that must run).
+    ``inputs``: the repository now; ``environment``: the agent's environment fingerprint now."""
     if baseline is None:
+        return [], records
+    observed = baseline.environment is not None
+    if observed and (inputs is None or environment != baseline.environment):
         return [], records
     before: dict[str, list[QuestionResult]] = defaultdict(list)
     for result in baseline.questions:
@@ -65,6 +80,9 @@ def split_reusable(records: list[Record], baseline: DatasetResult | None, runs: 
     for record in records:
         old = before.get(record.question.id, [])
         same = len(old) == runs and all(r.content_hash == question_hash(record.question) and r.status == "ok" for r in old)
+        if same and observed:
+            assert inputs is not None
+            same = all(r.inputs is not None and not inputs.changed(r.inputs, baseline.imports or ()) for r in old)
         if same:
             carried.extend(r.model_copy(update={"reused": True}) for r in old)
         else:

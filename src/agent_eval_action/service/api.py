@@ -58,6 +58,8 @@ from agent_eval_action.service.steps import (
     evaluate_files,
     fail_on_drift,
     gate_rules,
+    observations_at_base,
+    observed_now,
     partial_reason,
     path_roles,
     reusable_baselines,
@@ -300,15 +302,22 @@ def run_check(
         metric_code = code_at(git, merge_base, metrics_root, specs.values())
         for name, paths in changed_code(specs, metrics_root, [c.path for c in changes]).items():
             rules.changes.append(f"custom-metrics.{name}: {', '.join(paths)} changed (the base's code scores this PR)")
-    # One definition of the agent's code: what re-runs, what makes a baseline stale.
+    # The agent's code where no baseline observed what the agent read.
     roles = path_roles(config, workspace, extra=frozenset(at_base))
-    selection = select_datasets(config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles)
+    # The repository and the agent's environment now: what the base's baselines observed is
+    # compared with them (what re-runs, what is reused), and this run's reads recorded against them.
+    observed = observed_now(config, git)
+    observations = observations_at_base(git, snapshot, config, list(by_path), changes, observed) if snapshot is not None else None
+    selection = select_datasets(
+        config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles, observations=observations
+    )
     state = base_state(git, snapshot, selection, config) if snapshot is not None else None
     fingerprint = agent_fingerprint(config, git, roles)
-    # Unchanged questions keep their baseline scores only when no agent path changed.
+    # Unchanged questions keep their baseline scores: by their observed inputs, or (an older
+    # baseline) only when no agent path changed.
     reuse = None
-    if config.reuse and snapshot is not None and not selection.agent_changes and fingerprint is not None:
-        reuse = reusable_baselines(git, selection, config, fingerprint, snapshot)
+    if config.reuse and snapshot is not None:
+        reuse = reusable_baselines(git, selection, config, fingerprint, snapshot, observed)
     files_now = [DatasetFile(by_path[s.path], s.path) for s in selection.selected]
     # A deployed agent (agent_url) has no base to check out: it is compared with the stored baselines.
     runnable = bool(config.agent) and not config.agent_url
@@ -326,7 +335,9 @@ def run_check(
             here = tree.top / workspace.prefix if workspace.prefix else tree.top
             twin = (base_config(config, tree.top, workspace.prefix, python=python), here)
             tree.seal()  # what the base runs from now on: the PR's agent must not change it
-        done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin, collector=collector)
+        done = evaluate_files(
+            config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin, collector=collector, observed=observed
+        )
         if tree is not None:
             disturbed = tampered(tree.changed()) + done.base_disturbed
     results = Results(
@@ -437,6 +448,7 @@ def update_baselines(
         progress=progress,
         fingerprint=agent_fingerprint(config, git, roles),
         collector=collector,
+        observed=observed_now(config, git),
     )
     uncommitted = git.uncommitted(roles.is_agent) if done.run is not None else []
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)

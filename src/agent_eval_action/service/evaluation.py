@@ -24,6 +24,7 @@ from agent_eval_action.core.logs import log
 from agent_eval_action.core.models import DatasetResult, Problem, QuestionResult, RunStats
 from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
+from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import question_hash, split_reusable
@@ -69,8 +70,22 @@ class Evaluation:
     process (the command line: ``core.collector.OWN_PROCESS``; a library call leaves it alone).
     ``workdir``: the folder a run from a subfolder also imports from."""
 
-    def __init__(self, config: Config, err: TextIO | None = None, *, collector: Collector = LIBRARY, workdir: Path | None = None):
+    def __init__(
+        self,
+        config: Config,
+        err: TextIO | None = None,
+        *,
+        collector: Collector = LIBRARY,
+        workdir: Path | None = None,
+        inputs: RepositoryInputs | None = None,
+        environment: str | None = None,
+    ):
         self.config = config
+        # What the agent's reads are named and hashed by (None: not recorded), and the
+        # environment's fingerprint the runs are made in (run/fingerprint.py).
+        self.inputs = inputs
+        self.environment = environment
+        self.imported: set[str] = set()  # the module names the run's workers imported so far
         self.err = err or sys.stderr
         self.collector = collector
         self.inference = Inference(config, progress=self.err, workdir=workdir)
@@ -135,7 +150,7 @@ class Evaluation:
         runs = self.config.runs
         if not to_run:
             return Plan(dataset=dataset, ready=ready, request=InferenceRequest(dataset.name, [], runs))
-        carried, to_run = split_reusable(to_run, reuse, runs)
+        carried, to_run = split_reusable(to_run, reuse, runs, inputs=self.inputs, environment=self.environment)
         hashes = {record.question.id: question_hash(record.question) for record in to_run}
         return Plan(dataset=dataset, ready=ready, request=InferenceRequest(dataset.name, to_run, runs), carried=carried, hashes=hashes)
 
@@ -162,6 +177,7 @@ class Evaluation:
         ours = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=judged.scores if judged else None)
         result = ours.score_dataset(dataset, items)
         result.model_calls = inference.model_calls
+        self._observed(result, inference)
         if judged is not None:
             result.judge_usage = judged.usage
         if self.inference.base is None or dataset.format in RECORDED_FORMATS:
@@ -180,6 +196,24 @@ class Evaluation:
             base_questions=len(plan.request.records) if ran_beside else 0,
             base_calls=inference.base_model_calls,
         )
+
+    def _observed(self, result: DatasetResult, inference: InferenceResult) -> None:
+        """Each run's observed inputs (what its worker saw the agent read) on its result, and the
+        environment it ran in on the dataset's: what a later run's reuse compares."""
+        if self.inputs is None or self.environment is None or result.format in RECORDED_FORMATS:
+            return
+        result.environment = self.environment
+        traces = [(r, r.trace) for r in inference.records if isinstance(r, Record) and r.trace is not None and r.trace.observed is not None]
+        for _, trace in traces:
+            self.imported.update((trace.observed or {}).get(IMPORTED, []))
+        if traces or result.imports is None:
+            result.imports = sorted(self.imported)
+        seen: dict[tuple[str, int], dict[str, str]] = {}
+        for record, trace in traces:
+            seen[(record.question.id, record.run)] = self.inputs.record(trace.observed or {}, self.imported)
+        for question in result.questions:
+            if not question.reused:
+                question.inputs = seen.get((question.id, question.run))
 
     def _streamed(self, dataset: LoadedDataset, scorer: Scorer) -> FileEvaluation:
         progress = Progress(f"scoring {dataset.name}", 0, stream=self.err, mode=self.config.progress)

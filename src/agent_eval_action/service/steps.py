@@ -35,13 +35,15 @@ from agent_eval_action.repo.baseline import find_baseline, match, working_tree_r
 from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
+from agent_eval_action.repo.observed import RepositoryInputs
 from agent_eval_action.run.budget import SKIPPED as BUDGET
+from agent_eval_action.run.fingerprint import environment_fingerprint
 from agent_eval_action.scoring.reuse import pair_by_content, renamed
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
 from agent_eval_action.verdict.rules import Rules, rules_at_base
-from agent_eval_action.verdict.selection import PathRoles, select, select_all
+from agent_eval_action.verdict.selection import ENVIRONMENT, Observations, PathRoles, renames, select, select_all
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.page import fmt
 
@@ -102,6 +104,69 @@ class Evaluated:
     base_disturbed: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Observed:
+    """What the agent's observed inputs are recorded and compared against: the repository as it
+    is now, and the agent's environment fingerprint (None: not taken, nothing is recorded)."""
+
+    inputs: RepositoryInputs
+    environment: str | None
+
+
+def observed_now(config: Config, git: Git) -> Observed | None:
+    """The repository and the agent's environment now, for an agent run here from a repository;
+    None otherwise (a deployed agent, no agent, no repository)."""
+    if not config.agent or config.agent_url or not git.is_repository():
+        return None
+    workspace = git.workspace()
+    skip = [workspace.rel(config.output_dir)] + ([workspace.rel(config.model_cache)] if config.model_cache else [])
+    return Observed(RepositoryInputs(git, skip), environment_fingerprint(config, workspace))
+
+
+def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> list[str] | None:
+    """What changed among the inputs a baseline's runs observed (``[ENVIRONMENT]`` when the
+    environment did; a question run with nothing observed: ``["(a question run whose reads were
+    not observed)"]``); None when the baseline observed nothing (older, or recorded)."""
+    if baseline.environment is None or baseline.format in RECORDED_FORMATS:
+        return None
+    if observed is None or observed.environment != baseline.environment:
+        return [ENVIRONMENT]
+    changed: dict[str, None] = {}
+    for question in baseline.questions:
+        if question.status != "ok":
+            continue
+        if question.inputs is None:
+            changed["(a question run whose reads were not observed)"] = None
+            continue
+        changed.update(dict.fromkeys(observed.inputs.changed(question.inputs, baseline.imports or ())))
+    return list(changed)
+
+
+def observations_at_base(
+    git: Git, base: Snapshot, config: Config, paths: list[str], changes: list[Change], observed: Observed | None
+) -> Observations:
+    """What each dataset's baseline at the merge-base (as ``base`` read it) observed of the
+    agent's inputs, and which of those changed since (``observed``: the repository now)."""
+    baselines_dir = git.workspace().rel(config.baselines_dir)
+    moved = renames(changes)
+    changed: dict[str, list[str]] = {}
+    unobserved: set[str] = set()
+    for path in paths:
+        old = moved.get(path)
+        try:
+            found = find_baseline(base.read, "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
+        except DatasetError:
+            continue  # reported when the comparison reads it
+        if found is None:
+            continue
+        stale = stale_inputs(found.dataset, observed)
+        if stale is not None:
+            changed[path] = stale
+        elif found.dataset.format not in RECORDED_FORMATS and config.agent and not config.agent_url:
+            unobserved.add(path)
+    return Observations(changed=changed, unobserved=frozenset(unobserved), agent_paths_given=config.agent_paths is not None)
+
+
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.
 BaselineLookup = Callable[[DatasetResult], "Baseline | None"]
 
@@ -120,14 +185,22 @@ def evaluate_files(
     reuse: Callable[[DatasetFile], DatasetResult | None] | None = None,
     beside: tuple[Config, Path] | None = None,
     collector: Collector = LIBRARY,
+    observed: Observed | None = None,
 ) -> Evaluated:
     """The evaluate loop: each file loaded, run through the agent where it holds no recorded runs,
     and scored; those that could not be are problems. ``progress``: where the progress line of
     long runs goes (None: nowhere). ``fingerprint``: the agent code's hash, recorded with the
     runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again;
     ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base");
-    ``collector``: the garbage collector's policy while scoring (the process owner's)."""
-    evaluation = Evaluation(config, err=progress or io.StringIO(), collector=collector)
+    ``collector``: the garbage collector's policy while scoring (the process owner's);
+    ``observed``: the repository and environment the agent's reads are recorded against."""
+    evaluation = Evaluation(
+        config,
+        err=progress or io.StringIO(),
+        collector=collector,
+        inputs=observed.inputs if observed is not None else None,
+        environment=observed.environment if observed is not None else None,
+    )
     if beside is not None:
         evaluation.beside(*beside)
     datasets: list[DatasetResult] = []
@@ -232,6 +305,7 @@ def select_datasets(
     merge_base: str | None,
     evaluate_all: bool,
     roles: PathRoles,
+    observations: Observations | None = None,
 ) -> Selection:
     """Which of the datasets (repository paths) a check evaluates: those the PR changed, all of
     them when an agent path changed, or all of them when asked or when there is no base to diff with."""
@@ -239,7 +313,7 @@ def select_datasets(
         reason = "--all" if evaluate_all else "select = all" if config.select == "all" else "no base branch: everything"
         chosen = select_all(sorted(paths), reason, changes)
     else:
-        chosen = select(sorted(paths), changes, roles)
+        chosen = select(sorted(paths), changes, roles, observations)
     chosen.base_ref, chosen.merge_base = base, merge_base
     return chosen
 
@@ -253,10 +327,12 @@ def agent_fingerprint(config: Config, git: Git, roles: PathRoles) -> str | None:
 
 
 def reusable_baselines(
-    git: Git, selection: Selection, config: Config, fingerprint: str, base: Snapshot
+    git: Git, selection: Selection, config: Config, fingerprint: str | None, base: Snapshot, observed: Observed | None = None
 ) -> Callable[[DatasetFile], DatasetResult | None]:
-    """A dataset's baseline at the merge-base (as ``base`` read it) when it was made with the same
-    agent code (``fingerprint``): its unchanged questions need not run again (``reuse.py`` says which)."""
+    """A dataset's baseline at the merge-base (as ``base`` read it) whose unchanged questions need
+    not run again (``reuse.py`` says which): one that observed what the agent read, made in the
+    same environment (``observed``); an older one only when no agent path changed and it was
+    made with the same agent code (``fingerprint``)."""
     baselines_dir = git.workspace().rel(config.baselines_dir)
     renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}
 
@@ -267,7 +343,15 @@ def reusable_baselines(
             found = find_baseline(base.read, "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
         except DatasetError:
             return None  # reported when the comparison reads it
-        return found.dataset if found is not None and found.dataset.agent_fingerprint == fingerprint else None
+        if found is None:
+            return None
+        if found.dataset.environment is not None:
+            # The config's agent-paths are agent code whatever the agent read: a change to them re-runs all.
+            declared = config.agent_paths is not None and bool(selection.agent_changes)
+            same = observed is not None and found.dataset.environment == observed.environment
+            return found.dataset if same and not declared else None
+        same_code = fingerprint is not None and not selection.agent_changes and found.dataset.agent_fingerprint == fingerprint
+        return found.dataset if same_code else None
 
     return baseline
 

@@ -65,7 +65,9 @@ def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, 
     # The metrics that judge the PR are the base's: a PR's new or changed one applies after merge.
     settings["custom_metrics"] = base.custom_metrics
     merged = head.model_copy(update=settings).with_gate(base.gate)
-    return Rules(config=merged, source=source, changes=differences(base, head) + custom_changes(base, head) + narrowed(base, head), base=base)
+    return Rules(
+        config=merged, source=source, changes=differences(base, head) + custom_changes(base, head) + narrowed(base, head), base=base
+    )
 
 
 def _at(error: str, here: str, short_rev: str) -> str:

@@ -1,14 +1,23 @@
-"""Which datasets a PR run evaluates: those it changed, or all of them when agent code changed."""
+"""Which datasets a PR run evaluates: those it changed, and those whose agent inputs changed.
+
+A dataset whose baseline recorded what the agent read (its observed inputs and environment,
+``repo/observed.py``) re-runs when one of them changed (``observed``); one whose baseline did
+not (an older file) re-runs on any change that is neither a dataset nor a baseline (``unobserved``);
+one without a baseline, on a change to the agent's code as ``PathRoles`` tells it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from agent_eval_action.core.models import SelectedDataset, Selection
 from agent_eval_action.repo.git import Change
 from agent_eval_action.repo.globs import matches
 
 MAX_LISTED = 5
+# What Observations.changed names when the agent's environment (interpreter, distributions,
+# agent reference, agent-python, agent-env, dependency files, config) is not the baseline's.
+ENVIRONMENT = "the agent's environment"
 
 
 @dataclass(frozen=True)
@@ -34,10 +43,24 @@ class PathRoles:
         return self.agent_paths is None or matches(path, self.agent_paths)
 
 
-def select(all_datasets: list[str], changes: list[Change], roles: PathRoles) -> Selection:
+@dataclass(frozen=True)
+class Observations:
+    """What the base's baselines know of the agent's inputs: ``changed``, dataset -> the inputs
+    its runs observed that changed (empty: none did); ``unobserved``: datasets whose baseline
+    recorded none (older files)."""
+
+    changed: Mapping[str, list[str]] = field(default_factory=dict)
+    unobserved: frozenset[str] = frozenset()
+    # The config names the agent's paths (agent-paths): a change to them re-runs every dataset still.
+    agent_paths_given: bool = False
+
+
+def select(all_datasets: list[str], changes: list[Change], roles: PathRoles, observations: Observations | None = None) -> Selection:
     """``all_datasets`` and change paths are repository-relative POSIX paths."""
+    seen = observations or Observations()
     selection = Selection(mode="changed")
     roles = PathRoles(roles.dataset_globs, roles.baselines_dir, roles.agent_paths, roles.datasets | frozenset(all_datasets))
+    chosen: list[tuple[str, str]]
     agent: list[str] = []
     changed: dict[str, str] = {}
     for change in changes:
@@ -56,16 +79,31 @@ def select(all_datasets: list[str], changes: list[Change], roles: PathRoles) -> 
             continue
         if any(roles.is_agent(p) for p in paths):
             agent.append(change.path)
-    selection.agent_changes = agent
+    others = [c.path for c in changes if not roles.is_dataset(c.path) and not any(roles.is_baseline(p) for p in [c.path, c.old_path] if p)]
+    inputs = [i for p in all_datasets for i in seen.changed.get(p, [])]
+    selection.agent_changes = list(dict.fromkeys([*agent, *(i for i in inputs if not i.startswith("(") and i != ENVIRONMENT)]))
     moved = renames(changes)
-    if agent:
-        listed = ", ".join(agent[:MAX_LISTED]) + (f" (+{len(agent) - MAX_LISTED} more)" if len(agent) > MAX_LISTED else "")
-        reason = f"agent code changed: {listed}"
-        chosen = [(p, changed.get(p, reason)) for p in all_datasets]
-    else:
-        chosen = [(p, changed[p]) for p in all_datasets if p in changed]
+    chosen = []
+    for p in all_datasets:
+        if p in changed:
+            chosen.append((p, changed[p]))
+        elif p in seen.changed:
+            if seen.changed[p] == [ENVIRONMENT]:
+                chosen.append((p, "the agent's environment changed (interpreter, distributions, agent, settings or dependency files)"))
+            elif seen.changed[p]:
+                chosen.append((p, f"inputs the agent read changed: {_listed(seen.changed[p])}"))
+            elif agent and seen.agent_paths_given:
+                chosen.append((p, f"agent code changed: {_listed(agent)}"))
+        elif p in seen.unobserved and others:
+            chosen.append((p, f"its baseline did not record what the agent read, and this PR changed {_listed(others)}"))
+        elif agent:
+            chosen.append((p, f"agent code changed: {_listed(agent)}"))
     selection.selected = [SelectedDataset(path=p, reason=why, renamed_from=moved.get(p)) for p, why in chosen]
     return selection
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:MAX_LISTED]) + (f" (+{len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else "")
 
 
 def renames(changes: list[Change]) -> dict[str, str]:

@@ -186,7 +186,14 @@ def test_each_message_goes_through_a_real_worker_and_back(worker: _Worker) -> No
     answered = _answer(worker, 1)
     assert protocol.kind(answered) == protocol.RESULT
     result = answered[protocol.RESULT]
-    assert set(result) == {protocol.REPLAYED_MODEL_CALLS, protocol.EVENTS, protocol.FINAL_STATE, protocol.TURN_TIMES, protocol.SPANS}
+    assert set(result) == {
+        protocol.REPLAYED_MODEL_CALLS,
+        protocol.EVENTS,
+        protocol.FINAL_STATE,
+        protocol.TURN_TIMES,
+        protocol.SPANS,
+        protocol.OBSERVED,
+    }
     assert result[protocol.FINAL_STATE] == {"seen": 1}
     assert any("greet" in json.dumps(event) for event in result[protocol.EVENTS]) and result[protocol.SPANS]
 

@@ -4,7 +4,7 @@ changed, renamed or deleted; a baseline; agent code; and everything else."""
 from __future__ import annotations
 
 from agent_eval_action.repo.git import Change
-from agent_eval_action.verdict.selection import MAX_LISTED, PathRoles, renames, select, select_all
+from agent_eval_action.verdict.selection import MAX_LISTED, Observations, PathRoles, renames, select, select_all
 
 DATASETS = ["evaluation/datasets/a.json", "evaluation/datasets/b.json", "evaluation/datasets/c.csv"]
 ROLES = PathRoles(
@@ -113,3 +113,25 @@ def test_path_roles_say_what_a_path_is() -> None:
     assert PathRoles([], "evaluation/baselines/", None).is_baseline("evaluation/baselines/y.json")  # a trailing slash is the same folder
     assert not ROLES.is_agent("evaluation/baselines/x/y.json") and not ROLES.is_agent("evaluation/datasets/a.json")
     assert ROLES.is_agent("anything/else.txt")
+
+
+def test_observed_inputs_decide_where_the_baseline_recorded_them() -> None:
+    """a.json's baseline saw its agent read prompts/x.md (changed), b.json's saw nothing change;
+    c.csv's baseline recorded nothing (older): any change that is no dataset re-runs it."""
+    guessed = PathRoles(ROLES.dataset_globs, ROLES.baselines_dir, agent_paths=["app/**"])
+    seen = Observations(
+        changed={"evaluation/datasets/a.json": ["prompts/x.md"], "evaluation/datasets/b.json": []},
+        unobserved=frozenset({"evaluation/datasets/c.csv"}),
+    )
+    changes = [Change("M", "prompts/x.md"), Change("M", "app/unused.py")]
+    selection = select(DATASETS, changes, guessed, seen)
+    reasons = {s.path: s.reason for s in selection.selected}
+    assert reasons == {
+        "evaluation/datasets/a.json": "inputs the agent read changed: prompts/x.md",
+        "evaluation/datasets/c.csv": "its baseline did not record what the agent read, and this PR changed prompts/x.md, app/unused.py",
+    }
+    assert selection.agent_changes == ["app/unused.py", "prompts/x.md"]
+    unchanged = Observations(changed={p: [] for p in DATASETS[:2]}, unobserved=seen.unobserved)
+    readme = select(DATASETS, [Change("M", "README.md")], guessed, unchanged)
+    assert [s.path for s in readme.selected] == ["evaluation/datasets/c.csv"]
+    assert select(DATASETS, [Change("M", "app/unused.py")], guessed, Observations(changed={p: [] for p in DATASETS})).selected == []

@@ -1,0 +1,36 @@
+"""The agent's environment as its interpreter sees it, printed as one JSON line: the Python
+(version, implementation, platform) and every installed distribution (name, version, and a
+hash of its RECORD: a wheel swapped under the same name and version installs other files).
+Run by the parent (``run/fingerprint.py``) as ``python environment.py`` under the agent's
+Python, from the agent's folder: standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+
+
+def describe() -> dict[str, object]:
+    from importlib import metadata
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as the worker's loader has it: distributions beside the agent count
+    found = set()
+    for dist in metadata.distributions():
+        name = (dist.metadata["Name"] or "") if dist.metadata is not None else ""
+        record = dist.read_text("RECORD") or dist.read_text("SOURCES.txt") or ""
+        found.add((name.lower().replace("_", "-"), dist.version or "", hashlib.sha256(record.encode()).hexdigest()[:16]))
+    return {
+        "version": sys.version,
+        "implementation": sys.implementation.name,
+        "platform": platform.machine(),
+        "distributions": sorted(found),
+    }
+
+
+if __name__ == "__main__":
+    sys.stdout.write(json.dumps(describe()) + "\n")

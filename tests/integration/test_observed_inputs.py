@@ -1,0 +1,267 @@
+"""The gate sees what the agent reads, not what a guess of its code names: in real git
+repositories (main with a committed baseline, a PR branch), an ADK agent whose scripted model
+follows what the agent read, ``check --base main`` as a subprocess. Each PR breaks the agent
+through an input the old agent-code list missed; the check must fail and name the regression.
+And what the agent never read costs nothing."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+from agent_eval_action.run.environments import install_environment
+from tests.helpers.commands import cli
+from tests.helpers.repos import DATASET, ROOT, commit, git, golden, new_repo, results
+
+QUESTIONS = 6  # two model calls each
+SCRIPTED = ROOT / "tests" / "apps" / "observed" / "scripted.py"
+CONFIG = 'datasets = ["evaluation/datasets/*.json"]\nagent = "{agent}"\n'
+
+
+def repo_with(tmp_path: Path, files: dict[str, str], agent: str = "shop.agent:root_agent", extra_config: str = "") -> Path:
+    """main: ``files``, the scripted model as ``scripted.py``, the config, a dataset and its
+    baseline (made by running the agent); then a PR branch ``pr`` checked out."""
+    repo = new_repo(tmp_path / "repo", dict(files))
+    shutil.copy(SCRIPTED, repo / "scripted.py")
+    (repo / "agent-eval.toml").write_text(CONFIG.format(agent=agent) + extra_config)
+    (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n.cache/\n")
+    (repo / "README.md").write_text("# shop\n")
+    golden(repo / DATASET, QUESTIONS)
+    commit(repo, "the agent and its dataset")
+    assert run(repo, "baseline", "update")[1] == 2 * QUESTIONS
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def run(repo: Path, *args: str, code: int = 0, env: dict[str, str] | None = None) -> tuple[str, int]:
+    """The CLI's output and the model calls it made; asserts its exit code."""
+    counter = repo / "calls.txt"
+    counter.write_text("")
+    done = cli(repo, *args, env={"CALLS_FILE": str(counter), **(env or {})})
+    assert done.returncode == code, done.stdout + done.stderr
+    return done.stdout + done.stderr, len(counter.read_text().splitlines())
+
+
+def pr(repo: Path, path: str, text: str) -> None:
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text(text)
+    commit(repo, f"change {path}")
+
+
+def assert_caught(repo: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    """``check --base main`` fails (exit 1) on the regressed metric, having run the agent."""
+    out, calls = run(repo, "check", "--base", "main", *args, code=1, env=env)
+    assert calls > 0, out
+    assert "tool_usage_accuracy" in out, out
+    failures = results(repo)["gate"]["failures"]
+    assert any(f["metric"] == "tool_usage_accuracy" for f in failures), failures
+
+
+PACKAGE_INIT = {"shop/__init__.py": ""}
+
+
+def test_a_prompt_file_read_outside_the_package(tmp_path: Path) -> None:
+    agent = "from pathlib import Path\nfrom scripted import agent\nroot_agent = agent((Path(__file__).parents[1] / 'prompts' / 'system.md').read_text())\n"
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent, "prompts/system.md": "Answer prices with the tool.\n"})
+    pr(repo, "prompts/system.md", "BROKEN\n")
+    assert_caught(repo)
+    selected = results(repo)["selection"]["selected"]
+    assert selected and "prompts/system.md" in selected[0]["reason"], selected
+
+
+def test_a_provider_module_imported_by_a_name_in_a_json_file(tmp_path: Path) -> None:
+    agent = (
+        "import importlib, json\nfrom pathlib import Path\nfrom scripted import agent\n"
+        "name = json.loads((Path(__file__).parent / 'provider.json').read_text())['provider']\n"
+        "root_agent = agent(importlib.import_module(name).INSTRUCTION)\n"
+    )
+    files = {
+        **PACKAGE_INIT,
+        "shop/agent.py": agent,
+        "shop/provider.json": '{"provider": "providers.plain"}',
+        "providers/__init__.py": "",
+        "providers/plain.py": "INSTRUCTION = 'Answer prices.'\n",
+    }
+    repo = repo_with(tmp_path, files)
+    pr(repo, "providers/plain.py", "INSTRUCTION = 'BROKEN'\n")
+    assert_caught(repo)
+
+
+def test_vendor_imported_after_a_sys_path_insert(tmp_path: Path) -> None:
+    agent = (
+        "import sys\nfrom pathlib import Path\nsys.path.insert(0, str(Path(__file__).parents[1] / 'vendor'))\n"
+        "import rules\nfrom scripted import agent\nroot_agent = agent(rules.INSTRUCTION)\n"
+    )
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent, "vendor/rules.py": "INSTRUCTION = 'Answer prices.'\n"})
+    pr(repo, "vendor/rules.py", "INSTRUCTION = 'BROKEN'\n")
+    assert_caught(repo)
+
+
+def test_a_dot_env_file_in_the_agent_folder(tmp_path: Path) -> None:
+    """ADK's layout: ``weather/agent.py`` beside ``weather/.env``, loaded with python-dotenv."""
+    agent = (
+        "import os\nfrom pathlib import Path\nfrom dotenv import load_dotenv\nfrom scripted import agent\n"
+        "load_dotenv(Path(__file__).parent / '.env')\n"
+        "root_agent = agent('BROKEN' if os.environ.get('SHOP_MODE') == 'broken' else 'Answer prices.')\n"
+    )
+    files = {"weather/__init__.py": "from . import agent\n", "weather/agent.py": agent, "weather/.env": "SHOP_MODE=ok\n"}
+    repo = repo_with(tmp_path, files, agent="weather")
+    pr(repo, "weather/.env", "SHOP_MODE=broken\n")
+    assert_caught(repo)
+
+
+def test_the_agent_input_switched_to_another_agent_in_the_same_module(tmp_path: Path) -> None:
+    agent = "from scripted import agent\nroot_agent = agent('Answer prices.')\nexperimental = agent('BROKEN')\n"
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent})
+    pr(repo, "README.md", "# shop\n\nNow trying the experimental agent.\n")
+    assert_caught(repo, "--agent", "shop.agent:experimental")
+    assert results(repo)["selection"]["selected"][0]["reason"].startswith("the agent's environment changed")
+
+
+def test_a_model_setting_changed_is_never_replayed_from_the_cache(tmp_path: Path) -> None:
+    """The model object's configuration (an endpoint, a mode) is part of the cache key: the old
+    model's answers are not replayed for the new one, although every request is byte-identical."""
+    agent = "from scripted import ScriptedModel, agent\nroot_agent = agent('Answer prices.', model=ScriptedModel(mode='ok'))\n"
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent}, extra_config='model-cache = ".cache/models"\n')
+    pr(repo, "shop/agent.py", agent.replace("mode='ok'", "mode='broken'"))
+    assert_caught(repo)
+
+
+def test_a_readme_only_pr_and_an_unchanged_rerun_cost_no_model_call(tmp_path: Path) -> None:
+    agent = "from pathlib import Path\nfrom scripted import agent\nroot_agent = agent((Path(__file__).parents[1] / 'prompts' / 'system.md').read_text())\n"
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent, "prompts/system.md": "Answer prices with the tool.\n"})
+    baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
+    assert baseline["environment"] and all("prompts/system.md" in q["inputs"] for q in baseline["questions"])
+    assert run(repo, "check", "--base", "main")[1] == 0  # nothing changed
+    assert run(repo, "check", "--base", "main", "--all")[1] == 0  # every question reused
+    assert results(repo)["datasets"][0]["reused"] == QUESTIONS
+    pr(repo, "README.md", "# shop\n\nMore words.\n")
+    pr(repo, "docs/usage.md", "# usage\n")  # a new folder at the top: no module of the agent's
+    pr(repo, "tests/test_shop.py", "def test_nothing():\n    pass\n")
+    out, calls = run(repo, "check", "--base", "main")
+    assert calls == 0, out
+    assert run(repo, "check", "--base", "main", "--all")[1] == 0
+
+
+# -- what lies outside the repository: the environment's fingerprint, taken after the install ----
+
+SITE = next(p for p in sys.path if p.endswith("site-packages"))  # google-adk, for the agent's venv
+# The install command: the agent's venv sees our site-packages (google-adk) through a .pth file,
+# and gets `helper` from the repository's vendor/ wheels, as a real install would from an index.
+INSTALL = (
+    f"python -c \"import site; open(site.getsitepackages()[0] + '/adk.pth', 'w').write({SITE!r})\" && "
+    "python -m pip install -q --no-index --find-links vendor -r requirements.txt"
+)
+HELPER_AGENT = "import helper\nfrom scripted import agent\nroot_agent = agent(helper.INSTRUCTION)\n"
+
+
+def wheel(path: Path, version: str, instruction: str) -> None:
+    """A wheel of the distribution ``helper`` whose module says ``INSTRUCTION``."""
+    files = {
+        "helper/__init__.py": f"INSTRUCTION = {instruction!r}\n".encode(),
+        f"helper-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: helper\nVersion: {version}\n".encode(),
+        f"helper-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = (
+        "".join(
+            f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+            for name, data in files.items()
+        )
+        + f"helper-{version}.dist-info/RECORD,,\n"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as out:
+        for name, data in files.items():
+            out.writestr(name, data)
+        out.writestr(f"helper-{version}.dist-info/RECORD", record)
+
+
+def installed_repo(tmp_path: Path, files: dict[str, str], wheels: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    """main with ``helper`` installed from vendor/ by INSTALL (its baseline made in that venv),
+    and the environment a check's install needs; a PR branch checked out."""
+    repo = new_repo(tmp_path / "repo", {**PACKAGE_INIT, "shop/agent.py": HELPER_AGENT, **files})
+    for version, instruction in wheels.items():
+        wheel(repo / "vendor" / f"helper-{version}-py3-none-any.whl", version, instruction)
+    shutil.copy(SCRIPTED, repo / "scripted.py")
+    (repo / "agent-eval.toml").write_text(CONFIG.format(agent="shop.agent:root_agent"))
+    (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
+    golden(repo / DATASET, QUESTIONS)
+    commit(repo, "the agent, its dependencies and its dataset")
+    (tmp_path / "runner-temp").mkdir()
+    env = {"RUNNER_TEMP": str(tmp_path / "runner-temp")}
+    python = install_environment(INSTALL, repo, {**os.environ, **env}, io.StringIO())
+    assert run(repo, "baseline", "update", "--agent-python", python)[1] == 2 * QUESTIONS
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo, env
+
+
+def test_a_pin_bumped_in_a_requirements_file_included_by_r(tmp_path: Path) -> None:
+    files = {"requirements.txt": "-r requirements/base.txt\n", "requirements/base.txt": "helper==1.0\n"}
+    repo, env = installed_repo(tmp_path, files, {"1.0": "Answer prices.", "2.0": "BROKEN"})
+    pr(repo, "requirements/base.txt", "helper==2.0\n")
+    assert_caught(repo, "--install", INSTALL, env=env)
+
+
+def test_a_vendored_wheel_swapped_under_the_same_name(tmp_path: Path) -> None:
+    repo, env = installed_repo(tmp_path, {"requirements.txt": "helper==1.0\n"}, {"1.0": "Answer prices."})
+    wheel(repo / "vendor" / "helper-1.0-py3-none-any.whl", "1.0", "BROKEN")
+    commit(repo, "helper 1.0, rebuilt")
+    assert_caught(repo, "--install", INSTALL, env=env)
+
+
+def test_a_file_looked_for_and_not_found_is_an_input_the_pr_may_add(tmp_path: Path) -> None:
+    """An override the agent tries to open (a stat, as ``is_file()``, is not audited: an open is)."""
+    agent = (
+        "from pathlib import Path\nfrom scripted import agent\n"
+        "try:\n    instruction = (Path(__file__).parents[1] / 'prompts' / 'override.md').read_text()\n"
+        "except FileNotFoundError:\n    instruction = 'Answer prices.'\n"
+        "root_agent = agent(instruction)\n"
+    )
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent})
+    baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
+    assert all(q["inputs"]["prompts/override.md"] == "missing" for q in baseline["questions"])
+    pr(repo, "prompts/override.md", "BROKEN\n")
+    assert_caught(repo)
+
+
+def test_a_pr_re_runs_exactly_the_questions_whose_inputs_it_touched(tmp_path: Path) -> None:
+    """The tool reads one data file per item, in the question's own task: a PR that changes the
+    plum's re-runs the plum question alone and reuses the other five."""
+    agent = (
+        "import json\nfrom pathlib import Path\nfrom google.adk.agents import LlmAgent\nfrom scripted import ScriptedModel\n"
+        "DATA = Path(__file__).parents[1] / 'data'\n"
+        "def lookup(item: str) -> dict:\n"
+        '    """Looks up the price of an item."""\n'
+        "    return json.loads((DATA / f'{item}.json').read_text())\n"
+        "root_agent = LlmAgent(name='counting', model=ScriptedModel(), instruction='Answer prices.', tools=[lookup])\n"
+    )
+    data = {
+        f"data/{item}.json": json.dumps({"item": item, "price": price})
+        for item, price in (("apple", 1), ("pear", 2), ("plum", 3), ("fig", 4))
+    }
+    repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent, **data})
+    pr(repo, "data/plum.json", json.dumps({"item": "plum", "price": 30}))
+    out, calls = run(repo, "check", "--base", "main")
+    assert calls == 2, out  # q02, the one plum question of six
+    (dataset,) = results(repo)["datasets"]
+    assert dataset["reused"] == QUESTIONS - 1
+    assert [q["id"] for q in dataset["questions"] if not q["reused"]] == ["q02"]
+
+
+def test_the_same_install_reuses_and_another_install_command_re_runs(tmp_path: Path) -> None:
+    repo, env = installed_repo(tmp_path, {"requirements.txt": "helper==1.0\n"}, {"1.0": "Answer prices."})
+    pr(repo, "README.md", "# shop\n\nInstalled from vendor/.\n")
+    out, calls = run(repo, "check", "--base", "main", "--install", INSTALL, env=env)
+    assert calls == 0, out  # made again, the same environment: every question reused or unselected
+    out, calls = run(repo, "check", "--base", "main", "--install", INSTALL + " && true", env=env)  # nothing else installed
+    assert calls == 2 * QUESTIONS, out
+    assert results(repo)["selection"]["selected"][0]["reason"].startswith("the agent's environment changed")

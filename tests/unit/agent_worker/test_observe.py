@@ -1,0 +1,85 @@
+"""What the worker's audit hook records, per question: in a subprocess (an audit hook cannot be
+removed, and would stay in the test process), with questions running concurrently in one loop."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers.repos import ROOT
+
+SCRIPT = r"""
+import asyncio, json, os, sys, threading
+sys.path.insert(0, sys.argv[1])
+from agent_eval_action.agent_worker import observe
+
+obs = observe.start([sys.prefix, sys.base_prefix])
+open("loaded.txt").read()  # read while the agent loads: every question's
+sys.path.insert(0, os.path.abspath("lib"))
+import helper_mod  # code: every question that ends after it
+
+read_done = None
+
+async def question(name, started, go):
+    own, token = obs.begin()
+    try:
+        started.set()
+        await go.wait()  # both questions are in flight at once
+        with open(f"{name}.txt") as f:
+            f.read()
+        if name == "a":  # a thread of the agent's own carries no question: every question's
+            reader = threading.Thread(target=lambda: open("from_thread.txt").read())
+            reader.start()
+            reader.join()
+            read_done.set()
+        else:
+            await read_done.wait()  # b ends after it: the thread's read is b's too
+        await asyncio.create_task(asyncio.to_thread(os.listdir, f"dir_{name}"))  # a task and a thread it starts: its own
+        try:
+            open(f"missing_{name}.txt")
+        except FileNotFoundError:
+            pass
+        with open(f"written_{name}.txt", "w") as f:  # written, not read: no input
+            f.write("x")
+        return obs.paths(own)
+    finally:
+        obs.end(token)
+
+async def main():
+    global read_done
+    read_done = asyncio.Event()
+    go = asyncio.Event()
+    starts = [asyncio.Event(), asyncio.Event()]
+    tasks = [asyncio.create_task(question(n, s, go)) for n, s in zip(("a", "b"), starts)]
+    for s in starts:
+        await s.wait()
+    go.set()
+    return await asyncio.gather(*tasks)
+
+a, b = asyncio.run(main())
+print(json.dumps({"a": a, "b": b}))
+"""
+
+
+def test_each_question_gets_its_own_reads_and_the_shared_ones(tmp_path: Path) -> None:
+    for name in ("loaded.txt", "a.txt", "b.txt", "from_thread.txt"):
+        (tmp_path / name).write_text("x")
+    for name in ("dir_a", "dir_b", "lib"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "lib" / "helper_mod.py").write_text("X = 1\n")
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ROOT / "src")], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(done.stdout)
+    here = str(tmp_path.resolve())
+    for name, other in (("a", "b"), ("b", "a")):
+        files = set(seen[name]["file"])
+        assert {f"{here}/loaded.txt", f"{here}/{name}.txt", f"{here}/missing_{name}.txt", f"{here}/from_thread.txt"} <= files
+        assert f"{here}/{other}.txt" not in files and f"{here}/missing_{other}.txt" not in files
+        assert not any("written_" in f for f in files)
+        assert any(f.startswith(f"{here}/lib/helper_mod") for f in files)  # its source or its bytecode
+        assert seen[name]["listed"] == [f"{here}/dir_{name}"]
+        assert f"{here}/lib" in seen[name]["searched"]  # the finder's listing: a search, not a read
+    assert "helper_mod" in seen["a"]["imported"] + seen["b"]["imported"]
