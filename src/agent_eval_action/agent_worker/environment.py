@@ -23,13 +23,20 @@ def describe() -> dict[str, object]:
     for dist in metadata.distributions():
         name = (dist.metadata["Name"] or "") if dist.metadata is not None else ""
         record = dist.read_text("RECORD") or dist.read_text("SOURCES.txt") or ""
-        found.add((name.lower().replace("_", "-"), dist.version or "", hashlib.sha256(record.encode()).hexdigest()[:16]))
+        found.add((name.lower().replace("_", "-"), dist.version or "", hashlib.sha256(_installed(record).encode()).hexdigest()[:16]))
     return {
         "version": sys.version,
         "implementation": sys.implementation.name,
         "platform": platform.machine(),
         "distributions": sorted(found),
     }
+
+
+def _installed(record: str) -> str:
+    """A RECORD without the hashes of the files outside site-packages (``../../../bin/pip``):
+    a script's first line names the venv's own interpreter, so two venvs made alike from two
+    trees (run/environments.py keys each on its tree) would never match."""
+    return "\n".join(line.split(",", 1)[0] if line.startswith("../") else line for line in record.splitlines())
 
 
 if __name__ == "__main__":
