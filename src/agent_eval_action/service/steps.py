@@ -36,6 +36,7 @@ from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
+from agent_eval_action.verdict.noise import Settings
 from agent_eval_action.verdict.rules import Rules, rules_at_base
 from agent_eval_action.verdict.selection import PathRoles, select, select_all
 from agent_eval_action.views.background import Background
@@ -291,6 +292,7 @@ def compare(
             baseline_path=baseline.path if baseline else None,
             seed=config.seed,
             max_question_drop=config.gate.max_question_drop,
+            settings=noise_settings(config),
         )
         if baseline is not None and baseline.renamed_from:
             comparison.renamed_from = baseline.renamed_from
@@ -300,6 +302,12 @@ def compare(
     for deleted in results.selection.deleted if results.selection else []:
         comparisons.append(DatasetComparison(dataset=Path(deleted).stem, path=deleted, status="removed"))
     return comparisons
+
+
+def noise_settings(config: Config) -> Settings:
+    """The per-question test's settings from the gate's config."""
+    gate = config.gate
+    return Settings(alpha=gate.alpha, doubt=gate.doubt, cap=gate.max_reruns)
 
 
 def interrupted_runs(results: Results) -> int:
@@ -334,7 +342,7 @@ def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, 
     if results.problems or stopped:
         total = sum(len(d.questions) for d in results.datasets)
         why = [f"interrupted: {stopped} of {total} question runs did not finish (Ctrl-C or SIGTERM); run the check again"]
-        gate.outcome, gate.unchecked = "unchecked", (why if stopped else []) + [p.message for p in results.problems[:10]]
+        gate.outcome, gate.unchecked = "unchecked", gate.unchecked + (why if stopped else []) + [p.message for p in results.problems[:10]]
     results.gate = gate
     return Outcome(results=results, config=config, compared=compared)
 

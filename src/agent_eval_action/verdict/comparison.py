@@ -21,6 +21,8 @@ from agent_eval_action.scoring.aggregate import (
     seed_for,
     unscaled,
 )
+from agent_eval_action.verdict.noise import Settings
+from agent_eval_action.verdict.pass_test import pass_test
 
 EPSILON = 1e-9
 # With several runs a side, hard drops count only when at least as many are less likely than
@@ -82,7 +84,13 @@ def _errors(dataset: DatasetResult) -> int:
 
 
 def compare_dataset(
-    current: DatasetResult, baseline: DatasetResult | None, *, baseline_path: str | None, seed: int = 0, max_question_drop: float = 0.5
+    current: DatasetResult,
+    baseline: DatasetResult | None,
+    *,
+    baseline_path: str | None,
+    seed: int = 0,
+    max_question_drop: float = 0.5,
+    settings: Settings | None = None,
 ) -> DatasetComparison:
     if baseline is None:
         return DatasetComparison(
@@ -111,6 +119,7 @@ def compare_dataset(
     for name in [*current.summary, *(m for m in baseline.summary if m not in current.summary)]:
         result.metrics.append(_compare_metric(name, current, baseline, seed=seed, max_question_drop=max_question_drop))
     result.flaky = flaky_questions(current, baseline)
+    result.pass_test = pass_test(current, baseline, settings or Settings())
     return result
 
 

@@ -11,6 +11,7 @@ from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regre
 from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import DatasetComparison, DatasetResult, GateFailure, GateResult, GateRule, Results
 from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_worse_side, counted_drops, within_spread, worse_amount
+from agent_eval_action.verdict.outages import main_cause
 
 
 def is_timing(metric: str) -> bool:
@@ -85,11 +86,22 @@ def evaluate_gate(
     failures: list[GateFailure] = []
     notes: list[str] = []
     within_noise: list[GateFailure] = []
+    inconclusive: list[str] = []
+    outages: list[tuple[str, int, int]] = []  # (cause, runs not run, runs) of datasets the model/API kept from running
     by_path = {c.path: c for c in comparisons}
     for dataset in datasets:
         name = dataset.name
         comparison = by_path.get(dataset.path)
-        errors = sum(1 for q in dataset.questions if q.status == "error")
+        outage = main_cause(q.error for q in dataset.questions if q.status == "error")
+        not_run = outage[1] if outage else 0
+        # A model/API error ran nothing of the PR's: it is no error of the agent's.
+        errors = sum(1 for q in dataset.questions if q.status == "error") - not_run
+        if outage is not None:
+            total = len(dataset.questions)
+            if not_run > config.max_not_run * total or errors + not_run == total:
+                outages.append((outage[0], not_run, total))
+                continue
+            notes.append(f"{name}: {plural(not_run, 'question run')} not run ({outage[0]}): not counted")
 
         def record(
             rule: GateRule,
@@ -120,7 +132,7 @@ def evaluate_gate(
         def fail(rule: GateRule, detail: str, **parts: Any) -> None:
             failures.append(record(rule, detail, **parts))
 
-        if errors and _nothing_scored(dataset, config, kinds):
+        if errors and _nothing_scored(dataset, config, kinds) and not not_run:
             fail("nothing_scored", f"all {len(dataset.questions)} runs ended without a score on a gated metric ({plural(errors, 'error')})")
         if config.max_errors is not None and errors > config.max_errors:
             fail("max_errors", f"{plural(errors, 'question')} ended in an error (max_errors = {config.max_errors})", current=errors)
@@ -156,6 +168,32 @@ def evaluate_gate(
             if comparison is not None and comparison.status == "new":
                 notes.append(f"{name}: no baseline on the base branch; reported as new (run `baseline update` on the default branch)")
             continue
+        test = comparison.pass_test
+        tested = set(test.metrics) if test is not None else set()
+        if test is not None:
+            for question in test.tested:
+                if question.decision == "failed":
+                    fail(
+                        "question_fall",
+                        f"question {question.said} (Holm over {plural(test.m, 'question')} that could fall, alpha {test.alpha:g})",
+                        question=question.id,
+                        baseline=question.baseline_passes / question.baseline_runs,
+                        current=question.passes / question.runs,
+                        significant=True,
+                    )
+                elif question.decision == "inconclusive":
+                    inconclusive.append(f"{name}: question {question.said}; {_would_decide(question.runs, config.max_reruns)}")
+            fell = [q for q in test.tested if q.decision == "failed"]
+            if test.spread_p <= test.alpha and not fell:
+                fail(
+                    "pass_rate",
+                    f"the pass rate fell over the whole dataset: {test.passes} of {test.runs} runs pass, "
+                    f"{test.baseline_passes} of {test.baseline_runs} on the base, question by question p = {test.spread_p:.2g} "
+                    "(no one question fell enough to say alone)",
+                    baseline=test.baseline_passes / test.baseline_runs if test.baseline_runs else None,
+                    current=test.passes / test.runs if test.runs else None,
+                    significant=True,
+                )
         for metric in comparison.metrics:
             kind = kinds.get(metric.metric, "trace")
             rule = rule_for(metric.metric, kind, metric.direction, config, dataset.criteria)
@@ -164,7 +202,14 @@ def evaluate_gate(
                 amount, relative = parse_regression(rule.max_regression)
                 limit = amount * abs(metric.baseline) if relative else amount
                 worse = worse_amount(metric.delta, metric.direction)
-                if worse > limit + 1e-12 and informational:
+                if worse > limit + 1e-12 and metric.metric in tested:
+                    # Its runs pass or fail question by question: the per-question test and the
+                    # dataset-wide pass-rate test decide, from the runs' passes, not the mean.
+                    notes.append(
+                        f"{name}: {metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} is worse than max_regression "
+                        f"{rule.max_regression}; decided question by question by the pass test"
+                    )
+                elif worse > limit + 1e-12 and informational:
                     notes.append(
                         f"{name}: {metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} is worse than max_regression "
                         f"{rule.max_regression}, not gated: its baseline was timed on another machine at another hour "
@@ -192,7 +237,8 @@ def evaluate_gate(
                         notes.append(f"{name}: {shown}{ci} is worse than {allowed} but within noise (the CI includes no change)")
             # By identity: `in` on a list of models compares field by field, drop by drop (quadratic).
             counted = {id(d) for d in counted_drops(metric)}
-            for drop in [] if informational else metric.drops:
+            # A metric in the per-question test: its questions' falls are decided there, from their runs.
+            for drop in [] if informational or metric.metric in tested else metric.drops:
                 line = f"question {drop.id} {drop.metric} fell {drop.baseline:.3g} -> {drop.current:.3g}"
                 if within_spread(drop):
                     # Its runs disagree: a fall no larger than its own spread is what re-asking it does.
@@ -207,7 +253,29 @@ def evaluate_gate(
                     fail("question_drop", line, metric=drop.metric, question=drop.id, baseline=drop.baseline, current=drop.current)
                 else:
                     notes.append(f"{name}: {line}")
-    return GateResult(outcome="failed" if failures else "passed", failures=failures, notes=notes, within_noise=within_noise)
+    result = GateResult(
+        outcome="failed" if failures else "inconclusive" if inconclusive else "passed",
+        failures=failures,
+        notes=notes,
+        within_noise=within_noise,
+        inconclusive=inconclusive,
+        on_inconclusive=config.on_inconclusive,
+    )
+    if outages:
+        # The cause once, however many runs and datasets it stopped: no list of the same error.
+        cause = max(outages, key=lambda o: o[1])[0]
+        runs = sum(o[1] for o in outages)
+        total = sum(o[2] for o in outages)
+        result.outcome, result.infrastructure = "unchecked", cause
+        result.unchecked = [f"{cause} ({runs} of {total} question runs could not reach the model: not the PR's doing)"]
+    return result
+
+
+def _would_decide(runs: int, cap: int) -> str:
+    """What would decide an inconclusive question, in words."""
+    if runs < cap:
+        return f"the budget stopped its re-runs at {runs}: up to {cap} would decide it"
+    return f"its {cap} runs could not decide it: raise [gate] max-reruns, or run `baseline update` for more base runs"
 
 
 @dataclass(frozen=True)

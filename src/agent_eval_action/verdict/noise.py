@@ -29,6 +29,13 @@ ALPHA = 0.01
 DOUBT = 0.2
 # The most runs a question gets on the PR's side, first run included.
 CAP = 10
+# At its cap, a question whose p-value is still at most this (a fall at the usual 5% alone, not
+# once alpha is shared over the questions) is inconclusive; above it, cleared.
+SUSPECT = 0.05
+# While the dataset-wide test is in doubt, every question is run up to this many times.
+SPREAD_RUNS = 3
+# ... when its p-value is at most this (and above alpha).
+SPREAD_DOUBT = 0.1
 # Below this many base runs, a fall from an all-pass base is in doubt whatever its p-value:
 # one base run cannot tell a broken question from a flaky one (compare-with = "base" without history).
 MIN_BASE_RUNS = 3
@@ -159,6 +166,9 @@ class Settings:
     alpha: float = ALPHA
     doubt: float = DOUBT
     cap: int = CAP
+    suspect: float = SUSPECT
+    spread_runs: int = SPREAD_RUNS
+    spread_doubt: float = SPREAD_DOUBT
 
 
 @dataclass(frozen=True)
@@ -180,7 +190,8 @@ class DatasetVerdict:
 
 def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = Settings()) -> DatasetVerdict:
     """Each question (id -> (PR's tally, base's tally)) decided: ``failed`` when Holm rejects it,
-    ``inconclusive`` when not but still in doubt (its cap reached, or a budget stopped it),
+    ``inconclusive`` when not but still in doubt (below its cap: the re-runs were not made, a
+    budget stopped them; at its cap: p still at most ``suspect``),
     ``cleared`` when it failed a run but the base fails as often, ``unchanged`` when every PR run
     passed. The dataset-wide test is made at the same ``alpha``."""
     pvalues = {q: fisher_fall(pr, base) for q, (pr, base) in tallies.items()}
@@ -194,7 +205,7 @@ def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = Sett
         p = pvalues[qid]
         if qid in rejected:
             decision: Decision = "failed"
-        elif in_doubt(pr, base, doubt=settings.doubt):
+        elif in_doubt(pr, base, doubt=settings.suspect if pr.runs >= settings.cap else settings.doubt):
             decision = "inconclusive"
         elif pr.passes < pr.runs:
             decision = "cleared"
@@ -208,4 +219,10 @@ def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = S
     """The questions to run once more (sequential re-runs): in doubt, not yet decided (Holm would
     not reject them now), and under the cap of PR runs."""
     verdict = decide(tallies, settings)
-    return [q.id for q in verdict.questions if q.decision == "inconclusive" and q.pr.runs < settings.cap]
+    doubtful = [q.id for q in verdict.questions if q.decision == "inconclusive" and q.pr.runs < settings.cap]
+    if not settings.alpha < verdict.spread_p <= settings.spread_doubt:
+        return doubtful
+    # The dataset-wide test in doubt: a fall spread thin shows on questions that passed their
+    # first run too, so every question gets runs up to ``spread_runs``.
+    wide = [q.id for q in verdict.questions if q.pr.runs < settings.spread_runs and q.base.runs]
+    return sorted(set(doubtful) | set(wide))

@@ -657,7 +657,18 @@ def reasons(results: Results) -> list[Reason]:
     groups: dict[tuple[str, str, str], list[GateFailure]] = defaultdict(list)
     for failure in gate.failures:
         groups[(failure.dataset or "", failure.rule, failure.metric or "")].append(failure)
-    order = ["nothing_scored", "new_errors", "max_errors", "question_drop", "max_regression", "min", "max", "legacy"]
+    order = [
+        "nothing_scored",
+        "new_errors",
+        "max_errors",
+        "question_fall",
+        "question_drop",
+        "pass_rate",
+        "max_regression",
+        "min",
+        "max",
+        "legacy",
+    ]
     metric_order = _metric_order()
     # Question drops of several metrics on the same questions are one story: one reason.
     drops: dict[tuple[str, tuple[str, ...]], list[tuple[str, list[GateFailure]]]] = defaultdict(list)
@@ -706,6 +717,11 @@ def reasons(results: Results) -> list[Reason]:
         elif rule_name == "max" and bound is not None:
             short = f"{metric} is over its maximum"
             detail = f"{metric} is {fmt(first.current, metric)}, over the maximum {fmt(bound, metric)}"
+        elif rule_name == "question_fall":
+            total = len({q.id for q in dataset.questions}) if dataset else len(failures)
+            fallen = [f.question or "" for f in failures]
+            short = f"{len(fallen)} of {total} questions pass less often than on the base ({_ids(fallen)})"
+            detail = "; ".join((f.detail or f.message).removeprefix("question ") for f in failures)
         elif rule_name == "new_errors":
             count = int(first.current or 0)
             short = f"{count} question{'s' if count != 1 else ''} ended in an error"
@@ -731,6 +747,15 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
     if gate.outcome == "failed":
         more = f" (and {len(found) - 1} more reason{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
         return "Agent evaluation failed" + (f": {found[0].short}{more}" if found else "")
+    if gate.outcome == "unchecked" and gate.infrastructure:
+        return f"Agent evaluation could not be checked: {gate.infrastructure}"
+    if gate.outcome == "inconclusive":
+        count = len(gate.inconclusive)
+        first = gate.inconclusive[0].split("; ")[0] if gate.inconclusive else ""
+        return (
+            f"Agent evaluation inconclusive: {count} question{'s' if count != 1 else ''} fell in some runs and the re-runs "
+            f"could neither confirm nor clear {'it' if count == 1 else 'them'} ({first})"
+        )
     if gate.outcome == "unchecked":
         if gate.unchecked and gate.unchecked[0].startswith(f"{INTERRUPTED}:"):
             return "Agent evaluation could not be checked: " + gate.unchecked[0].split(";")[0]

@@ -68,7 +68,12 @@ def dataset_table(
 
 
 MARK = {"fail": "x", "worse": "!", "better": "+", "same": " ", "new": "*", "info": "i"}
-GATE_HEADLINE = {"passed": "gate: passed", "failed": "gate: FAILED", "unchecked": "gate: COULD NOT BE CHECKED"}
+GATE_HEADLINE = {
+    "passed": "gate: passed",
+    "failed": "gate: FAILED",
+    "inconclusive": "gate: INCONCLUSIVE",
+    "unchecked": "gate: COULD NOT BE CHECKED",
+}
 # Regressed questions shown under a dataset, and rows of each one's base-vs-this-run comparison.
 REGRESSED_SHOWN = 10
 DIFF_ROWS_SHOWN = 8
@@ -82,6 +87,7 @@ def verdict_lines(shown: Page) -> list[str]:
     headline = shown.headline.split(": ", 1)
     lines = [GATE_HEADLINE[gate.outcome] + (f" - {headline[1]}" if len(headline) > 1 else "")]
     lines.extend(f"  ? {reason}" for reason in gate.unchecked)
+    lines.extend(f"  ~ {reason}" for reason in gate.inconclusive)
     found = shown.reasons
     if len(found) == 1 and gate.outcome == "failed":
         lines.append(f"  {found[0].detail}" if found[0].detail else "")

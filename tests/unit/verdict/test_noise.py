@@ -40,7 +40,7 @@ def test_fisher_fall_against_a_brute_force_count() -> None:
     for pr_runs, base_runs, passes in [(2, 3, 2), (3, 4, 4), (4, 2, 3)]:
         pool = [1] * passes + [0] * (pr_runs + base_runs - passes)
         draws = list(combinations(range(len(pool)), pr_runs))
-        for observed in range(0, min(pr_runs, passes) + 1):
+        for observed in range(min(pr_runs, passes) + 1):
             if passes - observed > base_runs:
                 continue
             share = sum(1 for d in draws if sum(pool[i] for i in d) <= observed) / len(draws)
@@ -83,7 +83,7 @@ def test_in_doubt() -> None:
 def test_decide_tells_the_four_outcomes_apart() -> None:
     tallies = {
         "broken": (Tally(6, 0), Tally(5, 5)),
-        "stuck": (Tally(10, 6), Tally(5, 5)),
+        "stuck": (Tally(10, 3), Tally(5, 5)),  # at its cap, p = 0.019: not confirmed, not cleared
         "flaky": (Tally(1, 0), Tally(5, 3)),
         "fine": (Tally(1, 1), Tally(5, 5)),
     }
@@ -124,7 +124,8 @@ def test_sequential_reruns_catch_a_broken_question_and_spare_an_unchanged_agent(
 
 
 def test_more_runs_stops_at_the_cap() -> None:
-    assert more_runs({"q": (Tally(10, 6), Tally(5, 5))}, Settings(cap=10)) == []
+    assert more_runs({"q": (Tally(10, 3), Tally(5, 5))}, Settings(cap=10)) == []
+    assert decide({"q": (Tally(10, 6), Tally(5, 5))}).questions[0].decision == "cleared"  # p = 0.15 at the cap
     assert more_runs({"q": (Tally(3, 0), Tally(5, 5))}, Settings(cap=10)) == ["q"]
     # 2 of 3 against 5 of 5: p = 0.375, cleared.
     assert more_runs({"q": (Tally(3, 2), Tally(5, 5))}, Settings(cap=10)) == []

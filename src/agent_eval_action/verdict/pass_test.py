@@ -1,0 +1,106 @@
+"""The per-question test on results: which runs of a question pass (every gated reference metric
+with a pass threshold meets it), the tallies of both sides, and the test's decisions
+(``noise.py``) stored as the comparison's :class:`PassTest`."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from agent_eval_action.core.models import DatasetResult, PassTest, QuestionResult, QuestionTest
+from agent_eval_action.scoring.aggregate import passes
+from agent_eval_action.verdict.noise import MIN_BASE_RUNS, Settings, Tally, decide, more_runs
+from agent_eval_action.verdict.outages import outage_cause
+
+
+def pass_metrics(current: DatasetResult, baseline: DatasetResult | None = None) -> dict[str, tuple[float, str]]:
+    """Metric -> (pass threshold, direction) for the metrics a question run must all meet to
+    pass: reference metrics (not judged, not timings or counts) with a pass threshold on either side.
+    A metric without a threshold (response_match by default, every trace metric) takes no part:
+    it is gated on its mean as before."""
+    out: dict[str, tuple[float, str]] = {}
+    for side in (baseline, current):
+        for name, s in (side.summary if side is not None else {}).items():
+            if s.pass_threshold is not None and s.kind in (None, "reference") and s.direction != "neutral":
+                out[name] = (s.pass_threshold, s.direction)
+    return dict(sorted(out.items()))
+
+
+def run_passes(run: QuestionResult, metrics: dict[str, tuple[float, str]]) -> bool | None:
+    """Whether one run of a question passes: every metric of ``metrics`` it has a score on meets
+    its threshold; an error of the agent's (a tool that raised, a timeout) fails. None: no
+    evidence (a model/API error, a skipped run, no score on any of them)."""
+    if run.status == "skipped":
+        return None
+    if run.status == "error":
+        return None if outage_cause(run.error) else False
+    values = [(run.scores[m].value, t, d) for m, (t, d) in metrics.items() if m in run.scores and run.scores[m].value is not None]
+    if not values:
+        return None
+    return all(passes(v, t, d) for v, t, d in values)  # type: ignore[arg-type]
+
+
+def tallies(dataset: DatasetResult, metrics: dict[str, tuple[float, str]]) -> tuple[dict[str, Tally], dict[str, int]]:
+    """(question id -> its runs and passes, question id -> its runs that did not run: model/API errors)."""
+    out: dict[str, Tally] = defaultdict(lambda: Tally(0, 0))
+    not_run: dict[str, int] = defaultdict(int)
+    for run in dataset.questions:
+        passed = run_passes(run, metrics)
+        if passed is None:
+            if run.status == "error":
+                not_run[run.id] += 1
+            continue
+        out[run.id] = out[run.id] + Tally(1, int(passed))
+    return dict(out), dict(not_run)
+
+
+def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Settings = Settings()) -> PassTest | None:
+    """The per-question test of ``current`` against ``baseline`` over the questions both ran;
+    None when no metric has a pass threshold."""
+    metrics = pass_metrics(current, baseline)
+    if not metrics:
+        return None
+    now, not_run = tallies(current, metrics)
+    before, _ = tallies(baseline, metrics)
+    shared = {q: (now[q], before[q]) for q in sorted(now.keys() & before.keys())}
+    verdict = decide(shared, settings)
+    tested = [
+        QuestionTest(
+            id=q.id,
+            runs=q.pr.runs,
+            passes=q.pr.passes,
+            baseline_runs=q.base.runs,
+            baseline_passes=q.base.passes,
+            p=q.p,
+            level=q.level,
+            decision=q.decision,
+            not_run=not_run.get(q.id, 0),
+            said=q.said(),
+        )
+        for q in verdict.questions
+        if q.decision != "unchanged"
+    ]
+    return PassTest(
+        metrics=list(metrics),
+        alpha=settings.alpha,
+        m=verdict.m,
+        questions=len(shared),
+        runs=sum(pr.runs for pr, _ in shared.values()),
+        passes=sum(pr.passes for pr, _ in shared.values()),
+        baseline_runs=sum(b.runs for _, b in shared.values()),
+        baseline_passes=sum(b.passes for _, b in shared.values()),
+        spread_p=verdict.spread_p,
+        tested=tested,
+    )
+
+
+def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings = Settings()) -> tuple[list[str], list[str]]:
+    """The sequential re-runs' next round: (questions to run once more on the PR's side, those of
+    them whose base record is too short to judge by, to run once more on the base's side too)."""
+    metrics = pass_metrics(current, baseline)
+    if not metrics:
+        return [], []
+    now, _ = tallies(current, metrics)
+    before, _ = tallies(baseline, metrics)
+    shared = {q: (now[q], before[q]) for q in now.keys() & before.keys()}
+    again = sorted(more_runs(shared, settings))
+    return again, [q for q in again if before[q].runs < MIN_BASE_RUNS]
