@@ -130,7 +130,7 @@ def measure(checks: int = 200, seed: int | None = None) -> dict[str, dict[str, d
     for mode in ("baseline", "base"):
         out[mode] = {}
         for scenario in SCENARIOS:
-            done = [check(mode, scenario, rng) for _ in range(checks)]  # type: ignore[arg-type]
+            done = [check(mode, scenario, rng) for _ in range(checks)]
             out[mode][scenario] = {
                 "checks": checks,
                 "failed": sum(c.outcome == "failed" for c in done) / checks,

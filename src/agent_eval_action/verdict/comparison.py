@@ -21,7 +21,7 @@ from agent_eval_action.scoring.aggregate import (
     seed_for,
     unscaled,
 )
-from agent_eval_action.verdict.noise import Settings
+from agent_eval_action.verdict.noise import DEFAULTS, Settings
 from agent_eval_action.verdict.pass_test import pass_test
 
 EPSILON = 1e-9
@@ -119,7 +119,7 @@ def compare_dataset(
     for name in [*current.summary, *(m for m in baseline.summary if m not in current.summary)]:
         result.metrics.append(_compare_metric(name, current, baseline, seed=seed, max_question_drop=max_question_drop))
     result.flaky = flaky_questions(current, baseline)
-    result.pass_test = pass_test(current, baseline, settings or Settings())
+    result.pass_test = pass_test(current, baseline, settings or DEFAULTS)
     return result
 
 

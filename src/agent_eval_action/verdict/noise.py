@@ -171,6 +171,9 @@ class Settings:
     spread_doubt: float = SPREAD_DOUBT
 
 
+DEFAULTS = Settings()
+
+
 @dataclass(frozen=True)
 class DatasetVerdict:
     """The per-question decisions of one dataset, Tarone's ``m`` and the dataset-wide test's p."""
@@ -188,7 +191,7 @@ class DatasetVerdict:
         return self.spread_p <= self.alpha
 
 
-def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = Settings()) -> DatasetVerdict:
+def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFAULTS) -> DatasetVerdict:
     """Each question (id -> (PR's tally, base's tally)) decided: ``failed`` when Holm rejects it,
     ``inconclusive`` when not but still in doubt (below its cap: the re-runs were not made, a
     budget stopped them; at its cap: p still at most ``suspect``),
@@ -215,7 +218,7 @@ def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = Sett
     return DatasetVerdict(out, m, spread_fall(tallies), settings.alpha)
 
 
-def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = Settings()) -> list[str]:
+def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFAULTS) -> list[str]:
     """The questions to run once more (sequential re-runs): in doubt, not yet decided (Holm would
     not reject them now), and under the cap of PR runs."""
     verdict = decide(tallies, settings)

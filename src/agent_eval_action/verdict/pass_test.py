@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from agent_eval_action.core.models import DatasetResult, PassTest, QuestionResult, QuestionTest
 from agent_eval_action.scoring.aggregate import passes
-from agent_eval_action.verdict.noise import MIN_BASE_RUNS, Settings, Tally, decide, more_runs
+from agent_eval_action.verdict.noise import DEFAULTS, MIN_BASE_RUNS, Settings, Tally, decide, more_runs
 from agent_eval_action.verdict.outages import outage_cause
 
 
@@ -53,7 +53,7 @@ def tallies(dataset: DatasetResult, metrics: dict[str, tuple[float, str]]) -> tu
     return dict(out), dict(not_run)
 
 
-def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Settings = Settings()) -> PassTest | None:
+def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Settings = DEFAULTS) -> PassTest | None:
     """The per-question test of ``current`` against ``baseline`` over the questions both ran;
     None when no metric has a pass threshold."""
     metrics = pass_metrics(current, baseline)
@@ -93,7 +93,7 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
     )
 
 
-def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings = Settings()) -> tuple[list[str], list[str]]:
+def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings = DEFAULTS) -> tuple[list[str], list[str]]:
     """The sequential re-runs' next round: (questions to run once more on the PR's side, those of
     them whose base record is too short to judge by, to run once more on the base's side too)."""
     metrics = pass_metrics(current, baseline)
