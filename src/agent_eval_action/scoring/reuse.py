@@ -33,9 +33,45 @@ def split_reusable(records: list[Record], baseline: DatasetResult | None, runs: 
     to_run: list[Record] = []
     for record in records:
         old = before.get(record.question.id, [])
-        same = len(old) == runs and all(r.content_hash == question_hash(record.question) and r.status == "ok" for r in old)
+        same = len(old) == runs and all(
+            still_valid(r, record.question, baseline.agent_fingerprint, baseline.agent_fingerprint) for r in old
+        )
         if same:
             carried.extend(r.model_copy(update={"reused": True}) for r in old)
         else:
             to_run.append(record)
     return carried, to_run
+
+
+def still_valid(run: QuestionResult, question: Question, stored_fingerprint: str | None, fingerprint: str | None) -> bool:
+    """The one decision "this stored run of a question still stands for it now": the agent code
+    that made it hashes as the code now (``stored_fingerprint``, the baseline's, against
+    ``fingerprint``), the question's content hashes the same, and it ran to a score. Reuse, the
+    baseline's pooling of runs across updates and compare-with = "base"'s pooling all ask here.
+    (The observed inputs of a question, issue 34, are one more key to add here.)"""
+    return (
+        fingerprint is not None and stored_fingerprint == fingerprint and run.content_hash == question_hash(question) and run.status == "ok"
+    )
+
+
+def pooled_runs(
+    records: list[Record], stored: DatasetResult | None, fingerprint: str | None, want: int
+) -> tuple[list[QuestionResult], dict[str, int]]:
+    """Runs of ``stored`` (an earlier baseline) that still stand for the questions of ``records``,
+    at most ``want`` a question, marked reused; and how many more runs each question needs to
+    have ``want`` (questions that need none are left out)."""
+    before: dict[str, list[QuestionResult]] = defaultdict(list)
+    for result in stored.questions if stored is not None else []:
+        before[result.id].append(result)
+    carried: list[QuestionResult] = []
+    need: dict[str, int] = {}
+    for record in records:
+        kept = [
+            r
+            for r in before.get(record.question.id, [])
+            if stored is not None and still_valid(r, record.question, stored.agent_fingerprint, fingerprint)
+        ][:want]
+        carried.extend(r.model_copy(update={"reused": True, "run": i}) for i, r in enumerate(kept))
+        if len(kept) < want:
+            need[record.question.id] = want - len(kept)
+    return carried, need

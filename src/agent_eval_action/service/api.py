@@ -30,7 +30,7 @@ from agent_eval_action.core.models import DatasetFormat, Problem, Question, Resu
 from agent_eval_action.core.redaction import Redactor
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.datasets.convert import write_golden, write_runs
-from agent_eval_action.repo.baseline import Written, write_baseline
+from agent_eval_action.repo.baseline import Written, working_tree_reader, write_baseline
 from agent_eval_action.repo.discovery import dataset_files, expand_paths
 from agent_eval_action.repo.git import Git, Snapshot, Workspace
 from agent_eval_action.repo.results_io import read_results as read_results
@@ -39,7 +39,7 @@ from agent_eval_action.repo.results_io import write_results as write_results
 from agent_eval_action.run.base_run import base_checkout, base_config, install_base
 from agent_eval_action.run.environments import install_environment as install_environment
 from agent_eval_action.scoring.shards import merge_results, merge_scorer
-from agent_eval_action.service.evaluation import Evaluation
+from agent_eval_action.service.evaluation import Evaluation, History
 from agent_eval_action.service.scaffold import Scaffold, scaffold
 from agent_eval_action.service.steps import (
     DatasetFile,
@@ -56,6 +56,7 @@ from agent_eval_action.service.steps import (
     path_roles,
     reusable_baselines,
     select_datasets,
+    stored_baselines,
 )
 from agent_eval_action.service.steps import Outcome as Outcome  # what the adapters (commands) get back
 from agent_eval_action.service.steps import background as background  # what the views show beside an outcome
@@ -254,7 +255,24 @@ def run_check(
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
             here = tree / workspace.prefix if workspace.prefix else tree
             twin = (base_config(config, tree, workspace.prefix, python=python), here)
-        done = evaluate_files(config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin, collector=collector)
+        # The stored baseline each dataset's questions in doubt are re-run against; with the base
+        # beside, its runs that still stand for the base's code pool with the base's runs now.
+        stored_of = stored_baselines(git, selection, config, snapshot.read if snapshot is not None else working_tree_reader(workspace.root))
+        base_code = git.fingerprint(merge_base, roles.is_agent) if tree is not None and merge_base else None
+
+        def history(item: DatasetFile) -> History | None:
+            return History(stored=stored_of(item), base_fingerprint=base_code)
+
+        done = evaluate_files(
+            config,
+            files_now,
+            progress=progress,
+            fingerprint=fingerprint,
+            reuse=reuse,
+            beside=twin,
+            collector=collector,
+            history=history,
+        )
     results = Results(
         tool_version=__version__,
         selection=selection,
@@ -278,7 +296,7 @@ def run_check(
         assert done.base is not None and merge_base is not None
         done.base.commit = merge_base
         results.base_run = done.base
-        ran_base = Results(datasets=done.base_datasets)
+        ran_base = Results(datasets=done.base_pooled or done.base_datasets)
         outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
         outcome.base_runs = done.base_datasets
         results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
@@ -349,12 +367,17 @@ def update_baselines(
     found = dataset_files(given or config.datasets, defaults=not given and config.datasets == config.default_datasets())
     problems = found.problems
     roles = path_roles(config, workspace)
+    fingerprint = agent_fingerprint(config, git, roles)
+    # The baselines as they are now: their runs that still stand (same question, same agent code)
+    # are kept, and each question runs only up to baseline_runs (an unchanged dataset: none).
+    stored_of = stored_baselines(git, None, config, working_tree_reader(workspace.root))
     done = evaluate_files(
         config,
         [DatasetFile(file, workspace.rel(file)) for file in found.files],
         progress=progress,
-        fingerprint=agent_fingerprint(config, git, roles),
+        fingerprint=fingerprint,
         collector=collector,
+        history=lambda item: History(stored=stored_of(item), fingerprint=fingerprint, pool=True),
     )
     uncommitted = git.uncommitted(roles.is_agent) if done.run is not None else []
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)

@@ -33,7 +33,7 @@ from agent_eval_action.repo.agent_code import agent_paths
 from agent_eval_action.repo.baseline import find_baseline, match, working_tree_reader
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
-from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
+from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
 from agent_eval_action.verdict.noise import Settings
@@ -94,6 +94,8 @@ class Evaluated:
     # compare-with = "base": the base's agent's runs of the same questions, and what they cost.
     base: BaseRun | None = None
     base_datasets: list[DatasetResult] | None = None
+    # The same with the stored baseline's runs that still stand pooled in: what the PR is compared with.
+    base_pooled: list[DatasetResult] | None = None
 
 
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.
@@ -114,13 +116,16 @@ def evaluate_files(
     reuse: Callable[[DatasetFile], DatasetResult | None] | None = None,
     beside: tuple[Config, Path] | None = None,
     collector: Collector = LIBRARY,
+    history: Callable[[DatasetFile], History | None] | None = None,
 ) -> Evaluated:
     """The evaluate loop: each file loaded, run through the agent where it holds no recorded runs,
     and scored; those that could not be are problems. ``progress``: where the progress line of
     long runs goes (None: nowhere). ``fingerprint``: the agent code's hash, recorded with the
     runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again;
     ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base");
-    ``collector``: the garbage collector's policy while scoring (the process owner's)."""
+    ``collector``: the garbage collector's policy while scoring (the process owner's);
+    ``history``: a dataset's stored baseline, pooled with (`baseline update`) or re-run against
+    (the questions in doubt of a check)."""
     evaluation = Evaluation(config, err=progress or io.StringIO(), collector=collector)
     if beside is not None:
         evaluation.beside(*beside)
@@ -128,9 +133,15 @@ def evaluate_files(
     problems: list[Problem] = []
     base = BaseRun(datasets=[], questions=0, runs=config.runs, model_calls=0)
     base_datasets: list[DatasetResult] = []
+    compared_with: list[DatasetResult] = []
     try:
         for item in files:
-            done = evaluation.evaluate(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
+            done = evaluation.evaluate(
+                item.file,
+                reuse=reuse(item) if reuse is not None else None,
+                also=item.also,
+                history=history(item) if history is not None else None,
+            )
             problems.extend(done.problems)
             result = done.result
             if result is None:
@@ -140,6 +151,7 @@ def evaluate_files(
             if done.base is not None:  # the base's run of this file
                 done.base.path = result.path
                 base_datasets.append(done.base)
+                compared_with.append(done.base_pooled or done.base)
                 base.datasets.append(result.path)
                 base.questions += done.base_questions
                 base.model_calls += done.base_calls
@@ -150,7 +162,7 @@ def evaluate_files(
         evaluation.close()
     evaluated = Evaluated(datasets=datasets, problems=problems, run=evaluation.stats())
     if beside is not None:
-        evaluated.base_datasets, evaluated.base = base_datasets, base
+        evaluated.base_datasets, evaluated.base, evaluated.base_pooled = base_datasets, base, compared_with
     return evaluated
 
 
@@ -224,17 +236,32 @@ def reusable_baselines(
 ) -> Callable[[DatasetFile], DatasetResult | None]:
     """A dataset's baseline at the merge-base (as ``base`` read it) when it was made with the same
     agent code (``fingerprint``): its unchanged questions need not run again (``reuse.py`` says which)."""
+    stored = stored_baselines(git, selection, config, base.read)
+
+    def baseline(item: DatasetFile) -> DatasetResult | None:
+        found = stored(item)
+        return found if found is not None and found.agent_fingerprint == fingerprint else None
+
+    return baseline
+
+
+def stored_baselines(
+    git: Git, selection: Selection | None, config: Config, read: Callable[[str], str | None]
+) -> Callable[[DatasetFile], DatasetResult | None]:
+    """A dataset file's stored baseline as ``read`` finds it (at the merge-base, or in the working
+    tree), under its path or the path the PR renamed it from; None when it has none or it is unreadable
+    (reported when the comparison reads it)."""
     baselines_dir = git.workspace().rel(config.baselines_dir)
-    renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}
+    renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from} if selection is not None else {}
 
     def baseline(item: DatasetFile) -> DatasetResult | None:
         path = item.path or item.file
         old = renamed.get(path)
         try:
-            found = find_baseline(base.read, "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
+            found = find_baseline(read, "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
         except DatasetError:
-            return None  # reported when the comparison reads it
-        return found.dataset if found is not None and found.dataset.agent_fingerprint == fingerprint else None
+            return None
+        return found.dataset if found is not None else None
 
     return baseline
 
