@@ -484,6 +484,9 @@ class QuestionTest(_Model):
     decision: Literal["failed", "inconclusive", "cleared"]
     # Runs of it that ended in a model/API error: not run, not counted.
     not_run: int = 0
+    # The base holds too few runs of it to test by (an older baseline of one run): decided by the
+    # per-question guard's rule (every base run passed, every run here failed).
+    short: bool = False
     # A plain-words line: "q26: 0 of 6 runs pass, 5 of 5 on the base: p = 0.002".
     said: str = ""
 

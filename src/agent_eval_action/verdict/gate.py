@@ -173,9 +173,15 @@ def evaluate_gate(
         if test is not None:
             for question in test.tested:
                 if question.decision == "failed":
+                    how = (
+                        f"every run fails where every base run passed; the baseline holds too few runs to test by: `{REFRESH_RUNS}` "
+                        "on the base branch records baseline-runs (5) a question"
+                        if question.short
+                        else f"Holm over {plural(test.m, 'question')} that could fall, alpha {test.alpha:g}"
+                    )
                     fail(
                         "question_fall",
-                        f"question {question.said} (Holm over {plural(test.m, 'question')} that could fall, alpha {test.alpha:g})",
+                        f"question {question.said} ({how})",
                         question=question.id,
                         baseline=question.baseline_passes / question.baseline_runs,
                         current=question.passes / question.runs,
@@ -269,6 +275,9 @@ def evaluate_gate(
         result.outcome, result.infrastructure = "unchecked", cause
         result.unchecked = [f"{cause} ({runs} of {total} question runs could not reach the model: not the PR's doing)"]
     return result
+
+
+REFRESH_RUNS = "baseline update"
 
 
 def _would_decide(runs: int, cap: int) -> str:

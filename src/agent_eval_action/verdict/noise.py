@@ -132,11 +132,9 @@ def spread_fall(tallies: Mapping[str, tuple[Tally, Tally]]) -> float:
 
 def in_doubt(pr: Tally, base: Tally, *, doubt: float = DOUBT) -> bool:
     """Whether one more run could change what is concluded of the question: its PR runs make a
-    fall plausible (p at most ``doubt``), or it failed against a short all-pass base record."""
+    fall plausible (p at most ``doubt``)."""
     if pr.runs == 0 or base.runs == 0 or pr.passes == pr.runs:
         return False
-    if base.runs < MIN_BASE_RUNS and base.passes == base.runs:
-        return True
     return fisher_fall(pr, base) <= doubt
 
 
@@ -151,6 +149,8 @@ class QuestionVerdict:
     p: float
     decision: Decision
     level: float
+    # Decided by the per-question guard's rule: the base has too few runs to test by.
+    short: bool = False
 
     def said(self) -> str:
         """ "q26: 0 of 6 runs pass, 5 of 5 on the base: p = 0.002" """
@@ -198,23 +198,29 @@ def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFA
     ``cleared`` when it failed a run but the base fails as often, ``unchanged`` when every PR run
     passed. The dataset-wide test is made at the same ``alpha``."""
     pvalues = {q: fisher_fall(pr, base) for q, (pr, base) in tallies.items()}
-    least = {q: least_p(pr, base) for q, (pr, base) in tallies.items()}
+    # A base record too short to test by (an older baseline of one run): the per-question guard's
+    # rule, a question that passed every base run and fails every run here fell.
+    short = {q for q, (pr, base) in tallies.items() if 0 < base.runs < MIN_BASE_RUNS}
+    least = {q: least_p(pr, base) for q, (pr, base) in tallies.items() if q not in short}
     m = tarone_m(least, settings.alpha)
-    candidates = {q: p for q, p in pvalues.items() if least[q] <= settings.alpha / m}
+    candidates = {q: p for q, p in pvalues.items() if q in least and least[q] <= settings.alpha / m}
     rejected = holm(candidates, m, settings.alpha)
     out = []
     for qid in sorted(tallies):
         pr, base = tallies[qid]
         p = pvalues[qid]
-        if qid in rejected:
-            decision: Decision = "failed"
+        if qid in short:
+            broke = base.passes == base.runs and pr.runs > 0 and pr.passes == 0
+            decision: Decision = "failed" if broke else "cleared" if pr.passes < pr.runs else "unchanged"
+        elif qid in rejected:
+            decision = "failed"
         elif in_doubt(pr, base, doubt=settings.suspect if pr.runs >= settings.cap else settings.doubt):
             decision = "inconclusive"
         elif pr.passes < pr.runs:
             decision = "cleared"
         else:
             decision = "unchanged"
-        out.append(QuestionVerdict(qid, pr, base, p, decision, rejected.get(qid, settings.alpha / m)))
+        out.append(QuestionVerdict(qid, pr, base, p, decision, rejected.get(qid, settings.alpha / m), short=qid in short))
     return DatasetVerdict(out, m, spread_fall(tallies), settings.alpha)
 
 
@@ -223,6 +229,8 @@ def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = D
     not reject them now), and under the cap of PR runs."""
     verdict = decide(tallies, settings)
     doubtful = [q.id for q in verdict.questions if q.decision == "inconclusive" and q.pr.runs < settings.cap]
+    # A fall against a short base record is confirmed by failing MIN_BASE_RUNS runs, not one.
+    doubtful += [q.id for q in verdict.questions if q.short and q.decision == "failed" and q.pr.runs < MIN_BASE_RUNS]
     if not settings.alpha < verdict.spread_p <= settings.spread_doubt:
         return doubtful
     # The dataset-wide test in doubt: a fall spread thin shows on questions that passed their

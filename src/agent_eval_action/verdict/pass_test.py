@@ -74,6 +74,7 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
             level=q.level,
             decision=q.decision,
             not_run=not_run.get(q.id, 0),
+            short=q.short,
             said=q.said(),
         )
         for q in verdict.questions
@@ -103,4 +104,4 @@ def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings
     before, _ = tallies(baseline, metrics)
     shared = {q: (now[q], before[q]) for q in now.keys() & before.keys()}
     again = sorted(more_runs(shared, settings))
-    return again, [q for q in again if before[q].runs < MIN_BASE_RUNS]
+    return again, [q for q in again if before[q].runs < MIN_BASE_RUNS and before[q].passes == before[q].runs]

@@ -77,7 +77,7 @@ def test_in_doubt() -> None:
     assert in_doubt(Tally(1, 0), Tally(5, 5))  # p = 1/6
     assert not in_doubt(Tally(1, 0), Tally(5, 4))  # p = 1/3: the base fails as often
     assert not in_doubt(Tally(1, 1), Tally(5, 5))
-    assert in_doubt(Tally(1, 0), Tally(1, 1))  # one base run tells nothing yet
+    assert not in_doubt(Tally(1, 0), Tally(1, 1))  # p = 1/2: one base run decides by the guard's rule (decide)
 
 
 def test_decide_tells_the_four_outcomes_apart() -> None:
@@ -129,3 +129,14 @@ def test_more_runs_stops_at_the_cap() -> None:
     assert more_runs({"q": (Tally(3, 0), Tally(5, 5))}, Settings(cap=10)) == ["q"]
     # 2 of 3 against 5 of 5: p = 0.375, cleared.
     assert more_runs({"q": (Tally(3, 2), Tally(5, 5))}, Settings(cap=10)) == []
+
+
+def test_a_short_base_record_decides_by_the_guards_rule_confirmed_by_reruns() -> None:
+    """An older baseline of one run: a question that passed it and fails every run here fell (a
+    deterministic break still fails), confirmed by MIN_BASE_RUNS runs before the check stops."""
+    verdict = decide({"q": (Tally(1, 0), Tally(1, 1)), "flaky": (Tally(3, 1), Tally(1, 1))})
+    by_id = {q.id: q for q in verdict.questions}
+    assert (by_id["q"].decision, by_id["q"].short) == ("failed", True)
+    assert by_id["flaky"].decision == "cleared"  # its runs disagree: no break
+    assert more_runs({"q": (Tally(1, 0), Tally(1, 1))}) == ["q"]
+    assert more_runs({"q": (Tally(3, 0), Tally(1, 1))}) == []
