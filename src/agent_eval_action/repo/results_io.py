@@ -69,8 +69,15 @@ def _pieces(results: Results) -> Iterator[str]:
     for key in OMITTED_WHEN_EMPTY:
         if not outline.get(key):
             outline.pop(key, None)
-    if isinstance(outline.get("gate"), dict) and not outline["gate"].get("within_noise"):
-        outline["gate"].pop("within_noise", None)  # added later: a gate with none reads as before
+    gate = outline.get("gate")
+    if isinstance(gate, dict):
+        # Added later: a gate with none of them reads as before.
+        for key, empty in (("within_noise", []), ("inconclusive", []), ("infrastructure", None), ("on_inconclusive", "pass")):
+            if gate.get(key, empty) == empty:
+                gate.pop(key, None)
+    for comparison in outline.get("comparison") or []:
+        if comparison.get("pass_test") is None:
+            comparison.pop("pass_test", None)
     for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
         data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
     yield from _encode(outline, 0)

@@ -37,6 +37,7 @@ from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, H
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
 from agent_eval_action.verdict.noise import Settings
+from agent_eval_action.verdict.pass_test import pass_test
 from agent_eval_action.verdict.rules import Rules, rules_at_base
 from agent_eval_action.verdict.selection import PathRoles, select, select_all
 from agent_eval_action.views.background import Background
@@ -386,6 +387,7 @@ def background(outcome: Outcome, cwd: Path) -> Background:
         shown = Background(rules=rules)
     # compare-with = "base": the runs beside this one are the base's, made now.
     shown.base_runs.update({run.path: run for run in outcome.base_runs})
+    shown.ignore_state = frozenset(config.ignore_state)
     return shown
 
 
@@ -424,7 +426,19 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
             continue
         differ, total = answered_differently(dataset, found.dataset)
         moved = [m for m in comparison.metrics if m.verdict in ("regressed", "improved") and not is_timing(m.metric)]
-        if not differ and not moved:
+        if comparison.pass_test is not None:
+            # Questions pass at their own rates: drift is only a move beyond them, either way
+            # (the fresh base against the stored runs, and the stored runs against the fresh base).
+            rose = pass_test(found.dataset, dataset, noise_settings(config))
+            beyond = [
+                t
+                for t in (comparison.pass_test, rose)
+                if t is not None and (t.spread_p <= t.alpha or any(q.decision == "failed" for q in t.tested))
+            ]
+            if not beyond:
+                continue
+            moved = moved or [m for m in comparison.metrics if m.metric in comparison.pass_test.metrics]
+        elif not differ and not moved:
             continue
         shown = max(moved or comparison.metrics, key=lambda m: abs(m.delta or 0.0), default=None)
         figures = ""

@@ -31,6 +31,7 @@ from agent_eval_action.repo.history import Point
 from agent_eval_action.scoring.aggregate import passes
 from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
 from agent_eval_action.verdict.gate import RuleView, is_timing
+from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
 
 SECONDS = {"latency", "turn_latency"}
@@ -546,10 +547,24 @@ def runs_by_id(dataset: DatasetResult) -> dict[str, list[QuestionResult]]:
     return dict(out)
 
 
+def volatile_keys(runs: list[QuestionResult]) -> set[str]:
+    """Final-state keys whose values differ between the base's own runs of one question
+    (timestamps, ids): what re-asking the same question changes, never the PR."""
+    states = [r.transcript.final_state for r in runs if r.transcript is not None and r.transcript.final_state is not None]
+    keys = {k for state in states for k in state}
+    return {k for k in keys if len({json.dumps(state.get(k), sort_keys=True, default=str) for state in states}) > 1}
+
+
 def question_diff(
-    qid: str, fell: list[str], head_runs: list[QuestionResult], before_runs: list[QuestionResult], dropped: set[str]
+    qid: str,
+    fell: list[str],
+    head_runs: list[QuestionResult],
+    before_runs: list[QuestionResult],
+    dropped: set[str],
+    ignore_state: frozenset[str] = frozenset(),
 ) -> QuestionDiff:
-    """``head_runs``, ``before_runs``: the question's runs in this run and in the base run (from :func:`runs_by_id`)."""
+    """``head_runs``, ``before_runs``: the question's runs in this run and in the base run (from
+    :func:`runs_by_id`); ``ignore_state``: state keys the config calls volatile."""
     head = _worst_run(head_runs, fell)
     before = min(before_runs, key=lambda q: (q.status == "error", q.run)) if before_runs else None
     rows: list[DiffRow] = []
@@ -589,7 +604,23 @@ def question_diff(
     bt, ht = (before.transcript if before else None), head.transcript
     if bt is not None and ht is not None:
         if bt.final_state is not None and ht.final_state is not None:
-            rows.extend(state_rows(bt.final_state, ht.final_state))
+            volatile = volatile_keys(before_runs) | set(ignore_state)
+            rows.extend(
+                state_rows(
+                    {k: v for k, v in bt.final_state.items() if k not in volatile},
+                    {k: v for k, v in ht.final_state.items() if k not in volatile},
+                )
+            )
+            shown = sorted(k for k in volatile if bt.final_state.get(k, ...) != ht.final_state.get(k, ...))
+            if shown:
+                rows.append(
+                    DiffRow(
+                        label="volatile state",
+                        base=", ".join(shown),
+                        head="differ between the base's own runs (or ignore-state): not a change",
+                        kind="state",
+                    )
+                )
         if (bt.final_response or "") != (ht.final_response or ""):
             rows.append(
                 DiffRow(
@@ -961,11 +992,16 @@ def dataset_view(
     diffs = []
     if base is not None:
         head_runs, base_runs = runs_by_id(dataset), runs_by_id(base)
-        diffs = [question_diff(qid, fell, head_runs[qid], base_runs.get(qid, []), dropped) for qid, fell in regressed_ids.items()]
+        diffs = [
+            question_diff(qid, fell, head_runs[qid], base_runs.get(qid, []), dropped, background.ignore_state)
+            for qid, fell in regressed_ids.items()
+        ]
     views = [_question_view(q, thresholds, dataset.summary) for q in dataset.questions]
     # Each run's failed metrics are judged here once; the terminal's table lists these too.
     failed_runs = [(q, v.failed) for q, v in zip(dataset.questions, views, strict=True) if q.status == "ok" and v.failed]
-    failing = [v for v in views if v.status == "error" or v.failed]
+    # An outage's runs are said once, in the headline: not one "needs a look" per question.
+    outage = gate is not None and gate.infrastructure is not None
+    failing = [v for v in views if (v.status == "error" and not (outage and outage_cause(v.error))) or v.failed]
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
     lines = [_dataset_line(f) for f in (gate.failures if gate else []) if f.dataset == dataset.path and not f.metric]
     return DatasetView(
