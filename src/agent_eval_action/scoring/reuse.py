@@ -3,7 +3,8 @@
 A question's scores are taken from the baseline only when that is provably the same work: no
 agent path changed, the baseline was made with the same agent code (its fingerprint, a hash of
 the agent paths' blobs, equals HEAD's), the question's content (user inputs, references,
-metadata, initial state) hashes the same, and it has as many runs as this run asks for.
+metadata, initial state) hashes the same, and it has at least as many runs as this run asks for
+(all of them are carried: a baseline of 5 runs a question stands for a PR run of 1).
 """
 
 from __future__ import annotations
@@ -33,9 +34,8 @@ def split_reusable(records: list[Record], baseline: DatasetResult | None, runs: 
     to_run: list[Record] = []
     for record in records:
         old = before.get(record.question.id, [])
-        same = len(old) == runs and all(
-            still_valid(r, record.question, baseline.agent_fingerprint, baseline.agent_fingerprint) for r in old
-        )
+        # A baseline of more runs than this run asks for (baseline-runs) stands for it whole.
+        same = len(old) >= runs and all(still_valid(r, record.question, code=True) for r in old)
         if same:
             carried.extend(r.model_copy(update={"reused": True}) for r in old)
         else:
@@ -43,15 +43,18 @@ def split_reusable(records: list[Record], baseline: DatasetResult | None, runs: 
     return carried, to_run
 
 
-def still_valid(run: QuestionResult, question: Question, stored_fingerprint: str | None, fingerprint: str | None) -> bool:
+def same_code(stored_fingerprint: str | None, fingerprint: str | None) -> bool:
+    """Whether stored runs were made by the agent code that runs now: both hashes known and equal."""
+    return fingerprint is not None and stored_fingerprint == fingerprint
+
+
+def still_valid(run: QuestionResult, question: Question, *, code: bool) -> bool:
     """The one decision "this stored run of a question still stands for it now": the agent code
-    that made it hashes as the code now (``stored_fingerprint``, the baseline's, against
-    ``fingerprint``), the question's content hashes the same, and it ran to a score. Reuse, the
+    that made it is the code now (``code``: :func:`same_code`, or checked by the caller for a
+    whole baseline), the question's content hashes the same, and it ran to a score. Reuse, the
     baseline's pooling of runs across updates and compare-with = "base"'s pooling all ask here.
     (The observed inputs of a question, issue 34, are one more key to add here.)"""
-    return (
-        fingerprint is not None and stored_fingerprint == fingerprint and run.content_hash == question_hash(question) and run.status == "ok"
-    )
+    return code and run.content_hash == question_hash(question) and run.status == "ok"
 
 
 def pooled_runs(
@@ -65,12 +68,9 @@ def pooled_runs(
         before[result.id].append(result)
     carried: list[QuestionResult] = []
     need: dict[str, int] = {}
+    code = stored is not None and same_code(stored.agent_fingerprint, fingerprint)
     for record in records:
-        kept = [
-            r
-            for r in before.get(record.question.id, [])
-            if stored is not None and still_valid(r, record.question, stored.agent_fingerprint, fingerprint)
-        ][:want]
+        kept = [r for r in before.get(record.question.id, []) if still_valid(r, record.question, code=code)][:want]
         carried.extend(r.model_copy(update={"reused": True, "run": i}) for i, r in enumerate(kept))
         if len(kept) < want:
             need[record.question.id] = want - len(kept)

@@ -27,7 +27,7 @@ from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
 from agent_eval_action.run.progress import Progress
-from agent_eval_action.scoring.reuse import pooled_runs, question_hash, split_reusable, still_valid
+from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.noise import Settings
 from agent_eval_action.verdict.pass_test import to_rerun
@@ -261,9 +261,10 @@ class Evaluation:
         questions = {r.question.id: r.question for r in plan.request.records}
         out = []
         seen: Counter[str] = Counter()
+        code = same_code(stored.agent_fingerprint, history.base_fingerprint)
         for run in stored.questions:
             question = questions.get(run.id)
-            if question is not None and still_valid(run, question, stored.agent_fingerprint, history.base_fingerprint):
+            if question is not None and still_valid(run, question, code=code):
                 out.append(run.model_copy(update={"reused": True, "run": fresh[run.id] + seen[run.id]}))
                 seen[run.id] += 1
         return out
