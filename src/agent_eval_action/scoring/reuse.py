@@ -61,7 +61,7 @@ def pooled_runs(
     records: list[Record], stored: DatasetResult | None, fingerprint: str | None, want: int
 ) -> tuple[list[QuestionResult], dict[str, int]]:
     """Runs of ``stored`` (an earlier baseline) that still stand for the questions of ``records``,
-    at most ``want`` a question, marked reused; and how many more runs each question needs to
+    at most ``want`` a question; and how many more runs each question needs to
     have ``want`` (questions that need none are left out)."""
     before: dict[str, list[QuestionResult]] = defaultdict(list)
     for result in stored.questions if stored is not None else []:
@@ -71,7 +71,8 @@ def pooled_runs(
     code = stored is not None and same_code(stored.agent_fingerprint, fingerprint)
     for record in records:
         kept = [r for r in before.get(record.question.id, []) if still_valid(r, record.question, code=code)][:want]
-        carried.extend(r.model_copy(update={"reused": True, "run": i}) for i, r in enumerate(kept))
+        # Kept as stored (not marked reused): a baseline made again of the same runs keeps its bytes.
+        carried.extend(r.model_copy(update={"run": i}) for i, r in enumerate(kept))
         if len(kept) < want:
             need[record.question.id] = want - len(kept)
     return carried, need

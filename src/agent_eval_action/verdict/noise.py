@@ -35,7 +35,7 @@ SUSPECT = 0.05
 # While the dataset-wide test is in doubt, every question is run up to this many times.
 SPREAD_RUNS = 3
 # ... when its p-value is at most this (and above alpha).
-SPREAD_DOUBT = 0.1
+SPREAD_DOUBT = 0.2
 # Below this many base runs, a fall from an all-pass base is in doubt whatever its p-value:
 # one base run cannot tell a broken question from a flaky one (compare-with = "base" without history).
 MIN_BASE_RUNS = 3
@@ -231,7 +231,8 @@ def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = D
     doubtful = [q.id for q in verdict.questions if q.decision == "inconclusive" and q.pr.runs < settings.cap]
     # A fall against a short base record is confirmed by failing MIN_BASE_RUNS runs, not one.
     doubtful += [q.id for q in verdict.questions if q.short and q.decision == "failed" and q.pr.runs < MIN_BASE_RUNS]
-    if not settings.alpha < verdict.spread_p <= settings.spread_doubt:
+    # Questions in doubt are decided first; once one fell, the check fails whatever else does.
+    if doubtful or verdict.of("failed") or not settings.alpha < verdict.spread_p <= settings.spread_doubt:
         return doubtful
     # The dataset-wide test in doubt: a fall spread thin shows on questions that passed their
     # first run too, so every question gets runs up to ``spread_runs``.

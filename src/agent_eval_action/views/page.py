@@ -988,6 +988,10 @@ def dataset_view(
     moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids = regressions(dataset, base, comparison)
+    if gate is not None and gate.infrastructure is not None:
+        # Runs the model/API kept from running are said once, in the headline: no diff of each.
+        ran = {q.id for q in dataset.questions if not (q.status == "error" and outage_cause(q.error))}
+        regressed_ids = {qid: fell for qid, fell in regressed_ids.items() if qid in ran}
     dropped = {d.id for m in (comparison.metrics if comparison else []) for d in counted_drops(m)}
     diffs = []
     if base is not None:
