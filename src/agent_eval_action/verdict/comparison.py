@@ -22,6 +22,7 @@ from agent_eval_action.scoring.aggregate import (
     unscaled,
 )
 from agent_eval_action.verdict.noise import DEFAULTS, Settings
+from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.verdict.pass_test import pass_test
 
 EPSILON = 1e-9
@@ -80,7 +81,9 @@ def flaky_questions(current: DatasetResult, baseline: DatasetResult | None) -> l
 
 
 def _errors(dataset: DatasetResult) -> int:
-    return sum(1 for q in dataset.questions if q.status == "error")
+    """How many questions ended in an error of the agent's in some run (a question re-run or run
+    several times counts once; a model/API outage is no error of the agent's)."""
+    return len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error)})
 
 
 def compare_dataset(

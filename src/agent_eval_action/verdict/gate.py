@@ -11,7 +11,7 @@ from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regre
 from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import DatasetComparison, DatasetResult, GateFailure, GateResult, GateRule, Results
 from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_worse_side, counted_drops, within_spread, worse_amount
-from agent_eval_action.verdict.outages import main_cause
+from agent_eval_action.verdict.outages import main_cause, outage_cause
 
 
 def is_timing(metric: str) -> bool:
@@ -94,11 +94,12 @@ def evaluate_gate(
         comparison = by_path.get(dataset.path)
         outage = main_cause(q.error for q in dataset.questions if q.status == "error")
         not_run = outage[1] if outage else 0
-        # A model/API error ran nothing of the PR's: it is no error of the agent's.
-        errors = sum(1 for q in dataset.questions if q.status == "error") - not_run
+        # A model/API error ran nothing of the PR's: it is no error of the agent's. Counted by
+        # question: the re-runs of one question that errs are one question that errs.
+        errors = len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error)})
         if outage is not None:
             total = len(dataset.questions)
-            if not_run > config.max_not_run * total or errors + not_run == total:
+            if not_run > config.max_not_run * total or not_run == sum(1 for q in dataset.questions if q.status != "skipped"):
                 outages.append((outage[0], not_run, total))
                 continue
             notes.append(f"{name}: {plural(not_run, 'question run')} not run ({outage[0]}): not counted")

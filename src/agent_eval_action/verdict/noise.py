@@ -154,7 +154,8 @@ class QuestionVerdict:
 
     def said(self) -> str:
         """ "q26: 0 of 6 runs pass, 5 of 5 on the base: p = 0.002" """
-        return f"{self.id}: {self.pr.said()}, {self.base.passes} of {self.base.runs} on the base: p = {_p(self.p)}"
+        said = f"{self.id}: {self.pr.said()}, {self.base.passes} of {self.base.runs} on the base"
+        return said if self.short else f"{said}: p = {_p(self.p)}"
 
 
 def _p(p: float) -> str:
