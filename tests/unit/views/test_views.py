@@ -32,6 +32,7 @@ from agent_eval_action.views.page import (
     fmt,
     headline,
     reasons,
+    question_diff,
     runs_by_id,
     signed,
     spark,
@@ -454,3 +455,23 @@ def test_the_gate_stores_what_it_decided_on_each_failure() -> None:
     assert (failure.rule, failure.limit, failure.significant, failure.subject) == ("max_regression", 0.05, True, "cs")
     assert failure.detail is not None and failure.message == f"cs: {failure.detail}"
     assert failure.detail.startswith(f"{STATE} 1 -> 0.2 (delta -0.8") and failure.detail.endswith("regressed beyond max_regression 0.05")
+
+
+def test_state_keys_the_bases_own_runs_disagree_on_are_volatile_not_changed() -> None:
+    """A timestamp the agent writes differs between the base's own runs of a question: shown as
+    volatile, never as a change; ignore-state names more."""
+
+    def run(k: int, state: dict[str, object]) -> QuestionResult:
+        return QuestionResult(id="q", run=k, scores={}, transcript=Transcript(final_state=state))
+
+    base = [run(0, {"at": "10:00", "order": 7, "id": "a"}), run(1, {"at": "10:05", "order": 7, "id": "a"})]
+    head = [run(0, {"at": "11:00", "order": 8, "id": "b"})]
+    rows = question_diff("q", [], head, base, set()).rows
+    assert [(r.label, r.base, r.head) for r in rows if r.kind == "state"] == [
+        ("state id", "a", "b"),
+        ("state order", "7", "8"),
+        ("volatile state", "at", "differ between the base's own runs (or ignore-state): not a change"),
+    ]
+    ignored = question_diff("q", [], head, base, set(), frozenset({"id"})).rows
+    assert [r.label for r in ignored if r.kind == "state"] == ["state order", "volatile state"]
+    assert next(r.base for r in ignored if r.label == "volatile state") == "at, id"
