@@ -284,7 +284,7 @@ REFRESH_RUNS = "baseline update"
 def _would_decide(runs: int, cap: int) -> str:
     """What would decide an inconclusive question, in words."""
     if runs < cap:
-        return f"the budget stopped its re-runs at {runs}: up to {cap} would decide it"
+        return f"re-runs stopped at {runs} (a budget, or no agent to re-run it here): up to {cap} runs would decide it"
     return f"its {cap} runs could not decide it: raise [gate] max-reruns, or run `baseline update` for more base runs"
 
 
