@@ -108,3 +108,24 @@ def test_no_api_key_could_not_be_checked_with_the_cause_said_once(pr: Path) -> N
     assert gate["infrastructure"].startswith("no API key or credentials for the model: set GOOGLE_API_KEY")
     comment = (pr / "agent-eval-results" / "comment.md").read_text().replace("\\", "")
     assert comment.count("Missing key inputs") == 0 and "set GOOGLE_API_KEY" in comment
+
+
+def test_base_mode_pools_the_stored_runs_and_fails_a_broken_question_the_same(pr: Path) -> None:
+    """compare-with = "base": the base's agent runs each question once now, pooled with the stored
+    runs of the same code (5 + 1 a question); the PR side costs the same as against the baseline."""
+    agent = pr / "stochastic" / "agent.py"
+    agent.write_text(agent.read_text() + 'RATES["plum"] = 0.0  # the PR breaks plum\n')
+    commit(pr, "break plum")
+    done, calls = cli(pr, "check", "--base", "main", "--compare-with", "base")
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = results(pr)
+    assert data["compare_with"] == "base"
+    (fell,) = data["gate"]["failures"]
+    assert fell["rule"] == "question_fall" and fell["question"] == "plum", fell
+    # 0 of 3 against 6 of 6: p = 1/84 = 0.012, not yet 0.01; 0 of 4: p = 1/210.
+    assert "plum: 0 of 4 runs pass, 6 of 6 on the base: p = 0.0048" in fell["message"]
+    (test,) = [c["pass_test"] for c in data["comparison"]]
+    assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) * 6, len(ITEMS))
+    # Both sides run every question once; only the PR side re-runs plum.
+    pr_runs = sum(t["runs"] for t in test["tested"]) + (len(ITEMS) - len(test["tested"]))
+    assert calls == (pr_runs + len(ITEMS)) * 2

@@ -19,6 +19,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
 PRICES = {"apple": 1, "pear": 2, "plum": 3, "fig": 4, "kiwi": 5, "lime": 6, "date": 7, "peach": 8}
+# Rates the code itself sets (a PR's change to the agent), laid over $STOCHASTIC_RATES.
+RATES: dict[str, float] = {}
 NO_KEY = "Missing key inputs argument! To use the Google AI API, provide (`api_key`) arguments."
 
 
@@ -42,7 +44,8 @@ class StochasticModel(BaseLlm):
         said = "".join(p.text or "" for p in last.parts or [])
         if answer is None:
             item = said.split()[-1] if said else "nothing"
-            rate = float(json.loads(os.environ.get("STOCHASTIC_RATES") or "{}").get(item, 1.0))
+            rates = {**json.loads(os.environ.get("STOCHASTIC_RATES") or "{}"), **RATES}
+            rate = float(rates.get(item, 1.0))
             asked = item if random.random() < rate else "nothing"
             part = types.Part(function_call=types.FunctionCall(name="lookup", args={"item": asked}))
         else:
