@@ -446,13 +446,16 @@ class GateFailed(AssertionError):
 
 
 def assert_passed(results: Results) -> Results:
-    """For tests: returns ``results`` when the gate passed (or, without a gate, nothing failed to
-    run), else raises ``GateFailed`` whose message a reviewer reads as is."""
+    """For tests: returns ``results`` when the gate passed (an inconclusive check too, unless
+    on-inconclusive = "fail"; or, without a gate, nothing failed to run), else raises
+    ``GateFailed`` whose message a reviewer reads as is."""
     lines: list[str] = []
     gate = results.gate
-    if gate is not None and gate.outcome != "passed":
-        lines.append(f"agent evaluation {'failed' if gate.outcome == 'failed' else 'could not be checked'}:")
+    if gate is not None and not gate.passed:
+        said = {"failed": "failed", "inconclusive": "was inconclusive"}.get(gate.outcome, "could not be checked")
+        lines.append(f"agent evaluation {said}:")
         lines.extend(f"  - {reason}" for reason in gate.unchecked)
+        lines.extend(f"  - {reason}" for reason in gate.inconclusive)
         lines.extend(f"  - {failure.message}" for failure in gate.failures)
     elif gate is None:
         lines.extend(f"  - {p.message}" for p in results.problems)
