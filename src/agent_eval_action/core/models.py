@@ -487,6 +487,8 @@ class QuestionTest(_Model):
     # The base holds too few runs of it to test by (an older baseline of one run): decided by the
     # per-question guard's rule (every base run passed, every run here failed).
     short: bool = False
+    # The metrics (of those it meets on the base) that some run of it here missed.
+    fell_on: list[str] = Field(default_factory=list)
     # A plain-words line: "q26: 0 of 6 runs pass, 5 of 5 on the base: p = 0.002".
     said: str = ""
 

@@ -296,8 +296,9 @@ def run_check(
         assert done.base is not None and merge_base is not None
         done.base.commit = merge_base
         results.base_run = done.base
-        ran_base = Results(datasets=done.base_pooled or done.base_datasets)
-        outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"))
+        ran_base = Results(datasets=done.base_datasets)
+        pooled = {d.path: d for d in done.base_pooled or []}
+        outcome = compare_and_gate(results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"), pooled=pooled)
         outcome.base_runs = done.base_datasets
         results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
         fail_on_drift(results, rules)

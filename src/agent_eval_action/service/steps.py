@@ -151,6 +151,8 @@ def evaluate_files(
                 result.path = item.path
             if done.base is not None:  # the base's run of this file
                 done.base.path = result.path
+                if done.base_pooled is not None:
+                    done.base_pooled.path = result.path
                 base_datasets.append(done.base)
                 compared_with.append(done.base_pooled or done.base)
                 base.datasets.append(result.path)
@@ -302,7 +304,11 @@ def baselines_in(before: Results, where: str | None, *, pair: bool = False) -> B
 
 
 def compare(
-    results: Results, config: Config, lookup: BaselineLookup, found: dict[str, DatasetResult] | None = None
+    results: Results,
+    config: Config,
+    lookup: BaselineLookup,
+    found: dict[str, DatasetResult] | None = None,
+    pooled: Mapping[str, DatasetResult] | None = None,
 ) -> list[DatasetComparison]:
     """Each dataset against its baseline (an unreadable one is a problem in ``results``), and the
     datasets the PR deleted as removed; ``found`` gets each dataset's baseline run. No verdict:
@@ -321,6 +327,7 @@ def compare(
             seed=config.seed,
             max_question_drop=config.gate.max_question_drop,
             settings=noise_settings(config),
+            pass_baseline=(pooled or {}).get(dataset.path),
         )
         if baseline is not None and baseline.renamed_from:
             comparison.renamed_from = baseline.renamed_from
@@ -343,15 +350,19 @@ def interrupted_runs(results: Results) -> int:
     return sum(1 for d in results.datasets for q in d.questions if q.status == "skipped" and q.skip_reason == interrupt.REASON)
 
 
-def compare_and_gate(results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True) -> Outcome:
+def compare_and_gate(
+    results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True, pooled: Mapping[str, DatasetResult] | None = None
+) -> Outcome:
     """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
     verdict under ``rules``: passed, failed, or unchecked when an input problem (a bad dataset,
     an unreadable baseline, a dataset of which nothing could be scored) kept part of the check
     from happening. ``timings``: False when the baseline did not run in this job (a PR check
-    against stored baselines): timings are then information, their rules notes. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
+    against stored baselines): timings are then information, their rules notes; ``pooled``:
+    dataset path -> the base's record the per-question test uses instead (compare-with = "base").
+    Every view of the run (headline, exit code, outputs, JUnit) reads it."""
     config = rules.config
     compared: dict[str, DatasetResult] = {}
-    results.comparison = compare(results, config, lookup, compared)
+    results.comparison = compare(results, config, lookup, compared, pooled)
     kinds = metric_kinds(config, results)
     gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds, timings=timings)
     stopped = interrupted_runs(results)
@@ -427,18 +438,18 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
         differ, total = answered_differently(dataset, found.dataset)
         moved = [m for m in comparison.metrics if m.verdict in ("regressed", "improved") and not is_timing(m.metric)]
         if comparison.pass_test is not None:
-            # Questions pass at their own rates: drift is only a move beyond them, either way
-            # (the fresh base against the stored runs, and the stored runs against the fresh base).
+            # Questions pass at their own rates: for the metrics of the pass test, drift is only a
+            # move beyond them, either way (the fresh base against the stored runs, and back).
+            tested = set(comparison.pass_test.metrics)
             rose = pass_test(found.dataset, dataset, noise_settings(config))
-            beyond = [
-                t
+            beyond = any(
+                t.spread_p <= t.alpha or any(q.decision == "failed" for q in t.tested)
                 for t in (comparison.pass_test, rose)
-                if t is not None and (t.spread_p <= t.alpha or any(q.decision == "failed" for q in t.tested))
-            ]
-            if not beyond:
-                continue
-            moved = moved or [m for m in comparison.metrics if m.metric in comparison.pass_test.metrics]
-        elif not differ and not moved:
+                if t is not None
+            )
+            moved = [m for m in moved if m.metric not in tested] + ([m for m in comparison.metrics if m.metric in tested] if beyond else [])
+        # Answers that differ (an id, a timestamp in them) or timings alone are no drift.
+        if not moved:
             continue
         shown = max(moved or comparison.metrics, key=lambda m: abs(m.delta or 0.0), default=None)
         figures = ""

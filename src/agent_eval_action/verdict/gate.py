@@ -180,14 +180,18 @@ def evaluate_gate(
                         if question.short
                         else f"Holm over {plural(test.m, 'question')} that could fall, alpha {test.alpha:g}"
                     )
-                    fail(
-                        "question_fall",
-                        f"question {question.said} ({how})",
-                        question=question.id,
-                        baseline=question.baseline_passes / question.baseline_runs,
-                        current=question.passes / question.runs,
-                        significant=True,
-                    )
+                    # One failure a metric it fell on (as the per-question guard made them), each
+                    # with the question's pass rates: the views group them by question.
+                    for metric_name in question.fell_on or [None]:  # type: ignore[list-item]
+                        fail(
+                            "question_fall",
+                            f"question {question.said} ({how})",
+                            metric=metric_name,
+                            question=question.id,
+                            baseline=question.baseline_passes / question.baseline_runs,
+                            current=question.passes / question.runs,
+                            significant=True,
+                        )
                 elif question.decision == "inconclusive":
                     inconclusive.append(f"{name}: question {question.said}; {_would_decide(question.runs, config.max_reruns)}")
             fell = [q for q in test.tested if q.decision == "failed"]

@@ -89,6 +89,7 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
     before, _ = tallies(baseline, metrics, own)
     shared = {q: (now[q], before[q]) for q in sorted(now.keys() & before.keys())}
     verdict = decide(shared, settings)
+    fell_on = _fell_on(current, own)
     tested = [
         QuestionTest(
             id=q.id,
@@ -101,6 +102,7 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
             decision=q.decision,
             not_run=not_run.get(q.id, 0),
             short=q.short,
+            fell_on=fell_on.get(q.id, []),
             said=q.said(),
         )
         for q in verdict.questions
@@ -118,6 +120,17 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
         spread_p=verdict.spread_p,
         tested=tested,
     )
+
+
+def _fell_on(current: DatasetResult, own: dict[str, Metrics]) -> dict[str, list[str]]:
+    """Question id -> the metrics of its own (:func:`passable`) that some run of it here missed."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for run in current.questions:
+        for name, (threshold, direction) in own.get(run.id, {}).items():
+            score = run.scores.get(name)
+            if run.status == "ok" and score is not None and score.value is not None and not passes(score.value, threshold, direction):
+                out[run.id].add(name)
+    return {q: sorted(names) for q, names in out.items()}
 
 
 def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings = DEFAULTS) -> tuple[list[str], list[str]]:

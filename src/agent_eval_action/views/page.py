@@ -204,13 +204,18 @@ def _fail_words(failures: list[GateFailure], noise: GateFailure | None, metric: 
         pairs = sorted({(fmt(f.baseline, metric), fmt(f.current, metric)) for f in drops})
         change = ", ".join(f"{a} → {b}" for a, b in pairs[:3])
         parts.append(f"{len(drops)} question{'s' if len(drops) != 1 else ''} dropped ({change})")
+    falls = [f for f in failures if f.rule == "question_fall"]
+    if falls:  # pass rates, as the per-question test weighed them
+        pairs = sorted({(fmt(f.baseline, "pass_rate"), fmt(f.current, "pass_rate")) for f in falls})
+        change = ", ".join(f"{a} → {b}" for a, b in pairs[:3])
+        parts.append(f"{len(falls)} question{'s' if len(falls) != 1 else ''} pass less often ({change} of runs)")
     for failure in failures:
         if failure.rule == "max_regression" and row is not None and row.delta is not None:
             parts.append(f"regressed {signed(row.delta, metric)}, more than {limit_words(failure.limit, metric)}")
         elif failure.rule in ("min", "max") and isinstance(failure.limit, float | int):
             where = "under the minimum" if failure.rule == "min" else "over the maximum"
             parts.append(f"{where} {fmt(failure.limit, metric)}")
-        elif failure.rule not in ("question_drop", "max_regression", "min", "max"):
+        elif failure.rule not in ("question_drop", "question_fall", "max_regression", "min", "max"):
             parts.append(failure.detail or failure.message)
     if row is not None and noise is not None:
         parts.append(f"{signed(row.delta, metric)} is more than {limit_words(noise.limit, metric)}, but within noise")
@@ -703,10 +708,14 @@ def reasons(results: Results) -> list[Reason]:
     metric_order = _metric_order()
     # Question drops of several metrics on the same questions are one story: one reason.
     drops: dict[tuple[str, tuple[str, ...]], list[tuple[str, list[GateFailure]]]] = defaultdict(list)
+    said: dict[tuple[str, str], str] = {}  # (path, question) -> how sure the per-question test is, in words
     for (path, rule_name, metric), failures in list(groups.items()):
-        if rule_name == "question_drop":
+        if rule_name in ("question_drop", "question_fall") and metric:
             drops[(path, tuple(sorted(f.question or "" for f in failures)))].append((metric, failures))
             del groups[(path, rule_name, metric)]
+            for f in failures:
+                if rule_name == "question_fall":
+                    said[(path, f.question or "")] = (f.detail or f.message).removeprefix("question ")
     found: list[tuple[tuple[int, int, int, str], Reason]] = []
     for (path, ids), metrics in drops.items():
         dataset = by_path.get(path)
@@ -727,6 +736,9 @@ def reasons(results: Results) -> list[Reason]:
         for question, changes in fell.items():
             alike[tuple(changes)].append(question)
         detail = "; ".join(f"{_ids(questions)} lost: {', '.join(changes)}" for changes, questions in alike.items())
+        sure = [said[(path, q)] for q in ids if (path, q) in said]
+        if sure:  # the pass rates and how sure: "q26: 0 of 4 runs pass, 5 of 5 on the base: p = 0.0079 (...)"
+            detail += "; " + "; ".join(sure[:IDS_NAMED]) + (f"; and {len(sure) - IDS_NAMED} more" if len(sure) > IDS_NAMED else "")
         rank = (order.index("question_drop"), -len(ids), metric_order.get(metrics[0][0], 99), path)
         found.append((rank, Reason(short=prefix + short, detail=detail)))
     for (path, rule_name, metric), failures in groups.items():
