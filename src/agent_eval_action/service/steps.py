@@ -523,7 +523,7 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
                         detail=detail,
                     )
                 )
-    if results.gate.failures and results.gate.outcome == "passed":
+    if results.gate.failures and results.gate.outcome in ("passed", "inconclusive"):
         results.gate.outcome = "failed"
 
 
