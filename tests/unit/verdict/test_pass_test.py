@@ -124,3 +124,19 @@ def test_a_metric_a_question_fails_on_every_base_run_hides_no_other_fall() -> No
 
     test = pass_test(runs(0.5, 4), runs(1.0, 5))
     assert test is not None and [(t.id, t.decision) for t in test.tested] == [("q", "failed")]
+
+
+def test_drift_is_claimed_only_beyond_the_questions_own_pass_rates() -> None:
+    """The base's run now against its stored baseline (compare-with = "base"): a flaky question
+    that fails its one fresh run, or an answer that differs by an id, is no drift; every question
+    falling is."""
+    from agent_eval_action.config import Config
+    from agent_eval_action.service.steps import baselines_in, drift
+
+    stored = dataset({f"s{i}": [1.0] * 5 for i in range(10)} | {"flaky": [1.0, 1.0, 0.0, 1.0, 1.0]})
+    lookup = baselines_in(Results(datasets=[stored]), "stored")
+    noise = dataset({f"s{i}": [1.0] for i in range(10)} | {"flaky": [0.0]})
+    assert drift([noise], Config(), lookup)[1] == []
+    moved = dataset({f"s{i}": [0.0] for i in range(10)} | {"flaky": [0.0]})
+    (line,) = drift([moved], Config(), lookup)[1]
+    assert "the model moved" in line
