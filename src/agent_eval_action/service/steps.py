@@ -36,7 +36,7 @@ from agent_eval_action.repo.history import BaseState, read_base, read_base_runs
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
-from agent_eval_action.verdict.noise import Settings
+from agent_eval_action.verdict.noise import Settings, spread_level
 from agent_eval_action.verdict.pass_test import pass_test
 from agent_eval_action.verdict.rules import Rules, rules_at_base
 from agent_eval_action.verdict.selection import PathRoles, select, select_all
@@ -443,7 +443,7 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
             tested = set(comparison.pass_test.metrics)
             rose = pass_test(found.dataset, dataset, noise_settings(config))
             beyond = any(
-                t.spread_p <= t.alpha or any(q.decision == "failed" for q in t.tested)
+                t.spread_p <= spread_level(t.alpha) or any(q.decision == "failed" for q in t.tested)
                 for t in (comparison.pass_test, rose)
                 if t is not None
             )
@@ -507,7 +507,7 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
     for comparison in results.drift or []:
         test = comparison.pass_test
         # A metric of the pass test drifted only beyond the questions' own pass rates.
-        within = test is not None and test.spread_p > test.alpha and not any(q.decision == "failed" for q in test.tested)
+        within = test is not None and test.spread_p > spread_level(test.alpha) and not any(q.decision == "failed" for q in test.tested)
         for metric in comparison.metrics:
             if within and test is not None and metric.metric in test.metrics:
                 continue

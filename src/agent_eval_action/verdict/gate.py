@@ -11,6 +11,7 @@ from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regre
 from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import DatasetComparison, DatasetResult, GateFailure, GateResult, GateRule, Results
 from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_worse_side, counted_drops, within_spread, worse_amount
+from agent_eval_action.verdict.noise import spread_level
 from agent_eval_action.verdict.outages import main_cause, outage_cause
 
 
@@ -195,7 +196,7 @@ def evaluate_gate(
                 elif question.decision == "inconclusive":
                     inconclusive.append(f"{name}: question {question.said}; {_would_decide(question.runs, config.max_reruns)}")
             fell = [q for q in test.tested if q.decision == "failed"]
-            if test.spread_p <= test.alpha and not fell:
+            if test.spread_p <= spread_level(test.alpha) and not fell:
                 fail(
                     "pass_rate",
                     f"the pass rate fell over the whole dataset: {test.passes} of {test.runs} runs pass, "

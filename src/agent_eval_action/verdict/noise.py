@@ -40,6 +40,13 @@ SPREAD_DOUBT = 0.2
 # one base run cannot tell a broken question from a flaky one (compare-with = "base" without history).
 MIN_BASE_RUNS = 3
 
+
+def spread_level(alpha: float) -> float:
+    """The dataset-wide test's share of the error rate: half (Bonferroni between it and the
+    questions' Holm, which gets the whole alpha: a fall spread thin is the rarer, weaker claim)."""
+    return alpha / 2
+
+
 Decision = Literal["failed", "inconclusive", "cleared", "unchanged"]
 
 
@@ -189,7 +196,7 @@ class DatasetVerdict:
 
     @property
     def spread_failed(self) -> bool:
-        return self.spread_p <= self.alpha
+        return self.spread_p <= spread_level(self.alpha)
 
 
 def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFAULTS) -> DatasetVerdict:
@@ -233,7 +240,7 @@ def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = D
     # A fall against a short base record is confirmed by failing MIN_BASE_RUNS runs, not one.
     doubtful += [q.id for q in verdict.questions if q.short and q.decision == "failed" and q.pr.runs < MIN_BASE_RUNS]
     # Questions in doubt are decided first; once one fell, the check fails whatever else does.
-    if doubtful or verdict.of("failed") or not settings.alpha < verdict.spread_p <= settings.spread_doubt:
+    if doubtful or verdict.of("failed") or not spread_level(settings.alpha) < verdict.spread_p <= settings.spread_doubt:
         return doubtful
     # The dataset-wide test in doubt: a fall spread thin shows on questions that passed their
     # first run too, so every question gets runs up to ``spread_runs``.
