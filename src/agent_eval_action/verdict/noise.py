@@ -33,9 +33,9 @@ CAP = 10
 # once alpha is shared over the questions) is inconclusive; above it, cleared.
 SUSPECT = 0.05
 # While the dataset-wide test is in doubt, every question is run up to this many times.
-SPREAD_RUNS = 3
+SPREAD_RUNS = 4
 # ... when its p-value is at most this (and above alpha).
-SPREAD_DOUBT = 0.2
+SPREAD_DOUBT = 0.15
 # Below this many base runs, a fall from an all-pass base is in doubt whatever its p-value:
 # one base run cannot tell a broken question from a flaky one (compare-with = "base" without history).
 MIN_BASE_RUNS = 3
