@@ -82,10 +82,12 @@ def pr(template: Path, tmp_path: Path) -> Path:
 
 
 def test_an_unchanged_pr_passes_at_one_run_a_question(pr: Path) -> None:
-    done, calls = cli(pr, "check", "--base", "main")
+    outputs = pr.parent / "outputs.txt"
+    done, calls = cli(pr, "check", "--base", "main", env={"GITHUB_OUTPUT": str(outputs)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert calls == len(ITEMS) * 2
     assert results(pr)["gate"]["outcome"] == "passed"
+    assert "verdict<<" in outputs.read_text() and "\npassed\n" in outputs.read_text()
 
 
 def test_a_broken_question_is_rerun_until_it_fails_by_name(pr: Path) -> None:
