@@ -134,3 +134,16 @@ def test_base_mode_pools_the_stored_runs_and_fails_a_broken_question_the_same(pr
     # Both sides run every question once; only the PR side re-runs plum.
     pr_runs = sum(t["runs"] for t in test["tested"]) + (len(ITEMS) - len(test["tested"]))
     assert calls == (pr_runs + len(ITEMS)) * 2
+
+
+def test_a_budget_that_stops_the_reruns_leaves_the_fall_inconclusive(pr: Path) -> None:
+    """The re-runs spend the run's budget: with none left after the first runs, a broken question
+    cannot be confirmed, and the check says so instead of passing or failing it."""
+    rates = {"STOCHASTIC_RATES": json.dumps({"plum": 0.0})}
+    done, calls = cli(pr, "check", "--base", "main", "--max-model-calls", str(len(ITEMS) * 2), env=rates)
+    assert calls == len(ITEMS) * 2
+    gate = results(pr)["gate"]
+    assert gate["outcome"] == "inconclusive" and done.returncode == 0, done.stdout + done.stderr
+    (line,) = gate["inconclusive"]
+    assert line.startswith("prices: question plum: 0 of 1 run passes, 5 of 5 on the base: p = 0.17; re-runs stopped at 1")
+    assert done.stdout.startswith("gate: INCONCLUSIVE - ")
