@@ -308,7 +308,7 @@ def main() -> None:
     from bench.aa_gate import measure as aa_gate
     from bench.aa_gate import row as aa_gate_row
 
-    results["aa_gate"] = aa_gate(trials=20 if args.quick else 100)
+    results["aa_gate"] = aa_gate(checks=20 if args.quick else 200)
     if not args.quick:
         results["suite"] = suite()
     results["action_start"] = action_start(pulls=1 if args.quick else 3)

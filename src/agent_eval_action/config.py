@@ -96,6 +96,17 @@ class GateConfig(BaseModel):
     # A question a budget, a deadline or an interrupt kept from running is not checked: by default
     # such a check decides nothing ("could not be checked"); true gates what was checked.
     allow_partial: bool = False
+    # The per-question test (verdict/noise.py): the error rate of a whole check, the p-value
+    # under which a question is in doubt and run again, and the most runs a question gets here.
+    alpha: float = Field(default=0.01, gt=0, lt=1)
+    doubt: float = Field(default=0.2, gt=0, lt=1)
+    max_reruns: int = Field(default=10, ge=1, le=100)
+    # What a check whose only open point is an unconfirmed fall does: "pass" (exit 0, said as
+    # inconclusive everywhere) or "fail" (exit 1, as a failure would).
+    on_inconclusive: Literal["pass", "fail"] = "pass"
+    # Share of a dataset's question runs that may end in a model/API error (auth, connection,
+    # quota, 5xx) before the check could not be checked (exit 3); below it they are "not run".
+    max_not_run: float = Field(default=0.5, ge=0, le=1)
     metrics: dict[str, MetricRule] = Field(default_factory=dict)
 
     @field_validator("max_regression")
@@ -224,6 +235,12 @@ class Config(BaseModel):
     max_model_calls: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
     runs: int = Field(default=1, ge=1, le=100)
+    # Runs per question a baseline holds: `baseline update` runs each question until its stored
+    # record (pooled from earlier baselines while the question and agent code are unchanged) has this many.
+    baseline_runs: int = Field(default=5, ge=1, le=100)
+    # Final-state keys shown as volatile, not changed, besides those whose values differ
+    # between the base's own runs of a question (timestamps, ids).
+    ignore_state: list[str] = Field(default_factory=list)
     timeout: float = Field(default=300.0, gt=0)  # seconds per attempt of one question
     retries: int = Field(default=3, ge=0, le=20)  # on 429 / 503 / deadline errors
     progress: Literal["auto", "always", "never"] = "auto"

@@ -45,7 +45,7 @@ def counting_repo(repo: Path, questions: int) -> Path:
     its questions in ``DATASET``, checked by agent-eval.toml."""
     new_repo(repo)
     shutil.copytree(ROOT / "tests" / "apps" / "counting", repo / "counting", ignore=shutil.ignore_patterns("__pycache__"))
-    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting"\n')
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting"\nbaseline-runs = 1\n')
     (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n")
     golden(repo / DATASET, questions)
     commit(repo, "agent and dataset")

@@ -26,7 +26,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     its package, with a README, a script it does not import, a requirements.txt and baselines on
     main; made once per test process (its baseline update runs the agent)."""
     repo = counting_repo(tmp_path_factory.mktemp("agent_paths") / "repo", QUESTIONS)
-    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "counting.agent:root_agent"\n')
+    (repo / "agent-eval.toml").write_text(
+        'datasets = ["evaluation/datasets/*.json"]\nagent = "counting.agent:root_agent"\nbaseline-runs = 1\n'
+    )
     (repo / "lib").mkdir()
     (repo / "lib" / "prices.py").write_text('PRICES = {"apple": 1, "pear": 2, "plum": 3}\n')
     (repo / "scripts").mkdir()

@@ -12,12 +12,18 @@ from typing import Any
 
 import yaml
 
+from agent_eval_action.core.markdown import escape_md
 from tests.helpers.values import timings
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"
 BASELINE = "evaluation/baselines/examples/customer_service/evaluation/datasets/customer_service_golden.json"
 TIMING = timings()
+# How sure the verdict is, as the reason says it: the shipped baseline holds 5 runs a question.
+SURE = (
+    "q_discount_01: 0 of 5 runs pass, 5 of 5 on the base: p = 0.004 (Holm over 2 questions that could fall, alpha 0.01); "
+    "q_discount_02: 0 of 5 runs pass, 5 of 5 on the base: p = 0.004 (Holm over 2 questions that could fall, alpha 0.01)"
+)
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -33,14 +39,12 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     lines = done.stdout.splitlines()
     assert lines[:2] == [
         "gate: FAILED - 2 of 8 questions lost their state writes",
-        "  q_discount_01, q_discount_02 lost: state_management_fidelity 100% → 0%",
+        "  q_discount_01, q_discount_02 lost: state_management_fidelity 100% → 0%; " + SURE,
     ]
     state = next(line for line in lines if line.startswith("  x state_management_fidelity"))
     assert state.split()[2:4] == ["100%", "60%"]
-    assert state.endswith(
-        "fails the gate: 2 questions dropped (100% → 0%); the mean fell −40\u00a0pts, more than the 5\u00a0pts allowed "
-        "(max_regression 0.05), which alone fails nothing as it is within noise"
-    )
+    # Each discount question failed its first run and was run again until the test decided it.
+    assert state.endswith("fails the gate: 2 questions pass less often (100% → 0% of runs)")
     why = lines.index("  why: 2 questions got worse than on the base")
     assert lines[why + 1 : why + 5] == [
         "    q_discount_01, q_discount_02: state_management_fidelity 100% → 0%",
@@ -52,7 +56,7 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     assert {p.name for p in tmp_path.iterdir()} >= {"results.json", "comment.md", "summary.md", "report.html", "junit.xml"}
     comment = (tmp_path / "comment.md").read_text().splitlines()
     assert comment[1] == "## ❌ Agent evaluation failed: 2 of 8 questions lost their state writes"
-    assert comment[3] == "q\\_discount\\_01, q\\_discount\\_02 lost: state\\_management\\_fidelity 100% → 0%"
+    assert comment[3] == "q\\_discount\\_01, q\\_discount\\_02 lost: state\\_management\\_fidelity 100% → 0%; " + escape_md(SURE)
     # The baseline's timings were measured on another machine: folded for information, never a warning.
     timings = [line for line in comment if "latency" in line and line.startswith("|")]
     assert [line.split(" | ")[0] for line in timings] == ["| ℹ️ latency", "| ℹ️ turn\\_latency"], timings
@@ -60,8 +64,8 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     assert '| generate\\_qr\\_code result | {"qr\\_code": "QR-123-percentage-10"} | error: discounts above 5% need approval |' in comment
     gate = json.loads((tmp_path / "results.json").read_text())["gate"]
     assert [(f["rule"], f["question"]) for f in gate["failures"]] == [
-        ("question_drop", "q_discount_01"),
-        ("question_drop", "q_discount_02"),
+        ("question_fall", "q_discount_01"),
+        ("question_fall", "q_discount_02"),
     ]
 
 

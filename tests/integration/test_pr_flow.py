@@ -59,13 +59,16 @@ def test_regressing_half_the_questions_fails(repo: Path) -> None:
     assert data["gate"]["passed"] is False
     failures = data["gate"]["failures"]
     assert data["gate"]["outcome"] == "failed"
-    (mean,) = [f for f in failures if f["rule"] == "max_regression" and f["metric"] == "tool_usage_accuracy"]
-    assert "regressed beyond max_regression 0.05" in mean["message"] and mean["question"] is None
-    assert mean["dataset"] == "evaluation/datasets/cs_runs.csv" and mean["current"] < mean["baseline"] - 0.2
-    (drop,) = [
-        f for f in failures if f["rule"] == "question_drop" and f["question"] == "q_cart_01_00" and f["metric"] == "tool_usage_accuracy"
-    ]
-    assert "question q_cart_01_00 tool_usage_accuracy fell 1 -> 0" in drop["message"]
+    # tool_usage_accuracy has a pass threshold: its questions are decided one by one from their
+    # runs (recorded: one run a side, so by the guard's rule), its mean's max_regression is a note.
+    assert not [f for f in failures if f["rule"] == "max_regression" and f["metric"] == "tool_usage_accuracy"]
+    assert any("decided question by question by the pass test" in n for n in data["gate"]["notes"])
+    fell = [f for f in failures if f["rule"] == "question_fall"]
+    assert len({f["question"] for f in fell}) >= 8 and all(f["dataset"] == "evaluation/datasets/cs_runs.csv" for f in fell)
+    # One failure a metric the question fell on, each saying the question's runs.
+    drops = [f for f in fell if f["question"] == "q_cart_01_00"]
+    assert "tool_usage_accuracy" in {f["metric"] for f in drops}
+    assert all("question q_cart_01_00: 0 of 1 run passes, 1 of 1 on the base" in f["message"] for f in drops)
     assert "gate: FAILED" in done.stdout
 
 
@@ -188,7 +191,7 @@ def test_compare_two_results_files(repo: Path, tmp_path: Path) -> None:
         repo, "compare", str(tmp_path / "b" / "results.json"), str(tmp_path / "a" / "results.json"), "--output-dir", str(tmp_path / "c")
     )
     assert done.returncode == 1, done.stdout
-    assert "regressed" in done.stdout
+    assert "gate: FAILED - 8 of 24 questions no longer make the expected tool calls" in done.stdout
 
 
 def test_local_run_without_base_compares_with_working_tree_baselines(repo: Path) -> None:
@@ -222,7 +225,7 @@ def test_agent_driven_dataset_regression_is_caught(tmp_path: Path) -> None:
     failures = "\n".join(f["message"] for f in data["gate"]["failures"])
     # The cart question now crashes in the model (an empty cart), the discount ones call the tool wrongly.
     assert "customer_service_golden: 1 question ended in an error, 0 on the base branch" in failures
-    assert "question q_discount_01 tool_usage_accuracy fell 1 -> 0.5" in failures
+    assert "question q_discount_01: 0 of " in failures and "5 of 5 on the base" in failures
     # Two drops in seven questions are not significant for the mean; the per-question guard is what fails.
     assert "regressed beyond" not in failures
     errored = next(q for q in data["datasets"][0]["questions"] if q["id"] == "q_cart_01")

@@ -67,7 +67,7 @@ def test_a_renamed_and_broken_dataset_is_compared_with_its_old_baseline(repo: Pa
     (comparison,) = data["comparison"]
     assert comparison["status"] == "compared" and comparison["renamed_from"] == "evaluation/datasets/cs_runs.csv"
     assert comparison["baseline_path"] == "evaluation/baselines/evaluation/datasets/cs_runs.csv.json"
-    drops = [f for f in data["gate"]["failures"] if f["rule"] == "question_drop"]
+    drops = [f for f in data["gate"]["failures"] if f["rule"] == "question_fall"]
     assert "q_cart_01_00" in {f["question"] for f in drops}
     assert all(f["dataset"] == "evaluation/datasets/support_runs.csv" for f in drops)
 

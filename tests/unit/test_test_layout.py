@@ -69,6 +69,7 @@ def test_the_unit_tests_mirror_the_packages() -> None:
 PURE_LOGIC = [
     "verdict/selection.py",
     "verdict/rules.py",
+    "verdict/noise.py",
     "scoring/aggregate.py",
     "scoring/reuse.py",
     "run/budget.py",

@@ -33,12 +33,17 @@ if TYPE_CHECKING:
 
 
 def exit_code(results: Results) -> int:
-    """The exit code the verdict means: 0 passed, 1 failed, 2 could not be checked (bad input), 3
-    could not be checked for another reason (a budget skipped questions, the base's side was disturbed)."""
-    outcome = results.gate.outcome if results.gate is not None else "passed"
-    if outcome == "unchecked" and results.gate is not None and results.gate.infrastructure and not results.problems:
-        return int(ExitCode.INFRASTRUCTURE)
-    return int({"passed": ExitCode.PASSED, "failed": ExitCode.GATE_FAILED, "unchecked": ExitCode.BAD_INPUT}[outcome])
+    """The exit code the verdict means: 0 passed, 1 failed, 2 could not be checked (bad input),
+    3 could not be checked for no input's fault (the model/API failed, a budget
+    skipped questions, the base's side was disturbed); inconclusive is 0, or 1 with on-inconclusive = "fail"."""
+    gate = results.gate
+    if gate is None:
+        return int(ExitCode.PASSED)
+    if gate.outcome == "unchecked":
+        return int(ExitCode.INFRASTRUCTURE if gate.infrastructure else ExitCode.BAD_INPUT)
+    if gate.outcome == "inconclusive":
+        return int(ExitCode.GATE_FAILED if gate.on_inconclusive == "fail" else ExitCode.PASSED)
+    return int(ExitCode.GATE_FAILED if gate.outcome == "failed" else ExitCode.PASSED)
 
 
 def _report_problems(problems: list[Problem], err: TextIO) -> None:

@@ -517,6 +517,52 @@ class DatasetComparison(_Model):
     # a pass threshold, with their pass rate on each side. Kept here, not on the question runs:
     # flakiness is a statement about a question's K runs and both sides, which only the comparison sees.
     flaky: list[FlakyQuestion] = Field(default_factory=list)
+    # The per-question pass test (verdict/noise.py): None where no metric has a pass threshold.
+    pass_test: PassTest | None = None
+
+
+class QuestionTest(_Model):
+    """One question's runs on each side under the per-question test, and what it concluded:
+    "failed" (Holm rejects "it passes as often as on the base"), "inconclusive" (a fall the
+    re-runs could not confirm or clear), "cleared" (it failed a run, as the base does too)."""
+
+    id: str
+    runs: int
+    passes: int
+    baseline_runs: int
+    baseline_passes: int
+    # The one-sided Fisher exact p-value, and the level it had to reach (its share of alpha).
+    p: float
+    level: float
+    decision: Literal["failed", "inconclusive", "cleared"]
+    # Runs of it that ended in a model/API error: not run, not counted.
+    not_run: int = 0
+    # The base holds too few runs of it to test by (an older baseline of one run): decided by the
+    # per-question guard's rule (every base run passed, every run here failed).
+    short: bool = False
+    # The metrics (of those it meets on the base) that some run of it here missed.
+    fell_on: list[str] = Field(default_factory=list)
+    # A plain-words line: "q26: 0 of 6 runs pass, 5 of 5 on the base: p = 0.002".
+    said: str = ""
+
+
+class PassTest(_Model):
+    """The per-question test of a dataset: a question run passes when every metric in ``metrics``
+    meets its pass threshold. Questions whose every PR run passed are not listed."""
+
+    metrics: list[str]
+    alpha: float
+    # Tarone's count: how many questions share alpha (those that could show a fall at all).
+    m: int
+    # Questions the test saw, and the runs each side made of them (re-runs included).
+    questions: int = 0
+    runs: int = 0
+    passes: int = 0
+    baseline_runs: int = 0
+    baseline_passes: int = 0
+    # The dataset-wide Cochran-Mantel-Haenszel p-value (falls spread thin over many questions).
+    spread_p: float = 1.0
+    tested: list[QuestionTest] = Field(default_factory=list)
 
 
 class SelectedDataset(_Model):
@@ -539,7 +585,19 @@ class Selection(_Model):
 
 
 # The rule a gate failure broke ("legacy": read from a version-1 file, which kept only the message).
-GateRule = Literal["min", "max", "max_regression", "question_drop", "new_errors", "max_errors", "nothing_scored", "drift", "legacy"]
+GateRule = Literal[
+    "min",
+    "max",
+    "max_regression",
+    "question_drop",
+    "question_fall",
+    "pass_rate",
+    "new_errors",
+    "max_errors",
+    "nothing_scored",
+    "drift",
+    "legacy",
+]
 
 
 class GateFailure(_Model):
@@ -574,7 +632,7 @@ class GateFailure(_Model):
         return self
 
 
-Outcome = Literal["passed", "failed", "unchecked"]
+Outcome = Literal["passed", "failed", "inconclusive", "unchecked"]
 
 
 class GateResult(_Model):
@@ -590,9 +648,13 @@ class GateResult(_Model):
     within_noise: list[GateFailure] = Field(default_factory=list)
     # Why the check is unchecked: the first problems' messages.
     unchecked: list[str] = Field(default_factory=list)
-    # Unchecked for no input's fault (a budget or an interrupt skipped questions it needed, the
-    # base's side was disturbed): "could not be checked" as an infrastructure failure (exit 3).
-    infrastructure: bool = False
+    # Unchecked for no input's fault (the model/API failed, a budget or an interrupt skipped
+    # questions it needed, the base's side was disturbed): the cause, said once (exit 3).
+    infrastructure: str | None = None
+    # The questions the per-question test could not decide within the re-runs' cap or budget,
+    # each in plain words with what would decide it; with on-inconclusive = "fail", exit 1.
+    inconclusive: list[str] = Field(default_factory=list)
+    on_inconclusive: Literal["pass", "fail"] = "pass"
     # Where the gate's rules came from, and what this PR changes in them (applies after merge).
     rules_from: str | None = None
     config_changes: list[str] = Field(default_factory=list)
@@ -600,8 +662,9 @@ class GateResult(_Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def passed(self) -> bool:
-        """Written to results.json for its readers; the outcome says it."""
-        return self.outcome == "passed"
+        """Written to results.json for its readers; the outcome says it (an inconclusive check
+        passes unless on-inconclusive = "fail")."""
+        return self.outcome == "passed" or (self.outcome == "inconclusive" and self.on_inconclusive == "pass")
 
     @model_validator(mode="before")
     @classmethod

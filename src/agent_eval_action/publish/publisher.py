@@ -150,7 +150,9 @@ def publish(
     for warning in published.warnings:
         command(out, annotation("warning", warning), actions=context.in_actions, redactor=redactor)
     outputs = {
-        "passed": "true" if results.gate is None or results.gate.outcome == "passed" else "false",
+        "passed": "true" if results.gate is None or results.gate.passed else "false",
+        # passed | failed | inconclusive | unchecked (could not be checked): the outcome in one word.
+        "verdict": results.gate.outcome if results.gate is not None else "passed",
         "results-json": str(output_dir / "results.json"),
         "deltas": json.dumps(_deltas(results), sort_keys=True),
     }

@@ -69,9 +69,15 @@ def _pieces(results: Results) -> Iterator[str]:
     for key in OMITTED_WHEN_EMPTY:
         if not outline.get(key):
             outline.pop(key, None)
-    for later in ("within_noise", "infrastructure"):  # added later: a gate without them reads as before
-        if isinstance(outline.get("gate"), dict) and not outline["gate"].get(later):
-            outline["gate"].pop(later, None)
+    gate = outline.get("gate")
+    if isinstance(gate, dict):
+        # Added later: a gate with none of them reads as before.
+        for key, empty in (("within_noise", []), ("inconclusive", []), ("infrastructure", None), ("on_inconclusive", "pass")):
+            if gate.get(key, empty) == empty:
+                gate.pop(key, None)
+    for comparison in outline.get("comparison") or []:
+        if comparison.get("pass_test") is None:
+            comparison.pop("pass_test", None)
     for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
         data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
     yield from _encode(outline, 0)

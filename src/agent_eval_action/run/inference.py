@@ -45,6 +45,9 @@ class InferenceRequest:
     name: str
     records: Sequence[Record]
     runs: int = 1
+    # compare-with = "base": False runs our agent alone (a re-run of a question whose base
+    # record already decides it; the sequential re-runs).
+    beside: bool = True
 
     @property
     def question_runs(self) -> int:
@@ -134,7 +137,7 @@ class Inference:
             return InferenceResult(records=_interrupted(records, settings.runs))
         try:
             runner = self.runner(request.question_runs)
-            base = self._base_runner(request.question_runs)
+            base = self._base_runner(request.question_runs) if request.beside else None
         except UsageError:
             if not interrupt.requested():
                 raise
@@ -254,13 +257,15 @@ class Inference:
     def _run_beside(
         self, to_run: list[Record], ours: QuestionRunner, theirs: QuestionRunner, settings: RunSettings, progress: Progress
     ) -> tuple[list[Record], list[Record]]:
-        """Each question run by both agents, the base's first, interleaved (base q1, ours q1, base
-        q2, ...) in one pool: both sides meet the same minutes, model version, machine, limiter
+        """Each question run by both agents, interleaved, which side first alternating (base q1,
+        ours q1, ours q2, base q2, ...) in one pool: both sides meet the same minutes, model version, machine, limiter
         and budget. Returns our runs and the base's."""
         copies = [Record(question=r.question.model_copy(), run=r.run) for r in to_run]
         base_side = {id(copy.question) for copy in copies}
         both = _Beside(ours, theirs, base_side)
-        interleaved = [record for pair in zip(copies, to_run, strict=True) for record in pair]
+        # Which side starts first alternates question by question: a side always first would meet
+        # the pool's start (and its queue) first every time, and an A/A pair would read as faster.
+        interleaved = [record for i, pair in enumerate(zip(copies, to_run, strict=True)) for record in (pair if i % 2 == 0 else pair[::-1])]
         done = self.loop.run_until_complete(run_records(interleaved, both, settings, progress, limiter=self.limiter, budget=self.budget))
         mine = [r for r in done if id(r.question) not in base_side]
         base = [r for r in done if id(r.question) in base_side]

@@ -1,12 +1,13 @@
 """Question-level reuse: a PR that edits one question of a thousand runs one.
 
 A question's scores are taken from the baseline only when that is provably the same work: the
-question's content (user inputs, references, metadata, initial state) hashes the same, it has as
-many runs as this run asks for, and what its runs read is unchanged. A baseline that recorded
-what the agent read (its ``environment`` fingerprint and each run's observed ``inputs``,
-``repo/observed.py``): the same environment and every observed input as it was. An older
-baseline: no agent path changed and the agent code's fingerprint is HEAD's (the caller checks
-that before handing it over).
+question's content (user inputs, references, metadata, initial state) hashes the same, it has at
+least as many runs as this run asks for (all of them are carried: a baseline of 5 runs a
+question stands for a PR run of 1), and what its runs read is unchanged. A baseline that
+recorded what the agent read (its ``environment`` fingerprint and each run's observed
+``inputs``, ``repo/observed.py``): the same environment and every observed input as it was. An
+older baseline: no agent path changed and the agent code's fingerprint is HEAD's (the caller
+checks that before handing it over).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 
 from agent_eval_action.core.models import DatasetResult, Question, QuestionResult
 from agent_eval_action.datasets import Record
@@ -79,12 +81,68 @@ def split_reusable(
     to_run: list[Record] = []
     for record in records:
         old = before.get(record.question.id, [])
-        same = len(old) == runs and all(r.content_hash == question_hash(record.question) and r.status == "ok" for r in old)
-        if same and observed:
-            assert inputs is not None
-            same = all(r.inputs is not None and not inputs.changed(r.inputs, baseline.imports or ()) for r in old)
+        # A baseline of more runs than this run asks for (baseline-runs) stands for it whole.
+        same = len(old) >= runs and all(
+            still_valid(r, record.question, code=True, inputs=inputs if observed else None, imports=baseline.imports or ()) for r in old
+        )
         if same:
             carried.extend(r.model_copy(update={"reused": True}) for r in old)
         else:
             to_run.append(record)
     return carried, to_run
+
+
+def same_code(stored_fingerprint: str | None, fingerprint: str | None) -> bool:
+    """Whether stored runs were made by the agent code that runs now: both hashes known and equal."""
+    return fingerprint is not None and stored_fingerprint == fingerprint
+
+
+def still_valid(
+    run: QuestionResult, question: Question, *, code: bool, inputs: RepositoryInputs | None = None, imports: Sequence[str] = ()
+) -> bool:
+    """The one decision "this stored run of a question still stands for it now": the agent code
+    that made it is the code now (``code``: :func:`same_code`, or the environment, checked by the
+    caller for a whole baseline), the question's content hashes the same, it ran to a score, and,
+    given the repository now (``inputs``; ``imports``: the baseline's import folders), every
+    input the run was observed to read is unchanged (a run that observed nothing does not stand).
+    Reuse, the baseline's pooling of runs across updates and compare-with = "base"'s pooling all
+    ask here."""
+    if not (code and run.content_hash == question_hash(question) and run.status == "ok"):
+        return False
+    return inputs is None or (run.inputs is not None and not inputs.changed(run.inputs, imports))
+
+
+def pooled_runs(
+    records: list[Record],
+    stored: DatasetResult | None,
+    fingerprint: str | None,
+    want: int,
+    *,
+    inputs: RepositoryInputs | None = None,
+    environment: str | None = None,
+) -> tuple[list[QuestionResult], dict[str, int]]:
+    """Runs of ``stored`` (an earlier baseline) that still stand for the questions of ``records``,
+    at most ``want`` a question; and how many more runs each question needs to
+    have ``want`` (questions that need none are left out). A baseline that observed what the
+    agent read stands only in the same environment (``environment``) and for the runs whose
+    inputs are unchanged in the repository now (``inputs``)."""
+    before: dict[str, list[QuestionResult]] = defaultdict(list)
+    for result in stored.questions if stored is not None else []:
+        before[result.id].append(result)
+    carried: list[QuestionResult] = []
+    need: dict[str, int] = {}
+    code = stored is not None and same_code(stored.agent_fingerprint, fingerprint)
+    observed = stored is not None and stored.environment is not None
+    if stored is not None and observed:
+        code = code and inputs is not None and environment == stored.environment
+    seen = inputs if observed else None
+    imports = (stored.imports or ()) if stored is not None else ()
+    for record in records:
+        kept = [r for r in before.get(record.question.id, []) if still_valid(r, record.question, code=code, inputs=seen, imports=imports)][
+            :want
+        ]
+        # Kept as stored (not marked reused): a baseline made again of the same runs keeps its bytes.
+        carried.extend(r.model_copy(update={"run": i}) for i, r in enumerate(kept))
+        if len(kept) < want:
+            need[record.question.id] = want - len(kept)
+    return carried, need

@@ -246,7 +246,8 @@ class Scorer:
             if self.progress is not None:
                 self.progress(len(results))
         summary = self.summarize(dataset, [*self.carried, *results])
-        summary.reused = len(self.carried)
+        # Runs carried over as reused (a PR's unchanged questions); a baseline's pooled runs are its own.
+        summary.reused = sum(1 for r in self.carried if r.reused)
         return summary
 
     def summarize(self, dataset: DatasetInfo, questions: list[QuestionResult]) -> DatasetResult:

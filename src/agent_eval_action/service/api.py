@@ -30,7 +30,7 @@ from agent_eval_action.core.models import DatasetFormat, Problem, Question, Resu
 from agent_eval_action.core.redaction import Redactor
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.datasets.convert import write_golden, write_runs
-from agent_eval_action.repo.baseline import Written, write_baseline
+from agent_eval_action.repo.baseline import Written, working_tree_reader, write_baseline
 from agent_eval_action.repo.discovery import dataset_files, expand_paths
 from agent_eval_action.repo.git import Git, Snapshot, Workspace
 from agent_eval_action.repo.metric_code import changed as changed_code
@@ -42,7 +42,7 @@ from agent_eval_action.run.agent_env import chosen_agent_python as chosen_agent_
 from agent_eval_action.run.base_run import base_checkout, base_config, install_base
 from agent_eval_action.run.environments import install_environment as install_environment
 from agent_eval_action.scoring.shards import merge_results, merge_scorer
-from agent_eval_action.service.evaluation import Evaluation
+from agent_eval_action.service.evaluation import Evaluation, History
 from agent_eval_action.service.scaffold import Scaffold, scaffold
 from agent_eval_action.service.steps import (
     DatasetFile,
@@ -64,6 +64,7 @@ from agent_eval_action.service.steps import (
     path_roles,
     reusable_baselines,
     select_datasets,
+    stored_baselines,
     tampered,
 )
 from agent_eval_action.service.steps import Outcome as Outcome  # what the adapters (commands) get back
@@ -335,8 +336,24 @@ def run_check(
             here = tree.top / workspace.prefix if workspace.prefix else tree.top
             twin = (base_config(config, tree.top, workspace.prefix, python=python), here)
             tree.seal()  # what the base runs from now on: the PR's agent must not change it
+        # The stored baseline each dataset's questions in doubt are re-run against; with the base
+        # beside, its runs that still stand for the base's code pool with the base's runs now.
+        stored_of = stored_baselines(git, selection, config, snapshot.read if snapshot is not None else working_tree_reader(workspace.root))
+        base_code = git.fingerprint(merge_base, roles.is_agent) if tree is not None and merge_base else None
+
+        def history(item: DatasetFile) -> History | None:
+            return History(stored=stored_of(item), base_fingerprint=base_code)
+
         done = evaluate_files(
-            config, files_now, progress=progress, fingerprint=fingerprint, reuse=reuse, beside=twin, collector=collector, observed=observed
+            config,
+            files_now,
+            progress=progress,
+            fingerprint=fingerprint,
+            reuse=reuse,
+            beside=twin,
+            collector=collector,
+            observed=observed,
+            history=history,
         )
         if tree is not None:
             disturbed = tampered(tree.changed()) + done.base_disturbed
@@ -370,8 +387,9 @@ def run_check(
             disturbed.append(
                 partial_reason(ran_base, skipped_base, rules.config).replace("question runs", "of the base's question runs", 1)
             )
+        pooled = {d.path: d for d in done.base_pooled or []}
         outcome = compare_and_gate(
-            results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"), unsound=disturbed
+            results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"), unsound=disturbed, pooled=pooled
         )
         outcome.base_runs = done.base_datasets
         results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
@@ -442,13 +460,18 @@ def update_baselines(
     found = dataset_files(given or config.datasets, defaults=not given and config.datasets == config.default_datasets())
     problems = found.problems
     roles = path_roles(config, workspace)
+    fingerprint = agent_fingerprint(config, git, roles)
+    # The baselines as they are now: their runs that still stand (same question, same agent code)
+    # are kept, and each question runs only up to baseline_runs (an unchanged dataset: none).
+    stored_of = stored_baselines(git, None, config, working_tree_reader(workspace.root))
     done = evaluate_files(
         config,
         [DatasetFile(file, workspace.rel(file)) for file in found.files],
         progress=progress,
-        fingerprint=agent_fingerprint(config, git, roles),
+        fingerprint=fingerprint,
         collector=collector,
         observed=observed_now(config, git),
+        history=lambda item: History(stored=stored_of(item), fingerprint=fingerprint, pool=True),
     )
     uncommitted = git.uncommitted(roles.is_agent) if done.run is not None else []
     results = Results(tool_version=__version__, datasets=done.datasets, problems=problems + done.problems, run=done.run)
@@ -517,14 +540,17 @@ class GateFailed(AssertionError):
 
 
 def assert_passed(results: Results) -> Results:
-    """For tests: returns ``results`` when the gate passed (or, without a gate, nothing failed to
-    run), else raises ``GateFailed`` whose message a reviewer reads as is."""
+    """For tests: returns ``results`` when the gate passed (an inconclusive check too, unless
+    on-inconclusive = "fail"; or, without a gate, nothing failed to run), else raises
+    ``GateFailed`` whose message a reviewer reads as is."""
     __tracebackhide__ = True  # pytest shows the verdict, not this function's source
     lines: list[str] = []
     gate = results.gate
-    if gate is not None and gate.outcome != "passed":
-        lines.append(f"agent evaluation {'failed' if gate.outcome == 'failed' else 'could not be checked'}:")
+    if gate is not None and not gate.passed:
+        said = {"failed": "failed", "inconclusive": "was inconclusive"}.get(gate.outcome, "could not be checked")
+        lines.append(f"agent evaluation {said}:")
         lines.extend(f"  - {reason}" for reason in gate.unchecked)
+        lines.extend(f"  - {reason}" for reason in gate.inconclusive)
         lines.extend(f"  - {failure.message}" for failure in gate.failures)
     elif gate is None:
         lines.extend(f"  - {p.message}" for p in results.problems)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import sys
 import threading
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from agent_eval_action.config import Config
-from agent_eval_action.core import reaper
+from agent_eval_action.core import interrupt, reaper
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, UsageError
 from agent_eval_action.core.logs import log
@@ -27,8 +28,10 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
 from agent_eval_action.run.progress import Progress
-from agent_eval_action.scoring.reuse import question_hash, split_reusable
+from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.verdict.noise import Settings
+from agent_eval_action.verdict.pass_test import to_rerun
 
 if TYPE_CHECKING:
     from agent_eval_action.run.metric_worker import MetricWorker
@@ -48,6 +51,24 @@ class Plan:
     request: InferenceRequest
     carried: list[QuestionResult] = field(default_factory=list)
     hashes: dict[str, str] = field(default_factory=dict)
+    # `baseline update`: questions that keep some of their stored runs and need fewer new ones,
+    # one request per count, and the run number each question's new runs start at.
+    partial: tuple[InferenceRequest, ...] = ()
+    first_run: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class History:
+    """What the base knows of a dataset before this run: its stored baseline and the agent code's
+    hash it was made with. ``pool``: `baseline update` keeps the stored runs that still stand
+    (``reuse.still_valid``) and runs each question up to ``baseline_runs``; otherwise the check
+    re-runs questions in doubt against it (and, with compare-with = "base", pools its runs that
+    still stand for the base's code, ``base_fingerprint``, with the base's runs now)."""
+
+    stored: DatasetResult | None
+    fingerprint: str | None = None
+    pool: bool = False
+    base_fingerprint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +79,9 @@ class FileEvaluation:
     result: DatasetResult | None
     problems: list[Problem]
     base: DatasetResult | None = None
+    # The base's run with the stored baseline's runs that still stand pooled in: what this run is
+    # compared with (``base`` alone is what drift is measured on). None: nothing pooled.
+    base_pooled: DatasetResult | None = None
     base_questions: int = 0
     base_calls: int = 0
 
@@ -91,15 +115,20 @@ class Evaluation:
         self.inference = Inference(config, progress=self.err, workdir=workdir)
         self.judges = Judges(config) if config.judges or config.metric_definitions or config.managed_metrics else None
         self.metric_worker: MetricWorker | None = None
+        # compare-with = "base": the stored runs pooled into the base's record of the file being evaluated.
+        self._base_pool: list[QuestionResult] = []
 
     def beside(self, config: Config, workdir: Path) -> None:
         """compare-with = "base": the base's agent (its config, its checkout) runs beside ours."""
         self.inference.beside(config, workdir)
 
-    def evaluate(self, path: str, reuse: DatasetResult | None = None, also: tuple[str, ...] = ()) -> FileEvaluation:
+    def evaluate(
+        self, path: str, reuse: DatasetResult | None = None, also: tuple[str, ...] = (), history: History | None = None
+    ) -> FileEvaluation:
         """Loads, runs and scores one file. ``also``: where the file may resolve besides the
         repository (one the user named); ``reuse``: a baseline whose unchanged questions need
-        not run again (``reuse.py`` says when)."""
+        not run again (``reuse.py`` says when); ``history``: the stored baseline the runs pool
+        with (`baseline update`) or the questions in doubt are re-run against (a check)."""
         scorer = self.scorer()
         try:
             dataset = load_dataset(path, also)
@@ -110,9 +139,13 @@ class Evaluation:
             if dataset.format in RECORDED_FORMATS and self.judges is None:  # every row holds its run: stream it
                 done = self._streamed(dataset, scorer)
             else:
-                plan = self.plan(dataset, reuse)
-                self.inference.launch(plan.request.question_runs)
-                done = self.score(plan, self._infer(plan, scorer), scorer)
+                plan = self.plan(dataset, reuse, history if history is not None and history.pool else None)
+                self.inference.launch(plan.request.question_runs + sum(r.question_runs for r in plan.partial))
+                self._base_pool = []
+                inference = self._infer(plan, scorer)
+                done = self.score(plan, inference, scorer)
+                if history is not None and not history.pool and plan.request.records:
+                    done = self._rerun(plan, inference, scorer, done, history)
         except (DatasetError, UsageError) as error:
             return FileEvaluation(
                 result=None,
@@ -142,28 +175,118 @@ class Evaluation:
             collector=self.collector,
         )
 
-    def plan(self, dataset: LoadedDataset, reuse: DatasetResult | None = None) -> Plan:
-        """Sorts the dataset's records: ready to score, reused from ``reuse``, or to run."""
+    def plan(self, dataset: LoadedDataset, reuse: DatasetResult | None = None, pool: History | None = None) -> Plan:
+        """Sorts the dataset's records: ready to score, reused from ``reuse``, or to run; with
+        ``pool`` (`baseline update`), the stored runs that still stand are kept and each question
+        runs only up to ``baseline_runs``."""
         items = list(dataset.records)
         to_run = [item for item in items if isinstance(item, Record) and item.trace is None]
         ready = [item for item in items if not (isinstance(item, Record) and item.trace is None)]
         runs = self.config.runs
         if not to_run:
             return Plan(dataset=dataset, ready=ready, request=InferenceRequest(dataset.name, [], runs))
-        carried, to_run = split_reusable(to_run, reuse, runs, inputs=self.inputs, environment=self.environment)
         hashes = {record.question.id: question_hash(record.question) for record in to_run}
+        if pool is not None:
+            want = max(self.config.baseline_runs, runs)
+            carried, need = pooled_runs(to_run, pool.stored, pool.fingerprint, want, inputs=self.inputs, environment=self.environment)
+            counts = sorted(set(need.values()), reverse=True)
+            by_count = {n: [r for r in to_run if need.get(r.question.id) == n] for n in counts}
+            full = by_count.pop(want, [])
+            partial = tuple(InferenceRequest(dataset.name, records, n) for n, records in by_count.items())
+            return Plan(
+                dataset=dataset,
+                ready=ready,
+                request=InferenceRequest(dataset.name, full, want),
+                carried=carried,
+                hashes={q: h for q, h in hashes.items() if q in need},
+                partial=partial,
+                first_run={q: want - n for q, n in need.items()},
+            )
+        carried, to_run = split_reusable(to_run, reuse, runs, inputs=self.inputs, environment=self.environment)
+        hashes = {q: h for q, h in hashes.items() if any(r.question.id == q for r in to_run)}
         return Plan(dataset=dataset, ready=ready, request=InferenceRequest(dataset.name, to_run, runs), carried=carried, hashes=hashes)
 
     def _infer(self, plan: Plan, scorer: Scorer) -> InferenceResult:
-        if not plan.request.records:
+        if not plan.request.records and not plan.partial:
             return InferenceResult(records=[])
         # The scorer sets itself up (importing ROUGE and its stemmer) while the agent runs.
         preparing = threading.Thread(target=scorer.prepare, name="agent-eval-prepare", daemon=True)
         preparing.start()
         try:
-            return self.inference.perform(plan.request)
+            done = self.inference.perform(plan.request)
+            for request in plan.partial:
+                more = self.inference.perform(request)
+                renumbered = [replace(r, run=plan.first_run.get(r.question.id, 0) + r.run) for r in more.records]
+                done = InferenceResult(records=[*done.records, *renumbered], base=done.base, model_calls=done.model_calls)
+            return done
         finally:
             preparing.join()
+
+    def _rerun(self, plan: Plan, inference: InferenceResult, scorer: Scorer, done: FileEvaluation, history: History) -> FileEvaluation:
+        """The sequential re-runs: while some question's runs leave a fall in doubt against the
+        base's record (``verdict/noise.py``), it runs once more (and, when the base's record of it
+        is too short to judge by, the base's agent too), until each is decided, reaches its cap,
+        or the budget or an interrupt stops them."""
+        gate = self.config.gate
+        settings = Settings(alpha=gate.alpha, doubt=gate.doubt, cap=gate.max_reruns)
+        by_id = {r.question.id: r.question for r in plan.request.records}
+        ours = Counter(r.question.id for r in inference.records)
+        theirs = Counter(r.question.id for r in inference.base or [])
+        beside = self.inference.base is not None
+        if beside and history.stored is not None:
+            self._base_pool = self._pooled(plan, history, theirs)
+            done = self.score(plan, inference, scorer)
+        for _ in range(4 * settings.cap):  # each round adds a run to a question under its cap: this bounds them
+            if done.result is None or interrupt.requested():
+                break
+            against = (done.base_pooled or done.base) if beside else history.stored
+            if against is None:
+                break
+            again, base_too = to_rerun(done.result, against, settings)
+            again = [q for q in again if q in by_id]
+            if not again:
+                break
+            both = [q for q in again if q in base_too] if beside else []
+            solo = [q for q in again if q not in both]
+            new: list[Record] = []
+            new_base: list[Record] = []
+            for ids, with_base in ((solo, False), (both, True)):
+                if not ids:
+                    continue
+                ran = self.inference.perform(
+                    InferenceRequest(plan.dataset.name, [Record(question=by_id[q]) for q in ids], 1, beside=with_base)
+                )
+                for record in ran.records:
+                    new.append(replace(record, run=ours[record.question.id]))
+                    ours[record.question.id] += 1
+                for record in ran.base or []:
+                    new_base.append(replace(record, run=theirs[record.question.id]))
+                    theirs[record.question.id] += 1
+            if all(r.trace is not None and r.trace.skipped for r in new):
+                break  # the budget is spent (or an interrupt came): nothing more can decide them
+            base_records = [*(inference.base or []), *new_base] if inference.base is not None else None
+            inference = InferenceResult(records=[*inference.records, *new], base=base_records, model_calls=inference.model_calls)
+            if beside and history.stored is not None:
+                self._base_pool = self._pooled(plan, history, theirs)
+            done = self.score(plan, inference, scorer)
+        return done
+
+    def _pooled(self, plan: Plan, history: History, fresh: Counter[str]) -> list[QuestionResult]:
+        """compare-with = "base": the stored baseline's runs that still stand for the base's agent
+        code, numbered after the base's runs now, pooled into the base's record of each question."""
+        stored = history.stored
+        if stored is None:
+            return []
+        questions = {r.question.id: r.question for r in plan.request.records}
+        out = []
+        seen: Counter[str] = Counter()
+        code = same_code(stored.agent_fingerprint, history.base_fingerprint)
+        for run in stored.questions:
+            question = questions.get(run.id)
+            if question is not None and still_valid(run, question, code=code):
+                out.append(run.model_copy(update={"reused": True, "run": fresh[run.id] + seen[run.id]}))
+                seen[run.id] += 1
+        return out
 
     def score(self, plan: Plan, inference: InferenceResult, scorer: Scorer | None = None) -> FileEvaluation:
         """Scores what the plan had ready and what inference ran (judged first when judges are
@@ -186,13 +309,21 @@ class Evaluation:
         # whose scores ours reused carry the same scores (they ran on neither side).
         theirs = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes)
         theirs.prepare()
-        base = theirs.score_dataset(dataset, [*plan.ready, *inference.base] if inference.base is not None else [])
+        base_items = [*plan.ready, *inference.base] if inference.base is not None else []
+        base = theirs.score_dataset(dataset, base_items)
         base.path, base.agent_fingerprint = result.path, None
+        pooled = None
+        if self._base_pool:  # the stored runs that still stand, beside the base's runs now
+            pooled = scorer.for_dataset(dataset, carried=[*plan.carried, *self._base_pool], hashes=plan.hashes).score_dataset(
+                dataset, base_items
+            )
+            pooled.path, pooled.agent_fingerprint = result.path, None
         ran_beside = inference.base is not None
         return FileEvaluation(
             result=result,
             problems=ours.problems,
             base=base,
+            base_pooled=pooled,
             base_questions=len(plan.request.records) if ran_beside else 0,
             base_calls=inference.base_model_calls,
         )

@@ -39,9 +39,11 @@ from agent_eval_action.repo.observed import RepositoryInputs
 from agent_eval_action.run.budget import SKIPPED as BUDGET
 from agent_eval_action.run.fingerprint import environment_fingerprint
 from agent_eval_action.scoring.reuse import pair_by_content, renamed
-from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation
+from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate, is_timing, metric_kinds, rules_of, unchecked_datasets
+from agent_eval_action.verdict.noise import Settings, spread_level
+from agent_eval_action.verdict.pass_test import pass_test
 from agent_eval_action.verdict.rules import Rules, rules_at_base
 from agent_eval_action.verdict.selection import ENVIRONMENT, Observations, PathRoles, renames, select, select_all
 from agent_eval_action.views.background import Background
@@ -102,6 +104,9 @@ class Evaluated:
     # What disturbed the base's side while it ran (its workers killed from outside): the check
     # then could not be made.
     base_disturbed: list[str] = field(default_factory=list)
+
+    # The same with the stored baseline's runs that still stand pooled in: what the PR is compared with.
+    base_pooled: list[DatasetResult] | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +191,7 @@ def evaluate_files(
     beside: tuple[Config, Path] | None = None,
     collector: Collector = LIBRARY,
     observed: Observed | None = None,
+    history: Callable[[DatasetFile], History | None] | None = None,
 ) -> Evaluated:
     """The evaluate loop: each file loaded, run through the agent where it holds no recorded runs,
     and scored; those that could not be are problems. ``progress``: where the progress line of
@@ -193,7 +199,9 @@ def evaluate_files(
     runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again;
     ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base");
     ``collector``: the garbage collector's policy while scoring (the process owner's);
-    ``observed``: the repository and environment the agent's reads are recorded against."""
+    ``history``: a dataset's stored baseline, pooled with (`baseline update`) or re-run against
+    (the questions in doubt of a check); ``observed``: the repository and environment the agent's
+    reads are recorded against."""
     evaluation = Evaluation(
         config,
         err=progress or io.StringIO(),
@@ -207,9 +215,15 @@ def evaluate_files(
     problems: list[Problem] = []
     base = BaseRun(datasets=[], questions=0, runs=config.runs, model_calls=0)
     base_datasets: list[DatasetResult] = []
+    compared_with: list[DatasetResult] = []
     try:
         for item in files:
-            done = evaluation.evaluate(item.file, reuse=reuse(item) if reuse is not None else None, also=item.also)
+            done = evaluation.evaluate(
+                item.file,
+                reuse=reuse(item) if reuse is not None else None,
+                also=item.also,
+                history=history(item) if history is not None else None,
+            )
             problems.extend(done.problems)
             result = done.result
             if result is None:
@@ -218,7 +232,10 @@ def evaluate_files(
                 result.path = item.path
             if done.base is not None:  # the base's run of this file
                 done.base.path = result.path
+                if done.base_pooled is not None:
+                    done.base_pooled.path = result.path
                 base_datasets.append(done.base)
+                compared_with.append(done.base_pooled or done.base)
                 base.datasets.append(result.path)
                 base.questions += done.base_questions
                 base.model_calls += done.base_calls
@@ -229,7 +246,7 @@ def evaluate_files(
         evaluation.close()
     evaluated = Evaluated(datasets=datasets, problems=problems, run=evaluation.stats())
     if beside is not None:
-        evaluated.base_datasets, evaluated.base = base_datasets, base
+        evaluated.base_datasets, evaluated.base, evaluated.base_pooled = base_datasets, base, compared_with
         evaluated.base_disturbed = [
             f"the base's agent could not run undisturbed: its worker process {reason} (nothing of ours sent that signal), "
             "so its runs are not the base's; run the check again"
@@ -333,25 +350,40 @@ def reusable_baselines(
     not run again (``reuse.py`` says which): one that observed what the agent read, made in the
     same environment (``observed``); an older one only when no agent path changed and it was
     made with the same agent code (``fingerprint``)."""
+    stored = stored_baselines(git, selection, config, base.read)
+
+    def baseline(item: DatasetFile) -> DatasetResult | None:
+        found = stored(item)
+        if found is None:
+            return None
+        if found.environment is not None:
+            # The config's agent-paths are agent code whatever the agent read: a change to them re-runs all.
+            declared = config.agent_paths is not None and bool(selection.agent_changes)
+            same = observed is not None and found.environment == observed.environment
+            return found if same and not declared else None
+        same_code = fingerprint is not None and not selection.agent_changes and found.agent_fingerprint == fingerprint
+        return found if same_code else None
+
+    return baseline
+
+
+def stored_baselines(
+    git: Git, selection: Selection | None, config: Config, read: Callable[[str], str | None]
+) -> Callable[[DatasetFile], DatasetResult | None]:
+    """A dataset file's stored baseline as ``read`` finds it (at the merge-base, or in the working
+    tree), under its path or the path the PR renamed it from; None when it has none or it is unreadable
+    (reported when the comparison reads it)."""
     baselines_dir = git.workspace().rel(config.baselines_dir)
-    renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from}
+    renamed = {s.path: s.renamed_from for s in selection.selected if s.renamed_from} if selection is not None else {}
 
     def baseline(item: DatasetFile) -> DatasetResult | None:
         path = item.path or item.file
         old = renamed.get(path)
         try:
-            found = find_baseline(base.read, "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
+            found = find_baseline(read, "", baselines_dir, [path, *([old] if old else [])], Path(path).stem)
         except DatasetError:
-            return None  # reported when the comparison reads it
-        if found is None:
             return None
-        if found.dataset.environment is not None:
-            # The config's agent-paths are agent code whatever the agent read: a change to them re-runs all.
-            declared = config.agent_paths is not None and bool(selection.agent_changes)
-            same = observed is not None and found.dataset.environment == observed.environment
-            return found.dataset if same and not declared else None
-        same_code = fingerprint is not None and not selection.agent_changes and found.dataset.agent_fingerprint == fingerprint
-        return found.dataset if same_code else None
+        return found.dataset if found is not None else None
 
     return baseline
 
@@ -391,7 +423,11 @@ def baselines_in(before: Results, where: str | None, *, pair: bool = False) -> B
 
 
 def compare(
-    results: Results, config: Config, lookup: BaselineLookup, found: dict[str, DatasetResult] | None = None
+    results: Results,
+    config: Config,
+    lookup: BaselineLookup,
+    found: dict[str, DatasetResult] | None = None,
+    pooled: Mapping[str, DatasetResult] | None = None,
 ) -> list[DatasetComparison]:
     """Each dataset against its baseline (an unreadable one is a problem in ``results``), and the
     datasets the PR deleted as removed; ``found`` gets each dataset's baseline run. No verdict:
@@ -414,6 +450,8 @@ def compare(
             baseline_path=baseline.path if baseline else None,
             seed=config.seed,
             max_question_drop=config.gate.max_question_drop,
+            settings=noise_settings(config),
+            pass_baseline=(pooled or {}).get(dataset.path),
         )
         comparison.paired_by_content = pairs
         if baseline is not None and baseline.renamed_from:
@@ -424,6 +462,12 @@ def compare(
     for deleted in results.selection.deleted if results.selection else []:
         comparisons.append(DatasetComparison(dataset=Path(deleted).stem, path=deleted, status="removed"))
     return comparisons
+
+
+def noise_settings(config: Config) -> Settings:
+    """The per-question test's settings from the gate's config."""
+    gate = config.gate
+    return Settings(alpha=gate.alpha, doubt=gate.doubt, cap=gate.max_reruns)
 
 
 def interrupted_runs(results: Results) -> int:
@@ -452,7 +496,13 @@ def partial_reason(results: Results, skipped: int, config: Config) -> str:
 
 
 def compare_and_gate(
-    results: Results, rules: Rules, lookup: BaselineLookup, *, timings: bool = True, unsound: Sequence[str] = ()
+    results: Results,
+    rules: Rules,
+    lookup: BaselineLookup,
+    *,
+    timings: bool = True,
+    unsound: Sequence[str] = (),
+    pooled: Mapping[str, DatasetResult] | None = None,
 ) -> Outcome:
     """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
     verdict under ``rules``: passed, failed, or unchecked when an input problem (a bad dataset,
@@ -460,10 +510,12 @@ def compare_and_gate(
     from happening. ``timings``: False when the baseline did not run in this job (a PR check
     against stored baselines): timings are then information, their rules notes. ``unsound``: why
     what was compared cannot be trusted (the base's side disturbed while it ran): unchecked, for
-    no input's fault. Every view of the run (headline, exit code, outputs, JUnit) reads it."""
+    no input's fault. ``pooled``: dataset path -> the base's record the per-question test uses
+    instead (compare-with = "base"). Every view of the run (headline, exit code, outputs, JUnit)
+    reads it."""
     config = rules.config
     compared: dict[str, DatasetResult] = {}
-    results.comparison = compare(results, config, lookup, compared)
+    results.comparison = compare(results, config, lookup, compared, pooled)
     kinds = metric_kinds(config, results)
     gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds, timings=timings)
     stopped = interrupted_runs(results)
@@ -486,8 +538,9 @@ def compare_and_gate(
     elif (partial := budget_skipped(results)) and not config.gate.allow_partial:
         why.append(partial_reason(results, partial, config))
     if results.problems or why:
-        gate.outcome, gate.unchecked = "unchecked", why + [p.message for p in results.problems[:10]]
-        gate.infrastructure = bool(why) and not stopped
+        gate.outcome, gate.unchecked = "unchecked", gate.unchecked + why + [p.message for p in results.problems[:10]]
+        if why and not stopped and not results.problems and gate.infrastructure is None:
+            gate.infrastructure = why[0].split(";")[0]  # no input's fault: exit 3
     results.gate = gate
     return Outcome(results=results, config=config, compared=compared)
 
@@ -504,6 +557,7 @@ def background(outcome: Outcome, cwd: Path) -> Background:
         shown = Background(rules=rules)
     # compare-with = "base": the runs beside this one are the base's, made now.
     shown.base_runs.update({run.path: run for run in outcome.base_runs})
+    shown.ignore_state = frozenset(config.ignore_state)
     return shown
 
 
@@ -545,7 +599,19 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
             continue
         differ, total = answered_differently(dataset, found.dataset)
         moved = [m for m in comparison.metrics if m.verdict in ("regressed", "improved") and not is_timing(m.metric)]
-        if not differ and not moved:
+        if comparison.pass_test is not None:
+            # Questions pass at their own rates: for the metrics of the pass test, drift is only a
+            # move beyond them, either way (the fresh base against the stored runs, and back).
+            tested = set(comparison.pass_test.metrics)
+            rose = pass_test(found.dataset, dataset, noise_settings(config))
+            beyond = any(
+                t.spread_p <= spread_level(t.alpha) or any(q.decision == "failed" for q in t.tested)
+                for t in (comparison.pass_test, rose)
+                if t is not None
+            )
+            moved = [m for m in moved if m.metric not in tested] + ([m for m in comparison.metrics if m.metric in tested] if beyond else [])
+        # Answers that differ (an id, a timestamp in them) or timings alone are no drift.
+        if not moved:
             continue
         shown = max(moved or comparison.metrics, key=lambda m: abs(m.delta or 0.0), default=None)
         figures = ""
@@ -609,7 +675,12 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
     if not rules.config.gate.fail_on_drift or results.gate is None:
         return
     for comparison in results.drift or []:
+        test = comparison.pass_test
+        # A metric of the pass test drifted only beyond the questions' own pass rates.
+        within = test is not None and test.spread_p > spread_level(test.alpha) and not any(q.decision == "failed" for q in test.tested)
         for metric in comparison.metrics:
+            if within and test is not None and metric.metric in test.metrics:
+                continue
             if metric.verdict == "regressed" and not is_timing(metric.metric):
                 detail = (
                     f"the model drifted: the base's own agent scores {metric.metric} {fmt(metric.baseline, metric.metric)} → "
@@ -627,7 +698,7 @@ def fail_on_drift(results: Results, rules: Rules) -> None:
                         detail=detail,
                     )
                 )
-    if results.gate.failures and results.gate.outcome == "passed":
+    if results.gate.failures and results.gate.outcome in ("passed", "inconclusive"):
         results.gate.outcome = "failed"
 
 

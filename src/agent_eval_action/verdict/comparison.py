@@ -21,6 +21,9 @@ from agent_eval_action.scoring.aggregate import (
     seed_for,
     unscaled,
 )
+from agent_eval_action.verdict.noise import DEFAULTS, Settings
+from agent_eval_action.verdict.outages import outage_cause
+from agent_eval_action.verdict.pass_test import pass_test
 
 EPSILON = 1e-9
 # With several runs a side, hard drops count only when at least as many are less likely than
@@ -78,12 +81,24 @@ def flaky_questions(current: DatasetResult, baseline: DatasetResult | None) -> l
 
 
 def _errors(dataset: DatasetResult) -> int:
-    return sum(1 for q in dataset.questions if q.status == "error")
+    """How many questions ended in an error of the agent's in some run (a question re-run or run
+    several times counts once; a model/API outage is no error of the agent's)."""
+    return len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error)})
 
 
 def compare_dataset(
-    current: DatasetResult, baseline: DatasetResult | None, *, baseline_path: str | None, seed: int = 0, max_question_drop: float = 0.5
+    current: DatasetResult,
+    baseline: DatasetResult | None,
+    *,
+    baseline_path: str | None,
+    seed: int = 0,
+    max_question_drop: float = 0.5,
+    settings: Settings | None = None,
+    pass_baseline: DatasetResult | None = None,
 ) -> DatasetComparison:
+    """``pass_baseline``: the base's record the per-question test weighs this run against, when it
+    is not ``baseline`` (compare-with = "base": the base's runs now with the stored runs of the
+    same code pooled in; the means are compared with the runs now alone)."""
     if baseline is None:
         return DatasetComparison(
             dataset=current.name,
@@ -111,6 +126,7 @@ def compare_dataset(
     for name in [*current.summary, *(m for m in baseline.summary if m not in current.summary)]:
         result.metrics.append(_compare_metric(name, current, baseline, seed=seed, max_question_drop=max_question_drop))
     result.flaky = flaky_questions(current, baseline)
+    result.pass_test = pass_test(current, pass_baseline or baseline, settings or DEFAULTS)
     return result
 
 

@@ -11,6 +11,8 @@ from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regre
 from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import DatasetComparison, DatasetResult, GateFailure, GateResult, GateRule, Results
 from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_worse_side, counted_drops, within_spread, worse_amount
+from agent_eval_action.verdict.noise import spread_level
+from agent_eval_action.verdict.outages import main_cause, outage_cause
 
 
 def is_timing(metric: str) -> bool:
@@ -85,11 +87,23 @@ def evaluate_gate(
     failures: list[GateFailure] = []
     notes: list[str] = []
     within_noise: list[GateFailure] = []
+    inconclusive: list[str] = []
+    outages: list[tuple[str, int, int]] = []  # (cause, runs not run, runs) of datasets the model/API kept from running
     by_path = {c.path: c for c in comparisons}
     for dataset in datasets:
         name = dataset.name
         comparison = by_path.get(dataset.path)
-        errors = sum(1 for q in dataset.questions if q.status == "error")
+        outage = main_cause(q.error for q in dataset.questions if q.status == "error")
+        not_run = outage[1] if outage else 0
+        # A model/API error ran nothing of the PR's: it is no error of the agent's. Counted by
+        # question: the re-runs of one question that errs are one question that errs.
+        errors = len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error)})
+        if outage is not None:
+            total = len(dataset.questions)
+            if not_run > config.max_not_run * total or not_run == sum(1 for q in dataset.questions if q.status != "skipped"):
+                outages.append((outage[0], not_run, total))
+                continue
+            notes.append(f"{name}: {plural(not_run, 'question run')} not run ({outage[0]}): not counted")
 
         def record(
             rule: GateRule,
@@ -120,7 +134,7 @@ def evaluate_gate(
         def fail(rule: GateRule, detail: str, **parts: Any) -> None:
             failures.append(record(rule, detail, **parts))
 
-        if errors and _nothing_scored(dataset, config, kinds):
+        if errors and _nothing_scored(dataset, config, kinds) and not not_run:
             fail(
                 "nothing_scored",
                 f"all {plural(len(dataset.questions), 'run')} ended without a score on a gated metric ({plural(errors, 'error')})",
@@ -159,6 +173,42 @@ def evaluate_gate(
             if comparison is not None and comparison.status == "new":
                 notes.append(f"{name}: no baseline on the base branch; reported as new (run `baseline update` on the default branch)")
             continue
+        test = comparison.pass_test
+        tested = set(test.metrics) if test is not None else set()
+        if test is not None:
+            for question in test.tested:
+                if question.decision == "failed":
+                    how = (
+                        f"every run fails where every base run passed; the baseline holds too few runs to test by: `{REFRESH_RUNS}` "
+                        "on the base branch records baseline-runs (5) a question"
+                        if question.short
+                        else f"Holm over {plural(test.m, 'question')} that could fall, alpha {test.alpha:g}"
+                    )
+                    # One failure a metric it fell on (as the per-question guard made them), each
+                    # with the question's pass rates: the views group them by question.
+                    for metric_name in question.fell_on or [None]:  # type: ignore[list-item]
+                        fail(
+                            "question_fall",
+                            f"question {question.said} ({how})",
+                            metric=metric_name,
+                            question=question.id,
+                            baseline=question.baseline_passes / question.baseline_runs,
+                            current=question.passes / question.runs,
+                            significant=True,
+                        )
+                elif question.decision == "inconclusive":
+                    inconclusive.append(f"{name}: question {question.said}; {_would_decide(question.runs, config.max_reruns)}")
+            fell = [q for q in test.tested if q.decision == "failed"]
+            if test.spread_p <= spread_level(test.alpha) and not fell:
+                fail(
+                    "pass_rate",
+                    f"the pass rate fell over the whole dataset: {test.passes} of {test.runs} runs pass, "
+                    f"{test.baseline_passes} of {test.baseline_runs} on the base, question by question p = {test.spread_p:.2g} "
+                    "(no one question fell enough to say alone)",
+                    baseline=test.baseline_passes / test.baseline_runs if test.baseline_runs else None,
+                    current=test.passes / test.runs if test.runs else None,
+                    significant=True,
+                )
         for metric in comparison.metrics:
             kind = kinds.get(metric.metric, "trace")
             rule = rule_for(metric.metric, kind, metric.direction, config, dataset.criteria)
@@ -167,7 +217,14 @@ def evaluate_gate(
                 amount, relative = parse_regression(rule.max_regression)
                 limit = amount * abs(metric.baseline) if relative else amount
                 worse = worse_amount(metric.delta, metric.direction)
-                if worse > limit + 1e-12 and informational:
+                if worse > limit + 1e-12 and metric.metric in tested:
+                    # Its runs pass or fail question by question: the per-question test and the
+                    # dataset-wide pass-rate test decide, from the runs' passes, not the mean.
+                    notes.append(
+                        f"{name}: {metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} is worse than max_regression "
+                        f"{rule.max_regression}; decided question by question by the pass test"
+                    )
+                elif worse > limit + 1e-12 and informational:
                     notes.append(
                         f"{name}: {metric.metric} {metric.baseline:.4g} -> {metric.current:.4g} is worse than max_regression "
                         f"{rule.max_regression}, not gated: its baseline was timed on another machine at another hour "
@@ -195,7 +252,8 @@ def evaluate_gate(
                         notes.append(f"{name}: {shown}{ci} is worse than {allowed} but within noise (the CI includes no change)")
             # By identity: `in` on a list of models compares field by field, drop by drop (quadratic).
             counted = {id(d) for d in counted_drops(metric)}
-            for drop in [] if informational else metric.drops:
+            # A metric in the per-question test: its questions' falls are decided there, from their runs.
+            for drop in [] if informational or metric.metric in tested else metric.drops:
                 line = f"question {drop.id} {drop.metric} fell {drop.baseline:.3g} -> {drop.current:.3g}"
                 if within_spread(drop):
                     # Its runs disagree: a fall no larger than its own spread is what re-asking it does.
@@ -211,7 +269,32 @@ def evaluate_gate(
                     fail("question_drop", line, metric=drop.metric, question=drop.id, baseline=drop.baseline, current=drop.current)
                 else:
                     notes.append(f"{name}: {line}")
-    return GateResult(outcome="failed" if failures else "passed", failures=failures, notes=notes, within_noise=within_noise)
+    result = GateResult(
+        outcome="failed" if failures else "inconclusive" if inconclusive else "passed",
+        failures=failures,
+        notes=notes,
+        within_noise=within_noise,
+        inconclusive=inconclusive,
+        on_inconclusive=config.on_inconclusive,
+    )
+    if outages:
+        # The cause once, however many runs and datasets it stopped: no list of the same error.
+        cause = max(outages, key=lambda o: o[1])[0]
+        runs = sum(o[1] for o in outages)
+        total = sum(o[2] for o in outages)
+        result.outcome, result.infrastructure = "unchecked", cause
+        result.unchecked = [f"{cause} ({runs} of {total} question runs could not reach the model: not the PR's doing)"]
+    return result
+
+
+REFRESH_RUNS = "baseline update"
+
+
+def _would_decide(runs: int, cap: int) -> str:
+    """What would decide an inconclusive question, in words."""
+    if runs < cap:
+        return f"re-runs stopped at {runs} (a budget, or no agent to re-run it here): up to {cap} runs would decide it"
+    return f"its {cap} runs could not decide it: raise [gate] max-reruns, or run `baseline update` for more base runs"
 
 
 def _has_bounds(rule: MetricRule) -> bool:

@@ -23,6 +23,8 @@ class Background:
     history: dict[str, dict[str, list[Point]]] = field(default_factory=dict)
     # Metric -> its gate rule (metrics without one are absent).
     rules: dict[str, RuleView] = field(default_factory=dict)
+    # Final-state keys the config's ignore-state names: shown as volatile, never as a change.
+    ignore_state: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, runs: BaseRuns, rules: dict[str, RuleView]) -> Background:

@@ -51,11 +51,25 @@ def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> P
     if gate is not None:
         # The gate case tells the same outcome as the headline and the exit code: a failure when
         # the gate failed, an error when the check could not be made.
+        # Inconclusive: skipped (neither pass nor failure), or a failure with on-inconclusive = "fail".
         failed, unchecked = gate.outcome == "failed", gate.outcome == "unchecked"
-        suite = ET.SubElement(root, "testsuite", name="gate", tests="1", failures=str(int(failed)), errors=str(int(unchecked)))
+        inconclusive = gate.outcome == "inconclusive"
+        counted = failed or (inconclusive and gate.on_inconclusive == "fail")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name="gate",
+            tests="1",
+            failures=str(int(counted)),
+            errors=str(int(unchecked)),
+            skipped=str(int(inconclusive and not counted)),
+        )
         case = ET.SubElement(suite, "testcase", classname="gate", name="regression gate")
         if failed:
             ET.SubElement(case, "failure", message="; ".join(f.message for f in gate.failures)[:4000])
+        elif inconclusive:
+            message = "inconclusive: " + "; ".join(gate.inconclusive)
+            ET.SubElement(case, "failure" if counted else "skipped", message=message[:4000])
         elif unchecked:
             reasons = "; ".join([*gate.unchecked, *(f.message for f in gate.failures)])
             ET.SubElement(case, "error", message=f"could not be checked: {reasons}"[:4000])

@@ -32,6 +32,7 @@ from agent_eval_action.repo.history import Point
 from agent_eval_action.scoring.aggregate import passes
 from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
 from agent_eval_action.verdict.gate import RuleView, is_timing
+from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
 
 Mark = Literal["fail", "worse", "better", "same", "new", "info"]
@@ -211,13 +212,18 @@ def _fail_words(failures: list[GateFailure], noise: GateFailure | None, metric: 
         pairs = sorted({(fmt(f.baseline, metric), fmt(f.current, metric)) for f in drops})
         change = ", ".join(f"{a} → {b}" for a, b in pairs[:3])
         parts.append(f"{len(drops)} question{'s' if len(drops) != 1 else ''} dropped ({change})")
+    falls = [f for f in failures if f.rule == "question_fall"]
+    if falls:  # pass rates, as the per-question test weighed them
+        pairs = sorted({(fmt(f.baseline, "pass_rate"), fmt(f.current, "pass_rate")) for f in falls})
+        change = ", ".join(f"{a} → {b}" for a, b in pairs[:3])
+        parts.append(f"{len(falls)} question{'s' if len(falls) != 1 else ''} pass less often ({change} of runs)")
     for failure in failures:
         if failure.rule == "max_regression" and row is not None and row.delta is not None:
             parts.append(f"regressed {signed(row.delta, metric)}, more than {limit_words(failure.limit, metric)}")
         elif failure.rule in ("min", "max") and isinstance(failure.limit, float | int):
             where = "under the minimum" if failure.rule == "min" else "over the maximum"
             parts.append(f"{where} {fmt(failure.limit, metric)}")
-        elif failure.rule not in ("question_drop", "max_regression", "min", "max"):
+        elif failure.rule not in ("question_drop", "question_fall", "max_regression", "min", "max"):
             parts.append(failure.detail or failure.message)
     if row is not None and noise is not None:
         # What failed comes first; the mean's fall is said apart, as what fails nothing by itself.
@@ -563,10 +569,24 @@ def runs_by_id(dataset: DatasetResult) -> dict[str, list[QuestionResult]]:
     return dict(out)
 
 
+def volatile_keys(runs: list[QuestionResult]) -> set[str]:
+    """Final-state keys whose values differ between the base's own runs of one question
+    (timestamps, ids): what re-asking the same question changes, never the PR."""
+    states = [r.transcript.final_state for r in runs if r.transcript is not None and r.transcript.final_state is not None]
+    keys = {k for state in states for k in state}
+    return {k for k in keys if len({json.dumps(state.get(k), sort_keys=True, default=str) for state in states}) > 1}
+
+
 def question_diff(
-    qid: str, fell: list[str], head_runs: list[QuestionResult], before_runs: list[QuestionResult], dropped: set[str]
+    qid: str,
+    fell: list[str],
+    head_runs: list[QuestionResult],
+    before_runs: list[QuestionResult],
+    dropped: set[str],
+    ignore_state: frozenset[str] = frozenset(),
 ) -> QuestionDiff:
-    """``head_runs``, ``before_runs``: the question's runs in this run and in the base run (from :func:`runs_by_id`)."""
+    """``head_runs``, ``before_runs``: the question's runs in this run and in the base run (from
+    :func:`runs_by_id`); ``ignore_state``: state keys the config calls volatile."""
     head = _worst_run(head_runs, fell)
     before = min(before_runs, key=lambda q: (q.status == "error", q.run)) if before_runs else None
     rows: list[DiffRow] = []
@@ -606,7 +626,23 @@ def question_diff(
     bt, ht = (before.transcript if before else None), head.transcript
     if bt is not None and ht is not None:
         if bt.final_state is not None and ht.final_state is not None:
-            rows.extend(state_rows(bt.final_state, ht.final_state))
+            volatile = volatile_keys(before_runs) | set(ignore_state)
+            rows.extend(
+                state_rows(
+                    {k: v for k, v in bt.final_state.items() if k not in volatile},
+                    {k: v for k, v in ht.final_state.items() if k not in volatile},
+                )
+            )
+            shown = sorted(k for k in volatile if bt.final_state.get(k, ...) != ht.final_state.get(k, ...))
+            if shown:
+                rows.append(
+                    DiffRow(
+                        label="volatile state",
+                        base=", ".join(shown),
+                        head="differ between the base's own runs (or ignore-state): not a change",
+                        kind="state",
+                    )
+                )
         if (bt.final_response or "") != (ht.final_response or ""):
             rows.append(
                 DiffRow(
@@ -674,14 +710,29 @@ def reasons(results: Results) -> list[Reason]:
     groups: dict[tuple[str, str, str], list[GateFailure]] = defaultdict(list)
     for failure in gate.failures:
         groups[(failure.dataset or "", failure.rule, failure.metric or "")].append(failure)
-    order = ["nothing_scored", "new_errors", "max_errors", "question_drop", "max_regression", "min", "max", "legacy"]
+    order = [
+        "nothing_scored",
+        "new_errors",
+        "max_errors",
+        "question_fall",
+        "question_drop",
+        "pass_rate",
+        "max_regression",
+        "min",
+        "max",
+        "legacy",
+    ]
     metric_order = _metric_order()
     # Question drops of several metrics on the same questions are one story: one reason.
     drops: dict[tuple[str, tuple[str, ...]], list[tuple[str, list[GateFailure]]]] = defaultdict(list)
+    said: dict[tuple[str, str], str] = {}  # (path, question) -> how sure the per-question test is, in words
     for (path, rule_name, metric), failures in list(groups.items()):
-        if rule_name == "question_drop":
+        if rule_name in ("question_drop", "question_fall") and metric:
             drops[(path, tuple(sorted(f.question or "" for f in failures)))].append((metric, failures))
             del groups[(path, rule_name, metric)]
+            for f in failures:
+                if rule_name == "question_fall":
+                    said[(path, f.question or "")] = (f.detail or f.message).removeprefix("question ")
     found: list[tuple[tuple[int, int, int, str], Reason]] = []
     for (path, ids), metrics in drops.items():
         dataset = by_path.get(path)
@@ -702,6 +753,9 @@ def reasons(results: Results) -> list[Reason]:
         for question, changes in fell.items():
             alike[tuple(changes)].append(question)
         detail = "; ".join(f"{_ids(questions)} lost: {', '.join(changes)}" for changes, questions in alike.items())
+        sure = [said[(path, q)] for q in ids if (path, q) in said]
+        if sure:  # the pass rates and how sure: "q26: 0 of 4 runs pass, 5 of 5 on the base: p = 0.0079 (...)"
+            detail += "; " + "; ".join(sure[:IDS_NAMED]) + (f"; and {len(sure) - IDS_NAMED} more" if len(sure) > IDS_NAMED else "")
         rank = (order.index("question_drop"), -len(ids), metric_order.get(metrics[0][0], 99), path)
         found.append((rank, Reason(short=prefix + short, detail=detail)))
     for (path, rule_name, metric), failures in groups.items():
@@ -723,6 +777,11 @@ def reasons(results: Results) -> list[Reason]:
         elif rule_name == "max" and bound is not None:
             short = f"{metric} is over its maximum"
             detail = f"{metric} is {fmt(first.current, metric)}, over the maximum {fmt(bound, metric)}"
+        elif rule_name == "question_fall":
+            total = len({q.id for q in dataset.questions}) if dataset else len(failures)
+            fallen = [f.question or "" for f in failures]
+            short = f"{len(fallen)} of {total} questions pass less often than on the base ({_ids(fallen)})"
+            detail = "; ".join((f.detail or f.message).removeprefix("question ") for f in failures)
         elif rule_name == "new_errors":
             count = int(first.current or 0)
             short = f"{count} question{'s' if count != 1 else ''} ended in an error"
@@ -749,6 +808,15 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
     if gate.outcome == "failed":
         more = f" (and {len(found) - 1} more reason{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
         return "Agent evaluation failed" + (f": {found[0].short}{more}" if found else "")
+    if gate.outcome == "unchecked" and gate.infrastructure:
+        return f"Agent evaluation could not be checked: {gate.infrastructure}"
+    if gate.outcome == "inconclusive":
+        count = len(gate.inconclusive)
+        first = gate.inconclusive[0].split("; ")[0] if gate.inconclusive else ""
+        return (
+            f"Agent evaluation inconclusive: {count} question{'s' if count != 1 else ''} fell in some runs and the re-runs "
+            f"could neither confirm nor clear {'it' if count == 1 else 'them'} ({first})"
+        )
     if gate.outcome == "unchecked":
         if gate.unchecked and (gate.infrastructure or gate.unchecked[0].startswith((f"{INTERRUPTED}:", f"{PARTIAL}:"))):
             return "Agent evaluation could not be checked: " + gate.unchecked[0].split(";")[0]
@@ -976,15 +1044,24 @@ def dataset_view(
     moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids = regressions(dataset, base, comparison)
+    if gate is not None and gate.infrastructure is not None:
+        # Runs the model/API kept from running are said once, in the headline: no diff of each.
+        ran = {q.id for q in dataset.questions if not (q.status == "error" and outage_cause(q.error))}
+        regressed_ids = {qid: fell for qid, fell in regressed_ids.items() if qid in ran}
     dropped = {d.id for m in (comparison.metrics if comparison else []) for d in counted_drops(m)}
     diffs = []
     if base is not None:
         head_runs, base_runs = runs_by_id(dataset), runs_by_id(base)
-        diffs = [question_diff(qid, fell, head_runs[qid], base_runs.get(qid, []), dropped) for qid, fell in regressed_ids.items()]
+        diffs = [
+            question_diff(qid, fell, head_runs[qid], base_runs.get(qid, []), dropped, background.ignore_state)
+            for qid, fell in regressed_ids.items()
+        ]
     views = [_question_view(q, thresholds, dataset.summary) for q in dataset.questions]
     # Each run's failed metrics are judged here once; the terminal's table lists these too.
     failed_runs = [(q, v.failed) for q, v in zip(dataset.questions, views, strict=True) if q.status == "ok" and v.failed]
-    failing = [v for v in views if v.status == "error" or v.failed]
+    # An outage's runs are said once, in the headline: not one "needs a look" per question.
+    outage = gate is not None and gate.infrastructure is not None
+    failing = [v for v in views if (v.status == "error" and not (outage and outage_cause(v.error))) or v.failed]
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
     lines = [_dataset_line(f) for f in (gate.failures if gate else []) if f.dataset == dataset.path and not f.metric]
     # Questions the base has whose every run ended in an error now: scored on the base only, for every metric.

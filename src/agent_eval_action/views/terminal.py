@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent_eval_action.core.markdown import plural, show_controls
 from agent_eval_action.core.models import DatasetResult, MetricSummary, QuestionResult, Results
+from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.page import DatasetView, Page, ci, fmt, page_of, signed
 
@@ -68,7 +69,12 @@ def dataset_table(
 
 
 MARK = {"fail": "x", "worse": "!", "better": "+", "same": " ", "new": "*", "info": "i"}
-GATE_HEADLINE = {"passed": "gate: passed", "failed": "gate: FAILED", "unchecked": "gate: COULD NOT BE CHECKED"}
+GATE_HEADLINE = {
+    "passed": "gate: passed",
+    "failed": "gate: FAILED",
+    "inconclusive": "gate: INCONCLUSIVE",
+    "unchecked": "gate: COULD NOT BE CHECKED",
+}
 # Regressed questions shown under a dataset, and rows of each one's base-vs-this-run comparison.
 REGRESSED_SHOWN = 10
 DIFF_ROWS_SHOWN = 8
@@ -82,6 +88,7 @@ def verdict_lines(shown: Page) -> list[str]:
     headline = shown.headline.split(": ", 1)
     lines = [GATE_HEADLINE[gate.outcome] + (f" - {headline[1]}" if len(headline) > 1 else "")]
     lines.extend(f"  ? {reason}" for reason in gate.unchecked)
+    lines.extend(f"  ~ {reason}" for reason in gate.inconclusive)
     found = shown.reasons
     if len(found) == 1 and gate.outcome == "failed":
         lines.append(f"  {found[0].detail}" if found[0].detail else "")
@@ -199,7 +206,8 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
             lines.extend(moved_lines(d, shown.base_label, base_is_run=shown.base_is_run))
             lines.extend(why_lines(d))
             # What an errored run said: the reason a reviewer needs first (results.json has them all).
-            errored = [q for q in dataset.questions if q.status == "error"]
+            outage = results.gate is not None and results.gate.infrastructure is not None
+            errored = [q for q in dataset.questions if q.status == "error" and not (outage and outage_cause(q.error))]
             lines.extend(f"  error in {q.id}{f' (run {q.run})' if q.run else ''}: {q.error}" for q in errored[:FAILING_SHOWN])
             if len(errored) > FAILING_SHOWN:
                 lines.append(f"  ... and {len(errored) - FAILING_SHOWN} more errors (see results.json)")

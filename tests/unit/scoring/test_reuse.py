@@ -1,11 +1,11 @@
 """Question-level reuse: a question's scores are carried over from the baseline only when it is
-provably the same work (same content hash, every run ok, as many runs as asked for)."""
+provably the same work (same content hash, every run ok, at least as many runs as asked for)."""
 
 from __future__ import annotations
 
 from agent_eval_action.core.models import DatasetResult, Question, QuestionResult, ReferenceData, ReferenceToolCall, Score
 from agent_eval_action.datasets import Record
-from agent_eval_action.scoring.reuse import question_hash, split_reusable
+from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable
 
 
 def question(qid: str, text: str = "what is the price of apple", **extra: object) -> Question:
@@ -64,7 +64,8 @@ def test_every_run_is_carried_when_the_run_count_matches() -> None:
 def test_a_different_run_count_runs_the_question_again() -> None:
     q = question("q1")
     assert split_reusable([Record(question=q)], baseline(stored(q, runs=1)), runs=3)[0] == []
-    assert split_reusable([Record(question=q)], baseline(stored(q, runs=3)), runs=1)[0] == []
+    # A baseline of more runs (baseline-runs) stands for a run of fewer: every stored run is carried.
+    assert len(split_reusable([Record(question=q)], baseline(stored(q, runs=3)), runs=1)[0]) == 3
 
 
 def test_a_question_that_failed_or_was_skipped_in_the_baseline_runs_again() -> None:
@@ -84,3 +85,17 @@ def test_a_baseline_without_hashes_reuses_nothing() -> None:
 def test_a_question_new_in_this_pr_runs() -> None:
     carried, to_run = split_reusable([Record(question=question("new"))], baseline(stored(question("q1"))), runs=1)
     assert carried == [] and [r.question.id for r in to_run] == ["new"]
+
+
+def test_baseline_update_pools_the_runs_that_still_stand_and_asks_only_for_the_rest() -> None:
+    kept, edited, fresh, old = question("kept"), question("edited"), question("fresh"), question("old")
+    before = baseline(stored(kept, runs=5), stored(edited.model_copy(update={"user_inputs": ["before"]}), runs=5), stored(old, runs=1))
+    before.agent_fingerprint = "abc"
+    records = [Record(question=q) for q in (kept, edited, fresh, old)]
+    carried, need = pooled_runs(records, before, "abc", 5)
+    # An unchanged question re-runs nothing; an older baseline's one run is kept and topped up.
+    assert sorted({r.id for r in carried}) == ["kept", "old"]
+    assert need == {"edited": 5, "fresh": 5, "old": 4}
+    # Other agent code (or code not committed: no hash): nothing stands.
+    assert pooled_runs(records, before, "xyz", 5) == ([], {q.id: 5 for q in (kept, edited, fresh, old)})
+    assert not same_code(None, None) and same_code("abc", "abc")

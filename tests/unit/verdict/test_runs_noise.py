@@ -74,9 +74,11 @@ def test_a_lone_question_that_flips_does_not_fail_the_pr() -> None:
     assert metric.delta == pytest.approx(-1 / 3, abs=1e-6)
     assert metric.ci95 is not None and metric.ci95[1] == 0.0 and metric.verdict == "unchanged"
     gate = gate_of(now, base)
-    assert gate.passed and any("within noise" in note for note in gate.notes)
-    # The same fall in every run is no coin toss: no interval from runs that agree, and it fails.
-    assert not gate_of(runs({"q": [0.0, 0.0, 0.0]}), base).passed
+    # A metric with a pass threshold: 2 of 3 against 3 of 3 is p = 0.5, cleared by the pass test.
+    assert gate.outcome == "passed" and any("decided question by question by the pass test" in note for note in gate.notes)
+    # The same fall in every run: p = 1/20, in doubt until re-runs decide it (the check makes them).
+    assert gate_of(runs({"q": [0.0, 0.0, 0.0]}), base).outcome == "inconclusive"
+    assert gate_of(runs({"q": [0.0] * 7}), base).outcome == "failed"
 
 
 def test_the_interval_is_seeded_and_does_not_depend_on_the_order_of_questions_or_runs() -> None:
@@ -150,29 +152,30 @@ def test_the_flaky_mark_in_the_comment_the_summary_the_report_and_the_terminal()
     assert f"flaky: {line}" in render(results, {})
 
 
-def test_the_guard_counts_a_flaky_questions_drop_only_beyond_its_spread() -> None:
+def test_a_thresholded_metrics_falls_go_through_the_per_question_test_not_the_drop_guard() -> None:
+    """A metric with a pass threshold is decided question by question from the runs' passes
+    (verdict/noise.py): a fall the runs cannot confirm is inconclusive, never a hard drop."""
     steady = {f"q{i}": [1.0, 1.0, 1.0] for i in range(9)}
-    # Passing every run on the base, 1 of 3 now: a fall of 0.667 within its own spread (1) is
-    # what re-asking a coin-toss question does. Before, this failed as a hard drop.
+    # Passing every run on the base, 1 of 3 now: p = 0.2, in doubt (a re-run would decide it).
     base, now = runs(steady | {"coin": [1.0, 1.0, 1.0]}), runs(steady | {"coin": [0.0, 1.0, 0.0]})
     drop = compare_dataset(now, base, baseline_path="b").metrics[0].drops[0]
     assert (drop.id, drop.spread) == ("coin", 1.0)
     gate = gate_of(now, base)
-    assert gate.passed, gate.failures
-    assert any("question coin tool_usage_accuracy fell 1 -> 0.333, within the spread of its own runs (1)" in n for n in gate.notes)
-    # Every run failing now, every run passing before: no spread, a hard drop as always.
-    broken = gate_of(runs(steady | {"coin": [0.0, 0.0, 0.0]}), base)
-    assert [f.rule for f in broken.failures] == ["question_drop"]
-    # Partial credit: runs that disagree by 0.1 and a fall of 0.77 - beyond the spread, it fails.
-    partial = gate_of(runs(steady | {"coin": [0.2, 0.3, 0.2]}), runs(steady | {"coin": [1.0, 1.0, 0.9]}))
-    assert [(f.rule, f.question) for f in partial.failures] == [("question_drop", "coin")]
-    # The spread of either side counts: a base that flipped, every run failing now.
-    assert gate_of(runs(steady | {"coin": [0.0, 0.0, 0.0]}), runs(steady | {"coin": [1.0, 0.0, 1.0]})).passed
+    assert gate.outcome == "inconclusive" and gate.passed and not gate.failures
+    assert gate.inconclusive[0].startswith("d: question coin: 1 of 3 runs pass, 3 of 3 on the base: p = 0.2;")
+    # Every run failing now, every run passing before, 3 a side: p = 1/20, not enough alone.
+    assert gate_of(runs(steady | {"coin": [0.0, 0.0, 0.0]}), base).outcome == "inconclusive"
+    # Seven failing runs against three passing ones: p = 1/120, failed, said in plain words.
+    broken = gate_of(runs(steady | {"coin": [0.0] * 7}), base)
+    assert [(f.rule, f.question) for f in broken.failures] == [("question_fall", "coin")]
+    assert "coin: 0 of 7 runs pass, 3 of 3 on the base: p = 0.0083" in broken.failures[0].message
+    # The base failing as often as the PR: cleared.
+    assert gate_of(runs(steady | {"coin": [0.0, 0.0, 0.0]}), runs(steady | {"coin": [1.0, 0.0, 0.0]})).outcome == "passed"
 
 
-def test_complete_falls_count_only_beyond_what_the_flakiness_of_the_questions_explains() -> None:
-    """Eight coin-toss questions beside twenty steady ones: one question passing its 3 base runs
-    and failing its 3 runs here is what a coin does (1 in 64 each); four at once is a break."""
+def test_the_chance_of_complete_falls_is_still_measured_beside_the_test() -> None:
+    """Eight coin-toss questions beside twenty steady ones: the old guard's expected count of
+    complete falls by chance is still reported; the per-question test decides."""
     steady = {f"s{i}": [1.0, 1.0, 1.0] for i in range(20)}
     coins_before = {f"c{i}": [1.0, 0.0, 1.0] for i in range(8)}
     coins_now = {f"c{i}": [0.0, 1.0, 0.0] if i % 2 else [1.0, 0.0, 1.0] for i in range(8)}
@@ -181,17 +184,16 @@ def test_complete_falls_count_only_beyond_what_the_flakiness_of_the_questions_ex
     metric = compare_dataset(now, base, baseline_path="b").metrics[0]
     assert metric.chance_falls == pytest.approx(5 / 64 + 4 * (2 / 3) ** 3 * (1 / 3) ** 3, abs=1e-6)
     gate = gate_of(now, base)
-    assert gate.passed, gate.failures
-    assert any("question fell tool_usage_accuracy fell 1 -> 0, no more complete falls than the flakiness" in n for n in gate.notes)
+    assert gate.outcome == "inconclusive" and any("question fell: 0 of 3 runs pass" in n for n in gate.inconclusive)
+    # Four questions falling at once: each alone is in doubt, together the dataset-wide test decides.
     four = {f"fell{i}": [1.0, 1.0, 1.0] for i in range(4)}
     broken = gate_of(runs(steady | coins_now | {key: [0.0, 0.0, 0.0] for key in four}), runs(steady | coins_before | four))
-    assert sorted(f.question or "" for f in broken.failures if f.rule == "question_drop") == sorted(four)
-    # One run a side (a stored baseline, the default runs): every hard drop counts, as before.
+    assert [f.rule for f in broken.failures] == ["pass_rate"]
+    # The mean fell beyond max_regression too: a note, the pass test decides a thresholded metric.
+    assert any("decided question by question by the pass test" in n for n in broken.notes)
+    # One run a side (a stored baseline, the default runs): the drop is still recorded.
     single = compare_dataset(runs({"a": [0.0], "b": [1.0]}), runs({"a": [1.0], "b": [1.0]}), baseline_path="b").metrics[0]
     assert single.chance_falls is None and [d.id for d in single.drops] == ["a"]
-    # A stored baseline of one run beside three runs here: a question failing every run fell.
-    stored = runs(steady | coins_before | {"fell": [1.0]})
-    assert [f.question for f in gate_of(runs(steady | coins_now | {"fell": [0.0, 0.0, 0.0]}), stored).failures] == ["fell"]
 
 
 def _slow_two_level(now: list[list[float]], before: list[list[float]], seed: int, resamples: int = 4000) -> tuple[float, float]:

@@ -31,6 +31,7 @@ from agent_eval_action.views.page import (
     dataset_view,
     fmt,
     headline,
+    question_diff,
     reasons,
     runs_by_id,
     signed,
@@ -497,3 +498,23 @@ def test_the_base_run_is_named_once_in_the_terminal() -> None:
     on_file = compare_dataset(head, dataset({"a": 1.0, "b": 1.0}), baseline_path="evaluation/baselines/cs.json")
     stored = render(Results(datasets=[head], comparison=[on_file]), {}, Background(rules=RULES, base_label="merge-base 1a2b3c4"))
     assert "compared with merge-base 1a2b3c4 (evaluation/baselines/cs.json)" in stored
+
+
+def test_state_keys_the_bases_own_runs_disagree_on_are_volatile_not_changed() -> None:
+    """A timestamp the agent writes differs between the base's own runs of a question: shown as
+    volatile, never as a change; ignore-state names more."""
+
+    def run(k: int, state: dict[str, object]) -> QuestionResult:
+        return QuestionResult(id="q", run=k, scores={}, transcript=Transcript(final_state=state))
+
+    base = [run(0, {"at": "10:00", "order": 7, "id": "a"}), run(1, {"at": "10:05", "order": 7, "id": "a"})]
+    head = [run(0, {"at": "11:00", "order": 8, "id": "b"})]
+    rows = question_diff("q", [], head, base, set()).rows
+    assert [(r.label, r.base, r.head) for r in rows if r.kind == "state"] == [
+        ("state id", "a", "b"),
+        ("state order", "7", "8"),
+        ("volatile state", "at", "differ between the base's own runs (or ignore-state): not a change"),
+    ]
+    ignored = question_diff("q", [], head, base, set(), frozenset({"id"})).rows
+    assert [r.label for r in ignored if r.kind == "state"] == ["state order", "volatile state"]
+    assert next(r.base for r in ignored if r.label == "volatile state") == "at, id"

@@ -1,0 +1,248 @@
+"""The statistics of a verdict on a non-deterministic agent, as small pure functions.
+
+A question's runs on one side are a :class:`Tally` (runs, passes). The PR's passes are compared
+with the base's, question by question, with a one-sided Fisher exact test (the hypergeometric
+tail: how likely this few passes of the PR's are when both sides pass equally often, given the
+passes both sides made together). The error over all questions of a check is held by Holm's
+step-down over the questions that could show a fall at all (Tarone: a question whose runs all
+pass on both sides can never be significant, so it does not dilute the others). A fall spread
+thin over many questions, each too small to decide alone, is caught by the Cochran-Mantel-Haenszel
+test: the PR's passes against what the base's rates predict, summed over questions.
+
+Re-runs are a curtailed sequential test: a question whose first PR run already makes a fall
+plausible (p at most ``doubt``) gets one more run at a time, until it is decided (p at most its
+share of the error rate: failed), cleared (p above ``doubt``: what the base does often), or
+reaches its cap (inconclusive when still in doubt). Every stop is a Fisher test on all the
+question's runs, so the test said in the report is the one made.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+# The error rate of a whole check (every question, and the dataset-wide test, share it).
+ALPHA = 0.01
+# A question is in doubt while its p-value is at most this: one more run may decide it.
+DOUBT = 0.2
+# The most runs a question gets on the PR's side, first run included.
+CAP = 10
+# At its cap, a question whose p-value is still at most this (a fall at the usual 5% alone, not
+# once alpha is shared over the questions) is inconclusive; above it, cleared.
+SUSPECT = 0.05
+# While the dataset-wide test is in doubt, every question is run up to this many times.
+SPREAD_RUNS = 4
+# ... when its p-value is at most this (and above alpha).
+SPREAD_DOUBT = 0.15
+# Below this many base runs, a fall from an all-pass base is in doubt whatever its p-value:
+# one base run cannot tell a broken question from a flaky one (compare-with = "base" without history).
+MIN_BASE_RUNS = 3
+
+
+def spread_level(alpha: float) -> float:
+    """The dataset-wide test's share of the error rate: half (Bonferroni between it and the
+    questions' Holm, which gets the whole alpha: a fall spread thin is the rarer, weaker claim)."""
+    return alpha / 2
+
+
+Decision = Literal["failed", "inconclusive", "cleared", "unchanged"]
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A question's runs on one side: how many, and how many of them passed."""
+
+    runs: int
+    passes: int
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(self.runs + other.runs, self.passes + other.passes)
+
+    @property
+    def rate(self) -> float | None:
+        return self.passes / self.runs if self.runs else None
+
+    def said(self) -> str:
+        """ "3 of 5 runs pass" """
+        return f"{self.passes} of {self.runs} run{'s' if self.runs != 1 else ''} pass{'es' if self.runs == 1 else ''}"
+
+
+def _hypergeom(total: int, successes: int, draws: int, k: int) -> float:
+    return math.comb(successes, k) * math.comb(total - successes, draws - k) / math.comb(total, draws)
+
+
+def fisher_fall(pr: Tally, base: Tally) -> float:
+    """One-sided Fisher exact p-value that the PR passes less often than the base: P(X <= PR's
+    passes) for X hypergeometric (the runs of both sides pooled, as many drawn as the PR made).
+    1.0 when either side has no runs."""
+    if pr.runs == 0 or base.runs == 0:
+        return 1.0
+    total, successes = pr.runs + base.runs, pr.passes + base.passes
+    low = max(0, pr.runs + successes - total)
+    return min(1.0, sum(_hypergeom(total, successes, pr.runs, k) for k in range(low, pr.passes + 1)))
+
+
+def least_p(pr: Tally, base: Tally) -> float:
+    """The smallest p-value :func:`fisher_fall` could give with these margins (the fewest PR
+    passes they allow): 1.0 for a question whose runs all pass (or all fail) on both sides."""
+    if pr.runs == 0 or base.runs == 0:
+        return 1.0
+    total, successes = pr.runs + base.runs, pr.passes + base.passes
+    low = max(0, pr.runs + successes - total)
+    return fisher_fall(Tally(pr.runs, low), Tally(base.runs, successes - low))
+
+
+def tarone_m(least: Mapping[str, float], alpha: float = ALPHA) -> int:
+    """Tarone's count: the smallest ``m`` such that at most ``m`` questions could reach a p-value
+    of ``alpha / m`` at all. Holm divides the error rate among these ``m`` only."""
+    for m in range(1, len(least) + 1):
+        if sum(1 for p in least.values() if p <= alpha / m) <= m:
+            return m
+    return max(1, len(least))
+
+
+def holm(pvalues: Mapping[str, float], m: int, alpha: float = ALPHA) -> dict[str, float]:
+    """Holm's step-down over ``m`` hypotheses (``m`` at least the number given): the questions it
+    rejects, each with the level it was rejected at (``alpha / m``, ``alpha / (m - 1)``, ...)."""
+    m = max(m, len(pvalues), 1)
+    rejected: dict[str, float] = {}
+    for rank, (qid, p) in enumerate(sorted(pvalues.items(), key=lambda item: (item[1], item[0]))):
+        level = alpha / (m - rank)
+        if p > level:
+            break
+        rejected[qid] = level
+    return rejected
+
+
+def _normal_cdf(z: float) -> float:
+    return 0.5 * math.erfc(-z / math.sqrt(2))
+
+
+def spread_fall(tallies: Mapping[str, tuple[Tally, Tally]]) -> float:
+    """One-sided Cochran-Mantel-Haenszel p-value that the PR passes less often than the base over
+    the whole dataset, question by question (each question its own stratum, so questions that
+    always pass, or never do, weigh nothing), with continuity correction. 1.0 with nothing to test."""
+    observed = expected = variance = 0.0
+    for pr, base in tallies.values():
+        total, successes = pr.runs + base.runs, pr.passes + base.passes
+        if pr.runs == 0 or base.runs == 0 or total < 2:
+            continue
+        observed += pr.passes
+        expected += pr.runs * successes / total
+        variance += pr.runs * base.runs * successes * (total - successes) / (total * total * (total - 1))
+    if variance <= 0:
+        return 1.0
+    return _normal_cdf((observed - expected + 0.5) / math.sqrt(variance))
+
+
+def in_doubt(pr: Tally, base: Tally, *, doubt: float = DOUBT) -> bool:
+    """Whether one more run could change what is concluded of the question: its PR runs make a
+    fall plausible (p at most ``doubt``)."""
+    if pr.runs == 0 or base.runs == 0 or pr.passes == pr.runs:
+        return False
+    return fisher_fall(pr, base) <= doubt
+
+
+@dataclass(frozen=True)
+class QuestionVerdict:
+    """What the test concluded of one question: its tallies, p-value and decision; ``level``: the
+    p-value it had to reach (its share of the error rate)."""
+
+    id: str
+    pr: Tally
+    base: Tally
+    p: float
+    decision: Decision
+    level: float
+    # Decided by the per-question guard's rule: the base has too few runs to test by.
+    short: bool = False
+
+    def said(self) -> str:
+        """ "q26: 0 of 6 runs pass, 5 of 5 on the base: p = 0.002" """
+        said = f"{self.id}: {self.pr.said()}, {self.base.passes} of {self.base.runs} on the base"
+        return said if self.short else f"{said}: p = {_p(self.p)}"
+
+
+def _p(p: float) -> str:
+    return f"{p:.2g}" if p >= 0.001 else "< 0.001" if p >= 1e-6 else "< 0.000001"
+
+
+@dataclass(frozen=True)
+class Settings:
+    alpha: float = ALPHA
+    doubt: float = DOUBT
+    cap: int = CAP
+    suspect: float = SUSPECT
+    spread_runs: int = SPREAD_RUNS
+    spread_doubt: float = SPREAD_DOUBT
+
+
+DEFAULTS = Settings()
+
+
+@dataclass(frozen=True)
+class DatasetVerdict:
+    """The per-question decisions of one dataset, Tarone's ``m`` and the dataset-wide test's p."""
+
+    questions: list[QuestionVerdict]
+    m: int
+    spread_p: float
+    alpha: float
+
+    def of(self, decision: Decision) -> list[QuestionVerdict]:
+        return [q for q in self.questions if q.decision == decision]
+
+    @property
+    def spread_failed(self) -> bool:
+        return self.spread_p <= spread_level(self.alpha)
+
+
+def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFAULTS) -> DatasetVerdict:
+    """Each question (id -> (PR's tally, base's tally)) decided: ``failed`` when Holm rejects it,
+    ``inconclusive`` when not but still in doubt (below its cap: the re-runs were not made, a
+    budget stopped them; at its cap: p still at most ``suspect``),
+    ``cleared`` when it failed a run but the base fails as often, ``unchanged`` when every PR run
+    passed. The dataset-wide test is made at the same ``alpha``."""
+    pvalues = {q: fisher_fall(pr, base) for q, (pr, base) in tallies.items()}
+    # A base record too short to test by (an older baseline of one run): the per-question guard's
+    # rule, a question that passed every base run and fails every run here fell.
+    short = {q for q, (pr, base) in tallies.items() if 0 < base.runs < MIN_BASE_RUNS}
+    least = {q: least_p(pr, base) for q, (pr, base) in tallies.items() if q not in short}
+    m = tarone_m(least, settings.alpha)
+    candidates = {q: p for q, p in pvalues.items() if q in least and least[q] <= settings.alpha / m}
+    rejected = holm(candidates, m, settings.alpha)
+    out = []
+    for qid in sorted(tallies):
+        pr, base = tallies[qid]
+        p = pvalues[qid]
+        if qid in short:
+            broke = base.passes == base.runs and pr.runs > 0 and pr.passes == 0
+            decision: Decision = "failed" if broke else "cleared" if pr.passes < pr.runs else "unchanged"
+        elif qid in rejected:
+            decision = "failed"
+        elif in_doubt(pr, base, doubt=settings.suspect if pr.runs >= settings.cap else settings.doubt):
+            decision = "inconclusive"
+        elif pr.passes < pr.runs:
+            decision = "cleared"
+        else:
+            decision = "unchanged"
+        out.append(QuestionVerdict(qid, pr, base, p, decision, rejected.get(qid, settings.alpha / m), short=qid in short))
+    return DatasetVerdict(out, m, spread_fall(tallies), settings.alpha)
+
+
+def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFAULTS) -> list[str]:
+    """The questions to run once more (sequential re-runs): in doubt, not yet decided (Holm would
+    not reject them now), and under the cap of PR runs."""
+    verdict = decide(tallies, settings)
+    doubtful = [q.id for q in verdict.questions if q.decision == "inconclusive" and q.pr.runs < settings.cap]
+    # A fall against a short base record is confirmed by failing MIN_BASE_RUNS runs, not one.
+    doubtful += [q.id for q in verdict.questions if q.short and q.decision == "failed" and q.pr.runs < MIN_BASE_RUNS]
+    # Questions in doubt are decided first; once one fell, the check fails whatever else does.
+    if doubtful or verdict.of("failed") or not spread_level(settings.alpha) < verdict.spread_p <= settings.spread_doubt:
+        return doubtful
+    # The dataset-wide test in doubt: a fall spread thin shows on questions that passed their
+    # first run too, so every question gets runs up to ``spread_runs``.
+    wide = [q.id for q in verdict.questions if q.pr.runs < settings.spread_runs and q.base.runs]
+    return sorted(set(doubtful) | set(wide))

@@ -1,0 +1,142 @@
+"""The statistics of the per-question verdict: Fisher's exact fall, Tarone's count, Holm, the
+dataset-wide Cochran-Mantel-Haenszel test, the decision and the sequential re-runs."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from agent_eval_action.verdict.noise import (
+    Settings,
+    Tally,
+    decide,
+    fisher_fall,
+    holm,
+    in_doubt,
+    least_p,
+    more_runs,
+    spread_fall,
+    tarone_m,
+)
+
+
+def test_fisher_fall_is_the_hypergeometric_tail() -> None:
+    # 0 of 6 against 5 of 5: only one way in C(11, 6) puts every failure on the PR's side.
+    assert fisher_fall(Tally(6, 0), Tally(5, 5)) == pytest.approx(1 / math.comb(11, 6))
+    assert fisher_fall(Tally(6, 0), Tally(5, 5)) == pytest.approx(0.002, abs=5e-4)
+    # Every run passes on the PR's side: nothing fell.
+    assert fisher_fall(Tally(3, 3), Tally(5, 2)) == 1.0
+    # One failed run against a 4-of-5 base is what the base does: 2 of the 6 runs failed.
+    assert fisher_fall(Tally(1, 0), Tally(5, 4)) == pytest.approx(2 / 6)
+    assert fisher_fall(Tally(0, 0), Tally(5, 5)) == 1.0
+
+
+def test_fisher_fall_against_a_brute_force_count() -> None:
+    # Every arrangement of the pooled outcomes counted by hand, for small tables.
+    from itertools import combinations
+
+    for pr_runs, base_runs, passes in [(2, 3, 2), (3, 4, 4), (4, 2, 3)]:
+        pool = [1] * passes + [0] * (pr_runs + base_runs - passes)
+        draws = list(combinations(range(len(pool)), pr_runs))
+        for observed in range(min(pr_runs, passes) + 1):
+            if passes - observed > base_runs:
+                continue
+            share = sum(1 for d in draws if sum(pool[i] for i in d) <= observed) / len(draws)
+            assert fisher_fall(Tally(pr_runs, observed), Tally(base_runs, passes - observed)) == pytest.approx(share)
+
+
+def test_least_p_is_one_for_questions_that_always_pass() -> None:
+    assert least_p(Tally(1, 1), Tally(5, 5)) == 1.0
+    # 8 passes of 9 runs: the PR's 4 hold at least 3 of them.
+    assert least_p(Tally(4, 3), Tally(5, 5)) == pytest.approx(1 - math.comb(8, 4) / math.comb(9, 4))
+
+
+def test_tarone_counts_only_questions_that_could_be_significant() -> None:
+    least = {"a": 1.0, "b": 1.0, "c": 0.001, "d": 0.5}
+    assert tarone_m(least, 0.01) == 1
+    assert tarone_m({f"q{i}": 0.0001 for i in range(5)}, 0.01) == 5
+
+
+def test_holm_steps_down() -> None:
+    rejected = holm({"a": 0.001, "b": 0.004, "c": 0.03}, 3, 0.01)
+    assert rejected == {"a": pytest.approx(0.01 / 3), "b": pytest.approx(0.005)}
+    assert holm({"a": 0.004}, 3, 0.01) == {}
+
+
+def test_spread_fall_sees_many_small_falls_and_not_one_flaky_question() -> None:
+    thin = {f"q{i}": (Tally(3, 1), Tally(5, 4)) for i in range(10)}
+    assert spread_fall(thin) < 0.01
+    noise = {f"q{i}": (Tally(1, 1), Tally(5, 5)) for i in range(39)} | {"flaky": (Tally(1, 0), Tally(5, 3))}
+    assert spread_fall(noise) > 0.2
+    assert spread_fall({}) == 1.0
+
+
+def test_in_doubt() -> None:
+    assert in_doubt(Tally(1, 0), Tally(5, 5))  # p = 1/6
+    assert not in_doubt(Tally(1, 0), Tally(5, 4))  # p = 1/3: the base fails as often
+    assert not in_doubt(Tally(1, 1), Tally(5, 5))
+    assert not in_doubt(Tally(1, 0), Tally(1, 1))  # p = 1/2: one base run decides by the guard's rule (decide)
+
+
+def test_decide_tells_the_four_outcomes_apart() -> None:
+    tallies = {
+        "broken": (Tally(6, 0), Tally(5, 5)),
+        "stuck": (Tally(10, 3), Tally(5, 5)),  # at its cap, p = 0.019: not confirmed, not cleared
+        "flaky": (Tally(1, 0), Tally(5, 3)),
+        "fine": (Tally(1, 1), Tally(5, 5)),
+    }
+    verdict = decide(tallies)
+    by_id = {q.id: q for q in verdict.questions}
+    assert [by_id[q].decision for q in tallies] == ["failed", "inconclusive", "cleared", "unchanged"]
+    assert by_id["broken"].said() == "broken: 0 of 6 runs pass, 5 of 5 on the base: p = 0.0022"
+    # The broken question weighs on the dataset-wide test too.
+    assert verdict.spread_failed
+    assert not decide({"flaky": (Tally(1, 0), Tally(5, 3)), "fine": (Tally(1, 1), Tally(5, 5))}).spread_failed
+
+
+def _simulate(rates: dict[str, float], pr_rates: dict[str, float], rng: random.Random, settings: Settings) -> tuple[str, int]:
+    base = {q: Tally(5, sum(rng.random() < r for _ in range(5))) for q, r in rates.items()}
+    pr = {q: Tally(1, int(rng.random() < pr_rates[q])) for q in rates}
+    while True:
+        again = more_runs({q: (pr[q], base[q]) for q in rates}, settings)
+        if not again:
+            break
+        for q in again:
+            pr[q] = pr[q] + Tally(1, int(rng.random() < pr_rates[q]))
+    verdict = decide({q: (pr[q], base[q]) for q in rates}, settings)
+    failed = verdict.of("failed")
+    outcome = "failed" if failed or verdict.spread_failed else "inconclusive" if verdict.of("inconclusive") else "passed"
+    return outcome, sum(t.runs for t in pr.values())
+
+
+def test_sequential_reruns_catch_a_broken_question_and_spare_an_unchanged_agent() -> None:
+    rng = random.Random(20261126)
+    rates = {f"q{i}": 1.0 for i in range(30)} | {f"f{i}": 0.85 for i in range(7)} | {f"c{i}": 0.5 for i in range(3)}
+    broken = dict(rates, q0=0.0)
+    outcomes = [_simulate(rates, broken, rng, Settings()) for _ in range(40)]
+    assert sum(o == "failed" for o, _ in outcomes) >= 39
+    same = [_simulate(rates, rates, rng, Settings()) for _ in range(40)]
+    assert sum(o == "failed" for o, _ in same) <= 1
+    # Re-runs only where in doubt: well under 1.3 runs a question on average.
+    assert sum(runs for _, runs in same) / (40 * len(rates)) < 1.3
+
+
+def test_more_runs_stops_at_the_cap() -> None:
+    assert more_runs({"q": (Tally(10, 3), Tally(5, 5))}, Settings(cap=10)) == []
+    assert decide({"q": (Tally(10, 6), Tally(5, 5))}).questions[0].decision == "cleared"  # p = 0.15 at the cap
+    assert more_runs({"q": (Tally(3, 0), Tally(5, 5))}, Settings(cap=10)) == ["q"]
+    # 2 of 3 against 5 of 5: p = 0.375, cleared.
+    assert more_runs({"q": (Tally(3, 2), Tally(5, 5))}, Settings(cap=10)) == []
+
+
+def test_a_short_base_record_decides_by_the_guards_rule_confirmed_by_reruns() -> None:
+    """An older baseline of one run: a question that passed it and fails every run here fell (a
+    deterministic break still fails), confirmed by MIN_BASE_RUNS runs before the check stops."""
+    verdict = decide({"q": (Tally(1, 0), Tally(1, 1)), "flaky": (Tally(3, 1), Tally(1, 1))})
+    by_id = {q.id: q for q in verdict.questions}
+    assert (by_id["q"].decision, by_id["q"].short) == ("failed", True)
+    assert by_id["flaky"].decision == "cleared"  # its runs disagree: no break
+    assert more_runs({"q": (Tally(1, 0), Tally(1, 1))}) == ["q"]
+    assert more_runs({"q": (Tally(3, 0), Tally(1, 1))}) == []
