@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from . import protocol
 from .loader import AgentLoadError, LoadedAgent, load_agent
+from .pacing import LocalPermits, RemotePermits
 from .runner import AgentSessions, partial_run
 from .tree import agent_tree
 
@@ -113,6 +114,8 @@ class Worker:
         self.abandoned: set[Any] = set()
         # When the event loop last turned (its heartbeat), read by the watchdog thread.
         self.beat = time.monotonic()
+        # The parent's pacing of the model calls, when it paces them (``pacing.py``).
+        self.permits: RemotePermits | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         self._write(protocol.encode(message))
@@ -177,6 +180,10 @@ class Worker:
             request = json.loads(line)
             if protocol.kind(request) == protocol.CANCEL:
                 self.cancel(request[protocol.CANCEL])
+                continue
+            if protocol.kind(request) == protocol.GRANT:
+                if self.permits is not None:
+                    self.permits.granted(request[protocol.GRANT])
                 continue
             number = request.get(protocol.ID)
             task = asyncio.ensure_future(self.answer(request))
@@ -251,9 +258,10 @@ def main() -> int:
     spec = os.environ.get(protocol.ENV_AGENT, "")
     capture = os.environ.get(protocol.ENV_SPANS, "1") == "1"
     cache = os.environ.get(protocol.ENV_MODEL_CACHE) or None
+    remote = RemotePermits() if os.environ.get(protocol.ENV_PACING) == "1" else None
     try:
         agent = load_agent(spec)
-        sessions = AgentSessions(agent, capture_spans=capture, model_cache=cache)
+        sessions = AgentSessions(agent, capture_spans=capture, model_cache=cache, pacing=remote or LocalPermits())
     except AgentLoadError as error:
         out.write(protocol.encode(protocol.fatal(str(error))) + "\n")
         out.flush()
@@ -269,6 +277,8 @@ def main() -> int:
     except ImportError:
         adk_version = "unknown"
     worker = Worker(sessions, out, agent)
+    if remote is not None:
+        remote.send, worker.permits = worker.send, remote
     worker.send(protocol.ready(sessions.app_name, sessions.models, adk_version, sys.version.split()[0]))
     return worker.run()
 

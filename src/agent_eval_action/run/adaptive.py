@@ -1,8 +1,8 @@
 """How many questions may be in flight: a fixed number, or one that adapts to the model API the
 way TCP's congestion control does (additive increase, multiplicative decrease).
 
-Adaptive: start at ``start``; while work is waiting, every slot is busy and nothing was throttled
-lately, double every ``slow_start_s`` (slow start: a 429 comes back within a round trip, so
+Adaptive: start at ``start``; while work is waiting, every slot is busy, nothing was throttled
+lately and no model call waits for its quota (``pacing.py`` paces those), double every ``slow_start_s`` (slow start: a 429 comes back within a round trip, so
 this is as quick to stop as it is to grow) until the first sign of congestion, then add one per
 ``interval_s``; on a 429 / RESOURCE_EXHAUSTED / deadline, halve (at most once per interval: one burst
 of 429s is one signal). Never above ``ceiling`` nor below 1.
@@ -49,6 +49,9 @@ class Limiter:
         self._last_change = clock()
         self._last_decrease = -math.inf  # the first 429 halves at once
         self._condition: asyncio.Condition | None = None
+        # Whether model calls wait for their quota now (run/pacing.py): then more questions in
+        # flight would only wait too, so the limit does not grow.
+        self.paced: Callable[[], bool] = lambda: False
 
     # -- the slot ------------------------------------------------------------------------------
 
@@ -97,7 +100,7 @@ class Limiter:
         step = self.slow_start_s if self.slow_start else self.interval_s
         calm = now - self._last_decrease >= self.interval_s and now - self._last_change >= step
         saturated = self.waiting > 0 and self.in_flight >= self.limit
-        if not (self.adaptive and calm and saturated and self.limit < self.ceiling):
+        if not (self.adaptive and calm and saturated and self.limit < self.ceiling) or self.paced():
             return False
         self.limit = min(self.ceiling, self.limit * 2 if self.slow_start else self.limit + 1)
         self.peak = max(self.peak, self.limit)

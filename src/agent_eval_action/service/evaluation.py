@@ -70,7 +70,7 @@ class Evaluation:
         self.err = err or sys.stderr
         self.collector = collector
         self.inference = Inference(config, progress=self.err, workdir=workdir)
-        self.judges = Judges(config) if config.judges or config.metric_definitions or config.managed_metrics else None
+        self.judges = Judges(config, self.inference.pacer) if config.judges or config.metric_definitions or config.managed_metrics else None
 
     def beside(self, config: Config, workdir: Path) -> None:
         """compare-with = "base": the base's agent (its config, its checkout) runs beside ours."""

@@ -1,0 +1,220 @@
+"""One pacing per model and API key for the whole run: the agent's workers (over the protocol)
+and the judges ask it for a permit before each model call, so together they stay within the
+model API's quota instead of each finding it on its own.
+
+The quota is requests (and tokens) per minute. Where the team gave it (``quota``), calls go at
+once until a minute holds that many, then each waits until the oldest of them is a minute old
+(a sliding window, which a fixed-minute quota accepts as well). Where it did not, calls go at
+once until the API throttles one: a 429 RESOURCE_EXHAUSTED whose RetryInfo names a delay ``d``
+says the window is full until ``d`` from now, so every call of that model waits that long, and
+the calls that succeeded between ``now + d - minute`` and now (plus the one that will expire
+then) are the rate learnt; a later 429 can only lower it. A 429 that names no delay is "too much
+at once", not a rate: the calls wait a backoff and the concurrency limiter hears it.
+
+Time is the clock and sleep given (simulated in the unit tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import math
+import os
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.agent_worker.pacing import BACKOFF_S, throttled
+
+T = TypeVar("T")
+
+MINUTE_S = 60.0
+# A loopback stand-in of the API may count a shorter "minute" (tests, benches): set to its length.
+ENV_MINUTE = "AGENT_EVAL_QUOTA_MINUTE_S"
+
+
+@dataclass(frozen=True)
+class Quota:
+    """Requests and tokens per minute of one model and key (None: not known)."""
+
+    rpm: int | None = None
+    tpm: int | None = None
+
+
+@dataclass(eq=False)
+class _Grant:
+    at: float
+    bucket: Bucket
+    tokens: int | None = None  # once the call said what it used
+
+
+@dataclass(eq=False)
+class Bucket:
+    """The calls of one model with one API key."""
+
+    quota: Quota
+    minute_s: float
+    rpm: int | None = None  # what it paces to: the quota given, or learnt from 429s
+    tpm: int | None = None
+    granted: deque[_Grant] = field(default_factory=deque)  # the last minute's calls that counted, oldest first
+    hold_until: float = -math.inf
+    backoff_s: float | None = None
+    calls = throttles = waiting = 0
+    lock: asyncio.Lock | None = None
+
+    def __post_init__(self) -> None:
+        self.rpm, self.tpm = self.quota.rpm, self.quota.tpm
+        # Our clock and the API's differ by a call's way there: keep that far from the edge.
+        self.margin_s = 0.25 + 0.01 * self.minute_s
+
+    def _prune(self, now: float) -> None:
+        while self.granted and self.granted[0].at <= now - self.minute_s:
+            self.granted.popleft()
+
+    def next_time(self, now: float) -> float:
+        """The earliest time the next call may go."""
+        self._prune(now)
+        at = max(now, self.hold_until)
+        if self.rpm is not None and len(self.granted) >= self.rpm:
+            at = max(at, self.granted[-self.rpm].at + self.minute_s + self.margin_s)
+        if self.tpm is not None:
+            known = [g.tokens for g in self.granted if g.tokens is not None]
+            expect = sum(known) / len(known) if known else 0.0
+            used = [g.tokens if g.tokens is not None else expect for g in self.granted]
+            total = sum(used)
+            for grant, tokens in zip(self.granted, used, strict=True):
+                if total + expect <= self.tpm:
+                    break
+                total -= tokens  # the oldest leaves the window first
+                at = max(at, grant.at + self.minute_s + self.margin_s)
+        return at
+
+    def grant(self, now: float) -> _Grant:
+        given = _Grant(at=now, bucket=self)
+        self.granted.append(given)
+        self.calls += 1
+        return given
+
+    def forget(self, grant: _Grant) -> None:
+        """A call that did not count against the quota (throttled, or never made)."""
+        with contextlib.suppress(ValueError):  # already out of the window
+            self.granted.remove(grant)
+
+    def throttled(self, grant: _Grant, now: float, delay_s: float | None) -> bool:
+        """Hears that ``grant``'s call was answered 429; True when it named no delay (congestion)."""
+        self.forget(grant)
+        self.throttles += 1
+        if delay_s is None:
+            first, longest = BACKOFF_S
+            self.backoff_s = min(longest, (self.backoff_s or first / 2) * 2)
+            self.hold_until = max(self.hold_until, now + self.backoff_s)
+            return True
+        self.hold_until = max(self.hold_until, now + delay_s)
+        self._prune(now)
+        learnt = 1 + sum(1 for g in self.granted if g.at > now + delay_s - self.minute_s)
+        self.rpm = learnt if self.rpm is None else min(self.rpm, learnt)
+        return False
+
+    def succeeded(self, grant: _Grant, tokens: int) -> None:
+        grant.tokens = tokens
+        self.backoff_s = None
+
+
+class Pacer:
+    """Implements ``agent_worker.pacing.Permits`` for every model and key of a run."""
+
+    def __init__(
+        self,
+        quotas: dict[str, Quota] | None = None,
+        *,
+        minute_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        on_congestion: Callable[[], object] = lambda: None,
+    ):
+        self.quotas = dict(quotas or {})
+        self.minute_s = minute_s if minute_s is not None else float(os.environ.get(ENV_MINUTE) or MINUTE_S)
+        self.clock = clock
+        self.sleep = sleep
+        self.on_congestion = on_congestion
+        self.buckets: dict[tuple[str, str], Bucket] = {}
+        self.permits: dict[int, _Grant] = {}
+        self.numbers = itertools.count()
+
+    def bucket(self, model: str, key: str) -> Bucket:
+        found = self.buckets.get((model, key))
+        if found is None:
+            quota = self.quotas.get(model) or self.quotas.get("*") or Quota()
+            found = self.buckets[(model, key)] = Bucket(quota=quota, minute_s=self.minute_s)
+        return found
+
+    async def acquire(self, model: str, key: str) -> int:
+        bucket = self.bucket(model, key)
+        if bucket.lock is None:
+            bucket.lock = asyncio.Lock()  # first come, first served
+        bucket.waiting += 1
+        try:
+            async with bucket.lock:
+                while (at := bucket.next_time(now := self.clock())) > now:
+                    await self.sleep(at - now)
+                grant = bucket.grant(now)
+        finally:
+            bucket.waiting -= 1
+        number = next(self.numbers)
+        self.permits[number] = grant
+        return number
+
+    def spent(self, permit: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> None:
+        grant = self.permits.pop(permit, None)
+        if grant is None:
+            return
+        bucket = grant.bucket
+        if outcome == protocol.OK:
+            bucket.succeeded(grant, tokens)
+        elif outcome == protocol.UNUSED:
+            bucket.forget(grant)
+        elif outcome == protocol.THROTTLED and bucket.throttled(grant, self.clock(), retry_delay):
+            self.on_congestion()
+
+    def busy(self) -> bool:
+        """Whether calls wait for the quota now: more questions in flight would only wait too."""
+        return any(b.waiting for b in self.buckets.values())
+
+    def throttled(self) -> int:
+        return sum(b.throttles for b in self.buckets.values())
+
+    def describe(self) -> str:
+        """The rates paced to, for the run's report ("" when nothing was paced)."""
+        paced = [(model, b) for (model, _), b in sorted(self.buckets.items()) if b.rpm is not None or b.tpm is not None]
+        parts = []
+        for model, b in paced:
+            learnt = b.quota.rpm is None and b.rpm is not None
+            limits = ", ".join(
+                ([f"{b.rpm} requests/min{' (learnt from 429s)' if learnt else ''}"] if b.rpm is not None else [])
+                + ([f"{b.tpm} tokens/min"] if b.tpm is not None else [])
+            )
+            parts.append(f"{model}: {limits}")
+        return "; ".join(parts)
+
+
+async def paced_call(permits: Pacer, model: str, key: str, call: Callable[[], Awaitable[T]], tokens: Callable[[T], int]) -> T:
+    """``call()`` with a permit, tried again whenever the API throttles it (the judges' calls)."""
+    while True:
+        permit = await permits.acquire(model, key)
+        try:
+            answer = await call()
+        except Exception as error:
+            is_throttled, delay = throttled(error)
+            permits.spent(permit, protocol.THROTTLED if is_throttled else protocol.FAILED, retry_delay=delay)
+            if not is_throttled:
+                raise
+            continue
+        except BaseException:
+            permits.spent(permit, protocol.OK)  # stopped while it was asked: it counted
+            raise
+        permits.spent(permit, protocol.OK, tokens=tokens(answer))
+        return answer
