@@ -22,7 +22,6 @@ import itertools
 import math
 import os
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -47,9 +46,14 @@ class Quota:
 
 @dataclass(eq=False)
 class _Grant:
-    at: float
+    at: float  # when it was granted
     bucket: Bucket
-    tokens: int | None = None  # once the call said what it used
+    done: float | None = None  # when its call was over: the API had it by then
+    tokens: int | None = None  # what it used, once said
+
+    def seen(self) -> float:
+        """The latest the API can have counted the call (in flight: when it was granted)."""
+        return self.done if self.done is not None else self.at
 
 
 @dataclass(eq=False)
@@ -60,7 +64,7 @@ class Bucket:
     minute_s: float
     rpm: int | None = None  # what it paces to: the quota given, or learnt from 429s
     tpm: int | None = None
-    granted: deque[_Grant] = field(default_factory=deque)  # the last minute's calls that counted, oldest first
+    granted: list[_Grant] = field(default_factory=list)  # the calls that count against the window
     hold_until: float = -math.inf
     backoff_s: float | None = None
     calls = throttles = waiting = 0
@@ -68,29 +72,31 @@ class Bucket:
 
     def __post_init__(self) -> None:
         self.rpm, self.tpm = self.quota.rpm, self.quota.tpm
-        # Our clock and the API's differ by a call's way there: keep that far from the edge.
-        self.margin_s = 0.25 + 0.01 * self.minute_s
+        # Clock granularity between us and the API (the window is timed by when calls were over,
+        # which is never before the API counted them: no call's way there needs a margin).
+        self.margin_s = 0.05 + 0.001 * self.minute_s
 
-    def _prune(self, now: float) -> None:
-        while self.granted and self.granted[0].at <= now - self.minute_s:
-            self.granted.popleft()
+    def _window(self, now: float) -> list[_Grant]:
+        """The calls the API may still count, by when it counted them at the latest."""
+        self.granted = [g for g in self.granted if g.done is None or g.done > now - self.minute_s]
+        return sorted(self.granted, key=_Grant.seen)
 
     def next_time(self, now: float) -> float:
         """The earliest time the next call may go."""
-        self._prune(now)
+        window = self._window(now)
         at = max(now, self.hold_until)
-        if self.rpm is not None and len(self.granted) >= self.rpm:
-            at = max(at, self.granted[-self.rpm].at + self.minute_s + self.margin_s)
+        if self.rpm is not None and len(window) >= self.rpm:
+            at = max(at, window[-self.rpm].seen() + self.minute_s + self.margin_s)
         if self.tpm is not None:
-            known = [g.tokens for g in self.granted if g.tokens is not None]
+            known = [g.tokens for g in window if g.tokens is not None]
             expect = sum(known) / len(known) if known else 0.0
-            used = [g.tokens if g.tokens is not None else expect for g in self.granted]
+            used = [g.tokens if g.tokens is not None else expect for g in window]
             total = sum(used)
-            for grant, tokens in zip(self.granted, used, strict=True):
+            for grant, tokens in zip(window, used, strict=True):
                 if total + expect <= self.tpm:
                     break
                 total -= tokens  # the oldest leaves the window first
-                at = max(at, grant.at + self.minute_s + self.margin_s)
+                at = max(at, grant.seen() + self.minute_s + self.margin_s)
         return at
 
     def grant(self, now: float) -> _Grant:
@@ -114,14 +120,21 @@ class Bucket:
             self.hold_until = max(self.hold_until, now + self.backoff_s)
             return True
         self.hold_until = max(self.hold_until, now + delay_s)
-        self._prune(now)
-        learnt = 1 + sum(1 for g in self.granted if g.at > now + delay_s - self.minute_s)
+        # The API's window is full until delay_s after it refused the call, which it had no
+        # earlier than it was granted: the calls it holds are among those over since then minus
+        # a minute, and those still in flight. Too many, maybe (a 429 still on its way counts
+        # until it arrives): a later 429 lowers the rate, never raises it.
+        since = grant.at + delay_s - self.minute_s
+        learnt = max(1, sum(1 for g in self._window(now) if g.done is None or g.done >= since))
         self.rpm = learnt if self.rpm is None else min(self.rpm, learnt)
         return False
 
-    def succeeded(self, grant: _Grant, tokens: int) -> None:
-        grant.tokens = tokens
+    def succeeded(self, grant: _Grant, now: float, tokens: int) -> None:
+        grant.done, grant.tokens = now, tokens
         self.backoff_s = None
+
+    def failed(self, grant: _Grant, now: float) -> None:
+        grant.done = now
 
 
 class Pacer:
@@ -174,11 +187,14 @@ class Pacer:
             return
         bucket = grant.bucket
         if outcome == protocol.OK:
-            bucket.succeeded(grant, tokens)
+            bucket.succeeded(grant, self.clock(), tokens)
         elif outcome == protocol.UNUSED:
             bucket.forget(grant)
-        elif outcome == protocol.THROTTLED and bucket.throttled(grant, self.clock(), retry_delay):
-            self.on_congestion()
+        elif outcome == protocol.THROTTLED:
+            if bucket.throttled(grant, self.clock(), retry_delay):
+                self.on_congestion()
+        else:
+            bucket.failed(grant, self.clock())
 
     def busy(self) -> bool:
         """Whether calls wait for the quota now: more questions in flight would only wait too."""
