@@ -111,8 +111,9 @@ def test_a_throttled_call_is_asked_again_with_a_new_permit() -> None:
 def test_other_errors_are_the_agents_and_say_failed() -> None:
     class Broken(Scripted):
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
-            raise errors.ClientError(400, {"error": {"code": 400, "status": "INVALID_ARGUMENT"}})
-            yield  # an async generator, as a model is
+            if self.throttle >= 0:  # always: the generator raises before its first answer
+                raise errors.ClientError(400, {"error": {"code": 400, "status": "INVALID_ARGUMENT"}})
+            yield LlmResponse()
 
     permits = Recorded()
     try:
@@ -131,7 +132,7 @@ def test_every_agent_of_the_tree_is_paced_once() -> None:
     child = LlmAgent(name="child", instruction="x")  # inherits its parent's model
     root = LlmAgent(name="root", model=model, instruction="x", sub_agents=[child])
     install(root, Recorded(), env={"GOOGLE_API_KEY": "k"})
-    assert root.model is not model and root.model.model == "gemini-2.5-flash"
+    assert isinstance(root.model, BaseLlm) and root.model is not model and root.model.model == "gemini-2.5-flash"
     assert child.canonical_model is root.canonical_model  # not wrapped twice: one permit a call
 
 
