@@ -263,6 +263,9 @@ class WorkerPool:
         worker.dead = True
         for asking in worker.asking.values():
             asking.cancel()
+        for permit in worker.granted.values():
+            self.pacer.spent(permit, protocol.OK)  # made, maybe: counted until a minute has passed
+        worker.granted.clear()
         reason = worker.stop_reason or f"the agent process {_exit_reason(code)}"
         if worker.ready is not None and not worker.ready.done():
             where = f"{self.settings.agent} (with {self.settings.python})"
