@@ -79,7 +79,8 @@ def throttled(error: BaseException) -> tuple[bool, float | None]:
     """Whether ``error`` is the API throttling (429 / RESOURCE_EXHAUSTED), and the delay it named."""
     code = getattr(error, "code", None)
     status = getattr(error, "status", None)
-    if code != 429 and status != "RESOURCE_EXHAUSTED":
+    # google-genai's ClientError has ``code``; other clients (LiteLLM's RateLimitError) ``status_code``.
+    if 429 not in (code, getattr(error, "status_code", None)) and status != "RESOURCE_EXHAUSTED":
         return False, None
     return True, retry_delay(getattr(error, "details", None))
 

@@ -50,6 +50,11 @@ def test_a_429_is_throttling_and_other_errors_are_not() -> None:
     assert throttled(errors.ClientError(400, {"error": {"code": 400, "status": "INVALID_ARGUMENT"}})) == (False, None)
     assert throttled(ValueError("429 in the text is no status")) == (False, None)
 
+    class RateLimitError(Exception):  # as LiteLLM spells a 429
+        status_code = 429
+
+    assert throttled(RateLimitError("slow down")) == (True, None)
+
 
 def test_the_key_is_told_apart_without_being_said() -> None:
     first = key_id({"GOOGLE_API_KEY": "secret-one"})
