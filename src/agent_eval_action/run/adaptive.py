@@ -49,9 +49,11 @@ class Limiter:
         self._last_change = clock()
         self._last_decrease = -math.inf  # the first 429 halves at once
         self._condition: asyncio.Condition | None = None
-        # Whether model calls wait for their quota now (run/pacing.py): then more questions in
-        # flight would only wait too, so the limit does not grow.
-        self.paced: Callable[[], bool] = lambda: False
+        # While model calls wait for their quota (run/pacing.py): how many questions in flight
+        # the quota serves without a long wait (math.inf: a rate not known yet); None when no
+        # call waits. More in flight would only wait too, their time running: the limit does not
+        # grow, and comes down to that number (the questions not started wait without a clock).
+        self.paced: Callable[[], float | None] = lambda: None
 
     # -- the slot ------------------------------------------------------------------------------
 
@@ -100,7 +102,12 @@ class Limiter:
         step = self.slow_start_s if self.slow_start else self.interval_s
         calm = now - self._last_decrease >= self.interval_s and now - self._last_change >= step
         saturated = self.waiting > 0 and self.in_flight >= self.limit
-        if not (self.adaptive and calm and saturated and self.limit < self.ceiling) or self.paced():
+        served = self.paced()
+        if served is not None:
+            if self.adaptive and self.limit > served:
+                self.limit, self._last_change = max(1, int(served)), now
+            return False
+        if not (self.adaptive and calm and saturated and self.limit < self.ceiling):
             return False
         self.limit = min(self.ceiling, self.limit * 2 if self.slow_start else self.limit + 1)
         self.peak = max(self.peak, self.limit)

@@ -150,7 +150,7 @@ class Inference:
         if self.limiter is None:
             self.limiter = settings.limiter()
             # A quota paces the calls; "too much at once" (a 429 naming no delay) halves the limit.
-            self.limiter.paced = self.pacer.busy
+            self.limiter.paced = self.pacer.questions_served
             self.pacer.on_congestion = self.limiter.congested
         theirs: list[Record] | None = None
         try:

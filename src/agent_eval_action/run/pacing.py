@@ -32,6 +32,10 @@ from agent_eval_action.agent_worker.pacing import BACKOFF_S, throttled
 T = TypeVar("T")
 
 MINUTE_S = 60.0
+# While calls wait for their quota, as many questions in flight as make this many seconds of
+# calls at the rate paced to: enough to keep the quota busy, few enough that no question's time
+# runs out in the queue (at 10 requests a minute: 3 questions, each call waiting 18 s at most).
+BACKLOG_S = 15.0
 # A loopback stand-in of the API may count a shorter "minute" (tests, benches): set to its length.
 ENV_MINUTE = "AGENT_EVAL_QUOTA_MINUTE_S"
 
@@ -196,9 +200,15 @@ class Pacer:
         else:
             bucket.failed(grant, self.clock())
 
-    def busy(self) -> bool:
-        """Whether calls wait for the quota now: more questions in flight would only wait too."""
-        return any(b.waiting for b in self.buckets.values())
+    def questions_served(self) -> float | None:
+        """While calls wait for their quota, the questions in flight it serves without a long
+        wait (``BACKLOG_S`` of calls at the slowest rate waited for; math.inf: no rate known
+        yet); None when no call waits (``adaptive.Limiter.paced``)."""
+        waited = [b for b in self.buckets.values() if b.waiting]
+        if not waited:
+            return None
+        rates = [b.rpm for b in waited if b.rpm is not None]
+        return max(1, math.ceil(min(rates) * BACKLOG_S / self.minute_s)) if rates else math.inf
 
     def throttled(self) -> int:
         return sum(b.throttles for b in self.buckets.values())

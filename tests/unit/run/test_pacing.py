@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -184,4 +185,17 @@ def test_a_throttled_permit_tells_the_limiter_only_when_no_delay_was_named() -> 
         assert heard == ["429"] and time.slept == [3.0]
 
     asyncio.run(run())
-    assert pacer.throttled() == 2 and pacer.busy() is False
+    assert pacer.throttled() == 2 and pacer.questions_served() is None  # nothing waits now
+
+
+def test_while_calls_wait_the_questions_in_flight_are_what_the_rate_serves() -> None:
+    pacer = Pacer({"fast": Quota(rpm=120), "slow": Quota(rpm=10)}, minute_s=MINUTE_S)
+    assert pacer.questions_served() is None
+    pacer.bucket("fast", "k").waiting = 5
+    assert pacer.questions_served() == 30  # 15 s of calls at 2 a second
+    pacer.bucket("slow", "k").waiting = 1
+    assert pacer.questions_served() == 3  # the slowest quota waited for decides
+    pacer.bucket("unknown", "k").waiting = 1
+    assert pacer.questions_served() == 3
+    pacer.bucket("fast", "k").waiting = pacer.bucket("slow", "k").waiting = 0
+    assert pacer.questions_served() == math.inf  # waiting on a 429's delay, no rate known: hold, do not guess
