@@ -309,6 +309,11 @@ def main() -> None:
     from bench.aa_gate import row as aa_gate_row
 
     results["aa_gate"] = aa_gate(checks=20 if args.quick else 200)
+    from bench.quota import measure as quota
+    from bench.quota import rows as quota_rows
+
+    # Issue 39: a quota of 120 requests a minute; --quick on a 6 s stand-in minute.
+    results["quota"] = quota(questions=60 if args.quick else 300, rpm=120, minute_s=6.0 if args.quick else 60.0, repeats=runs)
     if not args.quick:
         results["suite"] = suite()
     results["action_start"] = action_start(pulls=1 if args.quick else 3)
@@ -317,6 +322,8 @@ def main() -> None:
     for line in table(results, quick=args.quick):
         print(line)
     print(aa_gate_row(results["aa_gate"]))
+    for line in quota_rows(results["quota"]):
+        print(line)
     for line in action_start_rows(results["action_start"]):
         print(line + " not judged: one build against the median of the pulls |")
     results["bench_seconds"] = time.perf_counter() - started

@@ -45,6 +45,34 @@ class Price(BaseModel):
     cached: float | None = Field(default=None, ge=0)
 
 
+class QuotaConfig(BaseModel):
+    """One model's quota with the run's API key: requests and tokens per minute (``run/pacing.py``)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
+
+
+QUOTA_FORMAT = 'MODEL=RATE[,RATE] with RATE like 120rpm or 1000000tpm (e.g. "gemini-2.5-flash=120rpm,1000000tpm"; * for every model)'
+
+
+def parse_quota(text: str) -> dict[str, dict[str, int]]:
+    """``"gemini-2.5-flash=120rpm,1000000tpm gemini-2.5-pro=5rpm"`` (spaces or newlines between
+    models) as the ``quota`` table; ValueError naming the part it cannot read."""
+    out: dict[str, dict[str, int]] = {}
+    for part in text.split():
+        model, _, rates = part.partition("=")
+        if not model or not rates:
+            raise ValueError(f"{part!r} is not {QUOTA_FORMAT}")
+        entry = out.setdefault(model, {})
+        for rate in rates.lower().split(","):
+            unit = rate[-3:]
+            if unit not in ("rpm", "tpm") or not rate[:-3].isdigit():
+                raise ValueError(f"{rate!r} in {part!r} is not a rate like 120rpm or 1000000tpm")
+            entry[unit] = int(rate[:-3])
+    return out
+
+
 def parse_regression(value: float | str) -> tuple[float, bool]:
     """``0.05`` (absolute points) or ``"5%"`` (relative to the baseline) -> (amount, relative)."""
     if isinstance(value, str):
@@ -234,6 +262,11 @@ class Config(BaseModel):
     # once reached, no new question starts and the rest are reported as skipped for budget.
     max_model_calls: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
+    # The model API's quota per model name with the run's key, where the team knows it:
+    # `[quota] "gemini-2.5-flash" = { rpm = 120, tpm = 1000000 }` (or "120rpm,1000000tpm";
+    # "*" for any model). The agent's calls and the judges' are paced to it together; unknown,
+    # the rate is learnt from the API's 429s (run/pacing.py).
+    quota: dict[str, QuotaConfig] = Field(default_factory=dict)
     runs: int = Field(default=1, ge=1, le=100)
     # Runs per question a baseline holds: `baseline update` runs each question until its stored
     # record (pooled from earlier baselines while the question and agent code are unchanged) has this many.
@@ -319,6 +352,17 @@ class Config(BaseModel):
         if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024:
             return value
         raise ValueError(f'{value!r} is neither "auto" nor a whole number from 1 to 1024')
+
+    @field_validator("quota", mode="before")
+    @classmethod
+    def _quota(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_quota(value)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return parse_quota(" ".join(value))
+        if isinstance(value, dict):
+            return {model: parse_quota(f"{model}={v}")[model] if isinstance(v, str) else v for model, v in value.items()}
+        return value
 
     @field_validator("custom_metrics")
     @classmethod

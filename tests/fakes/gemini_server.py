@@ -1,11 +1,17 @@
 """A real HTTP server on 127.0.0.1 that answers ``models/*:generateContent`` like the Gemini API,
-so the real google-genai client can be pointed at it."""
+so the real google-genai client can be pointed at it.
+
+With ``rpm``, each model takes that many requests in any ``minute_s`` (a sliding window, as a
+per-minute quota); beyond it a request is answered 429 RESOURCE_EXHAUSTED shaped as the real API
+answers it: a ``google.rpc.QuotaFailure`` naming the quota, a ``Help`` link and a
+``google.rpc.RetryInfo`` whose ``retryDelay`` is when the window's oldest request leaves it."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,11 +24,16 @@ class FakeGemini:
         latency_s: float = 0.0,
         limit: int | None = None,
         parts: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+        *,
+        rpm: int | None = None,
+        minute_s: float = 60.0,
     ):
         """``limit``: requests in flight above it are answered 429 RESOURCE_EXHAUSTED, as a
         quota would (``in_flight_peak`` records the most ever answered at once). ``parts``: the
         answer's parts made from the whole request body (an agent's model: ``functionCall``
-        parts for the tools it declares), instead of one text part from ``reply``."""
+        parts for the tools it declares), instead of one text part from ``reply``. ``rpm``: a
+        requests-per-minute quota per model (see the module's doc); ``requests`` counts every
+        request, ``throttled`` those answered 429, ``over_quota`` those the quota refused."""
         self.reply = reply or (lambda prompt: json.dumps({"score": 4, "explanation": "mostly right"}))
         self.parts = parts
         self.latency_s = latency_s
@@ -32,6 +43,9 @@ class FakeGemini:
         self.failures: list[int] = []  # statuses to answer first, one per request
         self.limit = limit
         self.in_flight = self.in_flight_peak = self.throttled = 0
+        self.rpm, self.minute_s = rpm, minute_s
+        self.accepted: dict[str, deque[float]] = {}  # per model: when the window's requests came
+        self.requests = self.over_quota = 0
         self.lock = threading.Lock()
         outer = self
 
@@ -53,9 +67,15 @@ class FakeGemini:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                model = self.path.split("/models/")[-1].split(":")[0]
+                retry_in: float | None = None
                 with outer.lock:
+                    outer.requests += 1
                     failure = outer.failures.pop(0) if outer.failures else None
                     over = outer.limit is not None and outer.in_flight >= outer.limit
+                    if not failure and not over:
+                        retry_in = outer._quota_refuses(model)
+                        over = retry_in is not None
                     if over:
                         outer.throttled += 1
                         failure = failure or 429
@@ -70,7 +90,13 @@ class FakeGemini:
                             outer.in_flight -= 1
                     return
                 status = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(failure, "INTERNAL")
-                self._send(failure, {"error": {"code": failure, "message": "try again", "status": status}})
+                error: dict[str, Any] = {"code": failure, "message": "try again", "status": status}
+                if retry_in is not None:
+                    error.update(
+                        message="You exceeded your current quota, please check your plan and billing details.",
+                        details=outer._quota_details(model, retry_in),
+                    )
+                self._send(failure, {"error": error})
 
             def _answer(self, body: Any) -> None:
                 if outer.latency_s:
@@ -93,6 +119,37 @@ class FakeGemini:
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def _quota_refuses(self, model: str) -> float | None:
+        """Under the lock: None when the model's quota takes one more request now (counted),
+        else the seconds until it would."""
+        if self.rpm is None:
+            return None
+        now = time.monotonic()
+        window = self.accepted.setdefault(model, deque())
+        while window and window[0] <= now - self.minute_s:
+            window.popleft()
+        if len(window) < self.rpm:
+            window.append(now)
+            return None
+        self.over_quota += 1
+        return window[0] + self.minute_s - now
+
+    def _quota_details(self, model: str, retry_in: float) -> list[dict[str, Any]]:
+        return [
+            {
+                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                "violations": [{
+                    "quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
+                    "quotaId": "GenerateRequestsPerMinutePerProjectPerModel",
+                    "quotaDimensions": {"location": "global", "model": model},
+                    "quotaValue": str(self.rpm),
+                }],
+            },
+            {"@type": "type.googleapis.com/google.rpc.Help", "links": [{"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+            # Protobuf's Duration in JSON: whole seconds as the API writes them ("26s"), finer for a shorter stand-in minute.
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{max(retry_in, 0.001):.3f}".rstrip("0").rstrip(".") + "s"},
+        ]  # fmt: skip
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -87,3 +87,22 @@ def test_user_simulator_table(tmp_path: Path) -> None:
     (tmp_path / "agent-eval.toml").write_text("[user-simulator]\nturn-limit = 0\n")
     with pytest.raises(ConfigError, match=r"agent-eval.toml: user_simulator.turn_limit: Input should be greater than or equal to 1"):
         load_config(cwd=tmp_path)
+
+
+def test_a_quota_from_the_file_a_flag_or_the_action_input(tmp_path: Path) -> None:
+    from agent_eval_action.cli.action import flags_from_inputs, read_inputs
+    from agent_eval_action.cli.main import build_parser
+
+    (tmp_path / "agent-eval.toml").write_text('[quota]\n"gemini-2.5-flash" = { rpm = 120, tpm = 1000000 }\n"*" = "10rpm"\n')
+    quota = load_config(cwd=tmp_path).quota
+    assert (quota["gemini-2.5-flash"].rpm, quota["gemini-2.5-flash"].tpm, quota["*"].rpm, quota["*"].tpm) == (120, 1_000_000, 10, None)
+    args = build_parser().parse_args(["evaluate", "--quota", "gemini-2.5-flash=60rpm", "--quota", "gemini-2.5-pro=5rpm,250000tpm"])
+    flagged = Config().with_overrides(quota=args.quota).quota
+    assert flagged["gemini-2.5-flash"].rpm == 60 and flagged["gemini-2.5-pro"].tpm == 250_000
+    inputs = read_inputs({"INPUT_QUOTA": "gemini-2.5-flash=120rpm\ngemini-2.5-pro=5rpm"})
+    assert Config().with_overrides(**flags_from_inputs(inputs)).quota["gemini-2.5-pro"].rpm == 5
+    with pytest.raises(ConfigError, match=r"command line: quota: .*'120' in 'gemini-2\.5-flash=120' is not a rate like 120rpm"):
+        Config().with_overrides(quota=["gemini-2.5-flash=120"])
+    (tmp_path / "agent-eval.toml").write_text('[quota]\n"gemini-2.5-flash" = { rpm = 0 }\n')
+    with pytest.raises(ConfigError, match=r"agent-eval\.toml: quota\.gemini-2\.5-flash\.rpm: Input should be greater than or equal to 1"):
+        load_config(cwd=tmp_path)

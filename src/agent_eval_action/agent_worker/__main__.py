@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from . import observe, protocol
 from .loader import AgentLoadError, LoadedAgent, load_agent
+from .pacing import LocalPermits, RemotePermits
 from .runner import AgentSessions, partial_run
 from .tree import agent_tree
 
@@ -114,6 +115,8 @@ class Worker:
         self.abandoned: set[Any] = set()
         # When the event loop last turned (its heartbeat), read by the watchdog thread.
         self.beat = time.monotonic()
+        # The parent's pacing of the model calls, when it paces them (``pacing.py``).
+        self.permits: RemotePermits | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         self._write(protocol.encode(message))
@@ -184,6 +187,10 @@ class Worker:
             request = json.loads(line)
             if protocol.kind(request) == protocol.CANCEL:
                 self.cancel(request[protocol.CANCEL])
+                continue
+            if protocol.kind(request) == protocol.GRANT:
+                if self.permits is not None:
+                    self.permits.granted(request[protocol.GRANT])
                 continue
             number = request.get(protocol.ID)
             task = asyncio.ensure_future(self.answer(request))
@@ -263,9 +270,10 @@ def main() -> int:
         # Before the agent loads: what its import reads is every question's input.
         ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         observation = observe.start([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, ours])
+    remote = RemotePermits() if os.environ.get(protocol.ENV_PACING) == "1" else None
     try:
         agent = load_agent(spec)
-        sessions = AgentSessions(agent, capture_spans=capture, model_cache=cache)
+        sessions = AgentSessions(agent, capture_spans=capture, model_cache=cache, pacing=remote or LocalPermits())
     except AgentLoadError as error:
         out.write(protocol.encode(protocol.fatal(str(error))) + "\n")
         out.flush()
@@ -281,6 +289,8 @@ def main() -> int:
     except ImportError:
         adk_version = "unknown"
     worker = Worker(sessions, out, agent, observation)
+    if remote is not None:
+        remote.send, worker.permits = worker.send, remote
     worker.send(protocol.ready(sessions.app_name, sessions.models, adk_version, sys.version.split()[0]))
     return worker.run()
 

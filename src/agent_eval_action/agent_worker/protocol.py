@@ -9,6 +9,7 @@ One JSON object per line. The parent writes on the worker's stdin:
 - ``question(N, {id, user_inputs, initial_state[, conversation_scenario, user_simulator]})``
 - ``describe(N)``: the agent's tree (``tree.agent_tree``), for ``init``
 - ``cancel(N)``: the question's time is up
+- ``grant(P)``: the model call that asked for permit ``P`` may go now (``pacing.py``)
 
 The worker answers on the file descriptor that was its stdout:
 
@@ -19,6 +20,10 @@ The worker answers on the file descriptor that was its stdout:
 - ``stalled(seconds)`` when its event loop has not turned for ``STALL_S`` (a call that blocks
   it: no ``cancel`` can be read until it returns), ``running()`` when it turns again
 - ``exiting("why")`` before the process ends on its own.
+- ``permit(P, model, key)`` before each model call of the agent (with ``ENV_PACING`` = "1"):
+  one pacing per model and API key, the parent's (``run/pacing.py``), shared by every worker and
+  the judges; then ``spent(P, outcome[, retry_delay, tokens])`` once the call is over (``ok``,
+  ``throttled`` with the API's RetryInfo delay or None, ``failed``, or ``unused``: never sent).
 
 A result is ``{replayed_model_calls, events, final_state, turn_times, spans[, observed]}``, or
 ``{skipped}`` for a conversation scenario ADK's simulator cannot play. ``observed``: what the
@@ -40,7 +45,8 @@ ENV_SPANS = "AGENT_EVAL_WORKER_SPANS"  # "1": capture OpenTelemetry spans per qu
 ENV_MODEL_CACHE = "AGENT_EVAL_WORKER_MODEL_CACHE"  # the model-call cache's directory; unset: none
 ENV_METRICS = "AGENT_EVAL_WORKER_METRICS"  # the metric worker's metrics: JSON {name: "module:function"}
 ENV_OBSERVE = "AGENT_EVAL_WORKER_OBSERVE"  # "0": no audit hook, nothing observed (the benchmark's other side); else "1"
-ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE, ENV_METRICS, ENV_OBSERVE)
+ENV_PACING = "AGENT_EVAL_WORKER_PACING"  # "1": ask the parent for a permit before each model call; unset: pace here
+ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE, ENV_METRICS, ENV_OBSERVE, ENV_PACING)
 
 # The request's number, on every message about one request.
 ID = "id"
@@ -49,6 +55,7 @@ ID = "id"
 QUESTION = "question"
 DESCRIBE = "describe"
 CANCEL = "cancel"
+GRANT = "grant"
 # Worker -> parent:
 READY = "ready"
 FATAL = "fatal"
@@ -59,8 +66,10 @@ CANCELLED = "cancelled"
 STALLED = "stalled"
 RUNNING = "running"
 EXITING = "exiting"
-REQUESTS = (QUESTION, DESCRIBE, CANCEL)
-ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, STALLED, RUNNING, EXITING)
+PERMIT = "permit"
+SPENT = "spent"
+REQUESTS = (QUESTION, DESCRIBE, CANCEL, GRANT)
+ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, STALLED, RUNNING, EXITING, PERMIT, SPENT)
 
 # The worker's event loop is stalled when it has not turned for this long (its heartbeat, a
 # timer every HEARTBEAT_S, has not run): a busy loop still turns between callbacks; only a call
@@ -99,6 +108,18 @@ FAILURES = "failures"
 VALUE = "value"
 EXPLANATION = "explanation"
 DETAILS = "details"
+# A permit's fields (its number is ``ID``) and a spent one's.
+MODEL_NAME = "model_name"
+API_KEY_ID = "api_key_id"
+OUTCOME = "outcome"
+RETRY_DELAY = "retry_delay"
+TOKENS = "tokens"
+# What became of a permitted call.
+OK = "ok"
+THROTTLED = "throttled"
+FAILED = "failed"
+UNUSED = "unused"
+OUTCOMES = (OK, THROTTLED, FAILED, UNUSED)
 
 # What ``ready`` says of the loaded agent.
 APP_NAME = "app_name"
@@ -125,6 +146,11 @@ KEYS = (
     MESSAGE,
     CODE,
     PARTIAL,
+    MODEL_NAME,
+    API_KEY_ID,
+    OUTCOME,
+    RETRY_DELAY,
+    TOKENS,
     APP_NAME,
     MODELS,
     ADK_VERSION,
@@ -164,7 +190,23 @@ def decode(line: bytes | str) -> Message | None:
 
 def kind(message: Message) -> str | None:
     """Which message this is: one of ``REQUESTS`` or ``ANSWERS``; None for none of them."""
-    for name in (CANCEL, READY, FATAL, EXITING, STARTED, CANCELLED, STALLED, RUNNING, ERROR, RESULT, DESCRIBE, QUESTION):
+    for name in (
+        CANCEL,
+        GRANT,
+        PERMIT,
+        SPENT,
+        READY,
+        FATAL,
+        EXITING,
+        STARTED,
+        CANCELLED,
+        STALLED,
+        RUNNING,
+        ERROR,
+        RESULT,
+        DESCRIBE,
+        QUESTION,
+    ):
         if name in message and (message[name] or name not in (STARTED, CANCELLED, RUNNING, DESCRIBE)):
             return name
     return None
@@ -183,6 +225,10 @@ def describe(number: int) -> Message:
 
 def cancel(number: Any) -> Message:
     return {CANCEL: number}
+
+
+def grant(permit: int) -> Message:
+    return {GRANT: permit}
 
 
 def question_request(
@@ -238,6 +284,14 @@ def running() -> Message:
 
 def exiting(why: str) -> Message:
     return {EXITING: why}
+
+
+def permit(number: int, model: str, key: str) -> Message:
+    return {PERMIT: {ID: number, MODEL_NAME: model, API_KEY_ID: key}}
+
+
+def spent(number: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> Message:
+    return {SPENT: {ID: number, OUTCOME: outcome, RETRY_DELAY: retry_delay, TOKENS: tokens}}
 
 
 def error_payload(type_name: str, message: str, code: int | None) -> dict[str, Any]:

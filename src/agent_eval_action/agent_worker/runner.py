@@ -13,6 +13,7 @@ from typing import Any
 
 from . import protocol
 from .loader import LoadedAgent
+from .pacing import Permits
 from .span_capture import SpanCapture
 
 USER_ID = "agent-eval"
@@ -39,13 +40,25 @@ class AgentSessions:
     """A Runner with an in-memory session service for one loaded agent; many questions may run
     on it at once in one event loop."""
 
-    def __init__(self, agent: LoadedAgent, *, capture_spans: bool = True, spans: SpanCapture | None = None, model_cache: str | None = None):
+    def __init__(
+        self,
+        agent: LoadedAgent,
+        *,
+        capture_spans: bool = True,
+        spans: SpanCapture | None = None,
+        model_cache: str | None = None,
+        pacing: Permits | None = None,
+    ):
         from google.adk.runners import Runner
         from google.adk.sessions import InMemorySessionService
         from google.genai import types
 
         logging.getLogger("google_adk").setLevel(logging.ERROR)
         self._types = types
+        if pacing is not None:  # first, so that the cache wraps it: a replayed answer asks no permit
+            from .pacing import install as pace
+
+            pace(agent.root_agent, pacing)
         if model_cache:
             from .model_cache import install
 

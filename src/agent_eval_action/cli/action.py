@@ -24,6 +24,7 @@ INPUTS = (
     "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
     "shard", "merge", "working-directory", "metrics", "agent-python", "model-cache",
     "max-concurrency", "max-model-calls", "max-cost-usd", "fork-comment", "compare-with",
+    "quota",
 )  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
@@ -75,6 +76,7 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
         "agent_python": inputs["agent-python"] or None,
         "model_cache": inputs["model-cache"] or None,
         "compare_with": inputs["compare-with"] or None,
+        "quota": inputs["quota"] or None,
     }
     if inputs["comment"]:
         flags["comment"] = _bool("comment", inputs["comment"], True)

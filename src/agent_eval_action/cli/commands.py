@@ -415,6 +415,7 @@ AGENT_FLAGS = (
     "max_concurrency",
     "max_model_calls",
     "max_cost_usd",
+    "quota",
     "runs",
     "timeout",
     "retries",

@@ -172,6 +172,13 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--max-concurrency", type=int, help="the most questions in flight with --concurrency auto (default 64)")
     agent.add_argument("--max-model-calls", type=int, help="budget: no new question starts after this many model calls of the agent")
     agent.add_argument("--max-cost-usd", type=float, help="budget: no new question starts once the agent's model calls cost this much")
+    agent.add_argument(
+        "--quota",
+        action="append",
+        metavar="MODEL=RATE",
+        help="the model API's quota with this key, paced to by the agent and the judges together: "
+        "MODEL=120rpm[,1000000tpm] (repeatable; default: learnt from the API's 429s)",
+    )
     agent.add_argument("--runs", type=int, help="run every question K times, in distinct sessions (default 1)")
     agent.add_argument("--timeout", type=float, help="seconds per attempt of one question (default 300)")
     agent.add_argument("--retries", type=int, help="retries on 429 / 503 / deadline errors (default 3)")

@@ -397,6 +397,10 @@ class RunStats(_Model):
     max_in_flight: int = 0
     congestion: int = 0
     decreases: int = 0
+    # Model calls the API answered 429 and that were asked again inside their question (the
+    # judges' too), and the rates the calls were paced to ("" when none was known or learnt).
+    throttled: int = 0
+    paced: str | None = None
     budget: BudgetUse | None = None
     judge_budget: BudgetUse | None = None
 

@@ -1,8 +1,8 @@
 """How many questions may be in flight: a fixed number, or one that adapts to the model API the
 way TCP's congestion control does (additive increase, multiplicative decrease).
 
-Adaptive: start at ``start``; while work is waiting, every slot is busy and nothing was throttled
-lately, double every ``slow_start_s`` (slow start: a 429 comes back within a round trip, so
+Adaptive: start at ``start``; while work is waiting, every slot is busy, nothing was throttled
+lately and no model call waits for its quota (``pacing.py`` paces those), double every ``slow_start_s`` (slow start: a 429 comes back within a round trip, so
 this is as quick to stop as it is to grow) until the first sign of congestion, then add one per
 ``interval_s``; on a 429 / RESOURCE_EXHAUSTED / deadline, halve (at most once per interval: one burst
 of 429s is one signal). Never above ``ceiling`` nor below 1.
@@ -49,6 +49,11 @@ class Limiter:
         self._last_change = clock()
         self._last_decrease = -math.inf  # the first 429 halves at once
         self._condition: asyncio.Condition | None = None
+        # While model calls wait for their quota (run/pacing.py): how many questions in flight
+        # the quota serves without a long wait (math.inf: a rate not known yet); None when no
+        # call waits. More in flight would only wait too, their time running: the limit does not
+        # grow, and comes down to that number (the questions not started wait without a clock).
+        self.paced: Callable[[], float | None] = lambda: None
 
     # -- the slot ------------------------------------------------------------------------------
 
@@ -97,6 +102,11 @@ class Limiter:
         step = self.slow_start_s if self.slow_start else self.interval_s
         calm = now - self._last_decrease >= self.interval_s and now - self._last_change >= step
         saturated = self.waiting > 0 and self.in_flight >= self.limit
+        served = self.paced()
+        if served is not None:
+            if self.adaptive and self.limit > served:
+                self.limit, self._last_change = max(1, int(served)), now
+            return False
         if not (self.adaptive and calm and saturated and self.limit < self.ceiling):
             return False
         self.limit = min(self.ceiling, self.limit * 2 if self.slow_start else self.limit + 1)

@@ -10,6 +10,7 @@ from typing import Any
 from agent_eval_action.agent_worker.runner import AgentSessions, partial_run
 from agent_eval_action.core.models import Question, Trace
 from agent_eval_action.run.agent_loader import LoadedAgent
+from agent_eval_action.run.pacing import Pacer
 from agent_eval_action.run.run_pool import keep_partial
 from agent_eval_action.run.worker_pool import question_request, trace_from_worker
 
@@ -24,8 +25,9 @@ class AdkRunner:
         capture_spans: bool = True,
         model_cache: str | None = None,
         user_simulator: dict[str, Any] | None = None,
+        pacer: Pacer | None = None,
     ):
-        self.sessions = AgentSessions(agent, capture_spans=capture_spans, model_cache=model_cache)
+        self.sessions = AgentSessions(agent, capture_spans=capture_spans, model_cache=model_cache, pacing=pacer or Pacer())
         self.model_cache = model_cache
         self.app_name = agent.app_name
         # [user-simulator] settings, laid over those the dataset gives.

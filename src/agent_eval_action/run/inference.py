@@ -25,6 +25,7 @@ from agent_eval_action.datasets import Record
 from agent_eval_action.run import worker_start
 from agent_eval_action.run.adaptive import Limiter
 from agent_eval_action.run.budget import Budget
+from agent_eval_action.run.pacing import Pacer, Quota
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
 
@@ -83,7 +84,15 @@ class Inference:
     ``workdir``: the folder a run from a subfolder also imports from (default: the working
     directory); the base's checkout for the base's agent. ``progress``: where the progress line goes."""
 
-    def __init__(self, config: Config, *, progress: TextIO, workdir: Path | None = None, loop: asyncio.AbstractEventLoop | None = None):
+    def __init__(
+        self,
+        config: Config,
+        *,
+        progress: TextIO,
+        workdir: Path | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+        pacer: Pacer | None = None,
+    ):
         self.config = config
         self.progress = progress
         self.workdir = workdir
@@ -97,6 +106,9 @@ class Inference:
         # model API carries over, and the budget is the run's, not each dataset's.
         self.limiter: Limiter | None = None
         self.budget = Budget(config.max_model_calls, config.max_cost_usd, prices=config.price_table())
+        # One pacing of the model calls per model and key for the run: the agent's (and the
+        # base's) workers and the judges ask it for every call (pacing.py).
+        self.pacer = pacer or Pacer({model: Quota(q.rpm, q.tpm) for model, q in config.quota.items()})
         self._pool: WorkerPool | None = None
         self._runner: QuestionRunner | None = None
         self._runner_error: UsageError | None = None
@@ -109,7 +121,7 @@ class Inference:
     def beside(self, config: Config, workdir: Path) -> None:
         """Runs the base's agent (its config, its checkout) beside this one from now on: on this
         loop, so both sides' questions go through one limiter and one budget, interleaved."""
-        self.base = Inference(config, progress=self.progress, workdir=workdir, loop=self.loop)
+        self.base = Inference(config, progress=self.progress, workdir=workdir, loop=self.loop, pacer=self.pacer)
         # Its files are hashed before and after the run (base_run.py): nothing of its own may
         # write there, bytecode included.
         self.base.extra_env = {"PYTHONDONTWRITEBYTECODE": "1"}
@@ -146,6 +158,9 @@ class Inference:
         progress = Progress(request.name, len(records) * settings.runs * sides, stream=self.progress, mode=self.config.progress)
         if self.limiter is None:
             self.limiter = settings.limiter()
+            # A quota paces the calls; "too much at once" (a 429 naming no delay) halves the limit.
+            self.limiter.paced = self.pacer.questions_served
+            self.pacer.on_congestion = self.limiter.congested
         theirs: list[Record] | None = None
         try:
             if base is None:
@@ -163,6 +178,8 @@ class Inference:
         if self.limiter is None:
             return None
         stats = self.limiter.stats()
+        stats.throttled = self.pacer.throttled()
+        stats.paced = self.pacer.describe() or None
         if self.budget.limited:
             stats.budget = self.budget.use()
         return stats
@@ -208,6 +225,7 @@ class Inference:
                 capture_spans=c.capture_spans,
                 model_cache=self._model_cache(),
                 user_simulator=c.user_simulator.settings(),
+                pacer=self.pacer,
             )
         if c.agent:
             pool = self._pool or self._new_pool(question_runs)
@@ -246,7 +264,8 @@ class Inference:
                 workers=c.agent_worker_count(question_runs),
                 model_cache=self._model_cache(),
                 user_simulator=c.user_simulator.settings(),
-            )
+            ),
+            self.pacer,
         )
 
     def _model_cache(self) -> str | None:
@@ -296,8 +315,11 @@ class Judges:
     """The LLM judges of one run: set up on first use; their budget is the run's, carried from
     dataset to dataset."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, pacer: Pacer | None = None):
         self.config = config
+        # The run's pacing, shared with the agent's workers: a judge of the same model and key
+        # counts against the same quota.
+        self.pacer = pacer
         self._setup: tuple[list[JudgeMetric], JudgeClient | None, ManagedJudge | None] | None = None
         self.spent: BudgetUse | None = None
 
@@ -316,7 +338,7 @@ class Judges:
             max_calls=judge.max_calls,
             max_cost_usd=judge.max_cost_usd,
         )
-        engine = JudgeEngine(metrics, settings, client, managed)
+        engine = JudgeEngine(metrics, settings, client, managed, pacer=self.pacer)
         if self.spent is not None:  # the judges' budget is the run's: carry what was spent
             engine.budget.spend(self.spent.calls, self.spent.cost_usd, units=self.spent.calls)
         if interrupt.requested():  # Ctrl-C, SIGTERM: no judge call starts; the scores say why

@@ -35,6 +35,7 @@ from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import AgentLoadError
 from agent_eval_action.core.models import Question, Trace
 from agent_eval_action.run.agent_loader import with_suggestion
+from agent_eval_action.run.pacing import Pacer
 from agent_eval_action.run.run_pool import keep_partial
 from agent_eval_action.run.worker_start import WorkerSettings, kill_session, spawn, take, worker_files
 from agent_eval_action.traces.adk_events import trace_from_run
@@ -107,6 +108,9 @@ class _Worker:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Set while the worker says its event loop is stalled (protocol.STALLED .. RUNNING).
     stalled: asyncio.Event = field(default_factory=asyncio.Event)
+    # Its model calls' permits (the worker's numbers): being asked for, and granted.
+    asking: dict[int, asyncio.Task[None]] = field(default_factory=dict)
+    granted: dict[int, int] = field(default_factory=dict)
 
     def tail(self) -> str:
         lines = [line for line in self.stderr if line.strip()]
@@ -132,8 +136,10 @@ async def _settled_in_grace(worker: _Worker, call: _Call) -> bool:
 class WorkerPool:
     """Implements ``run_pool.QuestionRunner`` over ``settings.workers`` agent processes."""
 
-    def __init__(self, settings: WorkerSettings):
+    def __init__(self, settings: WorkerSettings, pacer: Pacer | None = None):
         self.settings = settings
+        # The run's pacing of model calls, shared with the judges (run/pacing.py).
+        self.pacer = pacer or Pacer()
         self.workers: list[_Worker] = []
         self.ids = itertools.count()
         self.info: dict[str, Any] = {}
@@ -250,6 +256,9 @@ class WorkerPool:
             if kind == protocol.RUNNING:
                 worker.stalled.clear()
                 continue
+            if kind in (protocol.PERMIT, protocol.SPENT):
+                self._pace(worker, message)
+                continue
             if kind == protocol.STARTED:
                 call = worker.pending.get(message.get(protocol.ID, -1))
                 if call is not None and not call.started.done():
@@ -262,6 +271,11 @@ class WorkerPool:
         worker.dead = True
         if worker.stop_reason is None and code in OUTSIDE_SIGNALS:
             self.killed.append(_exit_reason(code))
+        for asking in worker.asking.values():
+            asking.cancel()
+        for permit in worker.granted.values():
+            self.pacer.spent(permit, protocol.OK)  # made, maybe: counted until a minute has passed
+        worker.granted.clear()
         reason = worker.stop_reason or f"the agent process {_exit_reason(code)}"
         if worker.ready is not None and not worker.ready.done():
             where = f"{self.settings.agent} (with {self.settings.python})"
@@ -278,6 +292,40 @@ class WorkerPool:
                 call.answer.set_exception(Suspect())
             call.answer.exception()  # retrieved here: a caller that left does not leave it unread
         worker.pending.clear()
+
+    def _pace(self, worker: _Worker, message: dict[str, Any]) -> None:
+        """A worker's model call asks for a permit, or says what became of it."""
+        if protocol.PERMIT in message:
+            body = message[protocol.PERMIT]
+            number = body.get(protocol.ID)
+            if isinstance(number, int):
+                model, key = str(body.get(protocol.MODEL_NAME)), str(body.get(protocol.API_KEY_ID))
+                worker.asking[number] = asyncio.ensure_future(self._grant(worker, number, model, key))
+            return
+        body = message[protocol.SPENT]
+        number = body.get(protocol.ID)
+        asking = worker.asking.pop(number, None)
+        if asking is not None:
+            asking.cancel()  # its question ended before the permit came
+            return
+        permit = worker.granted.pop(number, None)
+        if permit is not None:
+            delay = body.get(protocol.RETRY_DELAY)
+            tokens = body.get(protocol.TOKENS)
+            self.pacer.spent(
+                permit,
+                str(body.get(protocol.OUTCOME)),
+                retry_delay=float(delay) if isinstance(delay, int | float) else None,
+                tokens=tokens if isinstance(tokens, int) else 0,
+            )
+
+    async def _grant(self, worker: _Worker, number: int, model: str, key: str) -> None:
+        permit = await self.pacer.acquire(model, key)
+        worker.asking.pop(number, None)
+        if worker.dead or not self._send(worker, protocol.grant(number)):
+            self.pacer.spent(permit, protocol.UNUSED)
+            return
+        worker.granted[number] = permit
 
     async def _reap(self, worker: _Worker) -> None:
         """When the worker ends, whatever the agent left in its session ends too: a background

@@ -96,6 +96,7 @@ def worker_env(settings: WorkerSettings, files: Path) -> dict[str, str]:
     env.pop(protocol.ENV_MODEL_CACHE, None)
     if settings.model_cache:
         env[protocol.ENV_MODEL_CACHE] = settings.model_cache
+    env[protocol.ENV_PACING] = "1"  # the pool's pacer grants every model call (run/pacing.py)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 

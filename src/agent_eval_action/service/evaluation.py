@@ -113,7 +113,7 @@ class Evaluation:
         self.err = err or sys.stderr
         self.collector = collector
         self.inference = Inference(config, progress=self.err, workdir=workdir)
-        self.judges = Judges(config) if config.judges or config.metric_definitions or config.managed_metrics else None
+        self.judges = Judges(config, self.inference.pacer) if config.judges or config.metric_definitions or config.managed_metrics else None
         self.metric_worker: MetricWorker | None = None
         # compare-with = "base": the stored runs pooled into the base's record of the file being evaluated.
         self._base_pool: list[QuestionResult] = []

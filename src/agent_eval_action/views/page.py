@@ -931,6 +931,9 @@ def run_line(results: Results) -> str | None:
             parts.append(f"concurrency auto: at most {plural(run.max_in_flight, 'question run')} in flight; {limit}")
         else:
             parts.append(f"concurrency {run.concurrency}")
+    if run.paced or run.throttled:
+        asked = f"{plural(run.throttled, 'model call')} throttled (429) and asked again" if run.throttled else ""
+        parts.append(", ".join(p for p in (f"paced to {run.paced}" if run.paced else "", asked) if p))
     for label, use in (("agent budget", run.budget), ("judge budget", run.judge_budget)):
         if use is None:
             continue

@@ -94,8 +94,10 @@ def test_the_protocol_module_imports_only_the_standard_library() -> None:
 class _Worker:
     """``python -m agent_eval_worker`` from the files the parent copies, spoken to by hand."""
 
-    def __init__(self, files: Path, cwd: Path, agent: str):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    def __init__(self, files: Path, cwd: Path, agent: str, *, pacing: bool = False):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "AGENT_EVAL_WORKER_"))}
+        if pacing:
+            env[protocol.ENV_PACING] = "1"
         env["PYTHONPATH"] = str(files)
         env[protocol.ENV_AGENT] = agent
         env[protocol.ENV_SPANS] = "1"
@@ -229,6 +231,30 @@ def test_each_message_goes_through_a_real_worker_and_back(worker: _Worker) -> No
     assert worker.close() == 0
 
 
+def test_a_paced_worker_asks_a_permit_for_each_model_call_and_says_what_it_spent(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "tests" / "apps" / "hostile", tmp_path / "hostile")
+    files = worker_files()
+    paced = _Worker(files, tmp_path, agent_spec(str(tmp_path / "hostile")), pacing=True)
+    try:
+        assert protocol.kind(paced.receive()) == protocol.READY
+        paced.send(_question(1, "call greet"))
+        assert protocol.kind(paced.receive()) == protocol.STARTED
+        permits = 0
+        while protocol.kind(message := paced.receive()) == protocol.PERMIT:
+            asked = message[protocol.PERMIT]
+            assert asked[protocol.MODEL_NAME] == "scripted-hostile" and isinstance(asked[protocol.API_KEY_ID], str)
+            paced.send(protocol.grant(asked[protocol.ID]))  # the call waits for this
+            spent = paced.receive()
+            assert protocol.kind(spent) == protocol.SPENT and spent[protocol.SPENT][protocol.ID] == asked[protocol.ID]
+            assert spent[protocol.SPENT][protocol.OUTCOME] == protocol.OK
+            permits += 1
+        assert protocol.kind(message) == protocol.RESULT and permits == 2  # the tool call, then the answer
+        assert paced.close() == 0
+    finally:
+        paced.process.kill()
+        shutil.rmtree(files, ignore_errors=True)
+
+
 def test_an_agent_that_cannot_load_is_a_fatal_message(tmp_path: Path) -> None:
     files = worker_files()
     try:
@@ -254,6 +280,9 @@ def test_kind_tells_every_message_apart() -> None:
         protocol.STALLED: protocol.stalled(1.25),
         protocol.RUNNING: protocol.running(),
         protocol.EXITING: protocol.exiting("why"),
+        protocol.GRANT: protocol.grant(0),
+        protocol.PERMIT: protocol.permit(0, "gemini-2.5-flash", "key"),
+        protocol.SPENT: protocol.spent(0, protocol.OK, tokens=3),
     }
     assert set(built) == {*protocol.REQUESTS, *protocol.ANSWERS}
     for name, message in built.items():

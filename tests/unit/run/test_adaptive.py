@@ -87,3 +87,27 @@ def test_auto_concurrency_settles_near_the_quota_and_not_at_the_ceiling() -> Non
 def test_a_quota_above_the_ceiling_lets_the_limit_grow_to_it() -> None:
     limiter, quota = simulate(600, Quota(limit=100, latency_s=0.15))
     assert quota.throttled == 0 and limiter.stats().reached == limiter.ceiling == 64
+
+
+def test_while_calls_wait_for_their_quota_the_limit_comes_down_to_what_it_serves() -> None:
+    clock = Clock()
+    limit = Limiter(start=16, ceiling=64, interval_s=1.0, slow_start_s=1.0, clock=clock)
+    served: list[float | None] = [None]
+    limit.paced = lambda: served[0]
+    clock.now += 1
+    limit.in_flight, limit.waiting = limit.limit, 1
+    assert limit.tick() and limit.limit == 32  # nothing waits for a quota: slow start
+    served[0] = float("inf")  # calls wait on a 429's delay, no rate known yet
+    clock.now += 1
+    limit.in_flight = limit.limit
+    assert not limit.tick() and limit.limit == 32  # held, not raised
+    served[0] = 3  # a quota of 10 requests a minute
+    clock.now += 1
+    assert not limit.tick() and limit.limit == 3
+    served[0] = None
+    clock.now += 1
+    limit.in_flight = limit.limit
+    assert limit.tick() and limit.limit == 6  # the quota no longer binds: it grows again
+    fixed = Limiter(8, clock=clock)
+    fixed.paced = lambda: 3
+    assert not fixed.tick() and fixed.limit == 8  # a number the user fixed stays

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent_eval_action.agent_worker.pacing import key_id
+
 NO_CREDENTIALS = (
     "skipped: no judge credentials (set AGENT_EVAL_JUDGE_API_KEY or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=true with "
     "GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS)"
@@ -33,10 +35,12 @@ class JudgeClient(Protocol):
 
 
 class GenaiJudge:
-    """google-genai's async client, asking for JSON that matches :data:`SCHEMA`."""
+    """google-genai's async client, asking for JSON that matches :data:`SCHEMA`. ``key``: which
+    quota its calls count against (``agent_worker.pacing.key_id``), without the secret."""
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, key: str = ""):
         self.client = client
+        self.key = key
 
     async def generate(self, model: str, prompt: str) -> Answer:
         from google.genai import types
@@ -69,7 +73,8 @@ def judge_from_env(env: Mapping[str, str] | None = None) -> JudgeClient | None:
         if not project or not credentials or not Path(credentials).is_file():
             return None
         location = env.get("GOOGLE_CLOUD_LOCATION", "us-central1")
-        return GenaiJudge(genai.Client(vertexai=True, project=project, location=location, http_options=options))
+        quota = key_id({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": project, "GOOGLE_CLOUD_LOCATION": location})
+        return GenaiJudge(genai.Client(vertexai=True, project=project, location=location, http_options=options), quota)
     if key:
-        return GenaiJudge(genai.Client(api_key=key, http_options=options))
+        return GenaiJudge(genai.Client(api_key=key, http_options=options), key_id({"GOOGLE_API_KEY": key}))
     return None

@@ -23,6 +23,7 @@ from agent_eval_action.run.budget import SKIPPED, Budget
 from agent_eval_action.run.judges.client import NO_CREDENTIALS, Answer, JudgeClient
 from agent_eval_action.run.judges.managed import NO_VERTEX
 from agent_eval_action.run.judges.prompts import judge_context, user_turns
+from agent_eval_action.run.pacing import Pacer, paced_call
 from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe
 
 T = TypeVar("T")
@@ -78,7 +79,15 @@ class _RateLimit:
 
 
 class JudgeEngine:
-    def __init__(self, metrics: Sequence[JudgeMetric], settings: JudgeSettings, client: JudgeClient | None, managed: Any = None):
+    def __init__(
+        self,
+        metrics: Sequence[JudgeMetric],
+        settings: JudgeSettings,
+        client: JudgeClient | None,
+        managed: Any = None,
+        *,
+        pacer: Pacer | None = None,
+    ):
         from jinja2.sandbox import SandboxedEnvironment
 
         self.metrics = list(metrics)
@@ -88,6 +97,9 @@ class JudgeEngine:
         self.env = SandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
         self.templates = {m.name: self.env.from_string(m.template) for m in self.metrics}
         self.usage = JudgeUsage()
+        # The run's pacing (shared with the agent's workers): a throttled call waits as the API
+        # says and is asked again, without using up a retry.
+        self.pacer = pacer or Pacer()
         self._in_flight = 0
         self.budget = Budget(
             settings.max_calls,
@@ -210,7 +222,12 @@ class JudgeEngine:
     async def _call(self, model: str, prompt: str, gate: asyncio.Semaphore, limit: _RateLimit) -> Answer:
         client = self.client
         assert client is not None
-        return await self._retrying(lambda: client.generate(model, prompt), gate, limit)
+        key = str(getattr(client, "key", ""))
+
+        def ask() -> Awaitable[Answer]:
+            return paced_call(self.pacer, model, key, lambda: client.generate(model, prompt), _tokens)
+
+        return await self._retrying(ask, gate, limit)
 
     async def _retrying(self, call: Callable[[], Awaitable[T]], gate: asyncio.Semaphore, limit: _RateLimit) -> T:
         """One judge call in a concurrency slot, rate-limited, retried on 429 / 503 (the shared
@@ -266,6 +283,10 @@ def parse_answer(text: str, low: float, high: float) -> tuple[float, str] | str:
     if not low <= score <= high:
         return f"judge score {score:g} is outside {low:g}..{high:g}"
     return score, str(data.get("explanation", ""))
+
+
+def _tokens(answer: Answer) -> int:
+    return answer.input_tokens + answer.output_tokens
 
 
 def _cost(model: str, answer: Answer, prices: dict[str, dict[str, float]]) -> float:

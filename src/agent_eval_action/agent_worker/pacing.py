@@ -1,0 +1,199 @@
+"""The agent's model calls paced to the model API's quota, and a throttled call retried inside
+the question: the turns before it are not run again.
+
+Each model of the agent is wrapped (as ``model_cache`` wraps them, and inside its wrapper: a
+replayed answer needs no permit). Before a call the wrapper asks for a permit for its model and
+API key; once the call is over it says what became of it. A call the API throttles (429
+RESOURCE_EXHAUSTED, raised by google-genai as a ``ClientError`` whose ``details`` are the error's
+JSON, with a ``google.rpc.RetryInfo`` ``retryDelay`` such as ``"26s"``) is said ``throttled`` with
+that delay, and asked again with a new permit: the pacing that grants it waits as told, and
+learns the rate from it. Only a call that raised before the agent saw any of its answer is
+retried; a question's time limit, enforced from outside, is what ends a call throttled for good.
+
+Permits come from the parent (``RemotePermits``, over the protocol: one pacing per model and key
+for every worker and the judges, ``run/pacing.py``), or, in a worker started without it, from
+:class:`LocalPermits`, which only waits as each 429 says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import os
+import re
+import time
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import Any, ClassVar, Protocol
+
+from . import protocol
+
+RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+API_ERROR = "error"  # the Gemini API's error object (its key, not our protocol's)
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
+# A 429 that names no delay is waited out this long at first, doubling while they keep coming.
+BACKOFF_S = (0.5, 30.0)
+
+
+class Permits(Protocol):
+    """Where a model call gets the right to go: the parent's pacing, or this process's."""
+
+    async def acquire(self, model: str, key: str) -> int:
+        """Returns when a call of ``model`` with API key ``key`` may go; its permit's number."""
+        ...
+
+    def spent(self, permit: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> None:
+        """What became of the call (``protocol.OUTCOMES``)."""
+        ...
+
+
+def key_id(env: Mapping[str, str]) -> str:
+    """Which quota the calls count against, without the secret: a digest of the API key
+    google-genai reads (``GOOGLE_API_KEY`` before ``GEMINI_API_KEY``), or the Vertex AI project."""
+    if env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"):
+        return f"vertex:{env.get('GOOGLE_CLOUD_PROJECT', '')}:{env.get('GOOGLE_CLOUD_LOCATION', '')}"
+    key = env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or ""
+    return hashlib.sha256(key.encode()).hexdigest()[:16] if key else ""
+
+
+def retry_delay(details: Any) -> float | None:
+    """RetryInfo's ``retryDelay`` in seconds, from a Gemini error's JSON (``{"error": {"details":
+    [{"@type": ".../google.rpc.RetryInfo", "retryDelay": "26s"}, ...]}}``, or the inner object);
+    None when it names none."""
+    if isinstance(details, list) and len(details) == 1:
+        details = details[0]
+    if not isinstance(details, dict):
+        return None
+    inner = details.get(API_ERROR)
+    items = (inner if isinstance(inner, dict) else details).get("details")
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("@type") == RETRY_INFO:
+            match = _DURATION.match(str(item.get("retryDelay", "")))
+            if match:
+                return float(match.group(1))
+    return None
+
+
+def throttled(error: BaseException) -> tuple[bool, float | None]:
+    """Whether ``error`` is the API throttling (429 / RESOURCE_EXHAUSTED), and the delay it named."""
+    code = getattr(error, "code", None)
+    status = getattr(error, "status", None)
+    # google-genai's ClientError has ``code``; other clients (LiteLLM's RateLimitError) ``status_code``.
+    if 429 not in (code, getattr(error, "status_code", None)) and status != "RESOURCE_EXHAUSTED":
+        return False, None
+    return True, retry_delay(getattr(error, "details", None))
+
+
+def _tokens(response: Any) -> int:
+    usage = getattr(response, "usage_metadata", None)
+    return int(getattr(usage, "total_token_count", 0) or 0)
+
+
+class RemotePermits:
+    """Permits asked of the parent over the protocol; ``send`` is the worker's."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None] | None = None):
+        self.send = send or (lambda message: None)
+        self.numbers = itertools.count()
+        self.waiting: dict[int, asyncio.Future[None]] = {}
+
+    async def acquire(self, model: str, key: str) -> int:
+        number = next(self.numbers)
+        granted = asyncio.get_running_loop().create_future()
+        self.waiting[number] = granted
+        self.send(protocol.permit(number, model, key))
+        try:
+            await granted
+        except asyncio.CancelledError:
+            self.waiting.pop(number, None)
+            self.send(protocol.spent(number, protocol.UNUSED))  # the question ended while it waited
+            raise
+        return number
+
+    def granted(self, number: Any) -> None:
+        waiter = self.waiting.pop(number, None) if isinstance(number, int) else None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def spent(self, permit: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> None:
+        self.send(protocol.spent(permit, outcome, retry_delay=retry_delay, tokens=tokens))
+
+
+class LocalPermits:
+    """Permits of one process alone: every call goes at once, except after a 429, when the
+    model's calls wait as long as it said (or a backoff, when it said nothing)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.numbers = itertools.count()
+        self.models: dict[int, tuple[str, str]] = {}
+        self.hold: dict[tuple[str, str], float] = {}
+        self.backoff: dict[tuple[str, str], float] = {}
+
+    async def acquire(self, model: str, key: str) -> int:
+        while (wait := self.hold.get((model, key), 0.0) - self.clock()) > 0:
+            await asyncio.sleep(wait)
+        number = next(self.numbers)
+        self.models[number] = (model, key)
+        return number
+
+    def spent(self, permit: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> None:
+        bucket = self.models.pop(permit, None)
+        if bucket is None:
+            return
+        if outcome != protocol.THROTTLED:
+            self.backoff.pop(bucket, None)
+            return
+        if retry_delay is None:
+            first, longest = BACKOFF_S
+            retry_delay = self.backoff[bucket] = min(longest, self.backoff.get(bucket, first / 2) * 2)
+        self.hold[bucket] = max(self.hold.get(bucket, 0.0), self.clock() + retry_delay)
+
+
+def paced_model(inner: Any, permits: Permits, key: str) -> Any:
+    """A BaseLlm that asks ``permits`` before each call of ``inner`` and tries a throttled call again."""
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+
+    class PacedLlm(BaseLlm):
+        agent_eval_paced: ClassVar[bool] = True
+
+        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+            while True:
+                permit = await permits.acquire(inner.model, key)
+                tokens, seen = 0, False
+                try:
+                    async with contextlib.aclosing(inner.generate_content_async(llm_request, stream=stream)) as responses:
+                        async for response in responses:
+                            tokens, seen = max(tokens, _tokens(response)), True
+                            yield response
+                except Exception as error:
+                    is_throttled, delay = throttled(error)
+                    if seen or not is_throttled:
+                        permits.spent(permit, protocol.FAILED)
+                        raise
+                    permits.spent(permit, protocol.THROTTLED, retry_delay=delay)
+                    continue  # asked again: the turn goes on where it was
+                except BaseException:
+                    permits.spent(permit, protocol.OK, tokens=tokens)  # stopped while the call was made: it counted
+                    raise
+                permits.spent(permit, protocol.OK, tokens=tokens)
+                return
+
+    return PacedLlm(model=inner.model)
+
+
+def install(root_agent: Any, permits: Permits, env: Mapping[str, str] | None = None) -> None:
+    """Wraps the model of every LLM agent in the tree (an agent without one inherits its parent's,
+    already wrapped: wrapped once, it asks for one permit a call)."""
+    key = key_id(os.environ if env is None else env)
+    stack = [root_agent]
+    while stack:
+        agent = stack.pop()
+        if hasattr(agent, "canonical_model"):
+            model = agent.canonical_model
+            if not getattr(type(model), "agent_eval_paced", False):
+                agent.model = paced_model(model, permits, key)
+        stack.extend(getattr(agent, "sub_agents", None) or [])

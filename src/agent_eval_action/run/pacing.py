@@ -1,0 +1,246 @@
+"""One pacing per model and API key for the whole run: the agent's workers (over the protocol)
+and the judges ask it for a permit before each model call, so together they stay within the
+model API's quota instead of each finding it on its own.
+
+The quota is requests (and tokens) per minute. Where the team gave it (``quota``), calls go at
+once until a minute holds that many, then each waits until the oldest of them is a minute old
+(a sliding window, which a fixed-minute quota accepts as well). Where it did not, calls go at
+once until the API throttles one: a 429 RESOURCE_EXHAUSTED whose RetryInfo names a delay ``d``
+says the window is full until ``d`` from now, so every call of that model waits that long, and
+the calls that succeeded between ``now + d - minute`` and now (plus the one that will expire
+then) are the rate learnt; a later 429 can only lower it. A 429 that names no delay is "too much
+at once", not a rate: the calls wait a backoff and the concurrency limiter hears it.
+
+Time is the clock and sleep given (simulated in the unit tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import math
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.agent_worker.pacing import BACKOFF_S, throttled
+
+T = TypeVar("T")
+
+MINUTE_S = 60.0
+# While calls wait for their quota, as many questions in flight as make this many seconds of
+# calls at the rate paced to: enough to keep the quota busy, few enough that no question's time
+# runs out in the queue (at 10 requests a minute: 3 questions, each call waiting 18 s at most).
+BACKLOG_S = 15.0
+# A loopback stand-in of the API may count a shorter "minute" (tests, benches): set to its length.
+ENV_MINUTE = "AGENT_EVAL_QUOTA_MINUTE_S"
+
+
+@dataclass(frozen=True)
+class Quota:
+    """Requests and tokens per minute of one model and key (None: not known)."""
+
+    rpm: int | None = None
+    tpm: int | None = None
+
+
+@dataclass(eq=False)
+class _Grant:
+    at: float  # when it was granted
+    bucket: Bucket
+    done: float | None = None  # when its call was over: the API had it by then
+    tokens: int | None = None  # what it used, once said
+
+    def seen(self) -> float:
+        """The latest the API can have counted the call (in flight: when it was granted)."""
+        return self.done if self.done is not None else self.at
+
+
+@dataclass(eq=False)
+class Bucket:
+    """The calls of one model with one API key."""
+
+    quota: Quota
+    minute_s: float
+    rpm: int | None = None  # what it paces to: the quota given, or learnt from 429s
+    tpm: int | None = None
+    granted: list[_Grant] = field(default_factory=list)  # the calls that count against the window
+    hold_until: float = -math.inf
+    backoff_s: float | None = None
+    calls = throttles = waiting = 0
+    lock: asyncio.Lock | None = None
+
+    def __post_init__(self) -> None:
+        self.rpm, self.tpm = self.quota.rpm, self.quota.tpm
+        # Clock granularity between us and the API (the window is timed by when calls were over,
+        # which is never before the API counted them: no call's way there needs a margin).
+        self.margin_s = 0.05 + 0.001 * self.minute_s
+
+    def _window(self, now: float) -> list[_Grant]:
+        """The calls the API may still count, by when it counted them at the latest."""
+        self.granted = [g for g in self.granted if g.done is None or g.done > now - self.minute_s]
+        return sorted(self.granted, key=_Grant.seen)
+
+    def next_time(self, now: float) -> float:
+        """The earliest time the next call may go."""
+        window = self._window(now)
+        at = max(now, self.hold_until)
+        if self.rpm is not None and len(window) >= self.rpm:
+            at = max(at, window[-self.rpm].seen() + self.minute_s + self.margin_s)
+        if self.tpm is not None:
+            known = [g.tokens for g in window if g.tokens is not None]
+            expect = sum(known) / len(known) if known else 0.0
+            used = [g.tokens if g.tokens is not None else expect for g in window]
+            total = sum(used)
+            for grant, tokens in zip(window, used, strict=True):
+                if total + expect <= self.tpm:
+                    break
+                total -= tokens  # the oldest leaves the window first
+                at = max(at, grant.seen() + self.minute_s + self.margin_s)
+        return at
+
+    def grant(self, now: float) -> _Grant:
+        given = _Grant(at=now, bucket=self)
+        self.granted.append(given)
+        self.calls += 1
+        return given
+
+    def forget(self, grant: _Grant) -> None:
+        """A call that did not count against the quota (throttled, or never made)."""
+        with contextlib.suppress(ValueError):  # already out of the window
+            self.granted.remove(grant)
+
+    def throttled(self, grant: _Grant, now: float, delay_s: float | None) -> bool:
+        """Hears that ``grant``'s call was answered 429; True when it named no delay (congestion)."""
+        self.forget(grant)
+        self.throttles += 1
+        if delay_s is None:
+            first, longest = BACKOFF_S
+            self.backoff_s = min(longest, (self.backoff_s or first / 2) * 2)
+            self.hold_until = max(self.hold_until, now + self.backoff_s)
+            return True
+        self.hold_until = max(self.hold_until, now + delay_s)
+        # The API's window is full until delay_s after it refused the call, which it had no
+        # earlier than it was granted: the calls it holds are among those over since then minus
+        # a minute, and those still in flight. Too many, maybe (a 429 still on its way counts
+        # until it arrives): a later 429 lowers the rate, never raises it.
+        since = grant.at + delay_s - self.minute_s
+        learnt = max(1, sum(1 for g in self._window(now) if g.done is None or g.done >= since))
+        self.rpm = learnt if self.rpm is None else min(self.rpm, learnt)
+        return False
+
+    def succeeded(self, grant: _Grant, now: float, tokens: int) -> None:
+        grant.done, grant.tokens = now, tokens
+        self.backoff_s = None
+
+    def failed(self, grant: _Grant, now: float) -> None:
+        grant.done = now
+
+
+class Pacer:
+    """Implements ``agent_worker.pacing.Permits`` for every model and key of a run."""
+
+    def __init__(
+        self,
+        quotas: dict[str, Quota] | None = None,
+        *,
+        minute_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        on_congestion: Callable[[], object] = lambda: None,
+    ):
+        self.quotas = dict(quotas or {})
+        self.minute_s = minute_s if minute_s is not None else float(os.environ.get(ENV_MINUTE) or MINUTE_S)
+        self.clock = clock
+        self.sleep = sleep
+        self.on_congestion = on_congestion
+        self.buckets: dict[tuple[str, str], Bucket] = {}
+        self.permits: dict[int, _Grant] = {}
+        self.numbers = itertools.count()
+
+    def bucket(self, model: str, key: str) -> Bucket:
+        found = self.buckets.get((model, key))
+        if found is None:
+            quota = self.quotas.get(model) or self.quotas.get("*") or Quota()
+            found = self.buckets[(model, key)] = Bucket(quota=quota, minute_s=self.minute_s)
+        return found
+
+    async def acquire(self, model: str, key: str) -> int:
+        bucket = self.bucket(model, key)
+        if bucket.lock is None:
+            bucket.lock = asyncio.Lock()  # first come, first served
+        bucket.waiting += 1
+        try:
+            async with bucket.lock:
+                while (at := bucket.next_time(now := self.clock())) > now:
+                    await self.sleep(at - now)
+                grant = bucket.grant(now)
+        finally:
+            bucket.waiting -= 1
+        number = next(self.numbers)
+        self.permits[number] = grant
+        return number
+
+    def spent(self, permit: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> None:
+        grant = self.permits.pop(permit, None)
+        if grant is None:
+            return
+        bucket = grant.bucket
+        if outcome == protocol.OK:
+            bucket.succeeded(grant, self.clock(), tokens)
+        elif outcome == protocol.UNUSED:
+            bucket.forget(grant)
+        elif outcome == protocol.THROTTLED:
+            if bucket.throttled(grant, self.clock(), retry_delay):
+                self.on_congestion()
+        else:
+            bucket.failed(grant, self.clock())
+
+    def questions_served(self) -> float | None:
+        """While calls wait for their quota, the questions in flight it serves without a long
+        wait (``BACKLOG_S`` of calls at the slowest rate waited for; math.inf: no rate known
+        yet); None when no call waits (``adaptive.Limiter.paced``)."""
+        waited = [b for b in self.buckets.values() if b.waiting]
+        if not waited:
+            return None
+        rates = [b.rpm for b in waited if b.rpm is not None]
+        return max(1, math.ceil(min(rates) * BACKLOG_S / self.minute_s)) if rates else math.inf
+
+    def throttled(self) -> int:
+        return sum(b.throttles for b in self.buckets.values())
+
+    def describe(self) -> str:
+        """The rates paced to, for the run's report ("" when nothing was paced)."""
+        paced = [(model, b) for (model, _), b in sorted(self.buckets.items()) if b.rpm is not None or b.tpm is not None]
+        parts = []
+        for model, b in paced:
+            learnt = b.quota.rpm is None and b.rpm is not None
+            limits = ", ".join(
+                ([f"{b.rpm} requests/min{' (learnt from 429s)' if learnt else ''}"] if b.rpm is not None else [])
+                + ([f"{b.tpm} tokens/min"] if b.tpm is not None else [])
+            )
+            parts.append(f"{model}: {limits}")
+        return "; ".join(parts)
+
+
+async def paced_call(permits: Pacer, model: str, key: str, call: Callable[[], Awaitable[T]], tokens: Callable[[T], int]) -> T:
+    """``call()`` with a permit, tried again whenever the API throttles it (the judges' calls)."""
+    while True:
+        permit = await permits.acquire(model, key)
+        try:
+            answer = await call()
+        except Exception as error:
+            is_throttled, delay = throttled(error)
+            permits.spent(permit, protocol.THROTTLED if is_throttled else protocol.FAILED, retry_delay=delay)
+            if not is_throttled:
+                raise
+            continue
+        except BaseException:
+            permits.spent(permit, protocol.OK)  # stopped while it was asked: it counted
+            raise
+        permits.spent(permit, protocol.OK, tokens=tokens(answer))
+        return answer

@@ -1,0 +1,157 @@
+"""The worker's side of pacing: a 429 read as google-genai raises it (``ClientError`` with the
+API's JSON as ``details``), and the wrapped model asking for a permit before each call and asking
+again, inside the turn, when the API throttles it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import errors, types
+
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.agent_worker.pacing import LocalPermits, install, key_id, paced_model, retry_delay, throttled
+
+QUOTA_429 = {
+    "error": {
+        "code": 429,
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+        "status": "RESOURCE_EXHAUSTED",
+        "details": [
+            {
+                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel", "quotaValue": "120"}],
+            },
+            {"@type": "type.googleapis.com/google.rpc.Help", "links": [{"url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "26s"},
+        ],
+    }
+}
+
+
+def test_the_retry_delay_is_read_from_the_errors_retry_info() -> None:
+    assert retry_delay(QUOTA_429) == 26.0
+    assert retry_delay(QUOTA_429["error"]) == 26.0
+    assert retry_delay([QUOTA_429]) == 26.0  # a streamed error comes as a list of one
+    fine = {"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.250s"}]}}
+    assert retry_delay(fine) == 0.25
+    assert retry_delay({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}) is None
+    assert retry_delay({"error": {"details": "not a list"}}) is None
+    assert retry_delay("plain text") is None
+
+
+def test_a_429_is_throttling_and_other_errors_are_not() -> None:
+    assert throttled(errors.ClientError(429, QUOTA_429)) == (True, 26.0)
+    assert throttled(errors.ClientError(429, {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}})) == (True, None)
+    assert throttled(errors.ClientError(400, {"error": {"code": 400, "status": "INVALID_ARGUMENT"}})) == (False, None)
+    assert throttled(ValueError("429 in the text is no status")) == (False, None)
+
+    class RateLimitError(Exception):  # as LiteLLM spells a 429
+        status_code = 429
+
+    assert throttled(RateLimitError("slow down")) == (True, None)
+
+
+def test_the_key_is_told_apart_without_being_said() -> None:
+    first = key_id({"GOOGLE_API_KEY": "secret-one"})
+    assert first and "secret" not in first
+    assert first == key_id({"GEMINI_API_KEY": "other", "GOOGLE_API_KEY": "secret-one"})  # google-genai's order
+    assert first != key_id({"GOOGLE_API_KEY": "secret-two"})
+    assert key_id({"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "l"}) == "vertex:p:l"
+    assert key_id({}) == ""
+
+
+class Scripted(BaseLlm):
+    """Answers 429 (with RetryInfo) to its first ``throttle`` calls, then "fine"."""
+
+    throttle: int = 1
+    calls: int = 0
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        self.calls += 1
+        if self.calls <= self.throttle:
+            raise errors.ClientError(429, QUOTA_429)
+        yield LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text="fine")]),
+            usage_metadata=types.GenerateContentResponseUsageMetadata(total_token_count=7),
+        )
+
+
+class Recorded:
+    """Permits that grant at once and keep what each call said."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+        self.said: list[tuple[int, str, float | None, int]] = []
+
+    async def acquire(self, model: str, key: str) -> int:
+        self.asked.append((model, key))
+        return len(self.asked) - 1
+
+    def spent(self, permit: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> None:
+        self.said.append((permit, outcome, retry_delay, tokens))
+
+
+def _ask(model: Any) -> list[LlmResponse]:
+    async def run() -> list[LlmResponse]:
+        request = LlmRequest(contents=[types.Content(role="user", parts=[types.Part(text="hi")])])
+        return [response async for response in model.generate_content_async(request)]
+
+    return asyncio.run(run())
+
+
+def test_a_throttled_call_is_asked_again_with_a_new_permit() -> None:
+    inner = Scripted(model="gemini-2.5-flash", throttle=2)
+    permits = Recorded()
+    answers = _ask(paced_model(inner, permits, "key"))
+    assert [a.content.parts[0].text for a in answers if a.content and a.content.parts] == ["fine"]
+    assert inner.calls == 3 and permits.asked == [("gemini-2.5-flash", "key")] * 3
+    assert permits.said == [(0, protocol.THROTTLED, 26.0, 0), (1, protocol.THROTTLED, 26.0, 0), (2, protocol.OK, None, 7)]
+
+
+def test_other_errors_are_the_agents_and_say_failed() -> None:
+    class Broken(Scripted):
+        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+            if self.throttle >= 0:  # always: the generator raises before its first answer
+                raise errors.ClientError(400, {"error": {"code": 400, "status": "INVALID_ARGUMENT"}})
+            yield LlmResponse()
+
+    permits = Recorded()
+    try:
+        _ask(paced_model(Broken(model="m"), permits, "key"))
+    except errors.ClientError as error:
+        assert error.code == 400
+    else:
+        raise AssertionError("the 400 was swallowed")
+    assert permits.said == [(0, protocol.FAILED, None, 0)]
+
+
+def test_every_agent_of_the_tree_is_paced_once() -> None:
+    from google.adk.agents import LlmAgent
+
+    model = Scripted(model="gemini-2.5-flash")
+    child = LlmAgent(name="child", instruction="x")  # inherits its parent's model
+    root = LlmAgent(name="root", model=model, instruction="x", sub_agents=[child])
+    install(root, Recorded(), env={"GOOGLE_API_KEY": "k"})
+    assert isinstance(root.model, BaseLlm) and root.model is not model and root.model.model == "gemini-2.5-flash"
+    assert child.canonical_model is root.canonical_model  # not wrapped twice: one permit a call
+
+
+def test_local_permits_wait_as_the_api_said() -> None:
+    now = [0.0]
+    permits = LocalPermits(clock=lambda: now[0])
+
+    async def run() -> None:
+        first = await permits.acquire("m", "k")
+        permits.spent(first, protocol.THROTTLED, retry_delay=5.0)
+        assert permits.hold[("m", "k")] == 5.0
+        permits.spent(await permits.acquire("other", "k"), protocol.OK)  # another model is not held
+        now[0] = 5.0
+        permits.spent(await permits.acquire("m", "k"), protocol.THROTTLED)  # no delay named: a backoff
+        assert permits.hold[("m", "k")] == 5.5
+
+    asyncio.run(run())

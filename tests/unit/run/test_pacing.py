@@ -1,0 +1,201 @@
+"""The pacing of model calls against a model API with a per-minute quota, on simulated time:
+every event (a call granted, its answer, a 429 with its RetryInfo delay) happens at a time the
+test sets, so the outcome is the same on a quiet and a busy machine. What a real run does under
+a loopback quota is tests/integration/test_quota_pacing.py's."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import pytest
+
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.run.pacing import Bucket, Pacer, Quota, _Grant
+
+MINUTE_S = 60.0
+
+
+@dataclass
+class Api:
+    """A model API taking ``rpm`` requests in any minute (sliding), answering 429 with the delay
+    until its oldest request leaves the window beyond; ``retry_info`` False: a 429 naming none."""
+
+    rpm: int
+    retry_info: bool = True
+    window: deque[float] = field(default_factory=deque)
+    requests: int = 0
+    throttled: int = 0
+
+    def ask(self, now: float) -> float | bool | None:
+        """True: served; a float (or None without RetryInfo): refused, retry after it."""
+        self.requests += 1
+        while self.window and self.window[0] <= now - MINUTE_S:
+            self.window.popleft()
+        if len(self.window) < self.rpm:
+            self.window.append(now)
+            return True
+        self.throttled += 1
+        return self.window[0] + MINUTE_S - now if self.retry_info else None
+
+
+@dataclass
+class Outcome:
+    end: float
+    requests: int
+    throttled: int
+    bucket: Bucket
+
+
+def simulate(api: Api, calls: int, *, concurrency: int, latency_s: float, quota: Quota | None = None, tokens: int = 0) -> Outcome:
+    """``calls`` model calls, at most ``concurrency`` at once, each sent when the bucket allows;
+    a throttled one is asked again (the question's turn goes on)."""
+    bucket = Bucket(quota=quota or Quota(), minute_s=MINUTE_S)
+    events: list[tuple[float, int, _Grant, float | bool | None]] = []
+    order = itertools.count()
+    now, waiting, in_flight = 0.0, calls, 0
+    while waiting or events:
+        while waiting and in_flight < concurrency and bucket.next_time(now) <= now:
+            grant = bucket.grant(now)
+            heapq.heappush(events, (now + latency_s, next(order), grant, api.ask(now)))
+            waiting, in_flight = waiting - 1, in_flight + 1
+        times = [events[0][0]] if events else []
+        if waiting and in_flight < concurrency:
+            times.append(bucket.next_time(now))
+        now = min(times)
+        while events and events[0][0] <= now:
+            _, _, grant, answer = heapq.heappop(events)
+            in_flight -= 1
+            if answer is True:
+                bucket.succeeded(grant, now, tokens)
+            else:
+                bucket.throttled(grant, now, None if answer is None else float(answer))
+                waiting += 1  # asked again, inside its question
+    return Outcome(end=now, requests=api.requests, throttled=api.throttled, bucket=bucket)
+
+
+def test_a_known_quota_is_never_exceeded_and_costs_no_more_than_its_floor() -> None:
+    api = Api(rpm=120)
+    done = simulate(api, 600, concurrency=64, latency_s=0.5, quota=Quota(rpm=120))
+    assert done.throttled == 0
+    floor = 600 / 120 * MINUTE_S  # five minutes; the first minute's calls go at once
+    assert done.end <= 1.1 * floor
+    assert done.bucket.rpm == 120
+
+
+def test_an_unknown_quota_is_learnt_from_its_first_429s_and_kept_to() -> None:
+    api = Api(rpm=120)
+    done = simulate(api, 600, concurrency=64, latency_s=0.5)
+    assert done.bucket.rpm == 120  # learnt exactly: the calls the window held when it refused
+    # Only the calls in flight while the first 429s were on their way: then none.
+    assert done.throttled <= 64 and done.throttled <= 0.1 * done.requests
+    assert done.end <= 1.1 * 600 / 120 * MINUTE_S
+
+
+def test_a_quota_stated_too_high_is_lowered_by_the_api() -> None:
+    api = Api(rpm=60)
+    done = simulate(api, 300, concurrency=16, latency_s=0.2, quota=Quota(rpm=100))
+    assert done.bucket.rpm == 60
+    assert done.throttled <= 0.1 * done.requests
+
+
+def test_a_429_naming_no_delay_waits_a_backoff_and_learns_no_rate() -> None:
+    bucket = Bucket(quota=Quota(), minute_s=MINUTE_S)
+    first, second = bucket.grant(0.0), bucket.grant(0.0)
+    assert bucket.throttled(first, 1.0, None) is True  # congestion: the limiter hears it
+    assert bucket.rpm is None and bucket.next_time(1.0) == 1.5
+    assert bucket.throttled(second, 1.0, None) is True
+    assert bucket.next_time(1.0) == 2.0  # doubled while they keep coming
+    bucket.succeeded(bucket.grant(2.0), 2.1, 0)
+    third = bucket.grant(2.1)
+    bucket.throttled(third, 2.2, None)
+    assert bucket.next_time(2.2) == pytest.approx(2.7)  # a success in between: the backoff starts over
+
+
+def test_a_429_with_retry_info_holds_every_call_of_the_model_as_long_as_it_says() -> None:
+    bucket = Bucket(quota=Quota(), minute_s=MINUTE_S)
+    calls = [bucket.grant(0.0) for _ in range(3)]
+    for call in calls[:2]:
+        bucket.succeeded(call, 0.1, 0)
+    assert bucket.throttled(calls[2], 0.2, 59.9) is False
+    assert bucket.rpm == 2
+    assert bucket.hold_until == pytest.approx(60.1)
+    # and the two in the window leave it a minute after they were over
+    assert bucket.next_time(0.2) == pytest.approx(0.1 + MINUTE_S + bucket.margin_s)
+
+
+def test_tokens_per_minute_pace_by_what_the_calls_used() -> None:
+    api = Api(rpm=10_000)
+    done = simulate(api, 40, concurrency=8, latency_s=0.1, quota=Quota(tpm=1000), tokens=100)
+    # 10 calls of 100 tokens a minute; the first minute's go at once.
+    assert 3 * MINUTE_S <= done.end <= 1.1 * 4 * MINUTE_S
+    assert done.throttled == 0
+
+
+class SimulatedTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_the_pacer_grants_in_order_one_pacing_per_model_and_key() -> None:
+    time = SimulatedTime()
+    pacer = Pacer({"gemini-2.5-flash": Quota(rpm=2)}, minute_s=MINUTE_S, clock=time, sleep=time.sleep)
+
+    async def run() -> list[int]:
+        first = await pacer.acquire("gemini-2.5-flash", "key-a")
+        second = await pacer.acquire("gemini-2.5-flash", "key-a")
+        other_key = await pacer.acquire("gemini-2.5-flash", "key-b")  # another quota: not held back
+        unknown = await pacer.acquire("gemini-2.5-pro", "key-a")  # no quota known: at once
+        assert time.slept == []
+        pacer.spent(first, protocol.OK, tokens=10)
+        pacer.spent(second, protocol.UNUSED)  # never made: its place is free again
+        third = await pacer.acquire("gemini-2.5-flash", "key-a")
+        assert time.slept == []
+        fourth = await pacer.acquire("gemini-2.5-flash", "key-a")  # two in the window: wait for the first to leave
+        return [first, second, other_key, unknown, third, fourth]
+
+    permits = asyncio.run(run())
+    assert len(set(permits)) == 6
+    bucket = pacer.bucket("gemini-2.5-flash", "key-a")
+    assert time.slept == [pytest.approx(MINUTE_S + bucket.margin_s)]
+    assert pacer.describe() == "gemini-2.5-flash: 2 requests/min; gemini-2.5-flash: 2 requests/min"
+
+
+def test_a_throttled_permit_tells_the_limiter_only_when_no_delay_was_named() -> None:
+    heard: list[str] = []
+    time = SimulatedTime()
+    pacer = Pacer(minute_s=MINUTE_S, clock=time, sleep=time.sleep, on_congestion=lambda: heard.append("429"))
+
+    async def run() -> None:
+        pacer.spent(await pacer.acquire("m", "k"), protocol.THROTTLED, retry_delay=3.0)
+        assert heard == []
+        pacer.spent(await pacer.acquire("m", "k"), protocol.THROTTLED)  # waited the 3 s first
+        assert heard == ["429"] and time.slept == [3.0]
+
+    asyncio.run(run())
+    assert pacer.throttled() == 2 and pacer.questions_served() is None  # nothing waits now
+
+
+def test_while_calls_wait_the_questions_in_flight_are_what_the_rate_serves() -> None:
+    pacer = Pacer({"fast": Quota(rpm=120), "slow": Quota(rpm=10)}, minute_s=MINUTE_S)
+    assert pacer.questions_served() is None
+    pacer.bucket("fast", "k").waiting = 5
+    assert pacer.questions_served() == 30  # 15 s of calls at 2 a second
+    pacer.bucket("slow", "k").waiting = 1
+    assert pacer.questions_served() == 3  # the slowest quota waited for decides
+    pacer.bucket("unknown", "k").waiting = 1
+    assert pacer.questions_served() == 3
+    pacer.bucket("fast", "k").waiting = pacer.bucket("slow", "k").waiting = 0
+    assert pacer.questions_served() == math.inf  # waiting on a 429's delay, no rate known: hold, do not guess
