@@ -116,3 +116,15 @@ def test_identical_requests_in_flight_at_once_make_one_call_and_the_others_repla
     done = asyncio.run(main())
     assert all(texts(responses) == ["Hello"] for responses in done)
     assert sum(replayed(responses) for responses in done) == 7
+
+
+def test_the_cache_keys_on_the_model_the_pacing_wraps() -> None:
+    """The worker paces every model, then the cache wraps the paced one: its key must still hold
+    the answering model's class and configuration, or a changed model setting would be replayed."""
+    from agent_eval_action.agent_worker.pacing import LocalPermits, paced_model
+
+    plain = Scripted(model="scripted")
+    paced = paced_model(plain, LocalPermits(), "key")
+    assert model_identity(paced) == model_identity(plain)
+    other = paced_model(Scripted(model="scripted", chunks=[("another", False)]), LocalPermits(), "key")
+    assert model_identity(other) != model_identity(paced)

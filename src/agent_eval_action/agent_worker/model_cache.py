@@ -72,9 +72,12 @@ def model_identity(model: Any) -> dict[str, Any]:
     """What makes a model object answer as it does, beside the request: its class, the source
     of every class of it that is not ADK's or pydantic's (a scripted BaseLlm's logic), and its
     whole configuration (its fields, and private settings such as LiteLlm's keyword arguments:
-    an endpoint, a temperature), credentials left out."""
+    an endpoint, a temperature), credentials left out. A wrapper of ours (``pacing.py``'s) is
+    seen through: the model it wraps is the one that answers."""
     import inspect
 
+    while callable(getattr(model, "agent_eval_wrapped", None)):
+        model = model.agent_eval_wrapped()
     cls = type(model)
     sources = []
     for klass in cls.__mro__:

@@ -160,6 +160,10 @@ def paced_model(inner: Any, permits: Permits, key: str) -> Any:
     class PacedLlm(BaseLlm):
         agent_eval_paced: ClassVar[bool] = True
 
+        def agent_eval_wrapped(self) -> Any:
+            """The model that answers (the model cache keys on it: ``model_cache.model_identity``)."""
+            return inner
+
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
             while True:
                 permit = await permits.acquire(inner.model, key)
