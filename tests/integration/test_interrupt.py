@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -81,6 +82,18 @@ class Run:
             found = self.changed.wait_for(lambda: any(text in line for line in self.lines) or "" in self.lines, timeout)
         assert found and any(text in line for line in self.lines), f"never said {text!r}: {''.join(self.lines)}"
 
+    def wait_for_runs(self, dataset: str, count: int, timeout: float = 180) -> None:
+        """Until the progress line says at least ``count`` of ``dataset``'s runs are done (it
+        counts in steps of its own: a baseline's five runs a question move it by several)."""
+        pattern = re.compile(rf"{re.escape(dataset)}: (\d+)/")
+
+        def done() -> bool:
+            return any(int(m.group(1)) >= count for line in self.lines if (m := pattern.search(line))) or "" in self.lines
+
+        with self.changed:
+            self.changed.wait_for(done, timeout)
+        assert done() and "" not in self.lines, f"never said {count} of {dataset}'s runs were done: {''.join(self.lines)}"
+
     def finish(self, timeout: float = 120) -> tuple[int, str, str]:
         self.process.wait(timeout)
         for reader in self.readers:
@@ -151,7 +164,7 @@ def test_an_interrupted_run_writes_what_finished_skips_the_rest_and_kills_the_wo
 def test_an_interrupted_baseline_update_says_one_thing(repo: Path) -> None:
     """No baseline is made of part of a run, and nothing then says "what finished is written"."""
     run = Run(repo, "baseline", "update", "--progress", "always", "--workers", "1")
-    run.wait_for(f"hostile_golden: {len(FAST)}/")
+    run.wait_for_runs("hostile_golden", len(FAST))
     deadline = time.monotonic() + 180
     while not ((repo / "worker-pids").is_dir() and worker_pids(repo)):  # a slow one is running in a worker
         assert time.monotonic() < deadline and run.process.poll() is None, "".join(run.lines)

@@ -31,6 +31,7 @@ from . import protocol
 
 RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 API_ERROR = "error"  # the Gemini API's error object (its key, not our protocol's)
+API_DETAILS = "details"  # the Gemini API error's details list (its key, not our protocol's)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
 # A 429 that names no delay is waited out this long at first, doubling while they keep coming.
 BACKOFF_S = (0.5, 30.0)
@@ -66,7 +67,7 @@ def retry_delay(details: Any) -> float | None:
     if not isinstance(details, dict):
         return None
     inner = details.get(API_ERROR)
-    items = (inner if isinstance(inner, dict) else details).get("details")
+    items = (inner if isinstance(inner, dict) else details).get(API_DETAILS)
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and item.get("@type") == RETRY_INFO:
             match = _DURATION.match(str(item.get("retryDelay", "")))

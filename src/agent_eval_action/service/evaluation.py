@@ -51,6 +51,8 @@ class Plan:
     request: InferenceRequest
     carried: list[QuestionResult] = field(default_factory=list)
     hashes: dict[str, str] = field(default_factory=dict)
+    # The import names of the baseline the carried runs come from: their observed inputs are read with them.
+    carried_imports: tuple[str, ...] = ()
     # `baseline update`: questions that keep some of their stored runs and need fewer new ones,
     # one request per count, and the run number each question's new runs start at.
     partial: tuple[InferenceRequest, ...] = ()
@@ -201,10 +203,18 @@ class Evaluation:
                 hashes={q: h for q, h in hashes.items() if q in need},
                 partial=partial,
                 first_run={q: want - n for q, n in need.items()},
+                carried_imports=_imports(pool.stored) if carried else (),
             )
         carried, to_run = split_reusable(to_run, reuse, runs, inputs=self.inputs, environment=self.environment)
         hashes = {q: h for q, h in hashes.items() if any(r.question.id == q for r in to_run)}
-        return Plan(dataset=dataset, ready=ready, request=InferenceRequest(dataset.name, to_run, runs), carried=carried, hashes=hashes)
+        return Plan(
+            dataset=dataset,
+            ready=ready,
+            request=InferenceRequest(dataset.name, to_run, runs),
+            carried=carried,
+            hashes=hashes,
+            carried_imports=_imports(reuse) if carried else (),
+        )
 
     def _infer(self, plan: Plan, scorer: Scorer) -> InferenceResult:
         if not plan.request.records and not plan.partial:
@@ -300,7 +310,7 @@ class Evaluation:
         ours = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=judged.scores if judged else None)
         result = ours.score_dataset(dataset, items)
         result.model_calls = inference.model_calls
-        self._observed(result, inference)
+        self._observed(result, inference, plan.carried_imports)
         if judged is not None:
             result.judge_usage = judged.usage
         if self.inference.base is None or dataset.format in RECORDED_FORMATS:
@@ -328,23 +338,27 @@ class Evaluation:
             base_calls=inference.base_model_calls,
         )
 
-    def _observed(self, result: DatasetResult, inference: InferenceResult) -> None:
+    def _observed(self, result: DatasetResult, inference: InferenceResult, carried_imports: tuple[str, ...] = ()) -> None:
         """Each run's observed inputs (what its worker saw the agent read) on its result, and the
-        environment it ran in on the dataset's: what a later run's reuse compares."""
+        environment it ran in on the dataset's: what a later run's reuse compares. Runs carried
+        from a baseline keep theirs, and its import names (``carried_imports``) stay with them: a
+        baseline made again of the same runs keeps its bytes."""
         if self.inputs is None or self.environment is None or result.format in RECORDED_FORMATS:
             return
         result.environment = self.environment
         traces = [(r, r.trace) for r in inference.records if isinstance(r, Record) and r.trace is not None and r.trace.observed is not None]
         for _, trace in traces:
             self.imported.update((trace.observed or {}).get(IMPORTED, []))
-        if traces or result.imports is None:
-            result.imports = sorted(self.imported)
+        imports = set(carried_imports)
+        if traces or not carried_imports:
+            imports |= self.imported
+        result.imports = sorted(imports)
         seen: dict[tuple[str, int], dict[str, str]] = {}
         for record, trace in traces:
             seen[(record.question.id, record.run)] = self.inputs.record(trace.observed or {}, self.imported)
         for question in result.questions:
-            if not question.reused:
-                question.inputs = seen.get((question.id, question.run))
+            if not question.reused and (question.id, question.run) in seen:
+                question.inputs = seen[(question.id, question.run)]
 
     def _streamed(self, dataset: LoadedDataset, scorer: Scorer) -> FileEvaluation:
         progress = Progress(f"scoring {dataset.name}", 0, stream=self.err, mode=self.config.progress)
@@ -393,3 +407,7 @@ class Evaluation:
         # before anything is written; only where the command line made this process its
         # subreaper (core/reaper.py), never in a library caller's process.
         reaper.reap()
+
+
+def _imports(baseline: DatasetResult | None) -> tuple[str, ...]:
+    return tuple(baseline.imports or ()) if baseline is not None else ()

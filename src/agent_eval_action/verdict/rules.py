@@ -119,7 +119,10 @@ def differences(base: Config, head: Config) -> list[str]:
     before, after = _flat({n: base.model_dump()[n] for n in FROM_BASE}), _flat({n: head.model_dump()[n] for n in FROM_BASE})
     lines = []
     for key in sorted(before.keys() | after.keys()):
-        if key.replace("-", "_") in head.given:  # a flag of this run (--all), not the PR's config
+        setting = key.replace("-", "_")
+        # A flag of this run (--all) is not the PR's config; a budget given for the run still
+        # overrides the base's (GIVEN_WINS), so it is listed.
+        if setting in head.given and setting not in GIVEN_WINS:
             continue
         if before.get(key) != after.get(key):
             lines.append(f"{key} {_show(before.get(key))} -> {_show(after.get(key))}")

@@ -21,8 +21,17 @@ def test_the_built_in_metrics_declare_their_units() -> None:
         "cached_tokens": "count",
         "total_tokens": "count",
         "cost_usd": "usd",
+        "llm_time": "seconds",
+        "tool_time": "seconds",
+        "time_to_first_response": "seconds",
+        "thinking_tokens": "count",
+        "max_call_tokens": "count",
+        "grounding_chunks": "count",
+        "output_density": "count",
+        "agent_handoffs": "count",
+        "distinct_tools": "count",
     }
-    assert [name for name in REGISTRY if is_timing(name)] == ["latency", "turn_latency"]
+    assert [name for name in REGISTRY if is_timing(name)] == ["latency", "turn_latency", "llm_time", "tool_time", "time_to_first_response"]
     assert (recorded_unit("duration_sec"), recorded_unit("tool_calls"), recorded_unit("unique_tools")) == ("seconds", "count", None)
 
 
