@@ -185,3 +185,65 @@ def test_recorded_rows_rewritten(tmp_path: Path, fmt: str) -> None:
     for qid, trace in before.items():
         assert after[qid].tool_interactions == trace.tool_interactions
         assert after[qid].final_state == trace.final_state
+
+
+def _recorded(path: Path) -> dict[tuple[str, int], tuple[dict[str, float], dict[str, list[float | None]]]]:
+    """Each run's recorded figures (``metric.*``, ``score.*``) and per-invocation scores, as read."""
+    return {(r.question.id, r.run): (present(r.trace).recorded_metrics, present(r.trace).recorded_turn_scores) for r in records(path)}
+
+
+def _recorded_scores(path: Path) -> dict[tuple[str, int], dict[str, float | None]]:
+    """The recorded scores (``score.*``) as evaluated."""
+    from agent_eval_action import evaluate
+
+    results = evaluate([str(path)], metrics=["latency"])
+    assert not results.problems, results.problems
+    return {
+        (q.id, q.run): {name: s.value for name, s in q.scores.items() if name.startswith("score.")}
+        for d in results.datasets
+        for q in d.questions
+    }
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_convert_keeps_every_recorded_score(tmp_path: Path, fmt: str) -> None:
+    """The seed pipeline's adk_score.<metric>, metric.* and score.* columns and an ADK eval
+    history's recorded results (overall and per invocation) read back the same after convert."""
+    from tests.helpers import adk_files
+    from tests.helpers import seed_pipeline as seed
+
+    rows = [
+        seed.sim_row(),
+        seed.sim_row(question_id="second", session_id="s2", **{"adk_score.safety_v1": 0.5, "adk_score.hallucinations_v1": None}),
+        seed.live_row(
+            **{
+                "metric.duration_sec": 6.8,
+                "metric.tool_calls": 9,
+                "metric.unique_tools": ["a", "b"],
+                "metric.cache_hit_rate": 0.123456789,
+                "score.my_judge": 0.25,
+            }
+        ),  # fmt: skip
+    ]
+    sources = [
+        seed.write_jsonl(tmp_path / "processed_interaction_sim.jsonl", rows),
+        adk_files.history(tmp_path / "shop_shop_set_1.evalset_result.json", with_session=True),
+        Path(shutil.copy(adk_files.ADK_1_HISTORY, tmp_path / adk_files.ADK_1_HISTORY.name)),
+    ]
+    for source in sources:
+        before = _recorded(source)
+        assert any(figures for figures, _ in before.values()), source
+        target = tmp_path / f"{source.name}.{fmt}"
+        done = cli("convert", str(source), "--to", fmt, "-o", str(target), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        after = _recorded(target)
+        assert after.keys() == before.keys()
+        for run, (figures, per_turn) in before.items():
+            # Every recorded figure kept (convert may add the ones it computes, never change one).
+            assert {name: after[run][0].get(name) for name in figures} == pytest.approx(figures, abs=1e-6), (source.name, run)
+            assert after[run][1] == per_turn, (source.name, run)
+        assert _recorded_scores(target) == _recorded_scores(source), source.name
+    sim = _recorded(sources[0])
+    assert sim[("df4c7efb", 0)][0]["score.hallucinations_v1"] == 0.975
+    assert sim[("retail_001_full_pipeline", 0)][0]["score.my_judge"] == 0.25
+    assert _recorded(sources[1])[("refund_case", 0)][1]["response_match_score"] == pytest.approx(adk_files.ADK_ROUGE_PER_TURN)

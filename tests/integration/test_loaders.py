@@ -291,6 +291,19 @@ class TestSimulationCsv:
         discount = good[1].trace
         assert discount is not None and "duration_sec" not in discount.recorded_metrics and discount.latency_source == "session_trace spans"
 
+    def test_turn_scores_column(self, tmp_path: Path) -> None:
+        """ADK's per-invocation scores as convert writes them; a cell of another shape is left out
+        (only adk_agreement reads it), with one warning, and the row stays."""
+        rows = [
+            {"question_id": "q1", "user_inputs": "hi", "turn_scores": json.dumps({"response_match_score": [0.25, None], "x": [None]})},
+            {"question_id": "q2", "user_inputs": "hi", "turn_scores": json.dumps({"response_match_score": ["high"]})},
+            {"question_id": "q3", "user_inputs": "hi", "turn_scores": "[0.5]"},
+        ]
+        path = write_csv(tmp_path / "r.csv", rows)
+        good, bad, warnings = records(path)
+        assert not bad and [present(r.trace).recorded_turn_scores for r in good] == [{"response_match_score": [0.25, None]}, {}, {}]
+        assert warnings == [f"{path}: column 'turn_scores' holds values that are not {{metric: [score or null, ...]}}: they are left out"]
+
     def test_ids_runs_and_duplicates(self, tmp_path: Path) -> None:
         rows = [
             {"question_id": "q1", "session_id": "a", "user_inputs": "hi"},

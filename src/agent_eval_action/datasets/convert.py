@@ -21,7 +21,7 @@ ROW_COLUMNS = [
     "eval_id", "question_id", "session_id", "agent_name", "agents_evaluated", "user_inputs", "final_response",
     "sub_agent_trace", "trace_summary", "extracted_data", "final_session_state", "session_trace", "latency_data",
     "reference_data", "question_metadata", "status", "error", "metric.duration_sec", "metric.total_tokens",
-    "metric.turn_count", "metric.tool_calls", "metric.tool_errors", "metric.unique_tools",
+    "metric.turn_count", "metric.tool_calls", "metric.tool_errors", "metric.unique_tools", "turn_scores",
 ]  # fmt: skip
 
 
@@ -126,9 +126,17 @@ def run_row(record: Record) -> dict[str, Any]:
         "metric.tool_errors": sum(1 for c in counted if c.error) if counted is not None else None,
         "metric.unique_tools": len({c.tool_name for c in counted}) if counted is not None else None,
     }
-    # The scores another tool recorded (ADK's, the seed pipeline's adk_score.*) go on as recorded.
-    row.update({name: value for name, value in sorted(trace.recorded_metrics.items()) if name.startswith("score.")})
+    row.update(recorded_columns(trace))
+    if trace.recorded_turn_scores:
+        row["turn_scores"] = trace.recorded_turn_scores
     return row
+
+
+def recorded_columns(trace: Trace) -> dict[str, float]:
+    """The figures another tool recorded, as the columns they are read back from: ``score.NAME``
+    (ours, ADK's eval history, the seed pipeline's ``adk_score.NAME``) and ``metric.NAME``. A
+    recorded ``metric.*`` figure stands over the one computed here: it is what the producer said."""
+    return {name if name.startswith("score.") else f"metric.{name}": value for name, value in sorted(trace.recorded_metrics.items())}
 
 
 def _cell(value: Any) -> str:
@@ -140,18 +148,17 @@ def _cell(value: Any) -> str:
 
 
 def write_runs(records: Iterable[Record], path: Path, fmt: str) -> int:
+    """Writes the runs as the simulation CSV or JSONL; returns how many. Every recorded score and
+    figure is kept (``recorded_columns``): reading the file back gives the same recorded values."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
+    rows = [run_row(record) for record in records]
     with atomic_file(path, newline="") as handle:
-        # A CSV header comes before the rows: the recorded scores (their names vary) are in JSONL only.
-        writer = csv.DictWriter(handle, fieldnames=ROW_COLUMNS, extrasaction="ignore") if fmt == "csv" else None
-        if writer is not None:
+        if fmt == "csv":
+            # The header names every recorded column of any row (their names vary with the producer).
+            extra = sorted({key for row in rows for key in row} - set(ROW_COLUMNS))
+            writer = csv.DictWriter(handle, fieldnames=ROW_COLUMNS + extra)
             writer.writeheader()
-        for record in records:
-            row = run_row(record)
-            if writer is not None:
-                writer.writerow({key: _cell(value) for key, value in row.items()})
-            else:
-                handle.write(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n")
-            count += 1
-    return count
+            writer.writerows({key: _cell(value) for key, value in row.items()} for row in rows)
+        else:
+            handle.writelines(json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n" for row in rows)
+    return len(rows)

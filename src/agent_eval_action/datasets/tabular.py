@@ -37,6 +37,8 @@ KNOWN_COLUMNS = {
     "final_response", "system_instructions", "sub_agent_trace", "trace_summary", "user_inputs",
     "extracted_data", "custom_extract", "session_state", "final_session_state", "session_trace",
     "latency_data", "reference_data", "question_metadata", "status", "error", "request", "response", "eval_set_result_id",
+    # The scores ADK recorded for each invocation, by metric (convert writes them from an eval history).
+    "turn_scores",
     # The seed pipeline's own columns (its interactions, processor and converters write them).
     "base_url", "app_name", "ADK_USER_ID", "USER", "run_id", "interaction_datetime", "missing_information",
 }  # fmt: skip
@@ -476,6 +478,7 @@ def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
 
     _timing(row, trace, question, span_facts, event_facts)
     trace.recorded_metrics = _recorded(row)
+    trace.recorded_turn_scores = _turn_scores(row)
     status, message = _status(row)
     if status.lower() == "skipped":
         trace.skipped = row.text("error") or message or "recorded as skipped"
@@ -745,6 +748,28 @@ def _recorded(row: _Row) -> dict[str, float]:
         if number == number:  # NaN: not measured, so not scored
             out[column.removeprefix("metric.").removeprefix("adk_")] = number
     return out
+
+
+def _turn_scores(row: _Row) -> dict[str, list[float | None]]:
+    """The ``turn_scores`` column: ``{metric: [score or null per invocation]}``, as convert writes an
+    ADK eval history's per-invocation scores. Only ``adk_agreement`` reads it, so a cell of another
+    shape is left out with one warning, never failing the row."""
+    value = row.cell("turn_scores")
+    if value is None:
+        return {}
+    out: dict[str, list[float | None]] = {}
+    if isinstance(value, dict):
+        for name, scores in value.items():
+            numbers = [None if s is None else _number(s) for s in scores] if isinstance(scores, list) else None
+            if numbers is None or any(n is None and s is not None for n, s in zip(numbers, scores, strict=True)):
+                break
+            if any(n is not None and not math.isfinite(n) for n in numbers):
+                break
+            out[name] = numbers
+        else:
+            return {name: scores for name, scores in out.items() if any(s is not None for s in scores)}
+    row.warn(f"{row.path}: column 'turn_scores' holds values that are not {{metric: [score or null, ...]}}: they are left out")
+    return {}
 
 
 def _shown(value: int | float) -> str:
