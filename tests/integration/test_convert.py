@@ -223,7 +223,7 @@ def test_convert_keeps_every_recorded_score(tmp_path: Path, fmt: str) -> None:
                 "metric.cache_hit_rate": 0.123456789,
                 "score.my_judge": 0.25,
             }
-        ),  # fmt: skip
+        ),
     ]
     sources = [
         seed.write_jsonl(tmp_path / "processed_interaction_sim.jsonl", rows),
