@@ -338,6 +338,37 @@ def test_validate_accepts_the_pipelines_metric_definitions_and_lists_each_judge(
     ]
 
 
+def test_validate_without_paths_lists_the_judges_of_the_configs_metric_definitions(tmp_path: Path) -> None:
+    """``metric_definitions = [...]`` in agent-eval.toml: validate with no paths lists each judge of
+    each file (its path as seen from the working directory, here a subfolder), and the datasets."""
+    from tests.helpers.repos import new_repo
+
+    repo = new_repo(tmp_path / "repo", {
+        "agent-eval.toml": 'datasets = ["evaluation/datasets"]\nmetric_definitions = ["evaluation/metric_definitions.json"]\n',
+        "evaluation/metric_definitions.json": json.dumps(DEFINITIONS, indent=2),
+        "docs/README.md": "a subfolder to run from",
+    })  # fmt: skip
+    (repo / "evaluation" / "datasets").mkdir()
+    seed.write_jsonl(repo / "evaluation" / "datasets" / "runs.jsonl", [seed.sim_row()])
+    done = cli(repo / "docs", "validate")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "ok: ../evaluation/metric_definitions.json (metric definitions, 5 judges)"
+    assert [line.split(":")[0] for line in lines[1:7]] == [
+        "  judge trajectory_accuracy", "  judge state_management_fidelity", "  judge multi_turn_general_quality",
+        "  judge agent_tool_use_quality", "  judge tool_choice", "  skipped token_usage",
+    ]  # fmt: skip
+    assert lines[7:] == ["ok: ../evaluation/datasets/runs.jsonl (jsonl, 1 valid question run)"]
+    # With paths, the paths alone: the config's definitions are not listed.
+    named = cli(repo, "validate", "evaluation/datasets/runs.jsonl")
+    assert named.returncode == 0 and "metric definitions" not in named.stdout, named.stdout
+    # A broken definitions file of the config is bad input, named with its fix.
+    (repo / "evaluation" / "metric_definitions.json").write_text('{"judge": "not an object"}')
+    broken = cli(repo, "validate")
+    assert broken.returncode == 2
+    assert "metric_definitions evaluation/metric_definitions.json: judge: each metric needs a name and an object" in broken.stderr
+
+
 def test_the_definitions_prompts_read_the_mapped_columns(tmp_path: Path) -> None:
     import jinja2
 

@@ -112,16 +112,19 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
 
 def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Reads every dataset fully and reports each problem on one line; runs nothing. Seed pipeline
-    metric definitions files among the paths are read as judges, each judge listed."""
+    metric definitions files among the paths (without paths: the config's ``metric_definitions``)
+    are read as judges, each judge listed."""
     definitions, paths = api.metric_definitions_among(paths)
+    checks = [api.check_metric_definitions(path) for path in definitions]
+    if not paths and not definitions:
+        checks += api.check_config_metric_definitions()
     problems: list[Problem] = []
-    for path in definitions:
-        checked = api.check_metric_definitions(path)
+    for checked in checks:
         if checked.problem is not None:
             problems.append(checked.problem)
             continue
         judges = sum(1 for _, is_judge, _ in checked.entries if is_judge)
-        print(f"ok: {path} (metric definitions, {judges} judge{'s' if judges != 1 else ''})", file=out)
+        print(f"ok: {checked.path} (metric definitions, {judges} judge{'s' if judges != 1 else ''})", file=out)
         for name, is_judge, note in checked.entries:
             print(f"  {'judge' if is_judge else 'skipped'} {name}: {note}", file=out)
     datasets: list[api.Dataset] = []
@@ -143,7 +146,7 @@ def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stder
         what = plural(dataset.recorded, "valid question run") if dataset.recorded else plural(len(dataset.questions), "valid question")
         print(f"{status}: {dataset.path} ({dataset.format}, {what})", file=out)
     _report_problems(problems, err)
-    return int(ExitCode.BAD_INPUT if problems or not (datasets or definitions) else ExitCode.PASSED)
+    return int(ExitCode.BAD_INPUT if problems or not (datasets or checks) else ExitCode.PASSED)
 
 
 def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:

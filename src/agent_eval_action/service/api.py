@@ -195,16 +195,24 @@ def metric_definitions_among(paths: Sequence[str]) -> tuple[list[str], list[str]
     return definitions, [p for p in paths if p not in definitions]
 
 
-def check_metric_definitions(path: str, config: Config | None = None) -> DefinitionsCheck:
-    """Reads a metric definitions file as the judges would (nothing is judged)."""
+def check_metric_definitions(path: str, config: Config | None = None, *, typed: bool = True) -> DefinitionsCheck:
+    """Reads a metric definitions file as the judges would (nothing is judged). ``typed``: a path
+    the user typed (read wherever it is); else the config's, which must lie in the repository."""
     from agent_eval_action.core.errors import ConfigError
     from agent_eval_action.run.judges.setup import metric_definitions
 
     try:
-        entries = metric_definitions(path, config or Config(), typed=True)
+        entries = metric_definitions(path, config or Config(), typed=typed)
     except ConfigError as error:
         return DefinitionsCheck(path=path, problem=Problem(path=path, message=str(error)))
     return DefinitionsCheck(path=path, entries=[(e.name, e.judge is not None, e.note) for e in entries])
+
+
+def check_config_metric_definitions(config: Config | str | os.PathLike[str] | None = None) -> list[DefinitionsCheck]:
+    """The config's ``metric_definitions`` files (found upward, as ``validate`` without paths
+    finds its datasets), each read as the judges would read it."""
+    chosen = _config(config, {})
+    return [check_metric_definitions(path, chosen, typed=False) for path in chosen.metric_definitions]
 
 
 def evaluate(
