@@ -192,23 +192,26 @@ def _recorded(path: Path) -> dict[tuple[str, int], tuple[dict[str, float], dict[
     return {(r.question.id, r.run): (present(r.trace).recorded_metrics, present(r.trace).recorded_turn_scores) for r in records(path)}
 
 
-def _recorded_scores(path: Path) -> dict[tuple[str, int], dict[str, float | None]]:
-    """The recorded scores (``score.*``) as evaluated."""
+# The figures of the model calls' usage, which convert carries for a run whose spans it cannot
+# write (a table row keeps its spans' figures, not its spans; an eval history has none), and
+# agent_handoffs, which such carriers must not fake (0 for "no spans").
+USAGE_METRICS = ["total_tokens", "cost_usd", "max_call_tokens", "grounding_chunks", "output_tokens", "cached_tokens"]
+
+
+def _scored(path: Path) -> dict[tuple[str, int], dict[str, float | None]]:
+    """The recorded scores (``score.*``) and the usage figures as evaluated."""
     from agent_eval_action import evaluate
 
-    results = evaluate([str(path)], metrics=["latency"])
+    results = evaluate([str(path)], metrics=[*USAGE_METRICS, "agent_handoffs"])
     assert not results.problems, results.problems
-    return {
-        (q.id, q.run): {name: s.value for name, s in q.scores.items() if name.startswith("score.")}
-        for d in results.datasets
-        for q in d.questions
-    }
+    return {(q.id, q.run): {name: s.value for name, s in q.scores.items()} for d in results.datasets for q in d.questions}
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_convert_keeps_every_recorded_score(tmp_path: Path, fmt: str) -> None:
     """The seed pipeline's adk_score.<metric>, metric.* and score.* columns and an ADK eval
-    history's recorded results (overall and per invocation) read back the same after convert."""
+    history's recorded results (overall and per invocation) read back the same after convert, and
+    so do the token figures (the model's tool-use prompt tokens, grounding chunks included)."""
     from tests.helpers import adk_files
     from tests.helpers import seed_pipeline as seed
 
@@ -242,8 +245,16 @@ def test_convert_keeps_every_recorded_score(tmp_path: Path, fmt: str) -> None:
             # Every recorded figure kept (convert may add the ones it computes, never change one).
             assert {name: after[run][0].get(name) for name in figures} == pytest.approx(figures, abs=1e-6), (source.name, run)
             assert after[run][1] == per_turn, (source.name, run)
-        assert _recorded_scores(target) == _recorded_scores(source), source.name
+        got, expected = _scored(target), _scored(source)
+        if source.suffix == ".jsonl":  # a table row keeps its spans' figures, not its spans: convert writes none
+            assert {run: scores.pop("agent_handoffs") for run, scores in got.items()} == dict.fromkeys(got)
+            for scores in expected.values():
+                del scores["agent_handoffs"]
+        assert got == expected, source.name
     sim = _recorded(sources[0])
     assert sim[("df4c7efb", 0)][0]["score.hallucinations_v1"] == 0.975
     assert sim[("retail_001_full_pipeline", 0)][0]["score.my_judge"] == 0.25
     assert _recorded(sources[1])[("refund_case", 0)][1]["response_match_score"] == pytest.approx(adk_files.ADK_ROUGE_PER_TURN)
+    live = _scored(sources[0])[("retail_001_full_pipeline", 0)]
+    assert live["grounding_chunks"] == 5 and live["total_tokens"] == sum(c.usage.total for c in seed.CALLS)
+    assert _scored(sources[1])[("refund_case", 0)]["agent_handoffs"] is None

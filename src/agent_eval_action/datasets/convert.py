@@ -15,6 +15,7 @@ from typing import Any
 from agent_eval_action.core.files import atomic_file, write_atomic
 from agent_eval_action.core.models import Question, Trace
 from agent_eval_action.datasets import Record
+from agent_eval_action.datasets.tabular import CONVERT_SPAN
 from agent_eval_action.metrics.calls import tool_calls
 
 ROW_COLUMNS = [
@@ -63,15 +64,18 @@ def write_golden(questions: Iterable[Question], path: Path, agent_name: str | No
 
 def _usage_spans(trace: Trace) -> list[dict[str, Any]]:
     """A run without recorded spans keeps its token usage as untimed ``generate_content`` spans
-    (a call whose usage was not recorded gets no usage attributes: unknown stays unknown)."""
+    (a call whose usage was not recorded gets no usage attributes: unknown stays unknown). The
+    whole usage (tool-use prompt tokens too) and the grounding chunks ride in the response, as
+    ADK's legacy spans carry them, since OpenTelemetry's attributes have no key for either."""
     spans = []
     for i, call in enumerate(trace.llm_calls or []):
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "generate_content",
             "gen_ai.request.model": call.model,
             "gen_ai.agent.name": call.agent,
-            "agent_eval.synthetic": True,
+            CONVERT_SPAN: True,
         }
+        response: dict[str, Any] = {}
         if call.usage_recorded:
             attributes |= {
                 "gen_ai.usage.input_tokens": call.input_tokens,
@@ -79,6 +83,15 @@ def _usage_spans(trace: Trace) -> list[dict[str, Any]]:
                 "gen_ai.usage.cache_read.input_tokens": call.cached_tokens,
                 "gen_ai.usage.reasoning.output_tokens": call.thoughts_tokens,
             }
+            response["usage_metadata"] = {
+                "prompt_token_count": call.input_tokens, "candidates_token_count": call.output_tokens,
+                "cached_content_token_count": call.cached_tokens, "thoughts_token_count": call.thoughts_tokens,
+                "tool_use_prompt_token_count": call.tool_use_prompt_tokens,
+            }  # fmt: skip
+        if call.grounding_chunks:
+            response["grounding_metadata"] = {"grounding_chunks": [{} for _ in range(call.grounding_chunks)]}
+        if response:
+            attributes["gcp.vertex.agent.llm_response"] = json.dumps(response)
         spans.append({"name": f"generate_content {call.model or ''}".strip(), "span_id": f"{i + 1:016x}", "attributes": attributes})
     return spans
 

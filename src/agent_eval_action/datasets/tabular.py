@@ -53,6 +53,8 @@ SCORE_PREFIXES = ("score.", "adk_score.")
 # The seed pipeline's converter writes this base_url on rows whose session_trace it made up from
 # the session's events (every model and tool span 1 s long).
 SYNTHESIZED_BASE_URL = "simulation"
+# The attribute convert sets on the spans it writes for a run without spans, to carry its model calls' usage.
+CONVERT_SPAN = "agent_eval.synthetic"
 OK_STATUS = {"", "ok", "success", "succeeded", "completed", "complete", "done", "finished", "passed"}
 CHUNK_ROWS = 64
 # One column past the header's last: a row's first extra field lands there and the row is refused
@@ -441,7 +443,13 @@ def _trace(row: _Row, question: Question) -> tuple[Question, Trace]:
         # The spans are reduced to the facts metrics use; keeping them all would cost memory per row.
         synthesized = (row.text("base_url") or "").strip() == SYNTHESIZED_BASE_URL
         span_facts = facts_from_spans([parse_span(s) for s in spans_raw if isinstance(s, dict)], synthesized=synthesized)
-        trace.span_stats = span_facts.stats
+        if all(
+            isinstance(s, dict) and isinstance(s.get("attributes"), dict) and s["attributes"].get(CONVERT_SPAN) is True for s in spans_raw
+        ):
+            # convert's carriers of the model calls' usage (a run without spans): no span shows anything else.
+            trace.missing["spans"] = "no OpenTelemetry spans recorded (convert carried the model calls' usage only)"
+        else:
+            trace.span_stats = span_facts.stats
 
     # Tool calls: explicit extraction first (it carries arguments), then the session's events
     # (what ADK recorded), then spans (some producers write one span per event, a call twice).
