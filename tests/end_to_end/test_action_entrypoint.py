@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.github_server import PROXY_PAGE, Failure, FakeGitHub
+from tests.helpers.adk_venvs import ADK_1, adk_venv
 from tests.helpers.commands import TOKEN, action, base_env
 from tests.helpers.factories import runs, write_dataset
 from tests.helpers.repos import commit, git
@@ -177,7 +178,8 @@ def test_push_without_contents_write_says_so(workspace: Path, tmp_path: Path) ->
     assert "contents: write" in done.stderr and TOKEN not in done.stderr
 
 
-def test_install_makes_a_venv_for_the_agent_and_never_touches_ours(workspace: Path, tmp_path: Path) -> None:
+def hostile_agent(workspace: Path) -> None:
+    """tests/apps/hostile in the workspace, and a one-question dataset that calls its ``greet``."""
     shutil.copytree(ROOT / "tests" / "apps" / "hostile", workspace / "hostile")
     (workspace / "hostile_golden.json").write_text(
         json.dumps(
@@ -193,6 +195,10 @@ def test_install_makes_a_venv_for_the_agent_and_never_touches_ours(workspace: Pa
             }
         )
     )
+
+
+def test_install_makes_a_venv_for_the_agent_and_never_touches_ours(workspace: Path, tmp_path: Path) -> None:
+    hostile_agent(workspace)
     ours = sorted(p.name for p in Path(sys.prefix, "lib").glob("python3*/site-packages/*"))
     env = base_env(tmp_path, workspace, {}, "workflow_dispatch")
     runner_temp = Path(env["RUNNER_TEMP"])
@@ -213,9 +219,39 @@ def test_install_makes_a_venv_for_the_agent_and_never_touches_ours(workspace: Pa
     # The agent runs with that venv's Python, which has no google-adk here: bad input naming it.
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"google-adk is not installed for {venv}/bin/python" in done.stderr
+    assert f"the agent's Python: {venv}/bin/python (the venv the install command made: {record}" in done.stdout
     assert sorted(p.name for p in Path(sys.prefix, "lib").glob("python3*/site-packages/*")) == ours
     # agent-python names the interpreter explicitly (here: ours, which has ADK).
     explicit = action(workspace, {**env, "INPUT_AGENT-PYTHON": sys.executable})
     assert explicit.returncode == 0, explicit.stdout + explicit.stderr
+    assert f"the agent's Python: {sys.executable} (agent-python)" in explicit.stdout
     (question,) = json.loads((workspace / "agent-eval-results" / "results.json").read_text())["datasets"][0]["questions"]
     assert question["status"] == "ok"
+
+
+def test_the_action_finds_the_agents_python_as_the_command_line_does_and_says_which(workspace: Path, tmp_path: Path) -> None:
+    """No agent-python input, no install input: the action's own Python, said so; with the
+    repository's .venv holding google-adk (1.x here, as a pinned project's), that one runs the
+    agent, said in the command line's line."""
+    hostile_agent(workspace)
+    agent = workspace / "hostile" / "agent.py"
+    agent.write_text(agent.read_text() + "\nimport sys as _sys\n(__import__('pathlib').Path(__file__).parent / 'where.txt').write_text(_sys.prefix)\n")
+    env = base_env(tmp_path, workspace, {}, "workflow_dispatch")
+    env.update({"INPUT_AGENT": "hostile", "INPUT_DATASETS": "hostile_golden.json", "INPUT_COMMENT": "false"})
+    own = action(workspace, env)
+    assert own.returncode == 0, own.stdout + own.stderr
+    assert f"the agent's Python: {sys.executable} (this tool's own: no agent-python setting and no .venv or venv" in own.stdout
+    assert Path((workspace / "hostile" / "where.txt").read_text()) == Path(sys.prefix)
+
+    venv = adk_venv(ADK_1).parent.parent
+    (workspace / ".venv").symlink_to(venv)  # the team's own environment, as `uv sync` makes it
+    found = action(workspace, env)
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "the agent's Python: .venv/bin/python (the repository's .venv, which has google-adk; agent-python overrides)" in found.stdout
+    assert Path((workspace / "hostile" / "where.txt").read_text()) == workspace / ".venv"
+    (question,) = json.loads((workspace / "agent-eval-results" / "results.json").read_text())["datasets"][0]["questions"]
+    assert question["status"] == "ok"
+    # The agent-python input comes first.
+    given = action(workspace, {**env, "INPUT_AGENT-PYTHON": sys.executable})
+    assert given.returncode == 0 and f"the agent's Python: {sys.executable} (agent-python)" in given.stdout
+    assert Path((workspace / "hostile" / "where.txt").read_text()) == Path(sys.prefix)

@@ -84,7 +84,7 @@ def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    from agent_eval_action.cli.commands import check_and_publish
+    from agent_eval_action.cli.commands import agent_python, check_and_publish
     from agent_eval_action.config import load_config
     from agent_eval_action.core.workflow import group, in_actions, mask, redactor_for
     from agent_eval_action.publish.publisher import GitHubContext
@@ -107,10 +107,10 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     if not directory.is_dir():
         raise ConfigError("input working-directory", f"{directory} is not a directory")
     os.chdir(directory)
-    agent_python = install_agent_environment(inputs["install"], env, out) if inputs["install"] else None
     config = load_config(inputs["config"] or None).with_overrides(**flags_from_inputs(inputs))
-    if agent_python and not config.agent_python:
-        config = config.with_overrides(agent_python=agent_python)
+    # As the command line chooses it, said in the same line (the install input's venv is made
+    # outside the workspace, under RUNNER_TEMP).
+    config = agent_python(config, inputs["install"] or None, env, out)
     if inputs["max-regression"]:
         raw = inputs["max-regression"]
         value: float | str = raw if raw.endswith("%") else _float("max-regression", raw)
@@ -140,16 +140,6 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
             install=inputs["install"] or None,
         )
     return _lenient(code, inputs, out, actions)
-
-
-def install_agent_environment(command: str, env: Mapping[str, str], out: TextIO) -> str:
-    """The ``install`` input: a venv for the agent outside the workspace (under ``RUNNER_TEMP``),
-    the user's command run with it first on PATH, and that venv's Python returned to run the
-    agent with (``environments``: cached by the dependency files, so the base's agent shares it
-    under compare-with = "base" when its dependencies are the same)."""
-    from agent_eval_action.service.api import install_environment
-
-    return install_environment(command, Path.cwd(), env, out)
 
 
 def _lenient(code: int, inputs: dict[str, str], out: TextIO, actions: bool) -> int:

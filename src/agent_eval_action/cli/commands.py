@@ -194,11 +194,10 @@ def run(
     err: TextIO = sys.stderr,
 ) -> int:
     """The PR check from a terminal: select, evaluate, compare with the base's baselines, gate.
-    ``install``: the command that makes the agent's environment (and the base's, when it runs)."""
+    ``install``: the command that makes the base's agent's environment, when it runs (the PR's
+    agent's was made before, by :func:`agent_python`)."""
     from agent_eval_action.publish.publisher import GitHubContext
 
-    if install and not config.agent_python:
-        config = config.with_overrides(agent_python=api.install_environment(install, Path.cwd(), os.environ, err))
     context = GitHubContext.from_env(os.environ)
     return check_and_publish(
         config,
@@ -469,21 +468,26 @@ def invoke(command: Command, args: argparse.Namespace, out: TextIO, err: TextIO)
     config = load_config(args.config, anywhere=True)
     if command.flags:
         config = config.with_overrides(**{name: getattr(args, name) for name in command.flags})
-    if command.flags and "agent_python" in command.flags and not getattr(args, "install", None):
-        config = _agent_python(config, err)
+    if command.flags and "agent_python" in command.flags:
+        config = agent_python(config, getattr(args, "install", None), os.environ, err)
     redactor_for([config.agent_auth_env], out, err)
     with output_lock(config.output_dir) if command.lock else contextlib.nullcontext():
         return command.handler(Call(args, out, err, config))
 
 
-def _agent_python(config: Config, err: TextIO) -> Config:
-    """The agent's Python for a command that runs the agent in worker processes, said in one line:
-    the ``agent-python`` setting, else the repository's ``.venv`` / ``venv`` with google-adk, else
-    ours (``--install``, a venv of its own, comes before the last two: ``run``)."""
+def agent_python(config: Config, install: str | None, env: Mapping[str, str], log: TextIO) -> Config:
+    """The agent's Python, chosen the same way by every command and the action, and said in one
+    line on ``log``: the ``agent-python`` setting; else the venv the ``install`` command makes
+    (``environments.install_environment``: it runs whenever given, the base's agent may need it);
+    else the repository's ``.venv`` / ``venv`` with google-adk; else ours."""
+    if install and not config.agent_python:
+        python = api.install_environment(install, Path.cwd(), env, log)
+        print(f"the agent's Python: {python} (the venv the install command made: {install}; agent-python overrides)", file=log)
+        return config.with_overrides(agent_python=python)
     if not config.agent or config.agent_url or config.in_process:
         return config
     python, which = api.chosen_agent_python(config.agent_python, Path.cwd(), ours=sys.executable)
-    print(which, file=err)
+    print(which, file=log)
     # Found, not given: the base side of a check keeps its own config's (base_run.base_config).
     return config if python == config.agent_python else config.model_copy(update={"agent_python": python})
 

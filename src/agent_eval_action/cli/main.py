@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--config", help="config file (default: agent-eval.toml, else [tool.agent-eval] in pyproject.toml)")
     evaluate.add_argument("--output-dir", help="where results.json goes (default: agent-eval-results)")
     evaluate.add_argument("--metrics", type=_names, help="comma-separated metric names (default: all deterministic metrics)")
+    _install_flag(evaluate)
     _agent_flags(evaluate)
 
     # `run` was this command's name in 0.1; it stays an alias for one release (a note says so).
@@ -77,12 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("baseline", "base"),
         help="compare with the baselines stored on the base branch (default), or with the base's agent run now, beside this one",
     )
-    run.add_argument(
-        "--install",
-        metavar="COMMAND",
-        help="shell command that installs the agent's dependencies into a venv of its own (cached by its dependency files); "
-        "with --compare-with base, the base's agent gets its own, made the same way",
-    )
+    _install_flag(run, "; with --compare-with base, the base's agent gets its own, made the same way")
     _agent_flags(run)
 
     compare = sub.add_parser("compare", help="compare two results files and apply the gate", epilog=EPILOG)
@@ -96,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     update = baseline_sub.add_parser("update", help="evaluate datasets and write their baselines", epilog=EPILOG)
     update.add_argument("--datasets", nargs="+", metavar="GLOB", help="dataset globs (default: the config's datasets)")
     update.add_argument("--config", help="config file")
+    _install_flag(update)
     _agent_flags(update)
 
     merge = sub.add_parser("merge", help="join the results.json of every shard, then compare, gate and publish", epilog=EPILOG)
@@ -151,6 +148,16 @@ def build_parser() -> argparse.ArgumentParser:
             loudness.add_argument("--verbose", "-v", action="store_true", help="log what it is doing, not only warnings")
             loudness.add_argument("--quiet", "-q", action="store_true", help="log errors only (no warnings)")
     return parser
+
+
+def _install_flag(parser: argparse.ArgumentParser, more: str = "") -> None:
+    """``--install``: the agent's venv made by the user's command (``commands.agent_python``)."""
+    parser.add_argument(
+        "--install",
+        metavar="COMMAND",
+        help="shell command that installs the agent's dependencies into a venv of its own, outside the repository, "
+        f"which then runs the agent (--agent-python overrides){more}",
+    )
 
 
 def _agent_flags(parser: argparse.ArgumentParser) -> None:
@@ -249,7 +256,7 @@ def _command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _prestart(args: argparse.Namespace) -> None:
     """``evaluate --agent``: the agent's workers start now, importing ADK while we import the
     rest of us; the run adopts them if its config starts them the same way (``service.early_start``)."""
-    if args.command != "evaluate" or not args.agent or args.in_process or args.agent_url:
+    if args.command != "evaluate" or not args.agent or args.in_process or args.agent_url or args.install:
         return
     from agent_eval_action.service.early_start import start_agent_early
 
