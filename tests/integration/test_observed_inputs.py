@@ -187,9 +187,9 @@ def wheel(path: Path, version: str, instruction: str) -> None:
         out.writestr(f"helper-{version}.dist-info/RECORD", record)
 
 
-def installed_repo(tmp_path: Path, files: dict[str, str], wheels: dict[str, str]) -> tuple[Path, dict[str, str]]:
-    """main with ``helper`` installed from vendor/ by INSTALL (its baseline made in that venv),
-    and the environment a check's install needs; a PR branch checked out."""
+def helper_repo(tmp_path: Path, files: dict[str, str], wheels: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    """main: an agent that imports ``helper``, which only INSTALL puts in its venv (from the
+    vendor/ wheels), and its dataset, committed; and the environment an install needs."""
     repo = new_repo(tmp_path / "repo", {**PACKAGE_INIT, "shop/agent.py": HELPER_AGENT, **files})
     for version, instruction in wheels.items():
         wheel(repo / "vendor" / f"helper-{version}-py3-none-any.whl", version, instruction)
@@ -199,7 +199,12 @@ def installed_repo(tmp_path: Path, files: dict[str, str], wheels: dict[str, str]
     golden(repo / DATASET, QUESTIONS)
     commit(repo, "the agent, its dependencies and its dataset")
     (tmp_path / "runner-temp").mkdir()
-    env = {"RUNNER_TEMP": str(tmp_path / "runner-temp")}
+    return repo, {"RUNNER_TEMP": str(tmp_path / "runner-temp")}
+
+
+def installed_repo(tmp_path: Path, files: dict[str, str], wheels: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    """:func:`helper_repo` with its baseline made in the venv INSTALL made; a PR branch checked out."""
+    repo, env = helper_repo(tmp_path, files, wheels)
     python = install_environment(INSTALL, repo, {**os.environ, **env}, io.StringIO())
     assert run(repo, "baseline", "update", "--agent-python", python)[1] == 2 * QUESTIONS * BASELINE_RUNS
     commit(repo, "baselines")
@@ -258,6 +263,28 @@ def test_a_pr_re_runs_exactly_the_questions_whose_inputs_it_touched(tmp_path: Pa
     (dataset,) = results(repo)["datasets"]
     assert dataset["reused"] == (QUESTIONS - 1) * BASELINE_RUNS
     assert [q["id"] for q in dataset["questions"] if not q["reused"]] == ["q02"]
+
+
+def test_baseline_update_and_evaluate_run_the_agent_in_the_venv_their_install_command_makes(tmp_path: Path) -> None:
+    """What main's workflow runs (``baseline update`` with the install input) from a terminal:
+    the agent imports ``helper``, which only the install command's venv has."""
+    repo, env = helper_repo(tmp_path, {"requirements.txt": "helper==1.0\n"}, {"1.0": "Answer prices."})
+    out, calls = run(repo, "baseline", "update", "--install", INSTALL, env=env)
+    (venv,) = (tmp_path / "runner-temp").glob("agent-eval-venv-*")
+    assert f"the agent's Python: {venv}/bin/python (the venv the install command made: {INSTALL}" in out, out
+    assert calls == 2 * QUESTIONS * BASELINE_RUNS, out
+    (written,) = (repo / "evaluation" / "baselines").rglob("*.json")
+    questions = json.loads(written.read_text())["datasets"][0]["questions"]
+    assert len(questions) == QUESTIONS * BASELINE_RUNS, questions  # one row a run
+    assert all(q["status"] == "ok" and q["scores"]["tool_usage_accuracy"]["value"] == 1.0 for q in questions), questions
+    out, calls = run(repo, "evaluate", "--install", INSTALL, env=env)
+    # Another venv: the baselines just written are files the install command could read.
+    assert f"the agent's Python: {venv.parent}/agent-eval-venv-" in out and "(the venv the install command made: " in out, out
+    (dataset,) = results(repo)["datasets"]
+    assert calls == 2 * QUESTIONS and all(q["status"] == "ok" for q in dataset["questions"]), out
+    # Without it the agent cannot import helper: the venv made it run, not ours.
+    failed, _ = run(repo, "evaluate", code=2, env=env)
+    assert "No module named 'helper'" in failed, failed
 
 
 def test_the_same_install_reuses_and_another_install_command_re_runs(tmp_path: Path) -> None:
