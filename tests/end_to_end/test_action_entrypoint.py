@@ -235,7 +235,9 @@ def test_the_action_finds_the_agents_python_as_the_command_line_does_and_says_wh
     agent, said in the command line's line."""
     hostile_agent(workspace)
     agent = workspace / "hostile" / "agent.py"
-    agent.write_text(agent.read_text() + "\nimport sys as _sys\n(__import__('pathlib').Path(__file__).parent / 'where.txt').write_text(_sys.prefix)\n")
+    agent.write_text(
+        agent.read_text() + "\nimport sys as _sys\n(__import__('pathlib').Path(__file__).parent / 'where.txt').write_text(_sys.prefix)\n"
+    )
     env = base_env(tmp_path, workspace, {}, "workflow_dispatch")
     env.update({"INPUT_AGENT": "hostile", "INPUT_DATASETS": "hostile_golden.json", "INPUT_COMMENT": "false"})
     own = action(workspace, env)

@@ -486,10 +486,10 @@ def agent_python(config: Config, install: str | None, env: Mapping[str, str], lo
         return config.with_overrides(agent_python=python)
     if not config.agent or config.agent_url or config.in_process:
         return config
-    python, which = api.chosen_agent_python(config.agent_python, Path.cwd(), ours=sys.executable)
+    found, which = api.chosen_agent_python(config.agent_python, Path.cwd(), ours=sys.executable)
     print(which, file=log)
     # Found, not given: the base side of a check keeps its own config's (base_run.base_config).
-    return config if python == config.agent_python else config.model_copy(update={"agent_python": python})
+    return config if found == config.agent_python else config.model_copy(update={"agent_python": found})
 
 
 def _check(call: Call) -> int:
