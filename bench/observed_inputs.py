@@ -1,11 +1,15 @@
 """What observing the agent's inputs costs a question, in CPU: the worker's audit hook and the
 recording of each question's reads (``agent_worker/observe.py``), and naming and hashing them
-in our process (``repo/observed.py``). The example agent, 64 two-turn questions in flight at
-once at 1 s model latency (the bench's setting), one process per side, the hook on and off
-alternated; each side times the questions' run after a warm-up question (the agent's load and
-ADK's first-run imports are not a question's):
+in our process (``repo/observed.py``).
 
-    python -m bench.observed_inputs [--repeats 5]
+The example agent at the bench's settings (two-turn questions, 1 s model latency) run by our
+real agent workers (``run/worker_pool.py``: span capture, the pacing of model calls, the
+protocol), the hook on (the default) against ``AGENT_EVAL_WORKER_OBSERVE=0``, the two sides
+alternated, median of the repeats. Each run starts the workers, warms them up (the agent's
+load and ADK's first-run imports are not a question's), then runs the questions all at once
+and takes the CPU time (user + system, from ``/proc``) the worker processes spent on them:
+
+    python -m bench.observed_inputs [--questions 256] [--repeats 5]
 
 (Whole CLI processes told it poorly: the number of agent workers follows the number of
 questions, so the difference of two runs' CPU holds a worker's start, and a question's share is
@@ -18,110 +22,127 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.agent_runs import EXAMPLE, TURNS
+from bench.verdicts import Goal, alternate, median, ratio, row
 
 ROOT = Path(__file__).resolve().parent.parent
-QUESTIONS = 64
+WORKERS = 2
+# Issue 34: the hook costs a question under 2% of its worker CPU.
+GOAL = Goal(1.02, note="the same worker with AGENT_EVAL_WORKER_OBSERVE=0 (the hook's cost under 2% of a question's CPU)")
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
-def side(observe: bool) -> dict[str, float]:
-    """One process's figures: CPU seconds per question of the run, and of naming and hashing."""
-    observation = None
-    if observe:
-        from agent_eval_action.agent_worker import observe as observing
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (its threads, gone ones included)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * _TICK_S  # utime, stime: the 14th and 15th fields
 
-        observation = observing.start([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix])
-    sys.path.insert(0, str(EXAMPLE))
-    from customer_service.agent import root_agent
-    from google.adk.runners import Runner
-    from google.adk.sessions import InMemorySessionService
-    from google.genai import types
 
-    sessions = InMemorySessionService()
-    runner = Runner(app_name="customer_service", agent=root_agent, session_service=sessions)
-    seen: list[dict[str, list[str]]] = []
+def side(observe: bool, questions: int) -> dict[str, Any]:
+    """One run: the workers' CPU seconds per question, and what the questions observed."""
+    from agent_eval_action.core.models import Question
+    from agent_eval_action.datasets import Record
+    from agent_eval_action.run.agent_env import agent_environment
+    from agent_eval_action.run.run_pool import RunSettings, run_records
+    from agent_eval_action.run.worker_pool import WorkerPool
+    from agent_eval_action.run.worker_start import WorkerSettings
 
-    async def question() -> None:
-        own, token = observation.begin() if observation is not None else (None, None)
+    env = agent_environment({**os.environ, "EXAMPLE_MODEL_LATENCY_MS": "1000", "AGENT_EVAL_WORKER_OBSERVE": "1" if observe else "0"})
+    env.pop("GOOGLE_API_KEY", None)
+
+    def records(count: int, prefix: str) -> list[Record]:
+        return [
+            Record(question=Question(id=f"{prefix}{i}", user_inputs=TURNS, agents_evaluated=["customer_service"])) for i in range(count)
+        ]
+
+    async def go() -> dict[str, Any]:
+        pool = WorkerPool(WorkerSettings(agent="customer_service", python=sys.executable, cwd=EXAMPLE, env=env, workers=WORKERS))
+        await pool.start()
         try:
-            session = await sessions.create_session(app_name="customer_service", user_id="u")
-            for text in TURNS:
-                message = types.Content(role="user", parts=[types.Part(text=text)])
-                async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=message):
-                    pass
-            if observation is not None and own is not None:
-                seen.append(observation.paths(own))
+            pids = [w.process.pid for w in pool.workers]
+            # Warm: a few questions a worker (ADK's first-run imports, the first model calls).
+            await run_records(records(4 * WORKERS, "warm"), pool, RunSettings(concurrency=4 * WORKERS))
+            before = sum(_cpu_s(pid) for pid in pids)
+            done = await run_records(records(questions, "q"), pool, RunSettings(concurrency=questions))
+            spent = sum(_cpu_s(pid) for pid in pids) - before
         finally:
-            if token is not None:
-                observation.end(token)  # type: ignore[union-attr]
+            await pool.close()
+        errors = [r.trace.error for r in done if r.trace is None or r.trace.error]
+        assert not errors, errors[:3]
+        observed = [r.trace.observed for r in done if r.trace is not None and r.trace.observed is not None]
+        assert len(observed) == (questions if observe else 0), f"{len(observed)} of {questions} questions observed (observe={observe})"
+        return {"cpu_per_question_s": spent / questions, "observed": observed}
 
-    async def all_at_once() -> None:
-        await asyncio.gather(*(question() for _ in range(QUESTIONS)))
+    return asyncio.run(go())
 
-    asyncio.run(question())  # warm: ADK's first-run imports
-    seen.clear()
+
+def _hashing_s(observed: list[dict[str, list[str]]]) -> float:
+    """Our process's CPU seconds per question to name and hash what the questions read."""
+    from agent_eval_action.repo.git import Git
+    from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
+
     started = time.process_time()
-    asyncio.run(all_at_once())
-    run_s = time.process_time() - started
-    hashing_s = 0.0
-    if seen:
-        from agent_eval_action.repo.git import Git
-        from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
+    inputs = RepositoryInputs(Git(EXAMPLE))
+    names: set[str] = set()
+    for paths in observed:
+        names.update(paths.get(IMPORTED, []))
+    recorded = [inputs.record(paths, names) for paths in observed]
+    spent = time.process_time() - started
+    assert all(recorded), "nothing of the example's files was observed"
+    return spent / len(observed)
 
-        started = time.process_time()
-        inputs = RepositoryInputs(Git(EXAMPLE))
-        names: set[str] = set()
-        for paths in seen:
-            names.update(paths.get(IMPORTED, []))
-        recorded = [inputs.record(paths, names) for paths in seen]
-        hashing_s = time.process_time() - started
-        assert all(recorded), "nothing of the example's files was observed"
-    return {"run_per_question_s": run_s / QUESTIONS, "hashing_per_question_s": hashing_s / QUESTIONS}
+
+def measure(questions: int = 256, repeats: int = 5) -> dict[str, Any]:
+    """The two sides alternated ``repeats`` times: CPU ms per question of each run."""
+    runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
+
+    def run(mode: str) -> float:
+        runs[mode].append(side(mode == "on", questions))
+        return float(runs[mode][-1]["cpu_per_question_s"]) * 1000
+
+    samples = alternate({"on": lambda: run("on"), "off": lambda: run("off")}, repeats)
+    return {
+        "questions": questions,
+        "workers": WORKERS,
+        "samples_ms": samples,
+        "on_ms": median(samples["on"]),
+        "off_ms": median(samples["off"]),
+        "ratio": ratio(samples["on"], samples["off"]),
+        "hashing_ms": 1000 * _hashing_s(runs["on"][-1]["observed"]),
+    }
+
+
+def rows(result: dict[str, Any]) -> list[str]:
+    """The row of ``make bench``'s table (bench/verdicts.py judges it)."""
+    on, off = result["on_ms"], result["off_ms"]
+    return [
+        row(
+            f"observed inputs: the audit hook's cost per question ({result['questions']} two-turn questions at once, "
+            f"1 s model latency, {result['workers']} agent workers' CPU)",
+            f"{on:.2f} ms of worker CPU a question, hook on (+{result['hashing_ms']:.2f} ms naming and hashing in ours)",
+            f"AGENT_EVAL_WORKER_OBSERVE=0: {off:.2f} ms",
+            result["ratio"],
+            GOAL,
+            result["samples_ms"],
+            shown=f"{result['ratio']:.3f}x ({100 * (on - off) / off:+.1f}%)",
+        )
+    ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--questions", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--side", choices=("on", "off"))
     args = parser.parse_args()
-    if args.side:
-        print(json.dumps(side(args.side == "on")))
-        return
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]), "EXAMPLE_MODEL_LATENCY_MS": "1000"}
-    env.pop("GOOGLE_API_KEY", None)
-    figures: dict[str, list[dict[str, float]]] = {"on": [], "off": []}
-    for round_ in range(args.repeats):
-        for mode in ("on", "off") if round_ % 2 == 0 else ("off", "on"):
-            done = subprocess.run(
-                [sys.executable, "-m", "bench.observed_inputs", "--side", mode],
-                cwd=ROOT,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            figures[mode].append(json.loads(done.stdout.strip().splitlines()[-1]))
-    on = statistics.median(f["run_per_question_s"] for f in figures["on"])
-    off = statistics.median(f["run_per_question_s"] for f in figures["off"])
-    hashing = statistics.median(f["hashing_per_question_s"] for f in figures["on"])
-    print(
-        json.dumps(
-            {
-                "question_cpu_ms": {m: [round(1000 * f["run_per_question_s"], 2) for f in figures[m]] for m in figures},
-                "hashing_cpu_ms": [round(1000 * f["hashing_per_question_s"], 3) for f in figures["on"]],
-                "median_question_cpu_ms": {"on": round(1000 * on, 2), "off": round(1000 * off, 2)},
-                "hook_share": f"{100 * (on - off) / off:.1f}%",
-                "with_hashing_share": f"{100 * (on - off + hashing) / off:.1f}%",
-            },
-            indent=1,
-        )
-    )
+    result = measure(args.questions, args.repeats)
+    print(json.dumps(result, indent=1))
+    for line in rows(result):
+        print(line)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ async def question(name, started, go):
         else:
             await read_done.wait()  # b ends after it: the thread's read is b's too
         await asyncio.create_task(asyncio.to_thread(os.listdir, f"dir_{name}"))  # a task and a thread it starts: its own
+        with os.scandir(f"scan_{name}") as entries:  # listed too, as os.scandir
+            list(entries)
         try:
             open(f"missing_{name}.txt")
         except FileNotFoundError:
@@ -66,7 +68,7 @@ print(json.dumps({"a": a, "b": b}))
 def test_each_question_gets_its_own_reads_and_the_shared_ones(tmp_path: Path) -> None:
     for name in ("loaded.txt", "a.txt", "b.txt", "from_thread.txt"):
         (tmp_path / name).write_text("x")
-    for name in ("dir_a", "dir_b", "lib"):
+    for name in ("dir_a", "dir_b", "scan_a", "scan_b", "lib"):
         (tmp_path / name).mkdir()
     (tmp_path / "lib" / "helper_mod.py").write_text("X = 1\n")
     done = subprocess.run(
@@ -80,6 +82,6 @@ def test_each_question_gets_its_own_reads_and_the_shared_ones(tmp_path: Path) ->
         assert f"{here}/{other}.txt" not in files and f"{here}/missing_{other}.txt" not in files
         assert not any("written_" in f for f in files)
         assert any(f.startswith(f"{here}/lib/helper_mod") for f in files)  # its source or its bytecode
-        assert seen[name]["listed"] == [f"{here}/dir_{name}"]
+        assert seen[name]["listed"] == [f"{here}/dir_{name}", f"{here}/scan_{name}"]
         assert f"{here}/lib" in seen[name]["searched"]  # the finder's listing: a search, not a read
     assert "helper_mod" in seen["a"]["imported"] + seen["b"]["imported"]
