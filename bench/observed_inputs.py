@@ -72,7 +72,7 @@ def side(observe: bool, questions: int) -> dict[str, Any]:
             spent = sum(_cpu_s(pid) for pid in pids) - before
         finally:
             await pool.close()
-        errors = [r.trace.error for r in done if r.trace is None or r.trace.error]
+        errors = [r.trace.error if r.trace is not None else f"{r.question.id}: no trace" for r in done if r.trace is None or r.trace.error]
         assert not errors, errors[:3]
         observed = [r.trace.observed for r in done if r.trace is not None and r.trace.observed is not None]
         assert len(observed) == (questions if observe else 0), f"{len(observed)} of {questions} questions observed (observe={observe})"

@@ -314,6 +314,11 @@ def main() -> None:
 
     # Issue 39: a quota of 120 requests a minute; --quick on a 6 s stand-in minute.
     results["quota"] = quota(questions=60 if args.quick else 300, rpm=120, minute_s=6.0 if args.quick else 60.0, repeats=runs)
+    from bench.observed_inputs import measure as observed_inputs
+    from bench.observed_inputs import rows as observed_inputs_rows
+
+    # Issue 34: the audit hook's cost per question, the agent workers' CPU with and without it.
+    results["observed_inputs"] = observed_inputs(questions=32 if args.quick else 256, repeats=1 if args.quick else 5)
     if not args.quick:
         results["suite"] = suite()
     results["action_start"] = action_start(pulls=1 if args.quick else 3)
@@ -323,6 +328,8 @@ def main() -> None:
         print(line)
     print(aa_gate_row(results["aa_gate"]))
     for line in quota_rows(results["quota"]):
+        print(line)
+    for line in observed_inputs_rows(results["observed_inputs"]):
         print(line)
     for line in action_start_rows(results["action_start"]):
         print(line + " not judged: one build against the median of the pulls |")
