@@ -538,7 +538,11 @@ def test_an_aa_pair_timed_side_by_side_reads_neither_better_nor_worse() -> None:
         sides = [
             scorer.summarize(
                 LoadedDataset(path=PATH, name="cs", format="golden", records=iter(())),
-                [QuestionResult(id=q, run=r, scores={"latency": Score(value=t * rng.lognormvariate(0, 0.3))}) for q, t in spread.items() for r in range(2)],
+                [
+                    QuestionResult(id=q, run=r, scores={"latency": Score(value=t * rng.lognormvariate(0, 0.3))})
+                    for q, t in spread.items()
+                    for r in range(2)
+                ],
             )
             for _ in range(2)
         ]
