@@ -97,10 +97,10 @@ def test_a_broken_question_is_rerun_until_it_fails_by_name(pr: Path) -> None:
     # One failure a metric plum fell on (the tool call it now gets wrong), each saying its runs.
     assert {(f["rule"], f["question"]) for f in gate["failures"]} == {("question_fall", "plum")}
     assert "tool_usage_accuracy" in {f["metric"] for f in gate["failures"]}
-    said = "plum: 0 of 4 runs pass, 5 of 5 on the base: p = 0.0079"
+    said = "plum: 0 of 5 runs pass, 5 of 5 on the base: p = 0.004"
     assert all(said in f["message"] for f in gate["failures"])
-    # Re-runs only where in doubt: plum three more times, nothing else.
-    assert calls == (len(ITEMS) + 3) * 2
+    # Re-runs only where in doubt: plum four more times (p = 1/252 is the first under the questions' half of alpha, 0.005), nothing else.
+    assert calls == (len(ITEMS) + 4) * 2
     assert said in (pr / "agent-eval-results" / "comment.md").read_text().replace("\\", "")
 
 
@@ -127,7 +127,7 @@ def test_base_mode_pools_the_stored_runs_and_fails_a_broken_question_the_same(pr
     failures = data["gate"]["failures"]
     assert {(f["rule"], f["question"]) for f in failures} == {("question_fall", "plum")}, failures
     fell = failures[0]
-    # 0 of 3 against 6 of 6: p = 1/84 = 0.012, not yet 0.01; 0 of 4: p = 1/210.
+    # 0 of 3 against 6 of 6: p = 1/84 = 0.012, not yet 0.005 (the questions' half of alpha); 0 of 4: p = 1/210.
     assert "plum: 0 of 4 runs pass, 6 of 6 on the base: p = 0.0048" in fell["message"]
     (test,) = [c["pass_test"] for c in data["comparison"]]
     assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) * 6, len(ITEMS))

@@ -43,7 +43,17 @@ MIN_BASE_RUNS = 3
 
 def spread_level(alpha: float) -> float:
     """The dataset-wide test's share of the error rate: half (Bonferroni between it and the
-    questions' Holm, which gets the whole alpha: a fall spread thin is the rarer, weaker claim)."""
+    questions' Holm, which gets the other half: :func:`question_level`)."""
+    return alpha / 2
+
+
+def question_level(alpha: float) -> float:
+    """The questions' share of the error rate, divided among them by Holm: the other half. Each
+    question is looked at after every run it makes, and an unchanged check fails when any look of
+    any question crosses, so the share must cover the looks too: at the whole alpha an unchanged
+    check of the bench's agent failed about 1% of the time from the questions alone (a coin-flip
+    question passing 5 of 5 at base then 0 of 4 here, p = 1/126), and the two tests together could
+    reach 1.5 alpha."""
     return alpha / 2
 
 
@@ -204,15 +214,16 @@ def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFA
     ``inconclusive`` when not but still in doubt (below its cap: the re-runs were not made, a
     budget stopped them; at its cap: p still at most ``suspect``),
     ``cleared`` when it failed a run but the base fails as often, ``unchanged`` when every PR run
-    passed. The dataset-wide test is made at the same ``alpha``."""
+    passed. Holm works at :func:`question_level`, the dataset-wide test at :func:`spread_level`."""
     pvalues = {q: fisher_fall(pr, base) for q, (pr, base) in tallies.items()}
     # A base record too short to test by (an older baseline of one run): the per-question guard's
     # rule, a question that passed every base run and fails every run here fell.
     short = {q for q, (pr, base) in tallies.items() if 0 < base.runs < MIN_BASE_RUNS}
     least = {q: least_p(pr, base) for q, (pr, base) in tallies.items() if q not in short}
-    m = tarone_m(least, settings.alpha)
-    candidates = {q: p for q, p in pvalues.items() if q in least and least[q] <= settings.alpha / m}
-    rejected = holm(candidates, m, settings.alpha)
+    level = question_level(settings.alpha)
+    m = tarone_m(least, level)
+    candidates = {q: p for q, p in pvalues.items() if q in least and least[q] <= level / m}
+    rejected = holm(candidates, m, level)
     out = []
     for qid in sorted(tallies):
         pr, base = tallies[qid]
@@ -228,7 +239,7 @@ def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFA
             decision = "cleared"
         else:
             decision = "unchanged"
-        out.append(QuestionVerdict(qid, pr, base, p, decision, rejected.get(qid, settings.alpha / m), short=qid in short))
+        out.append(QuestionVerdict(qid, pr, base, p, decision, rejected.get(qid, level / m), short=qid in short))
     return DatasetVerdict(out, m, spread_fall(tallies), settings.alpha)
 
 

@@ -275,9 +275,11 @@ def _row(
         worse = worse_amount(comparison.delta, comparison.direction) > 0
         sure = ci_on_worse_side(comparison.ci95, comparison.direction) if worse else None
         significant = comparison.verdict in ("regressed", "improved")
-        if worse and not (bool(sure) or significant) and noise is None and unit(metric) in ("count", "usd"):
-            # A few tokens or calls more, within noise (+0.9 output tokens): a count moves with every
-            # run of a model, so it is no warning unless it is beyond noise or a rule counts it.
+        if not (bool(sure) or significant) and noise is None and unit(metric) in ("count", "usd", "seconds"):
+            # A few tokens or calls more or fewer, within noise (+0.9 output tokens): a count moves
+            # with every run of a model, so it is no warning (nor a gain) unless it is beyond noise or
+            # a rule counts it. So does a timing: an A/A pair timed side by side reads neither better
+            # nor worse, whichever side happened to be faster.
             mark, words, folded = "same", "changed, within noise", True
         elif worse:
             mark = "worse"

@@ -122,7 +122,7 @@ def test_a_metric_a_question_fails_on_every_base_run_hides_no_other_fall() -> No
         questions = [QuestionResult(id="q", run=k, scores={TOOLS: Score(value=tools), state: Score(value=0.0)}) for k in range(n)]
         return scorer.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)
 
-    test = pass_test(runs(0.5, 4), runs(1.0, 5))
+    test = pass_test(runs(0.5, 5), runs(1.0, 5))
     assert test is not None and [(t.id, t.decision) for t in test.tested] == [("q", "failed")]
 
 

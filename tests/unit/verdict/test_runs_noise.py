@@ -78,7 +78,7 @@ def test_a_lone_question_that_flips_does_not_fail_the_pr() -> None:
     assert gate.outcome == "passed" and any("decided question by question by the pass test" in note for note in gate.notes)
     # The same fall in every run: p = 1/20, in doubt until re-runs decide it (the check makes them).
     assert gate_of(runs({"q": [0.0, 0.0, 0.0]}), base).outcome == "inconclusive"
-    assert gate_of(runs({"q": [0.0] * 7}), base).outcome == "failed"
+    assert gate_of(runs({"q": [0.0] * 9}), base).outcome == "failed"
 
 
 def test_the_interval_is_seeded_and_does_not_depend_on_the_order_of_questions_or_runs() -> None:
@@ -165,10 +165,10 @@ def test_a_thresholded_metrics_falls_go_through_the_per_question_test_not_the_dr
     assert gate.inconclusive[0].startswith("d: question coin: 1 of 3 runs pass, 3 of 3 on the base: p = 0.2;")
     # Every run failing now, every run passing before, 3 a side: p = 1/20, not enough alone.
     assert gate_of(runs(steady | {"coin": [0.0, 0.0, 0.0]}), base).outcome == "inconclusive"
-    # Seven failing runs against three passing ones: p = 1/120, failed, said in plain words.
-    broken = gate_of(runs(steady | {"coin": [0.0] * 7}), base)
+    # Nine failing runs against three passing ones: p = 1/220, under the questions' half of alpha: failed, in plain words.
+    broken = gate_of(runs(steady | {"coin": [0.0] * 9}), base)
     assert [(f.rule, f.question) for f in broken.failures] == [("question_fall", "coin")]
-    assert "coin: 0 of 7 runs pass, 3 of 3 on the base: p = 0.0083" in broken.failures[0].message
+    assert "coin: 0 of 9 runs pass, 3 of 3 on the base: p = 0.0045" in broken.failures[0].message
     # The base failing as often as the PR: cleared.
     assert gate_of(runs(steady | {"coin": [0.0, 0.0, 0.0]}), runs(steady | {"coin": [1.0, 0.0, 0.0]})).outcome == "passed"
 

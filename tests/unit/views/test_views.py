@@ -518,3 +518,40 @@ def test_state_keys_the_bases_own_runs_disagree_on_are_volatile_not_changed() ->
     ignored = question_diff("q", [], head, base, set(), frozenset({"id"})).rows
     assert [r.label for r in ignored if r.kind == "state"] == ["state order", "volatile state"]
     assert next(r.base for r in ignored if r.label == "volatile state") == "at, id"
+
+
+def test_an_aa_pair_timed_side_by_side_reads_neither_better_nor_worse() -> None:
+    """compare-with = "base" on identical code: each question's latency on both sides is drawn
+    from one distribution (seeded), as an A/A pair timed in one job is. Whichever way the means
+    happen to fall, the latency row is neither ⚠️ worse nor 🟢 better: within noise, with what held."""
+    import random
+
+    from agent_eval_action.datasets import LoadedDataset
+    from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.scoring.scorer import Scorer
+
+    scorer = Scorer.for_names(["latency"], MetricContext())
+    rng = random.Random(36)
+    signs = set()
+    for _ in range(12):
+        spread = {f"q{i}": rng.uniform(1.0, 4.0) for i in range(20)}  # a question's own latency
+        sides = [
+            scorer.summarize(
+                LoadedDataset(path=PATH, name="cs", format="golden", records=iter(())),
+                [
+                    QuestionResult(id=q, run=r, scores={"latency": Score(value=t * rng.lognormvariate(0, 0.3))})
+                    for q, t in spread.items()
+                    for r in range(2)
+                ],
+            )
+            for _ in range(2)
+        ]
+        compared = compare_dataset(sides[0], sides[1], baseline_path="the base's agent run now at 13726e1")
+        (latency,) = compared.metrics
+        shown = dataset_view(sides[0], compared, None, {}, Background(rules={}), same_job=True)
+        rows = {r.metric: r for r in [*shown.moved, *shown.unchanged]}
+        assert latency.verdict == "unchanged" and rows["latency"].mark == "same", (latency, rows["latency"].words)
+        assert "latency" not in {r.metric for r in shown.moved}
+        signs.add(latency.delta is not None and latency.delta > 0)
+        assert rows["latency"].words == "changed, within noise"
+    assert signs == {True, False}  # both ways were drawn: the PR's side slower, and faster
