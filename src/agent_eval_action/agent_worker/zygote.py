@@ -20,6 +20,7 @@ Messages: ``protocol.py`` (the zygote's part). Standard library only, like the r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -84,12 +85,12 @@ class Zygote:
         while True:
             self._reap()
             try:
-                readable, _, _ = select.select([self.control, self.wake_r], [], [])
+                readable, _, _ = select.select([self.control.fileno(), self.wake_r], [], [])
             except InterruptedError:
                 continue
             if self.wake_r in readable:
                 os.read(self.wake_r, 512)
-            if self.control not in readable:
+            if self.control.fileno() not in readable:
                 continue
             try:
                 data, fds, _, _ = socket.recv_fds(self.control, PACKET, FDS)
@@ -136,12 +137,10 @@ class Zygote:
         for fd, target in zip(fds, (0, 1, 2), strict=True):
             os.dup2(fd, target)
         for fd in (*fds, self.wake_r, self.wake_w, self.control.fileno(), self.out.fileno()):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         out = worker._protocol_stream()
-        code = worker.serve(out, *self.loaded, self.observation)
+        code: int = worker.serve(out, *self.loaded, self.observation)
         worker._leave(code)
         return code
 

@@ -37,7 +37,9 @@ UNKNOWN_EXIT = 1
 class ForkedProcess:
     """What the pool uses of ``asyncio.subprocess.Process``, for a worker the zygote forked."""
 
-    def __init__(self, pid: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader, stderr: asyncio.StreamReader, ended: asyncio.Future[int]):
+    def __init__(
+        self, pid: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader, stderr: asyncio.StreamReader, ended: asyncio.Future[int]
+    ):
         self.pid = pid
         self.stdin = stdin
         self.stdout = stdout
@@ -190,10 +192,8 @@ class Zygote:
         """Ends the zygote (its workers are the pool's to end first)."""
         self.stopping = True
         self.control.close()
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.process.wait(), 5)
-        except TimeoutError:
-            pass
         kill_session(self.process.pid)
         await asyncio.gather(self.reader, return_exceptions=True)
 
