@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from agent_eval_action.core.errors import AgentLoadError
 from agent_eval_action.core.models import Question, Trace
 from agent_eval_action.run.agent_env import agent_environment
 from agent_eval_action.run.worker_pool import WorkerDied, WorkerPool
@@ -27,7 +28,7 @@ def parent(pid: int) -> int:
     return int(stat[stat.rindex(")") + 2 :].split()[1])
 
 
-def pool_of(workers: int, *, warm_start: bool = True, **env: str) -> WorkerPool:
+def pool_of(workers: int, *, warm_start: bool = True, startup_timeout_s: float = 180.0, **env: str) -> WorkerPool:
     return WorkerPool(
         WorkerSettings(
             agent="warm",
@@ -37,6 +38,7 @@ def pool_of(workers: int, *, warm_start: bool = True, **env: str) -> WorkerPool:
             workers=workers,
             capture_spans=False,
             warm_start=warm_start,
+            startup_timeout_s=startup_timeout_s,
         )
     )
 
@@ -117,3 +119,18 @@ def test_the_command_line_says_once_that_a_threaded_import_is_spawned_and_still_
     assert done.returncode == 0, done.stderr
     assert done.stderr.count(WARNING) == 1, done.stderr
     assert "started 1 thread(s) (exporter)" in done.stderr
+
+
+def test_an_import_that_never_ends_is_the_agents_load_error_after_the_startup_time() -> None:
+    async def go() -> BaseException | None:
+        pool = pool_of(2, startup_timeout_s=3, WARM_IMPORT_HANG="1")
+        try:
+            await pool.start()
+        except AgentLoadError as error:
+            return error
+        finally:
+            await pool.close()
+        return None
+
+    error = asyncio.run(go())
+    assert isinstance(error, AgentLoadError) and "loading the agent took longer than 3 s" in str(error)

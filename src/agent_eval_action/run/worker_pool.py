@@ -203,7 +203,12 @@ class WorkerPool:
     async def _launch(self) -> _Worker:
         assert self._files is not None
         if self._zygote is not None:
-            forked = await self._zygote.fork()
+            try:
+                forked = await self._zygote.fork(self.settings.startup_timeout_s)
+            except TimeoutError:
+                raise AgentLoadError(
+                    "--agent", f"{self.settings.agent}: loading the agent took longer than {self.settings.startup_timeout_s:g} s"
+                ) from None
             if forked is not None:
                 return self._watch(forked)
         try:

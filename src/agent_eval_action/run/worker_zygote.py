@@ -99,13 +99,19 @@ class Zygote:
             theirs.close()
         return cls(process, ours)
 
-    async def warm(self) -> bool:
-        """Whether the zygote forks (waits until it has loaded the agent)."""
-        return (await asyncio.shield(self.state)) is True
+    async def warm(self, timeout_s: float | None = None) -> bool:
+        """Whether the zygote forks (waits until it has loaded the agent); raises TimeoutError,
+        and kills it, when loading takes longer than ``timeout_s``."""
+        try:
+            return (await asyncio.wait_for(asyncio.shield(self.state), timeout_s)) is True
+        except TimeoutError:
+            self.kill_now()
+            raise
 
-    async def fork(self) -> ForkedProcess | None:
-        """A new worker, or None when the zygote forks none (spawn one instead)."""
-        if not await self.warm() or self.stopping:
+    async def fork(self, timeout_s: float | None = None) -> ForkedProcess | None:
+        """A new worker, or None when the zygote forks none (spawn one instead); TimeoutError
+        when it did not load the agent within ``timeout_s``."""
+        if not await self.warm(timeout_s) or self.stopping:
             return None
         loop = asyncio.get_running_loop()
         pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr

@@ -16,6 +16,8 @@ from google.genai import types
 
 PROMPT = (Path(__file__).parent / "prompt.txt").read_text(encoding="utf-8").strip()
 
+if os.environ.get("WARM_IMPORT_HANG") == "1":
+    threading.Event().wait()  # an import that never ends
 if os.environ.get("WARM_IMPORT_THREAD") == "1":
     threading.Thread(target=threading.Event().wait, name="exporter", daemon=True).start()
 
