@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -134,3 +135,34 @@ def test_an_import_that_never_ends_is_the_agents_load_error_after_the_startup_ti
 
     error = asyncio.run(go())
     assert isinstance(error, AgentLoadError) and "loading the agent took longer than 3 s" in str(error)
+
+
+def test_when_the_zygote_is_killed_its_workers_ends_are_still_seen_and_replacements_are_spawned(caplog) -> None:  # type: ignore[no-untyped-def]
+    async def go() -> tuple[BaseException | None, Trace, int, int]:
+        pool = pool_of(1)
+        await pool.start()
+        try:
+            assert pool._zygote is not None
+            zygote = pool._zygote.process
+            forked = pool.workers[0].process.pid
+            assert parent(forked) == zygote.pid
+            os.kill(zygote.pid, signal.SIGKILL)
+            await zygote.wait()
+            await pool._zygote.reader  # its output read to the end
+            try:
+                await pool.run_question(Question(id="q_kill", user_inputs=["call kill_self"]), 60)
+                died = None
+            except WorkerDied as error:  # its end seen without the zygote to say it
+                died = error
+            after = await pool.run_question(Question(id="q_after", user_inputs=["call pid"]), 60)
+            return died, after, forked, parent(pool.workers[0].process.pid)
+        finally:
+            await pool.close()
+
+    with caplog.at_level("WARNING"):
+        died, after, forked, spawned_by = asyncio.run(go())
+    assert isinstance(died, WorkerDied)
+    assert answered_by(after) != forked and spawned_by == os.getpid()
+    assert [r.getMessage() for r in caplog.records if "warm-start process ended" in r.getMessage()] == [
+        "the warm-start process ended: the agent's workers are spawned from now on"
+    ]

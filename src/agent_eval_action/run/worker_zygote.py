@@ -71,6 +71,7 @@ class Zygote:
         self.ends: dict[int, asyncio.Future[int]] = {}
         self.numbers = 0
         self.stopping = False
+        self.ended = False  # its output closed: it forks no more
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -111,7 +112,7 @@ class Zygote:
     async def fork(self, timeout_s: float | None = None) -> ForkedProcess | None:
         """A new worker, or None when the zygote forks none (spawn one instead); TimeoutError
         when it did not load the agent within ``timeout_s``."""
-        if not await self.warm(timeout_s) or self.stopping:
+        if not await self.warm(timeout_s) or self.stopping or self.ended:
             return None
         loop = asyncio.get_running_loop()
         pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr
@@ -177,9 +178,12 @@ class Zygote:
                 ended = self.ends.pop(pid, None)
                 if ended is not None and not ended.done():
                     ended.set_result(int(code))
+        self.ended = True
         if not self.state.done():
             self.state.set_result(why)
             log.warning("the agent's workers are spawned, not forked: %s (warm-start = false says so without trying)", why)
+        elif not self.stopping:
+            log.warning("the warm-start process ended: the agent's workers are spawned from now on")
         for waiter in self.forks.values():
             if not waiter.done():
                 waiter.set_exception(ConnectionError("the warm-start process ended"))
