@@ -147,6 +147,8 @@ class Zygote:
         stream = self.process.stdout
         assert stream is not None
         why = "the warm-start process ended before it loaded the agent"
+        # A load that failed is the spawned worker's to say, with its output: no warning of ours.
+        unsafe = False
         while True:
             try:
                 line = await stream.readline()
@@ -160,7 +162,7 @@ class Zygote:
             if protocol.WARM in message and not self.state.done():
                 self.state.set_result(True)
             elif protocol.COLD in message:
-                why = str(message[protocol.COLD])
+                why, unsafe = str(message[protocol.COLD]), True
                 break
             elif protocol.FATAL in message:
                 why = "the agent did not load in the warm-start process"
@@ -181,7 +183,11 @@ class Zygote:
         self.ended = True
         if not self.state.done():
             self.state.set_result(why)
-            log.warning("the agent's workers are spawned, not forked: %s (warm-start = false says so without trying)", why)
+            log.log(
+                logging.WARNING if unsafe else logging.INFO,
+                "the agent's workers are spawned, not forked: %s (warm-start = false says so without trying)",
+                why,
+            )
         elif not self.stopping:
             log.warning("the warm-start process ended: the agent's workers are spawned from now on")
         for waiter in self.forks.values():
