@@ -247,6 +247,9 @@ class Config(BaseModel):
     agent: str | None = None
     agent_python: str | None = None
     in_process: bool = False
+    # The agent's workers forked by one process that loaded the agent once (run/worker_zygote.py);
+    # false: each worker imports ADK and the agent itself (for an agent that misbehaves when forked).
+    warm_start: bool = True
     agent_env: AgentEnv = Field(default_factory=AgentEnv)
     # A directory where the agent's model calls are recorded and replayed (agent_worker/model_cache.py).
     model_cache: str | None = None

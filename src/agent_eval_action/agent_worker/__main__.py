@@ -260,16 +260,22 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def main() -> int:
-    out = _protocol_stream()
+def observing() -> observe.Observation | None:
+    """The audit hook, installed before the agent loads (what its import reads is every
+    question's input); None when the parent asked for none."""
+    if os.environ.get(protocol.ENV_OBSERVE, "1") == "0":
+        return None
+    ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # /proc: the zygote's look at its own threads and files (zygote.py), never the agent's input.
+    return observe.start([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, ours, "/proc"])
+
+
+def load(out: IO[str]) -> tuple[LoadedAgent, AgentSessions, RemotePermits | None] | int:
+    """The agent loaded and its Runner built, as the environment says; else the exit code,
+    after saying ``fatal`` on ``out``."""
     spec = os.environ.get(protocol.ENV_AGENT, "")
     capture = os.environ.get(protocol.ENV_SPANS, "1") == "1"
     cache = os.environ.get(protocol.ENV_MODEL_CACHE) or None
-    observation = None
-    if os.environ.get(protocol.ENV_OBSERVE, "1") != "0":
-        # Before the agent loads: what its import reads is every question's input.
-        ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        observation = observe.start([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, ours])
     remote = RemotePermits() if os.environ.get(protocol.ENV_PACING) == "1" else None
     try:
         agent = load_agent(spec)
@@ -282,6 +288,14 @@ def main() -> int:
         out.write(protocol.encode(protocol.fatal(f"setting up the ADK Runner raised {type(error).__name__}: {error}")) + "\n")
         out.flush()
         return 2
+    return agent, sessions, remote
+
+
+def serve(
+    out: IO[str], agent: LoadedAgent, sessions: AgentSessions, remote: RemotePermits | None, observation: observe.Observation | None
+) -> int:
+    """Says ``ready`` and answers questions until the parent closes stdin (a spawned worker, or
+    a forked one in the zygote's child: its threads and event loop are started here)."""
     try:
         from google.adk import version
 
@@ -293,6 +307,19 @@ def main() -> int:
         remote.send, worker.permits = worker.send, remote
     worker.send(protocol.ready(sessions.app_name, sessions.models, adk_version, sys.version.split()[0]))
     return worker.run()
+
+
+def main() -> int:
+    if os.environ.get(protocol.ENV_ZYGOTE) == "1":
+        from .zygote import main as zygote
+
+        return zygote(sys.modules[__name__])
+    out = _protocol_stream()
+    observation = observing()
+    loaded = load(out)
+    if isinstance(loaded, int):
+        return loaded
+    return serve(out, *loaded, observation)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ ENV_MODEL_CACHE = "AGENT_EVAL_WORKER_MODEL_CACHE"  # the model-call cache's dire
 ENV_METRICS = "AGENT_EVAL_WORKER_METRICS"  # the metric worker's metrics: JSON {name: "module:function"}
 ENV_OBSERVE = "AGENT_EVAL_WORKER_OBSERVE"  # "0": no audit hook, nothing observed (the benchmark's other side); else "1"
 ENV_PACING = "AGENT_EVAL_WORKER_PACING"  # "1": ask the parent for a permit before each model call; unset: pace here
-ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE, ENV_METRICS, ENV_OBSERVE, ENV_PACING)
+ENV_ZYGOTE = "AGENT_EVAL_WORKER_ZYGOTE"  # "1": be the zygote, forking workers on request (zygote.py); else a worker
+ENVIRONMENT = (ENV_AGENT, ENV_SPANS, ENV_MODEL_CACHE, ENV_METRICS, ENV_OBSERVE, ENV_PACING, ENV_ZYGOTE)
 
 # The request's number, on every message about one request.
 ID = "id"
@@ -334,3 +335,41 @@ def metrics_ready(failures: dict[str, str]) -> Message:
 
 def scored(number: Any, value: float | None, explanation: str, details: dict[str, Any]) -> Message:
     return result(number, {VALUE: value, EXPLANATION: explanation, DETAILS: details})
+
+
+# -- the zygote (``zygote.py``) --------------------------------------------------------------
+# With ``ENV_ZYGOTE`` = "1" the process loads the agent once and forks the workers. The parent
+# sends on its stdin, a Unix SOCK_SEQPACKET socket, one packet per request with three file
+# descriptors attached (the new worker's stdin, stdout and stderr):
+#
+# - ``fork(N)``
+#
+# and reads on its stdout: ``warm()`` once the agent is loaded and forking is safe, else
+# ``cold("why")`` (it forks nothing: the parent spawns workers instead); then per request
+# ``forked(N, pid)``, and ``exited(pid, code)`` when a worker it forked ends (``code`` as
+# asyncio gives it: negative for a signal).
+FORK = "fork"
+WARM = "warm"
+COLD = "cold"
+FORKED = "forked"
+EXITED = "exited"
+
+
+def fork(number: int) -> Message:
+    return {FORK: number}
+
+
+def warm() -> Message:
+    return {WARM: True}
+
+
+def cold(why: str) -> Message:
+    return {COLD: why}
+
+
+def forked(number: int, pid: int) -> Message:
+    return {FORKED: [number, pid]}
+
+
+def exited(pid: int, code: int) -> Message:
+    return {EXITED: [pid, code]}

@@ -411,6 +411,7 @@ AGENT_FLAGS = (
     "app_name",
     "agent_python",
     "in_process",
+    "warm_start",
     "workers",
     "model_cache",
     "concurrency",

@@ -167,6 +167,13 @@ def _agent_flags(parser: argparse.ArgumentParser) -> None:
     agent.add_argument(
         "--in-process", action="store_const", const=True, help="run the agent in this process instead of worker processes (debugging)"
     )
+    agent.add_argument(
+        "--no-warm-start",
+        dest="warm_start",
+        action="store_const",
+        const=False,
+        help="spawn each agent worker (it imports ADK and the agent itself) instead of forking them from one that loaded the agent once",
+    )
     agent.add_argument("--model-cache", metavar="DIR", help="record the agent's model calls in DIR and replay them when asked again")
     agent.add_argument("--workers", type=int, help="agent worker processes the questions are spread over (default: CPUs, at most 4)")
     agent.add_argument("--agent-url", help="a deployed ADK API server (adk api_server, Cloud Run) to run the questions against")
@@ -261,7 +268,13 @@ def _prestart(args: argparse.Namespace) -> None:
     from agent_eval_action.service.early_start import start_agent_early
 
     start_agent_early(
-        args.agent, python=args.agent_python, model_cache=args.model_cache, workers=args.workers, paths=args.paths, runs=args.runs
+        args.agent,
+        python=args.agent_python,
+        model_cache=args.model_cache,
+        workers=args.workers,
+        paths=args.paths,
+        runs=args.runs,
+        warm_start=args.warm_start is not False,
     )
 
 

@@ -264,6 +264,7 @@ class Inference:
                 workers=c.agent_worker_count(question_runs),
                 model_cache=self._model_cache(),
                 user_simulator=c.user_simulator.settings(),
+                warm_start=c.warm_start,
             ),
             self.pacer,
         )

@@ -38,6 +38,7 @@ from agent_eval_action.run.agent_loader import with_suggestion
 from agent_eval_action.run.pacing import Pacer
 from agent_eval_action.run.run_pool import keep_partial
 from agent_eval_action.run.worker_start import WorkerSettings, kill_session, spawn, take, worker_files
+from agent_eval_action.run.worker_zygote import ForkedProcess, Zygote
 from agent_eval_action.traces.adk_events import trace_from_run
 from agent_eval_action.traces.spans import RawSpan
 
@@ -97,7 +98,7 @@ class _Call:
 
 @dataclass(eq=False)
 class _Worker:
-    process: asyncio.subprocess.Process
+    process: asyncio.subprocess.Process | ForkedProcess
     pending: dict[int, _Call] = field(default_factory=dict)
     # The worker that runs suspects, one at a time: whatever kills it, its one question did.
     alone: bool = False
@@ -115,10 +116,6 @@ class _Worker:
     def tail(self) -> str:
         lines = [line for line in self.stderr if line.strip()]
         return ("; its last output: " + " | ".join(lines[-5:]))[:1500] if lines else ""
-
-
-async def _raise(error: BaseException) -> _Worker:
-    raise error
 
 
 async def _settled_in_grace(worker: _Worker, call: _Call) -> bool:
@@ -148,7 +145,9 @@ class WorkerPool:
         self.killed: list[str] = []
         self._files: Path | None = None
         self._lock: asyncio.Lock | None = None
-        self._launched: list[_Worker | BaseException] = []
+        self._launched: list[asyncio.Future[_Worker]] = []
+        # The warm start's zygote, which forks the workers (None: each is spawned).
+        self._zygote: Zygote | None = None
         self._suspects: _Worker | None = None
         self._forget_stop: Callable[[], None] = lambda: None
         self._suspect_turn = asyncio.Lock()
@@ -158,19 +157,27 @@ class WorkerPool:
     async def launch(self) -> None:
         """Starts the worker processes without waiting for them to load the agent: the caller
         can do its own work (reading datasets, importing metrics) while they import ADK."""
-        adopted: list[_Worker | BaseException] = []
+        adopted: list[_Worker] = []
         if self._files is None:
             # Workers the command line started before our imports, when they are these very ones.
             early = take(self.settings)
             if early is not None:
-                self._files, processes = early
+                self._files, processes, self._zygote = early
                 adopted = [self._watch(process) for process in processes]
             else:
                 self._files = worker_files()
+            if self.settings.warm_start and self._zygote is None:
+                with contextlib.suppress(OSError):  # spawning then says why the Python cannot start
+                    self._zygote = await Zygote.start(self.settings, self._files)
             self._forget_stop = interrupt.on_stop(self.kill_now)  # Ctrl-C, SIGTERM: the agent ends at once
         if not self._launched:
             more = max(1, self.settings.workers) - len(adopted)
-            self._launched = [*adopted, *await asyncio.gather(*(self._launch() for _ in range(more)), return_exceptions=True)]
+            loop = asyncio.get_running_loop()
+            done: list[asyncio.Future[_Worker]] = [loop.create_future() for _ in adopted]
+            for future, worker in zip(done, adopted, strict=True):
+                future.set_result(worker)
+            # Tasks: a forked worker waits for the zygote to load the agent, and the caller need not.
+            self._launched = [*done, *(asyncio.ensure_future(self._launch()) for _ in range(more))]
 
     async def start(self) -> None:
         """Starts every worker (unless :meth:`launch` did) and waits until each has loaded the
@@ -178,9 +185,7 @@ class WorkerPool:
         await self.launch()
         self._lock = asyncio.Lock()
         launched, self._launched = self._launched, []
-        started = await asyncio.gather(
-            *(self._until_ready(w) if isinstance(w, _Worker) else _raise(w) for w in launched), return_exceptions=True
-        )
+        started = await asyncio.gather(*(self._ready(w) for w in launched), return_exceptions=True)
         failure = next((s for s in started if isinstance(s, BaseException)), None)
         self.workers = [s for s in started if isinstance(s, _Worker)]
         if failure is not None:
@@ -192,8 +197,20 @@ class WorkerPool:
             raise WorkerDied("the run was interrupted")
         return await self._until_ready(await self._launch())
 
+    async def _ready(self, launched: asyncio.Future[_Worker]) -> _Worker:
+        return await self._until_ready(await launched)
+
     async def _launch(self) -> _Worker:
         assert self._files is not None
+        if self._zygote is not None:
+            try:
+                forked = await self._zygote.fork(self.settings.startup_timeout_s)
+            except TimeoutError:
+                raise AgentLoadError(
+                    "--agent", f"{self.settings.agent}: loading the agent took longer than {self.settings.startup_timeout_s:g} s"
+                ) from None
+            if forked is not None:
+                return self._watch(forked)
         try:
             process = await spawn(self.settings, self._files)
         except OSError as error:
@@ -202,7 +219,7 @@ class WorkerPool:
             ) from None
         return self._watch(process)
 
-    def _watch(self, process: asyncio.subprocess.Process) -> _Worker:
+    def _watch(self, process: asyncio.subprocess.Process | ForkedProcess) -> _Worker:
         worker = _Worker(process=process, ready=asyncio.get_running_loop().create_future())
         worker.tasks = [
             asyncio.ensure_future(self._read(worker)),
@@ -381,13 +398,18 @@ class WorkerPool:
         for worker in self._all():
             worker.stop_reason = worker.stop_reason or "the agent process was stopped because the run was interrupted"
             kill_session(worker.process.pid)
+        if self._zygote is not None:
+            self._zygote.kill_now()
 
     def _all(self) -> list[_Worker]:
-        launched = [w for w in self._launched if isinstance(w, _Worker)]
+        launched = [w.result() for w in self._launched if w.done() and not w.cancelled() and w.exception() is None]
         return [*self.workers, *launched, *([self._suspects] if self._suspects is not None else [])]
 
     async def close(self) -> None:
         # Launched and never waited for too (a run that ended before it needed the agent).
+        for launching in self._launched:
+            launching.cancel()  # a fork not made yet: none is needed now
+        await asyncio.gather(*self._launched, return_exceptions=True)
         workers = self._all()
         self._launched, self._suspects = [], None
         for worker in workers:
@@ -401,6 +423,9 @@ class WorkerPool:
             kill_session(worker.process.pid)  # what the agent left running there ends with the run
             await asyncio.gather(*worker.tasks, return_exceptions=True)
         self.workers = []
+        if self._zygote is not None:
+            await self._zygote.close()
+            self._zygote = None
         self._forget_stop()
         if self._files is not None:
             shutil.rmtree(self._files, ignore_errors=True)

@@ -58,6 +58,8 @@ class WorkerSettings:
     # [user-simulator] settings for conversation scenarios.
     user_simulator: dict[str, Any] = field(default_factory=dict)
     startup_timeout_s: float = 180.0
+    # Workers forked by a zygote that loaded the agent once (``worker_zygote.py``); False: each spawned.
+    warm_start: bool = True
 
 
 def interpreter(python: str | None) -> str:
@@ -139,6 +141,8 @@ class _Early:
     settings: WorkerSettings
     files: Path
     processes: list[asyncio.subprocess.Process]
+    # With a warm start: the zygote, which forks the workers once the pool asks (no processes then).
+    zygote: Any = None
     claimed: bool = False
 
 
@@ -171,7 +175,13 @@ def _questions_in(path: str) -> int:
 
 
 def prestart(
-    agent: str, *, python: str | None, model_cache: str | None, workers: int | None, question_runs: int | None
+    agent: str,
+    *,
+    python: str | None,
+    model_cache: str | None,
+    workers: int | None,
+    question_runs: int | None,
+    warm_start: bool = True,
 ) -> asyncio.AbstractEventLoop | None:
     """Starts the worker processes a run of ``agent`` is expected to need, from the working
     directory with the environment a config without agent settings gives it, and returns the
@@ -188,6 +198,7 @@ def prestart(
         env=agent_environment(os.environ),
         workers=count,
         model_cache=str(Path(model_cache).resolve()) if model_cache else None,
+        warm_start=warm_start,
     )
     loop = asyncio.new_event_loop()
     files = worker_files()
@@ -195,6 +206,18 @@ def prestart(
     async def every() -> list[asyncio.subprocess.Process | BaseException]:
         return await asyncio.gather(*(spawn(settings, files) for _ in range(count)), return_exceptions=True)
 
+    if settings.warm_start:
+        from agent_eval_action.run.worker_zygote import Zygote
+
+        try:
+            zygote = loop.run_until_complete(Zygote.start(settings, files))
+        except OSError:  # the run's own start will say why
+            shutil.rmtree(files, ignore_errors=True)
+            loop.close()
+            return None
+        _early = _Early(loop, settings, files, [], zygote)
+        atexit.register(discard)
+        return loop
     started = loop.run_until_complete(every())
     processes = [p for p in started if isinstance(p, asyncio.subprocess.Process)]
     if not processes:  # the run's own start will say why
@@ -215,10 +238,10 @@ def claim_loop() -> asyncio.AbstractEventLoop | None:
     return _early.loop
 
 
-def take(settings: WorkerSettings) -> tuple[Path, list[asyncio.subprocess.Process]] | None:
-    """The prestarted workers' files and processes (at most ``settings.workers`` of them), when
-    each was started exactly as ``settings`` would start it, on the running loop; else None (and
-    they are killed)."""
+def take(settings: WorkerSettings) -> tuple[Path, list[asyncio.subprocess.Process], Any] | None:
+    """The prestarted workers' files and processes (at most ``settings.workers`` of them) and
+    zygote (or None), when each was started exactly as ``settings`` would start it, on the
+    running loop; else None (and they are killed)."""
     global _early
     early, _early = _early, None
     if early is None:
@@ -227,6 +250,7 @@ def take(settings: WorkerSettings) -> tuple[Path, list[asyncio.subprocess.Proces
         early.loop is _running_loop()
         and settings.python == early.settings.python
         and Path(settings.cwd).resolve() == Path(early.settings.cwd).resolve()
+        and settings.warm_start == early.settings.warm_start
         and worker_env(settings, early.files) == worker_env(early.settings, early.files)
     )
     if not same:
@@ -234,7 +258,7 @@ def take(settings: WorkerSettings) -> tuple[Path, list[asyncio.subprocess.Proces
         return None
     for extra in early.processes[settings.workers :]:
         _close(extra)
-    return early.files, early.processes[: settings.workers]
+    return early.files, early.processes[: settings.workers], early.zygote
 
 
 def discard() -> None:
@@ -261,4 +285,7 @@ def _close(process: asyncio.subprocess.Process) -> None:
 def _kill(early: _Early) -> None:
     for process in early.processes:
         _close(process)
+    if early.zygote is not None:
+        early.zygote.kill_now()
+        early.zygote.control.close()
     shutil.rmtree(early.files, ignore_errors=True)

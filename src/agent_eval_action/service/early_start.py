@@ -10,11 +10,25 @@ from agent_eval_action.run.worker_start import estimated_question_runs, prestart
 
 
 def start_agent_early(
-    agent: str, *, python: str | None, model_cache: str | None, workers: int | None, paths: list[str], runs: int | None
+    agent: str,
+    *,
+    python: str | None,
+    model_cache: str | None,
+    workers: int | None,
+    paths: list[str],
+    runs: int | None,
+    warm_start: bool = True,
 ) -> None:
     """Starts the workers an evaluation of the dataset files ``paths`` by ``agent`` is expected to
     need (their count guessed from the files: ``worker_start.estimated_question_runs``); the run
     adopts them when its config starts them the same way, else they are killed. ``python``: the
     ``--agent-python`` given, else the one the run will find (``agent_env.chosen_agent_python``)."""
     python, _ = chosen_agent_python(python, Path.cwd(), ours="")
-    prestart(agent, python=python, model_cache=model_cache, workers=workers, question_runs=estimated_question_runs(paths, runs))
+    prestart(
+        agent,
+        python=python,
+        model_cache=model_cache,
+        workers=workers,
+        question_runs=estimated_question_runs(paths, runs),
+        warm_start=warm_start,
+    )

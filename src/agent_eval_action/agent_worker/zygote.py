@@ -1,0 +1,163 @@
+"""The zygote: one process imports ADK and loads the agent once, then forks the workers (and their
+replacements) on request, as gunicorn's ``preload`` does. A forked worker skips the second or so
+a spawned one spends importing; it is otherwise the worker of ``__main__``: a session of its
+own, its own stdin/stdout/stderr (the parent's pipes, passed over the zygote's socket), and its
+threads (the watchdog) and event loop started after the fork.
+
+Forking copies memory, not threads: a thread the agent's import started would be missing in
+every worker, and a lock it held would stay held there; a connection it opened would be shared
+by every worker. So after loading, the zygote forks nothing (``cold``: the parent spawns
+workers as before) when it finds (:func:`unsafe`): more than one Python thread
+(``threading.active_count()``), more than one thread of the process (``/proc/self/task``: a
+native thread, gRPC's say), or an open socket besides its own (``/proc/self/fd``: a connection
+or a gRPC channel opened at import). It is Linux only; elsewhere it says ``cold`` at once.
+
+What the agent's import read (the audit hook is installed before it loads, ``observe.py``) is
+in the shared record every forked worker inherits: every question of every worker lists it.
+
+Messages: ``protocol.py`` (the zygote's part). Standard library only, like the rest of the worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+from typing import IO, Any
+
+from . import protocol
+
+# At most this many bytes of a request packet (a small JSON object) and descriptors with it.
+PACKET = 4096
+FDS = 3
+
+
+def unsafe(control: int) -> str | None:
+    """Why forking this process now would be unsafe (None: it is safe); ``control``: our socket
+    (and fd 0 is the same socket)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return f"forking workers is only done on Linux (this is {sys.platform})"
+    if threading.active_count() > 1:
+        names = ", ".join(sorted(t.name for t in threading.enumerate() if t is not threading.current_thread()))
+        return f"loading the agent started {threading.active_count() - 1} thread(s) ({names})"
+    try:
+        tasks = len(os.listdir("/proc/self/task"))
+        sockets = [fd for fd in os.listdir("/proc/self/fd") if _is_socket(fd) and int(fd) not in (0, control)]
+    except OSError as error:
+        return f"cannot look at the process's threads and files ({error})"
+    if tasks > 1:
+        return f"loading the agent started {tasks - 1} native thread(s) (a C extension's, gRPC's say)"
+    if sockets:
+        return f"loading the agent opened {len(sockets)} socket(s) (a connection or a gRPC channel) that every worker would share"
+    return None
+
+
+def _is_socket(fd: str) -> bool:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    except OSError:
+        return False  # the listing's own descriptor, closed by now
+
+
+class Zygote:
+    def __init__(self, worker: Any, control: socket.socket, out: IO[str], loaded: Any, observation: Any):
+        self.worker = worker  # the worker's module (``__main__``)
+        self.control = control
+        self.out = out
+        self.loaded = loaded
+        self.observation = observation
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.out.write(protocol.encode(message) + "\n")
+        self.out.flush()
+
+    def run(self) -> int:
+        """Forks a worker per request and says when each ends, until the parent closes the socket."""
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_w)
+        while True:
+            self._reap()
+            try:
+                readable, _, _ = select.select([self.control.fileno(), self.wake_r], [], [])
+            except InterruptedError:
+                continue
+            if self.wake_r in readable:
+                os.read(self.wake_r, 512)
+            if self.control.fileno() not in readable:
+                continue
+            try:
+                data, fds, _, _ = socket.recv_fds(self.control, PACKET, FDS)
+            except InterruptedError:
+                continue
+            if not data:
+                return 0  # the parent is done with us; the workers it has end on their own
+            request = json.loads(data)
+            if len(fds) != FDS:
+                for fd in fds:
+                    os.close(fd)
+                continue
+            self._fork(int(request[protocol.FORK]), fds)
+
+    def _fork(self, number: int, fds: list[int]) -> None:
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                code = self._worker(fds)
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        self.send(protocol.forked(number, pid))
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.send(protocol.exited(pid, os.waitstatus_to_exitcode(status)))
+
+    def _worker(self, fds: list[int]) -> int:
+        """In the forked child: become a worker of our own session on the parent's pipes."""
+        worker = self.worker
+        os.setsid()  # killed with whatever it starts, as a spawned worker is
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd, target in zip(fds, (0, 1, 2), strict=True):
+            os.dup2(fd, target)
+        for fd in (*fds, self.wake_r, self.wake_w, self.control.fileno(), self.out.fileno()):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        out = worker._protocol_stream()
+        code: int = worker.serve(out, *self.loaded, self.observation)
+        worker._leave(code)
+        return code
+
+
+def main(worker: Any) -> int:
+    """``worker``: the worker's module (``__main__``), whose parts load the agent and serve."""
+    control = socket.socket(fileno=os.dup(0))  # the parent's requests; fd 0 becomes each worker's stdin
+    out = worker._protocol_stream()
+    observation = worker.observing()
+    loaded = worker.load(out)
+    if isinstance(loaded, int):
+        return loaded  # said ``fatal``: the parent spawns a worker, which says it again, with its output
+    why = unsafe(control.fileno())
+    if why is not None:
+        out.write(protocol.encode(protocol.cold(why)) + "\n")
+        out.flush()
+        return 0
+    zygote = Zygote(worker, control, out, loaded, observation)
+    zygote.send(protocol.warm())
+    return zygote.run()

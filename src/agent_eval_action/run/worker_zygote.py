@@ -1,0 +1,246 @@
+"""The warm start: the agent's workers forked by a zygote that imported ADK and loaded the agent
+once (``agent_worker/zygote.py``), instead of each spawned to import them again.
+
+:class:`Zygote` starts that process as a worker would be started (the same interpreter, folder
+and environment) with a Unix socket for its stdin; :meth:`Zygote.fork` passes it the new
+worker's three pipes and returns a :class:`ForkedProcess`, which the pool uses as it uses a
+spawned worker's ``asyncio.subprocess.Process``. The worker is the zygote's child, not ours:
+the zygote says when it ends (and with what code); should the zygote itself end first, a
+``pidfd`` says when each worker it had does.
+
+:meth:`Zygote.fork` returns None when the zygote forks nothing: it found forking unsafe after
+loading the agent (a thread or a socket it started: ``zygote.unsafe``), the agent did not load
+(the spawned worker says why, with its output), or the zygote is gone. The pool then spawns,
+and the reason is logged once.
+
+Only the standard library, the worker's protocol and ``worker_start`` are imported here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+from typing import Any
+
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.run.worker_start import LINE_LIMIT, PACKAGE, WorkerSettings, kill_session, worker_env
+
+log = logging.getLogger(__name__)
+# A worker whose end the zygote could not report (it was gone first): its exit code is unknown.
+UNKNOWN_EXIT = 1
+
+
+class ForkedProcess:
+    """What the pool uses of ``asyncio.subprocess.Process``, for a worker the zygote forked."""
+
+    def __init__(
+        self, pid: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader, stderr: asyncio.StreamReader, ended: asyncio.Future[int]
+    ):
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self._ended = ended
+
+    @property
+    def returncode(self) -> int | None:
+        return self._ended.result() if self._ended.done() else None
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._ended)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, signal.SIGKILL)
+
+
+class Zygote:
+    """One zygote process and the workers it forked."""
+
+    def __init__(self, process: asyncio.subprocess.Process, control: socket.socket):
+        self.process = process
+        self.control = control
+        loop = asyncio.get_running_loop()
+        # True once it can fork; else why not (said once).
+        self.state: asyncio.Future[bool | str] = loop.create_future()
+        self.forks: dict[int, asyncio.Future[int]] = {}
+        self.ends: dict[int, asyncio.Future[int]] = {}
+        self.numbers = 0
+        self.stopping = False
+        self.ended = False  # its output closed: it forks no more
+        self.reader = asyncio.ensure_future(self._read())
+
+    @classmethod
+    async def start(cls, settings: WorkerSettings, files: Any) -> Zygote:
+        """The zygote of ``settings``'s workers, started (raises OSError as spawning does)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = worker_env(settings, files)
+        env[protocol.ENV_ZYGOTE] = "1"
+        try:
+            process = await asyncio.create_subprocess_exec(
+                settings.python,
+                "-m",
+                PACKAGE,
+                stdin=theirs.fileno(),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,  # the agent's import output: each worker's own start says it again if it fails
+                cwd=settings.cwd,
+                env=env,
+                limit=LINE_LIMIT,
+                start_new_session=True,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return cls(process, ours)
+
+    async def warm(self, timeout_s: float | None = None) -> bool:
+        """Whether the zygote forks (waits until it has loaded the agent); raises TimeoutError,
+        and kills it, when loading takes longer than ``timeout_s``."""
+        try:
+            return (await asyncio.wait_for(asyncio.shield(self.state), timeout_s)) is True
+        except TimeoutError:
+            self.kill_now()
+            raise
+
+    async def fork(self, timeout_s: float | None = None) -> ForkedProcess | None:
+        """A new worker, or None when the zygote forks none (spawn one instead); TimeoutError
+        when it did not load the agent within ``timeout_s``."""
+        if not await self.warm(timeout_s) or self.stopping or self.ended:
+            return None
+        loop = asyncio.get_running_loop()
+        pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr
+        theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]
+        number, self.numbers = self.numbers, self.numbers + 1
+        forked = self.forks[number] = loop.create_future()
+        try:
+            socket.send_fds(self.control, [protocol.encode(protocol.fork(number)).encode()], theirs)
+        except OSError:
+            self.forks.pop(number, None)
+            for fd in (*pipes[0], *pipes[1], *pipes[2]):
+                os.close(fd)
+            return None
+        for fd in theirs:
+            os.close(fd)
+        ours = [pipes[0][1], pipes[1][0], pipes[2][0]]
+        try:
+            pid = await forked
+        except (ConnectionError, asyncio.CancelledError) as error:
+            for fd in ours:
+                os.close(fd)
+            if isinstance(error, asyncio.CancelledError):
+                raise
+            return None
+        try:
+            return await _process(loop, pid, ours, self.ends.setdefault(pid, loop.create_future()))
+        except BaseException:
+            kill_session(pid)
+            raise
+
+    async def _read(self) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        why = "the warm-start process ended before it loaded the agent"
+        # A load that failed is the spawned worker's to say, with its output: no warning of ours.
+        unsafe = False
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:
+                break
+            if not line:
+                break
+            message = protocol.decode(line)
+            if message is None:
+                continue
+            if protocol.WARM in message and not self.state.done():
+                self.state.set_result(True)
+            elif protocol.COLD in message:
+                why, unsafe = str(message[protocol.COLD]), True
+                break
+            elif protocol.FATAL in message:
+                why = "the agent did not load in the warm-start process"
+                break
+            elif protocol.FORKED in message:
+                number, pid = message[protocol.FORKED]
+                self.ends.setdefault(pid, asyncio.get_running_loop().create_future())
+                waiter = self.forks.pop(number, None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(pid)
+                if self.stopping:
+                    kill_session(pid)
+            elif protocol.EXITED in message:
+                pid, code = message[protocol.EXITED]
+                ended = self.ends.pop(pid, None)
+                if ended is not None and not ended.done():
+                    ended.set_result(int(code))
+        self.ended = True
+        if not self.state.done():
+            self.state.set_result(why)
+            log.log(
+                logging.WARNING if unsafe else logging.INFO,
+                "the agent's workers are spawned, not forked: %s (warm-start = false says so without trying)",
+                why,
+            )
+        elif not self.stopping:
+            log.warning("the warm-start process ended: the agent's workers are spawned from now on")
+        for waiter in self.forks.values():
+            if not waiter.done():
+                waiter.set_exception(ConnectionError("the warm-start process ended"))
+                waiter.exception()
+        self.forks.clear()
+        for pid, ended in self.ends.items():
+            if not ended.done():
+                _watch_end(pid, ended)
+
+    def kill_now(self) -> None:
+        """Kills the zygote at once (from a signal handler too); workers it forks later are killed."""
+        self.stopping = True
+        kill_session(self.process.pid)
+
+    async def close(self) -> None:
+        """Ends the zygote (its workers are the pool's to end first)."""
+        self.stopping = True
+        self.control.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), 5)
+        kill_session(self.process.pid)
+        await asyncio.gather(self.reader, return_exceptions=True)
+
+
+async def _process(loop: asyncio.AbstractEventLoop, pid: int, fds: list[int], ended: asyncio.Future[int]) -> ForkedProcess:
+    stdin_w, stdout_r, stderr_r = fds
+    stdout = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+    stderr = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout, loop=loop), os.fdopen(stdout_r, "rb", 0))
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr, loop=loop), os.fdopen(stderr_r, "rb", 0))
+    transport, flow = await loop.connect_write_pipe(lambda: _Flow(loop), os.fdopen(stdin_w, "wb", 0))
+    return ForkedProcess(pid, asyncio.StreamWriter(transport, flow, None, loop), stdout, stderr, ended)
+
+
+class _Flow(asyncio.streams.FlowControlMixin):
+    """The write side's protocol: ``drain`` waits while the pipe is full."""
+
+
+def _watch_end(pid: int, ended: asyncio.Future[int]) -> None:
+    """Sets ``ended`` when ``pid`` ends, the zygote being gone (a pidfd; its code is unknown)."""
+    loop = asyncio.get_running_loop()
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        ended.set_result(UNKNOWN_EXIT)  # gone already (or no pidfd here)
+        return
+
+    def done() -> None:
+        loop.remove_reader(fd)
+        os.close(fd)
+        if not ended.done():
+            ended.set_result(UNKNOWN_EXIT)
+
+    loop.add_reader(fd, done)

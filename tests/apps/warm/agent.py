@@ -1,0 +1,52 @@
+"""The warm-start test agent (see the package's docstring)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import AsyncGenerator
+from pathlib import Path
+
+from google.adk.agents import LlmAgent
+from google.adk.models import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+PROMPT = (Path(__file__).parent / "prompt.txt").read_text(encoding="utf-8").strip()
+
+if os.environ.get("WARM_IMPORT_HANG") == "1":
+    threading.Event().wait()  # an import that never ends
+if os.environ.get("WARM_IMPORT_THREAD") == "1":
+    threading.Thread(target=threading.Event().wait, name="exporter", daemon=True).start()
+
+
+def kill_self() -> dict:
+    """Kills its own process."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    return {}
+
+
+def pid() -> dict:
+    """Says which process answers."""
+    return {"pid": os.getpid()}
+
+
+class WarmModel(BaseLlm):
+    model: str = "scripted-warm"
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        last = llm_request.contents[-1]
+        answer = next((p.function_response.response for p in last.parts or [] if p.function_response), None)
+        said = "".join(p.text or "" for p in last.parts or [])
+        if answer is not None:
+            part = types.Part(text=str(answer))
+        elif said.startswith("call "):
+            part = types.Part(function_call=types.FunctionCall(name=said.split()[1], args={}))
+        else:
+            part = types.Part(text=said.removeprefix("say "))
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+
+root_agent = LlmAgent(name="warm", model=WarmModel(), instruction=PROMPT, tools=[kill_self, pid])

@@ -1,0 +1,168 @@
+"""The warm start (run/worker_zygote.py, agent_worker/zygote.py): the agent's workers and their
+replacements are forked by one process that loaded the agent once; an agent whose import started
+a thread gets spawned workers instead, and the run says so once. The hostile-question suite
+(tests/integration/test_agent_worker.py and the CLI tests of tests/apps/hostile) runs with the
+warm start on, its default."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from agent_eval_action.core.errors import AgentLoadError
+from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.run.worker_pool import WorkerDied, WorkerPool
+from agent_eval_action.run.worker_start import WorkerSettings
+from tests.helpers.hostile import APPS, cli, golden
+
+PROMPT = str(APPS / "warm" / "prompt.txt")
+WARNING = "the agent's workers are spawned, not forked"
+
+
+def parent(pid: int) -> int:
+    """The parent process of ``pid``, from /proc (the field after the command's closing paren)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
+
+
+def pool_of(workers: int, *, warm_start: bool = True, startup_timeout_s: float = 180.0, **env: str) -> WorkerPool:
+    return WorkerPool(
+        WorkerSettings(
+            agent="warm",
+            python=sys.executable,
+            cwd=APPS,
+            env={**agent_environment(os.environ), **env},
+            workers=workers,
+            capture_spans=False,
+            warm_start=warm_start,
+            startup_timeout_s=startup_timeout_s,
+        )
+    )
+
+
+def answered_by(trace: Trace) -> int:
+    assert trace.final_response is not None and trace.final_response.startswith("{'pid': ")
+    return int(trace.final_response.removeprefix("{'pid': ").rstrip("}"))
+
+
+def test_the_workers_and_a_killed_ones_replacement_are_forked_and_every_question_lists_what_the_import_read() -> None:
+    async def go() -> tuple[int, list[int], list[Trace], BaseException | None, Trace, list[int]]:
+        pool = pool_of(2)
+        await pool.start()
+        try:
+            assert pool._zygote is not None
+            zygote = pool._zygote.process.pid
+            first = [worker.process.pid for worker in pool.workers]
+            traces = await asyncio.gather(*(pool.run_question(Question(id=f"q{i}", user_inputs=["call pid"]), 60) for i in range(4)))
+            try:
+                await pool.run_question(Question(id="q_kill", user_inputs=["call kill_self"]), 60)
+                died = None
+            except WorkerDied as error:
+                died = error
+            after = await pool.run_question(Question(id="q_after", user_inputs=["call pid"]), 60)
+            now = [worker.process.pid for worker in pool.workers]
+            assert pool.restarts == 1 and len(set(now) - set(first)) == 1  # one replaced
+            return zygote, first, traces, died, after, [parent(pid) for pid in now]
+        finally:
+            await pool.close()
+
+    zygote, first, traces, died, after, parents = asyncio.run(go())
+    assert set(parents) == {zygote}  # the replacement too: forked, not spawned
+    assert {answered_by(trace) for trace in traces} == set(first)  # both forked workers answered
+    for trace in [*traces, after]:
+        assert trace.observed is not None and PROMPT in trace.observed["file"], trace.observed
+    assert isinstance(died, WorkerDied) and "SIGKILL" in str(died)
+
+
+def test_an_agent_whose_import_starts_a_thread_gets_spawned_workers(caplog) -> None:  # type: ignore[no-untyped-def]
+    async def go() -> tuple[list[int], list[Trace], bool]:
+        pool = pool_of(2, WARM_IMPORT_THREAD="1")
+        await pool.start()
+        try:
+            parents = [parent(worker.process.pid) for worker in pool.workers]
+            traces = await asyncio.gather(*(pool.run_question(Question(id=f"q{i}", user_inputs=["call pid"]), 60) for i in range(2)))
+            assert pool._zygote is not None
+            return parents, traces, await pool._zygote.warm()
+        finally:
+            await pool.close()
+
+    with caplog.at_level("WARNING"):
+        parents, traces, warm = asyncio.run(go())
+    assert not warm and set(parents) == {os.getpid()}  # ours: spawned
+    for trace in traces:
+        assert trace.observed is not None and PROMPT in trace.observed["file"]
+    said = [r.getMessage() for r in caplog.records if WARNING in r.getMessage()]
+    assert len(said) == 1 and "started 1 thread(s) (exporter)" in said[0]
+
+
+def test_warm_start_off_spawns_every_worker() -> None:
+    async def go() -> list[int]:
+        pool = pool_of(2, warm_start=False)
+        await pool.start()
+        try:
+            assert pool._zygote is None
+            await pool.run_question(Question(id="q", user_inputs=["say hi"]), 60)
+            return [parent(worker.process.pid) for worker in pool.workers]
+        finally:
+            await pool.close()
+
+    assert set(asyncio.run(go())) == {os.getpid()}
+
+
+def test_the_command_line_says_once_that_a_threaded_import_is_spawned_and_still_evaluates(tmp_path: Path) -> None:
+    dataset = golden(tmp_path / "golden.json", {f"q{i}": "call pid" for i in range(4)})
+    (tmp_path / "warm").symlink_to(APPS / "warm")
+    done = cli(tmp_path, "evaluate", "--agent", "warm", "--workers", "2", str(dataset), env={"WARM_IMPORT_THREAD": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count(WARNING) == 1, done.stderr
+    assert "started 1 thread(s) (exporter)" in done.stderr
+
+
+def test_an_import_that_never_ends_is_the_agents_load_error_after_the_startup_time() -> None:
+    async def go() -> BaseException | None:
+        pool = pool_of(2, startup_timeout_s=3, WARM_IMPORT_HANG="1")
+        try:
+            await pool.start()
+        except AgentLoadError as error:
+            return error
+        finally:
+            await pool.close()
+        return None
+
+    error = asyncio.run(go())
+    assert isinstance(error, AgentLoadError) and "loading the agent took longer than 3 s" in str(error)
+
+
+def test_when_the_zygote_is_killed_its_workers_ends_are_still_seen_and_replacements_are_spawned(caplog) -> None:  # type: ignore[no-untyped-def]
+    async def go() -> tuple[BaseException | None, Trace, int, int]:
+        pool = pool_of(1)
+        await pool.start()
+        try:
+            assert pool._zygote is not None
+            zygote = pool._zygote.process
+            forked = pool.workers[0].process.pid
+            assert parent(forked) == zygote.pid
+            os.kill(zygote.pid, signal.SIGKILL)
+            await zygote.wait()
+            await pool._zygote.reader  # its output read to the end
+            try:
+                await pool.run_question(Question(id="q_kill", user_inputs=["call kill_self"]), 60)
+                died = None
+            except WorkerDied as error:  # its end seen without the zygote to say it
+                died = error
+            after = await pool.run_question(Question(id="q_after", user_inputs=["call pid"]), 60)
+            return died, after, forked, parent(pool.workers[0].process.pid)
+        finally:
+            await pool.close()
+
+    with caplog.at_level("WARNING"):
+        died, after, forked, spawned_by = asyncio.run(go())
+    assert isinstance(died, WorkerDied)
+    assert answered_by(after) != forked and spawned_by == os.getpid()
+    assert [r.getMessage() for r in caplog.records if "warm-start process ended" in r.getMessage()] == [
+        "the warm-start process ended: the agent's workers are spawned from now on"
+    ]
