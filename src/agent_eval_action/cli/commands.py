@@ -25,6 +25,7 @@ from agent_eval_action.core.errors import ExitCode
 from agent_eval_action.core.files import LOCK_NAME, output_lock
 from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import Problem, Results
+from agent_eval_action.core.plan import CheckPlan
 from agent_eval_action.core.workflow import mask, redactor_for
 from agent_eval_action.service import api
 
@@ -226,15 +227,15 @@ def check_and_publish(
     refused before it starts (its base, its environment) leaves no output directory behind."""
     if context.token:
         mask(context.token, out, actions=context.in_actions)
-    if config.compare_with == "base":
-        cache = "; the model-call cache is off for both sides (a replay would hide drift)" if config.model_cache else ""
-        print(
-            "compare-with = base: the base's agent runs now beside this one, question by question, and this run is compared "
-            f"with it; every model call goes to the model{cache}",
-            file=err,
-        )
+
+    def announce(plan: CheckPlan) -> None:  # what the check will do, said once its plan is made
+        if (said := plan.announcement(bool(config.model_cache))) is not None:
+            print(said, file=err)
+
     with output_lock(config.output_dir):
-        outcome = api.run_check(config, base=base, evaluate_all=evaluate_all, progress=err, install=install, collector=OWN_PROCESS)
+        outcome = api.run_check(
+            config, base=base, evaluate_all=evaluate_all, progress=err, install=install, collector=OWN_PROCESS, announce=announce
+        )
         selection = outcome.results.selection
         if selection is not None and not selection.selected and not outcome.results.problems:
             print("nothing to evaluate: no dataset changed and no agent code changed", file=out)

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
+from agent_eval_action.core.plan import CheckPlan
+
 # 2: gate failures are objects and the gate has an outcome. Version-1 files are still read.
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -713,6 +715,9 @@ class Results(_Model):
     # What the PR was compared with: "baseline" (stored on the base branch) or "base" (the
     # merge-base's agent run in the same job); None in files written before it was recorded.
     compare_with: Literal["baseline", "base"] | None = None
+    # The check's plan (core/plan.py), made once before the agent ran; None for a run that was no
+    # check (evaluate). Files written before it was saved get one from ``compare_with`` when read.
+    plan: CheckPlan | None = None
     # compare-with = "base": what the base's re-run cost, and the fresh base run compared with
     # the stored baseline (same code, another time: the model's drift).
     base_run: BaseRun | None = None

@@ -19,6 +19,7 @@ from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.files import write_atomic
 from agent_eval_action.core.jsonish import NotFinite, TooDeep, loads
 from agent_eval_action.core.models import READABLE_VERSIONS, SCHEMA_VERSION, Results
+from agent_eval_action.core.plan import recorded_plan
 from agent_eval_action.core.redaction import Redactor
 
 EXPAND_LEVELS = 3
@@ -59,7 +60,7 @@ def _encode(value: Any, level: int) -> Iterator[str]:
 
 # Fields added after baselines were first written, left out when they say nothing (every baseline
 # file): a baseline made again with unchanged scores keeps its bytes.
-OMITTED_WHEN_EMPTY = ("compare_with", "base_run", "drift", "drift_notes")
+OMITTED_WHEN_EMPTY = ("compare_with", "plan", "base_run", "drift", "drift_notes")
 
 
 def _pieces(results: Results) -> Iterator[str]:
@@ -148,4 +149,6 @@ def parse_results(text: str, where: str, what: str = "results") -> Results:
             where, f"{what} file does not match the results schema: {first['msg']}", pointer="$." + ".".join(map(str, first["loc"]))
         ) from None
     results.schema_version = SCHEMA_VERSION
+    if results.plan is None:  # written before plans were saved: the plan it recorded
+        results.plan = recorded_plan(results.compare_with, results.base_run is not None)
     return results

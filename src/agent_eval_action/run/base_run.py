@@ -94,7 +94,7 @@ def base_config(head: Config, tree: Path, prefix: str, *, python: str | None) ->
         agent_python = str((here / agent_python).resolve())
     run = {name: getattr(head, name) for name in RUN_SETTINGS}
     # Worker processes always: two agents of one module name cannot share this process.
-    twin = base.with_overrides(**run, agent=agent, agent_python=agent_python, in_process=False, compare_with="base")
+    twin = base.with_overrides(**run, agent=agent, agent_python=agent_python, in_process=False)
     twin.agent_python = agent_python
     twin.model_cache = None  # both sides ask the model now (inference.py says why)
     return twin

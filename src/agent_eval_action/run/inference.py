@@ -21,6 +21,7 @@ from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import UsageError
 from agent_eval_action.core.logs import log
 from agent_eval_action.core.models import BudgetUse, JudgeUsage, ModelCalls, Question, RunStats, Score, Trace
+from agent_eval_action.core.plan import runner_for
 from agent_eval_action.datasets import Record
 from agent_eval_action.run import worker_start
 from agent_eval_action.run.adaptive import Limiter
@@ -73,9 +74,8 @@ class InferenceResult:
 
 def run_settings(config: Config) -> RunSettings:
     fixed = None if config.concurrency == "auto" else config.concurrency
-    return RunSettings(
-        concurrency=fixed, max_concurrency=config.max_concurrency, timeout_s=config.timeout, retries=config.retries, runs=config.runs
-    )
+    # How many runs a question gets is the request's (InferenceRequest.runs), not the settings'.
+    return RunSettings(concurrency=fixed, max_concurrency=config.max_concurrency, timeout_s=config.timeout, retries=config.retries)
 
 
 class Inference:
@@ -133,7 +133,7 @@ class Inference:
         if interrupt.requested() or question_runs == 0:
             return
         c = self.config
-        if self._pool is None and self._runner is None and c.agent and not c.agent_url and not c.in_process:
+        if self._pool is None and self._runner is None and runner_for(c.agent, c.agent_url, c.in_process) == "workers":
             self._pool = self._new_pool(question_runs)
             self.loop.run_until_complete(self._pool.launch())
         if self.base is not None:
@@ -211,15 +211,17 @@ class Inference:
 
     def _make_runner(self, question_runs: int | None) -> QuestionRunner:
         c = self.config
-        if c.agent_url:
+        runner = runner_for(c.agent, c.agent_url, c.in_process)
+        if runner == "http":
             from agent_eval_action.run.http_runner import HttpAgentRunner
 
             return HttpAgentRunner.from_config(c)
-        if c.agent and c.in_process:
+        if runner == "in_process":
             from agent_eval_action.run.adk_runner import AdkRunner
             from agent_eval_action.run.agent_loader import load_agent
             from agent_eval_action.run.worker_start import agent_spec
 
+            assert c.agent is not None
             return AdkRunner(
                 load_agent(agent_spec(c.agent), c.import_root()),
                 capture_spans=c.capture_spans,
@@ -227,7 +229,8 @@ class Inference:
                 user_simulator=c.user_simulator.settings(),
                 pacer=self.pacer,
             )
-        if c.agent:
+        if runner == "workers":
+            assert c.agent is not None
             pool = self._pool or self._new_pool(question_runs)
             self._pool = pool
             log.info("starting %d agent worker process(es) for %s with %s", pool.settings.workers, c.agent, pool.settings.python)
@@ -270,8 +273,7 @@ class Inference:
         )
 
     def _model_cache(self) -> str | None:
-        if self.config.compare_with == "base":
-            return None  # both sides ask the model now: a replay would hide the drift the base run is there to see
+        # Off for both sides when the base runs beside (the check's plan unsets it): a replay would hide drift.
         return str(Path(self.config.model_cache).resolve()) if self.config.model_cache else None
 
     def _run_beside(

@@ -13,7 +13,6 @@ own, and nothing global (gc, OpenTelemetry, ``sys.path``, logging) outlives the 
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 from collections.abc import Sequence
@@ -27,51 +26,29 @@ from agent_eval_action.core import interrupt
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, InfrastructureError, UsageError
 from agent_eval_action.core.models import DatasetFormat, Problem, Question, Results, Selection
+from agent_eval_action.core.plan import merged_plan
 from agent_eval_action.core.redaction import Redactor
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.datasets.convert import write_golden, write_runs
 from agent_eval_action.repo.baseline import Written, working_tree_reader, write_baseline
 from agent_eval_action.repo.discovery import dataset_files, expand_paths
 from agent_eval_action.repo.git import Git, Snapshot, Workspace
-from agent_eval_action.repo.metric_code import changed as changed_code
-from agent_eval_action.repo.metric_code import code_at, written
 from agent_eval_action.repo.results_io import read_results as read_results
 from agent_eval_action.repo.results_io import redacted as redacted
 from agent_eval_action.repo.results_io import write_results as write_results
 from agent_eval_action.run.agent_env import chosen_agent_python as chosen_agent_python
-from agent_eval_action.run.base_run import base_checkout, base_config, install_base
 from agent_eval_action.run.environments import install_environment as install_environment
 from agent_eval_action.scoring.shards import merge_results, merge_scorer
+from agent_eval_action.service.check import run_check as run_check
+from agent_eval_action.service.compared import Outcome as Outcome  # what the adapters (commands) get back
+from agent_eval_action.service.compared import background as background  # what the views show beside an outcome
+from agent_eval_action.service.compared import background_of_files as background_of_files
+from agent_eval_action.service.compared import baselines_in, baselines_in_repository, compare_and_gate, stored_baselines
+from agent_eval_action.service.compared import compare as compare_datasets
 from agent_eval_action.service.evaluation import Evaluation, History
 from agent_eval_action.service.scaffold import Scaffold, scaffold
-from agent_eval_action.service.steps import (
-    DatasetFile,
-    agent_fingerprint,
-    base_datasets,
-    base_state,
-    baselines_in,
-    baselines_in_repository,
-    budget_skipped,
-    compare_and_gate,
-    drift,
-    drift_hint,
-    evaluate_files,
-    fail_on_drift,
-    gate_rules,
-    observations_at_base,
-    observed_now,
-    partial_reason,
-    path_roles,
-    reusable_baselines,
-    select_datasets,
-    stored_baselines,
-    tampered,
-)
-from agent_eval_action.service.steps import Outcome as Outcome  # what the adapters (commands) get back
-from agent_eval_action.service.steps import background as background  # what the views show beside an outcome
-from agent_eval_action.service.steps import background_of_files as background_of_files
+from agent_eval_action.service.steps import DatasetFile, agent_fingerprint, evaluate_files, gate_rules, observed_now, path_roles
 from agent_eval_action.service.steps import base_ref as base_ref  # --base, else the config's, else $GITHUB_BASE_REF
-from agent_eval_action.service.steps import compare as compare_datasets
 from agent_eval_action.verdict.rules import Rules
 
 
@@ -262,152 +239,6 @@ def compare(
     return compare_and_gate(now, Rules(config=chosen, source=chosen.source or "the defaults"), lookup).results
 
 
-def run_check(
-    config: Config,
-    *,
-    cwd: str | os.PathLike[str] | None = None,
-    base: str | None = None,
-    evaluate_all: bool = False,
-    progress: TextIO | None = None,
-    install: str | None = None,
-    collector: Collector = LIBRARY,
-) -> Outcome:
-    """The PR check in the repository at ``cwd``, with the config its verdict was made with:
-    select what changed since the merge-base with ``base`` (all datasets when an agent path
-    changed, when asked, or without a base), evaluate it (reusing the baseline's scores of
-    unchanged questions when the agent's code is unchanged), compare with the baselines at the
-    merge-base and gate, with the gate's rules from there.
-
-    With ``compare_with = "base"``, the merge-base's agent is checked out and run beside this
-    one (``install``: the command that makes its environment) on the same questions, and this
-    run is compared with that one; the base's run is compared with its stored baseline as drift."""
-    git = Git(Path(cwd) if cwd else Path.cwd())
-    merge_base = git.merge_base(base) if base else None
-    changes = git.changes(merge_base) if merge_base else []
-    # Our own output (results of an earlier local run) is no change of the PR's.
-    output = git.workspace().rel(config.output_dir).rstrip("/") + "/"
-    changes = [c for c in changes if not c.path.startswith(output)]
-    # Everything the verdict reads of the base is read now, before any agent code runs.
-    snapshot = Snapshot(git, merge_base) if merge_base else None
-    rules = gate_rules(config, git, snapshot)
-    workspace = git.workspace()
-    found = dataset_files(config.datasets, defaults=config.datasets == config.default_datasets())
-    files, problems = found.files, found.problems
-    by_path = {workspace.rel(f): f for f in files}
-    # The datasets the base's settings select at the base are evaluated whatever the PR's settings
-    # (config, --datasets, inputs) say: the union of the two as files, never as patterns.
-    at_base = base_datasets(git, snapshot, rules, workspace)
-    kept = [path for path in at_base if path not in by_path and workspace.file(path).is_file()]
-    by_path.update({path: str(workspace.file(path)) for path in kept})
-    rules.changes += [
-        f"datasets: {path} is no longer selected by this run's settings (the base's dataset is still evaluated)" for path in kept
-    ]
-    config = rules.config
-    # The base's custom metrics score the PR, with the base's code (read now, run from a copy).
-    metrics_root, metric_code = "", None
-    if merge_base is not None and config.custom_metrics:
-        metrics_root = workspace.rel(config.import_root()).removeprefix(".").strip("/")
-        specs = {name: spec.function for name, spec in config.custom_metrics.items()}
-        metric_code = code_at(git, merge_base, metrics_root, specs.values())
-        for name, paths in changed_code(specs, metrics_root, [c.path for c in changes]).items():
-            rules.changes.append(f"custom-metrics.{name}: {', '.join(paths)} changed (the base's code scores this PR)")
-    # The agent's code where no baseline observed what the agent read.
-    roles = path_roles(config, workspace, extra=frozenset(at_base))
-    # The repository and the agent's environment now: what the base's baselines observed is
-    # compared with them (what re-runs, what is reused), and this run's reads recorded against them.
-    observed = observed_now(config, git)
-    observations = observations_at_base(git, snapshot, config, list(by_path), changes, observed) if snapshot is not None else None
-    selection = select_datasets(
-        config, list(by_path), changes, base=base, merge_base=merge_base, evaluate_all=evaluate_all, roles=roles, observations=observations
-    )
-    state = base_state(git, snapshot, selection, config) if snapshot is not None else None
-    fingerprint = agent_fingerprint(config, git, roles)
-    # Unchanged questions keep their baseline scores: by their observed inputs, or (an older
-    # baseline) only when no agent path changed.
-    reuse = None
-    if config.reuse and snapshot is not None:
-        reuse = reusable_baselines(git, selection, config, fingerprint, snapshot, observed)
-    files_now = [DatasetFile(by_path[s.path], s.path) for s in selection.selected]
-    # A deployed agent (agent_url) has no base to check out: it is compared with the stored baselines.
-    runnable = bool(config.agent) and not config.agent_url
-    beside = config.compare_with == "base" and merge_base is not None and bool(selection.selected) and runnable
-    disturbed: list[str] = []
-    with (
-        base_checkout(git, merge_base) if beside and merge_base else contextlib.nullcontext(None) as tree,
-        written(metric_code, metrics_root) if metric_code is not None else contextlib.nullcontext(None) as metrics_folder,
-    ):
-        if metrics_folder is not None:
-            config = config.model_copy(update={"metrics_folder": str(metrics_folder)})
-        twin = None
-        if tree is not None:
-            python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
-            here = tree.top / workspace.prefix if workspace.prefix else tree.top
-            twin = (base_config(config, tree.top, workspace.prefix, python=python), here)
-            tree.seal()  # what the base runs from now on: the PR's agent must not change it
-        # The stored baseline each dataset's questions in doubt are re-run against; with the base
-        # beside, its runs that still stand for the base's code pool with the base's runs now.
-        stored_of = stored_baselines(git, selection, config, snapshot.read if snapshot is not None else working_tree_reader(workspace.root))
-        base_code = git.fingerprint(merge_base, roles.is_agent) if tree is not None and merge_base else None
-
-        def history(item: DatasetFile) -> History | None:
-            return History(stored=stored_of(item), base_fingerprint=base_code)
-
-        done = evaluate_files(
-            config,
-            files_now,
-            progress=progress,
-            fingerprint=fingerprint,
-            reuse=reuse,
-            beside=twin,
-            collector=collector,
-            observed=observed,
-            history=history,
-        )
-        if tree is not None:
-            disturbed = tampered(tree.changed()) + done.base_disturbed
-    results = Results(
-        tool_version=__version__,
-        selection=selection,
-        shard=config.shard,
-        datasets=done.datasets,
-        problems=problems + done.problems,
-        run=done.run,
-        compare_with="base" if done.base_datasets is not None else "baseline",
-    )
-    stored = baselines_in_repository(git, selection, config, snapshot)
-    if done.base_datasets is None:  # compared with the stored baselines: timings are information
-        outcome = compare_and_gate(results, rules, stored, timings=False)
-        hint = drift_hint(results, stored)
-        results.drift_notes = [hint] if hint else []
-        if config.compare_with == "base" and results.gate is not None and (merge_base is None or not runnable):
-            need = (
-                "a base branch (--base, or $GITHUB_BASE_REF)" if merge_base is None else "an agent in the repository (agent), not agent-url"
-            )
-            results.gate.notes.append(f'compare-with = "base" needs {need}: compared with the stored baselines')
-    else:
-        assert done.base is not None and merge_base is not None
-        done.base.commit = merge_base
-        results.base_run = done.base
-        ran_base = Results(datasets=done.base_datasets)
-        # The base's questions a budget skipped were not checked either: the PR's are compared with nothing there.
-        skipped_base = budget_skipped(ran_base)
-        if skipped_base and not rules.config.gate.allow_partial and not budget_skipped(results):
-            disturbed.append(
-                partial_reason(ran_base, skipped_base, rules.config).replace("question runs", "of the base's question runs", 1)
-            )
-        pooled = {d.path: d for d in done.base_pooled or []}
-        outcome = compare_and_gate(
-            results, rules, baselines_in(ran_base, f"the base's agent run now at {merge_base[:7]}"), unsound=disturbed, pooled=pooled
-        )
-        outcome.base_runs = done.base_datasets
-        results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
-        fail_on_drift(results, rules)
-        if (config.judges or config.metric_definitions or config.managed_metrics) and results.gate is not None:
-            results.gate.notes.append('compare-with = "base" does not judge the base\'s run: judged metrics are shown as new, not compared')
-    outcome.base = state
-    return outcome
-
-
 def check(
     *,
     config: Config | str | os.PathLike[str] | None = None,
@@ -434,18 +265,15 @@ def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] |
         raise DatasetError(", ".join(empty or paths), "matched no results files")
     shards = [(f, read_results(f)) for f in files]
     merged = merge_results(shards, merge_scorer(config))
-    merged.compare_with = "baseline"
+    plan = merged_plan([shard.plan for _, shard in shards])
+    merged.compare_with, merged.plan = "baseline", plan
     git = Git(Path(cwd) if cwd else Path.cwd())
     selection = merged.selection or Selection()
     snapshot = Snapshot(git, selection.merge_base) if selection.merge_base else None
     rules = gate_rules(config, git, snapshot)
     # Shards compared with stored baselines: timings are information (a merge never re-runs the base).
-    outcome = compare_and_gate(merged, rules, baselines_in_repository(git, selection, rules.config, snapshot), timings=False)
-    if any(shard.compare_with == "base" for _, shard in shards) and merged.gate is not None:
-        merged.gate.notes.append(
-            'compare-with = "base" is not kept across shards: the merged run is compared with the stored baselines '
-            "(run the check unsharded to compare with the base's agent run now)"
-        )
+    lookup = baselines_in_repository(git, selection, rules.config, snapshot)
+    outcome = compare_and_gate(merged, rules, lookup, plan=plan, notes=[plan.fallback] if plan.fallback else [])
     outcome.sources = files
     return outcome
 

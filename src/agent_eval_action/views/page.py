@@ -1160,7 +1160,7 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
         background = Background(rules=rules_of(results, GateConfig(), {name: m.kind for name, m in REGISTRY.items()}))
     _learn_units(results)
     comparisons = {c.path: c for c in results.comparison or []}
-    same_job = results.compare_with == "base" and results.base_run is not None  # both sides timed in this job
+    same_job = results.plan is not None and results.plan.base_beside  # both sides timed in this job
     thresholds = thresholds or {}
     datasets = [dataset_view(d, comparisons.get(d.path), results.gate, thresholds, background, same_job) for d in results.datasets]
     found = reasons(results)

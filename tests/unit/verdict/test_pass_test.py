@@ -131,7 +131,7 @@ def test_drift_is_claimed_only_beyond_the_questions_own_pass_rates() -> None:
     that fails its one fresh run, or an answer that differs by an id, is no drift; every question
     falling is."""
     from agent_eval_action.config import Config
-    from agent_eval_action.service.steps import baselines_in, drift
+    from agent_eval_action.service.compared import baselines_in, drift
 
     stored = dataset({f"s{i}": [1.0] * 5 for i in range(10)} | {"flaky": [1.0, 1.0, 0.0, 1.0, 1.0]})
     lookup = baselines_in(Results(datasets=[stored]), "stored")
