@@ -70,6 +70,8 @@ PURE_LOGIC = [
     "verdict/selection.py",
     "verdict/rules.py",
     "verdict/noise.py",
+    "verdict/outcome.py",
+    "core/plan.py",
     "scoring/aggregate.py",
     "scoring/reuse.py",
     "run/budget.py",
