@@ -25,7 +25,7 @@ from agent_eval_action.core.errors import ExitCode
 from agent_eval_action.core.files import LOCK_NAME, output_lock
 from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import Problem, Results
-from agent_eval_action.core.plan import CheckPlan
+from agent_eval_action.core.plan import CheckPlan, runner_for
 from agent_eval_action.core.workflow import mask, redactor_for
 from agent_eval_action.service import api
 
@@ -486,7 +486,7 @@ def agent_python(config: Config, install: str | None, env: Mapping[str, str], lo
         python = api.install_environment(install, Path.cwd(), env, log)
         print(f"the agent's Python: {python} (the venv the install command made: {install}; agent-python overrides)", file=log)
         return config.with_overrides(agent_python=python)
-    if not config.agent or config.agent_url or config.in_process:
+    if runner_for(config.agent, config.agent_url, config.in_process) != "workers":
         return config
     found, which = api.chosen_agent_python(config.agent_python, Path.cwd(), ours=sys.executable)
     print(which, file=log)
