@@ -3,7 +3,8 @@
 The command line and the action are thin adapters over it (``commands``: what is printed, the
 files of the output directory, the exit code); the Python API is the part the package exports
 (``evaluate``, ``compare``, ``check``, ``load``, ``assert_passed``). It composes the steps in
-``steps``: one evaluate loop, one compare-and-gate.
+``steps`` (one evaluate loop), ``compared`` (one compare-and-gate) and ``check`` (the PR check:
+its plan, its sides, its finish).
 
 Problems (a broken file, an agent that cannot be loaded) and warnings are in the returned data;
 only a setting that makes the call impossible (an unknown metric, a bad config file) raises, as
