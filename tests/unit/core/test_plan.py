@@ -66,7 +66,7 @@ def test_one_choice_of_runner(agent: str | None, url: str | None, in_process: bo
 def test_a_plan_is_frozen_and_round_trips() -> None:
     made = plan()
     with pytest.raises(ValueError):
-        made.mode = "baseline"  # type: ignore[misc]
+        made.mode = "baseline"
     assert CheckPlan.model_validate_json(made.model_dump_json()) == made
 
 
