@@ -229,8 +229,13 @@ def check_and_publish(
         mask(context.token, out, actions=context.in_actions)
 
     def announce(plan: CheckPlan) -> None:  # what the check will do, said once its plan is made
-        if (said := plan.announcement(bool(config.model_cache))) is not None:
-            print(said, file=err)
+        if plan.base_beside:
+            cache = "; the model-call cache is off for both sides (a replay would hide drift)" if config.model_cache else ""
+            print(
+                "compare-with = base: the base's agent runs now beside this one, question by question, and this run is compared "
+                f"with it; every model call goes to the model{cache}",
+                file=err,
+            )
 
     with output_lock(config.output_dir):
         outcome = api.run_check(

@@ -69,16 +69,6 @@ class CheckPlan(BaseModel):
         """Compared with the baselines stored on the base branch."""
         return self.mode == "baseline"
 
-    def announcement(self, model_cache_set: bool) -> str | None:
-        """What the terminal says of the plan before the agent runs (None: nothing to say)."""
-        if not self.base_beside:
-            return None
-        cache = "; the model-call cache is off for both sides (a replay would hide drift)" if model_cache_set else ""
-        return (
-            "compare-with = base: the base's agent runs now beside this one, question by question, and this run is compared "
-            f"with it; every model call goes to the model{cache}"
-        )
-
 
 def plan_check(
     *,

@@ -35,14 +35,6 @@ def test_the_base_runs_beside_only_with_a_merge_base_and_an_agent_in_the_reposit
     assert deployed.stored and deployed.fallback is not None and "not agent-url" in deployed.fallback
 
 
-def test_the_announcement_agrees_with_the_plan() -> None:
-    said = plan().announcement(model_cache_set=True)
-    assert said is not None and "runs now beside this one" in said and "model-call cache is off" in said
-    assert plan().announcement(model_cache_set=False) is not None
-    assert "model-call cache" not in (plan().announcement(model_cache_set=False) or "")
-    assert plan(merge_base=None).announcement(model_cache_set=True) is None
-
-
 def test_nothing_selected_runs_no_base_and_says_no_fallback() -> None:
     empty = plan(selected=False)
     assert empty.stored and empty.fallback is None
