@@ -242,7 +242,6 @@ def compare_and_gate(
                 "with [gate.metrics.NAME] min / max / max-regression",
             )
         )
-    gate.rules_from, gate.config_changes = rules.source, rules.changes
     why = list(unsound)
     if stopped:
         why.append(interrupted_reason(stopped, sum(len(d.questions) for d in results.datasets)))
@@ -250,7 +249,8 @@ def compare_and_gate(
         why.append(partial_reason(results, partial, config))
     drifted = drift_failures(results.drift or [], config.gate.fail_on_drift)
     problems = [p.message for p in results.problems]
-    results.gate = settle(gate, why=why, problems=problems, interrupted=bool(stopped), drift=drifted, notes=notes)
+    final = settle(gate, why=why, problems=problems, interrupted=bool(stopped), drift=drifted, notes=notes)
+    results.gate = final.model_copy(update={"rules_from": rules.source, "config_changes": rules.changes})
     return Outcome(results=results, config=config, compared=compared)
 
 
