@@ -18,7 +18,7 @@ def test_defaults_without_files(tmp_path: Path) -> None:
 def test_pyproject_table(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.agent-eval]\ndatasets = ["d/*.json"]\nseed = 3\n')
     config = load_config(cwd=tmp_path)
-    assert config.datasets == ["d/*.json"] and config.seed == 3 and config.source == "pyproject.toml [tool.agent-eval]"
+    assert config.datasets == ["d/*.json"] and config.seed == 3 and config.origin.source == "pyproject.toml [tool.agent-eval]"
 
 
 def test_agent_eval_toml_wins_over_pyproject(tmp_path: Path) -> None:

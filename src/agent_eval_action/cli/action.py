@@ -115,7 +115,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
         raw = inputs["max-regression"]
         value: float | str = raw if raw.endswith("%") else _float("max-regression", raw)
         # Explicit in the workflow: laid over the gate's rules, which otherwise come from the base.
-        config.gate_override["max_regression"] = value
+        config = config.with_origin(gate_override=(*config.origin.gate_override, ("max_regression", value)))
         config = config.with_gate(config.gate)
     redactor_for([config.agent_auth_env], out, err)  # the set-up the command line's commands share (commands.invoke)
     context = GitHubContext.from_env(env, token=token or None)

@@ -259,7 +259,7 @@ def compare(
     if not gate:
         now.comparison = compare_datasets(now, chosen, lookup)
         return now
-    return compare_and_gate(now, Rules(config=chosen, source=chosen.source or "the defaults"), lookup).results
+    return compare_and_gate(now, Rules(config=chosen, source=chosen.origin.source or "the defaults"), lookup).results
 
 
 def run_check(
@@ -337,7 +337,7 @@ def run_check(
         written(metric_code, metrics_root) if metric_code is not None else contextlib.nullcontext(None) as metrics_folder,
     ):
         if metrics_folder is not None:
-            config = config.model_copy(update={"metrics_folder": str(metrics_folder)})
+            config = config.with_origin(metrics_folder=str(metrics_folder))
         twin = None
         if tree is not None:
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
