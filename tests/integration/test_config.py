@@ -90,8 +90,8 @@ def test_user_simulator_table(tmp_path: Path) -> None:
 
 
 def test_a_quota_from_the_file_a_flag_or_the_action_input(tmp_path: Path) -> None:
-    from agent_eval_action.cli.action import flags_from_inputs, read_inputs
     from agent_eval_action.cli.main import build_parser
+    from agent_eval_action.cli.settings import flags_from_inputs, read_inputs
 
     (tmp_path / "agent-eval.toml").write_text('[quota]\n"gemini-2.5-flash" = { rpm = 120, tpm = 1000000 }\n"*" = "10rpm"\n')
     quota = load_config(cwd=tmp_path).quota
