@@ -1,8 +1,10 @@
 """The container's entrypoint: ``python -m agent_eval_action action``.
 
-Reads the ``INPUT_*`` variables (hyphens kept, as the runner sets them) and ``GITHUB_*``
-into the same config object the CLI uses, then: on a pull request, the check; on a push
-with ``update-baseline``, writes the baselines and commits them; otherwise evaluates all.
+Reads the ``INPUT_*`` variables (hyphens kept, as the runner sets them; ``cli.settings``
+declares them) and ``GITHUB_*`` into the same config object the CLI uses, then: on a pull
+request, the check; on a push with ``update-baseline``, writes the baselines and commits them;
+otherwise evaluates all. Also the ``workflow_run`` half of the fork-safe pair
+(:func:`fork_comment`: the ``fork-comment`` input and command).
 """
 
 from __future__ import annotations
@@ -38,8 +40,6 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     mask(token, out, actions=actions)
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
     if inputs["fork-comment"]:
-        from agent_eval_action.cli.commands import fork_comment
-
         # Nothing of the fork runs here: only its artifact's text is posted.
         return fork_comment(str(workspace / inputs["fork-comment"]), comment_key=inputs["comment-key"] or "default", out=out, env=env)
     # The workspace is mounted from the host, owned by another user: git refuses it otherwise.
@@ -111,4 +111,38 @@ def update_baselines(config: Config, env: Mapping[str, str], context: GitHubCont
         print("baselines unchanged: nothing to commit", file=out)
         return int(ExitCode.PASSED)
     print(f"committed and pushed the updated baselines to {branch}", file=out)
+    return int(ExitCode.PASSED)
+
+
+# comment.md is read up to this size: a fork's artifact is cut to GitHub's limit anyway.
+ARTIFACT_MAX_BYTES = 4_000_000
+
+
+def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.stdout, env: Mapping[str, str] | None = None) -> int:
+    """The ``workflow_run`` half of the fork-safe pair: posts the fork run's comment.md on the PR
+    whose head is the run's head commit (see ``publish.post_fork_comment``)."""
+    from agent_eval_action.core.errors import InfrastructureError
+    from agent_eval_action.core.workflow import mask
+    from agent_eval_action.publish.github import GitHubClient, GitHubError
+    from agent_eval_action.publish.publisher import GitHubContext, post_fork_comment, read_event
+
+    env = dict(os.environ if env is None else env)
+    context = GitHubContext.from_env(env)
+    if not context.repository or not context.token:
+        raise ConfigError("GITHUB_REPOSITORY / GITHUB_TOKEN", "both are needed to post: run this in the workflow_run job")
+    mask(context.token, out, actions=context.in_actions)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(ARTIFACT_MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError as error:
+        raise ConfigError(path, f"cannot read the fork's comment ({error.strerror}): download the artifact first") from None
+    client = GitHubClient(context.api_url, context.token)
+    try:
+        posted = post_fork_comment(text, read_event(env), context.repository, comment_key, client)
+    except GitHubError as error:
+        raise InfrastructureError(f"could not post the fork PR's comment: {error}") from None
+    if posted is None:
+        print("no open PR has the run's head commit any more (closed, or pushed again): nothing posted", file=out)
+    else:
+        print(f"comment: {posted.url}", file=out)
     return int(ExitCode.PASSED)

@@ -371,39 +371,6 @@ def report(
     return int(ExitCode.PASSED)
 
 
-# comment.md is read up to this size: a fork's artifact is cut to GitHub's limit anyway.
-ARTIFACT_MAX_BYTES = 4_000_000
-
-
-def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.stdout, env: Mapping[str, str] | None = None) -> int:
-    """The ``workflow_run`` half of the fork-safe pair: posts the fork run's comment.md on the PR
-    whose head is the run's head commit (see ``publish.post_fork_comment``)."""
-    from agent_eval_action.core.errors import ConfigError, InfrastructureError
-    from agent_eval_action.publish.github import GitHubClient, GitHubError
-    from agent_eval_action.publish.publisher import GitHubContext, post_fork_comment, read_event
-
-    env = dict(os.environ if env is None else env)
-    context = GitHubContext.from_env(env)
-    if not context.repository or not context.token:
-        raise ConfigError("GITHUB_REPOSITORY / GITHUB_TOKEN", "both are needed to post: run this in the workflow_run job")
-    mask(context.token, out, actions=context.in_actions)
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read(ARTIFACT_MAX_BYTES).decode("utf-8", errors="replace")
-    except OSError as error:
-        raise ConfigError(path, f"cannot read the fork's comment ({error.strerror}): download the artifact first") from None
-    client = GitHubClient(context.api_url, context.token)
-    try:
-        posted = post_fork_comment(text, read_event(env), context.repository, comment_key, client)
-    except GitHubError as error:
-        raise InfrastructureError(f"could not post the fork PR's comment: {error}") from None
-    if posted is None:
-        print("no open PR has the run's head commit any more (closed, or pushed again): nothing posted", file=out)
-    else:
-        print(f"comment: {posted.url}", file=out)
-    return int(ExitCode.PASSED)
-
-
 # -- the command line's table --------------------------------------------------------------------
 
 
@@ -487,6 +454,12 @@ def _command(name: str, handler: Callable[[Call], int], *, lock: bool = False, n
     return Command(handler, laid_over(name), lock=lock, note=note)
 
 
+def _fork_comment(call: Call) -> int:
+    from agent_eval_action.cli.action import fork_comment
+
+    return fork_comment(call.args.comment_file, comment_key=call.args.comment_key, out=call.out)
+
+
 COMMANDS: dict[str, Command] = {
     "init": _command("init", lambda c: init(c.args.agent, c.args.agent_python, out=c.out, err=c.err)),
     "validate": _command("validate", lambda c: validate(c.args.paths, out=c.out, err=c.err)),
@@ -504,5 +477,5 @@ COMMANDS: dict[str, Command] = {
         ),
     ),
     "action": _command("action", _action),
-    "fork-comment": _command("fork-comment", lambda c: fork_comment(c.args.comment_file, comment_key=c.args.comment_key, out=c.out)),
+    "fork-comment": _command("fork-comment", _fork_comment),
 }

@@ -4,6 +4,9 @@
 Three parts: the schema (:mod:`.schema`, :mod:`.tables`: the settings and their validation),
 the search (:mod:`.search`: which file, upward from a folder) and the placement
 (:mod:`.placement`: the paths moved from the config's folder to the working directory).
+
+Internal: the public API is ``import agent_eval_action`` (its ``__all__``: ``Config`` and
+``load_config`` come from here); the other names may change between releases.
 """
 
 from agent_eval_action.config.placement import placed
