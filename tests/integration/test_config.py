@@ -18,7 +18,7 @@ def test_defaults_without_files(tmp_path: Path) -> None:
 def test_pyproject_table(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.agent-eval]\ndatasets = ["d/*.json"]\nseed = 3\n')
     config = load_config(cwd=tmp_path)
-    assert config.datasets == ["d/*.json"] and config.seed == 3 and config.source == "pyproject.toml [tool.agent-eval]"
+    assert config.datasets == ["d/*.json"] and config.seed == 3 and config.origin.source == "pyproject.toml [tool.agent-eval]"
 
 
 def test_agent_eval_toml_wins_over_pyproject(tmp_path: Path) -> None:
@@ -90,8 +90,8 @@ def test_user_simulator_table(tmp_path: Path) -> None:
 
 
 def test_a_quota_from_the_file_a_flag_or_the_action_input(tmp_path: Path) -> None:
-    from agent_eval_action.cli.action import flags_from_inputs, read_inputs
     from agent_eval_action.cli.main import build_parser
+    from agent_eval_action.cli.settings import flags_from_inputs, read_inputs
 
     (tmp_path / "agent-eval.toml").write_text('[quota]\n"gemini-2.5-flash" = { rpm = 120, tpm = 1000000 }\n"*" = "10rpm"\n')
     quota = load_config(cwd=tmp_path).quota

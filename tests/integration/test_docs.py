@@ -104,7 +104,7 @@ def test_toml_blocks_load_as_config(block: Block, tmp_path: Path, monkeypatch: p
     finally:
         for module, _ in re.findall(r'function = "(\w+):(\w+)"', block.body):
             sys.modules.pop(module, None)
-    assert config.file is not None and config.file.endswith("agent-eval.toml")
+    assert config.origin.file is not None and config.origin.file.endswith("agent-eval.toml")
 
 
 @pytest.mark.parametrize("block", of_kind("json"), ids=str)

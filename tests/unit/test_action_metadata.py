@@ -7,14 +7,14 @@ from pathlib import Path
 
 import yaml
 
-from agent_eval_action.cli.action import INPUTS
+from agent_eval_action.cli.settings import action_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_input_is_read_and_every_read_input_declared() -> None:
     declared = yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]
-    assert set(declared) == set(INPUTS)
+    assert set(declared) == set(action_inputs())
     assert all(spec.get("description") for spec in declared.values())
     assert yaml.safe_load((ROOT / "action.yml").read_text())["runs"] == {"using": "docker", "image": "Dockerfile"}
 

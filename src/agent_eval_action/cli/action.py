@@ -1,8 +1,10 @@
 """The container's entrypoint: ``python -m agent_eval_action action``.
 
-Reads the ``INPUT_*`` variables (hyphens kept, as the runner sets them) and ``GITHUB_*``
-into the same config object the CLI uses, then: on a pull request, the check; on a push
-with ``update-baseline``, writes the baselines and commits them; otherwise evaluates all.
+Reads the ``INPUT_*`` variables (hyphens kept, as the runner sets them; ``cli.settings``
+declares them) and ``GITHUB_*`` into the same config object the CLI uses, then: on a pull
+request, the check; on a push with ``update-baseline``, writes the baselines and commits them;
+otherwise evaluates all. Also the ``workflow_run`` half of the fork-safe pair
+(:func:`fork_comment`: the ``fork-comment`` input and command).
 """
 
 from __future__ import annotations
@@ -11,76 +13,17 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from agent_eval_action.cli.settings import flags_from_inputs, read_bool, read_float, read_inputs
 from agent_eval_action.core.errors import ConfigError, ExitCode
 
 if TYPE_CHECKING:
     from agent_eval_action.config import Config
     from agent_eval_action.publish.publisher import GitHubContext
 
-INPUTS = (
-    "datasets", "agent", "agent-url", "app-name", "config", "base-ref", "github-token", "comment", "comment-key",
-    "fail-on-regression", "max-regression", "runs", "concurrency", "output-dir", "update-baseline", "install",
-    "shard", "merge", "working-directory", "metrics", "agent-python", "model-cache",
-    "max-concurrency", "max-model-calls", "max-cost-usd", "fork-comment", "compare-with",
-    "quota",
-)  # fmt: skip
 PR_EVENTS = {"pull_request", "pull_request_target"}
 BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github.com")
-
-
-def read_inputs(env: Mapping[str, str]) -> dict[str, str]:
-    return {name: env.get(f"INPUT_{name.upper()}", "").strip() for name in INPUTS}
-
-
-def _bool(name: str, value: str, default: bool) -> bool:
-    if not value:
-        return default
-    if value.lower() in ("true", "yes", "1", "on"):
-        return True
-    if value.lower() in ("false", "no", "0", "off"):
-        return False
-    raise ConfigError(f"input {name}", f"{value!r} is not true or false")
-
-
-def _int(name: str, value: str) -> int | None:
-    if not value:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ConfigError(f"input {name}", f"{value!r} is not a whole number") from None
-
-
-def _concurrency(value: str) -> int | str | None:
-    return "auto" if value.strip().lower() == "auto" else _int("concurrency", value)
-
-
-def flags_from_inputs(inputs: dict[str, str]) -> dict[str, Any]:
-    """Input values as config overrides (unset inputs leave the config file's values)."""
-    flags: dict[str, Any] = {
-        "datasets": inputs["datasets"].split() or None,
-        "agent": inputs["agent"] or None,
-        "agent_url": inputs["agent-url"] or None,
-        "app_name": inputs["app-name"] or None,
-        "comment_key": inputs["comment-key"] or None,
-        "output_dir": inputs["output-dir"] or None,
-        "runs": _int("runs", inputs["runs"]),
-        "concurrency": _concurrency(inputs["concurrency"]),
-        "max_concurrency": _int("max-concurrency", inputs["max-concurrency"]),
-        "max_model_calls": _int("max-model-calls", inputs["max-model-calls"]),
-        "max_cost_usd": _float("max-cost-usd", inputs["max-cost-usd"]) if inputs["max-cost-usd"] else None,
-        "metrics": [m.strip() for m in inputs["metrics"].replace(",", " ").split()] or None,
-        "shard": inputs["shard"] or None,
-        "agent_python": inputs["agent-python"] or None,
-        "model_cache": inputs["model-cache"] or None,
-        "compare_with": inputs["compare-with"] or None,
-        "quota": inputs["quota"] or None,
-    }
-    if inputs["comment"]:
-        flags["comment"] = _bool("comment", inputs["comment"], True)
-    return flags
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -97,8 +40,6 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     mask(token, out, actions=actions)
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
     if inputs["fork-comment"]:
-        from agent_eval_action.cli.commands import fork_comment
-
         # Nothing of the fork runs here: only its artifact's text is posted.
         return fork_comment(str(workspace / inputs["fork-comment"]), comment_key=inputs["comment-key"] or "default", out=out, env=env)
     # The workspace is mounted from the host, owned by another user: git refuses it otherwise.
@@ -113,14 +54,14 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
     config = agent_python(config, inputs["install"] or None, env, out)
     if inputs["max-regression"]:
         raw = inputs["max-regression"]
-        value: float | str = raw if raw.endswith("%") else _float("max-regression", raw)
+        value: float | str = raw if raw.endswith("%") else read_float("max-regression", raw)
         # Explicit in the workflow: laid over the gate's rules, which otherwise come from the base.
-        config.gate_override["max_regression"] = value
+        config = config.with_origin(gate_override=(*config.origin.gate_override, ("max_regression", value)))
         config = config.with_gate(config.gate)
     redactor_for([config.agent_auth_env], out, err)  # the set-up the command line's commands share (commands.invoke)
     context = GitHubContext.from_env(env, token=token or None)
     event = env.get("GITHUB_EVENT_NAME", "")
-    if event == "push" and _bool("update-baseline", inputs["update-baseline"], False):
+    if event == "push" and read_bool("update-baseline", inputs["update-baseline"], False):
         return update_baselines(config, env, context, out, err)
     if inputs["merge"]:
         from agent_eval_action.cli.commands import merge_and_finish
@@ -145,17 +86,10 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
 def _lenient(code: int, inputs: dict[str, str], out: TextIO, actions: bool) -> int:
     from agent_eval_action.core.workflow import annotation, command
 
-    if code == ExitCode.GATE_FAILED and not _bool("fail-on-regression", inputs["fail-on-regression"], True):
+    if code == ExitCode.GATE_FAILED and not read_bool("fail-on-regression", inputs["fail-on-regression"], True):
         command(out, annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"), actions=actions)
         return int(ExitCode.PASSED)
     return code
-
-
-def _float(name: str, value: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        raise ConfigError(f"input {name}", f"{value!r} is neither a number of points (0.05) nor a percentage ('5%')") from None
 
 
 def update_baselines(config: Config, env: Mapping[str, str], context: GitHubContext, out: TextIO, err: TextIO) -> int:
@@ -177,4 +111,38 @@ def update_baselines(config: Config, env: Mapping[str, str], context: GitHubCont
         print("baselines unchanged: nothing to commit", file=out)
         return int(ExitCode.PASSED)
     print(f"committed and pushed the updated baselines to {branch}", file=out)
+    return int(ExitCode.PASSED)
+
+
+# comment.md is read up to this size: a fork's artifact is cut to GitHub's limit anyway.
+ARTIFACT_MAX_BYTES = 4_000_000
+
+
+def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.stdout, env: Mapping[str, str] | None = None) -> int:
+    """The ``workflow_run`` half of the fork-safe pair: posts the fork run's comment.md on the PR
+    whose head is the run's head commit (see ``publish.post_fork_comment``)."""
+    from agent_eval_action.core.errors import InfrastructureError
+    from agent_eval_action.core.workflow import mask
+    from agent_eval_action.publish.github import GitHubClient, GitHubError
+    from agent_eval_action.publish.publisher import GitHubContext, post_fork_comment, read_event
+
+    env = dict(os.environ if env is None else env)
+    context = GitHubContext.from_env(env)
+    if not context.repository or not context.token:
+        raise ConfigError("GITHUB_REPOSITORY / GITHUB_TOKEN", "both are needed to post: run this in the workflow_run job")
+    mask(context.token, out, actions=context.in_actions)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(ARTIFACT_MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError as error:
+        raise ConfigError(path, f"cannot read the fork's comment ({error.strerror}): download the artifact first") from None
+    client = GitHubClient(context.api_url, context.token)
+    try:
+        posted = post_fork_comment(text, read_event(env), context.repository, comment_key, client)
+    except GitHubError as error:
+        raise InfrastructureError(f"could not post the fork PR's comment: {error}") from None
+    if posted is None:
+        print("no open PR has the run's head commit any more (closed, or pushed again): nothing posted", file=out)
+    else:
+        print(f"comment: {posted.url}", file=out)
     return int(ExitCode.PASSED)

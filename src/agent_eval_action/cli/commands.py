@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from agent_eval_action.cli.settings import laid_over
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.collector import OWN_PROCESS
@@ -376,62 +377,7 @@ def report(
     return int(ExitCode.PASSED)
 
 
-# comment.md is read up to this size: a fork's artifact is cut to GitHub's limit anyway.
-ARTIFACT_MAX_BYTES = 4_000_000
-
-
-def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.stdout, env: Mapping[str, str] | None = None) -> int:
-    """The ``workflow_run`` half of the fork-safe pair: posts the fork run's comment.md on the PR
-    whose head is the run's head commit (see ``publish.post_fork_comment``)."""
-    from agent_eval_action.core.errors import ConfigError, InfrastructureError
-    from agent_eval_action.publish.github import GitHubClient, GitHubError
-    from agent_eval_action.publish.publisher import GitHubContext, post_fork_comment, read_event
-
-    env = dict(os.environ if env is None else env)
-    context = GitHubContext.from_env(env)
-    if not context.repository or not context.token:
-        raise ConfigError("GITHUB_REPOSITORY / GITHUB_TOKEN", "both are needed to post: run this in the workflow_run job")
-    mask(context.token, out, actions=context.in_actions)
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read(ARTIFACT_MAX_BYTES).decode("utf-8", errors="replace")
-    except OSError as error:
-        raise ConfigError(path, f"cannot read the fork's comment ({error.strerror}): download the artifact first") from None
-    client = GitHubClient(context.api_url, context.token)
-    try:
-        posted = post_fork_comment(text, read_event(env), context.repository, comment_key, client)
-    except GitHubError as error:
-        raise InfrastructureError(f"could not post the fork PR's comment: {error}") from None
-    if posted is None:
-        print("no open PR has the run's head commit any more (closed, or pushed again): nothing posted", file=out)
-    else:
-        print(f"comment: {posted.url}", file=out)
-    return int(ExitCode.PASSED)
-
-
 # -- the command line's table --------------------------------------------------------------------
-
-AGENT_FLAGS = (
-    "agent",
-    "agent_url",
-    "app_name",
-    "agent_python",
-    "in_process",
-    "warm_start",
-    "workers",
-    "model_cache",
-    "concurrency",
-    "max_concurrency",
-    "max_model_calls",
-    "max_cost_usd",
-    "quota",
-    "runs",
-    "timeout",
-    "retries",
-    "progress",
-)
-EVALUATE_FLAGS = ("output_dir", "metrics", *AGENT_FLAGS)
-RUN_FLAGS = (*EVALUATE_FLAGS, "datasets", "comment", "shard", "reuse", "compare_with")
 
 
 @dataclass(frozen=True)
@@ -454,8 +400,8 @@ class Command:
     """A command's handler and what :func:`invoke` prepares for it."""
 
     handler: Callable[[Call], int]
-    # The flags laid over the config (read from the working directory or a folder above);
-    # None: the command reads no config.
+    # The flags laid over the config (read from the working directory or a folder above):
+    # ``settings.laid_over``; None: the command reads no config.
     flags: tuple[str, ...] | None = None
     # The output directory held for the whole command (``check`` and ``merge`` hold it in the
     # functions they share with the action).
@@ -510,24 +456,32 @@ def _action(call: Call) -> int:
     return main(out=call.out, err=call.err)
 
 
+def _command(name: str, handler: Callable[[Call], int], *, lock: bool = False, note: str | None = None) -> Command:
+    return Command(handler, laid_over(name), lock=lock, note=note)
+
+
+def _fork_comment(call: Call) -> int:
+    from agent_eval_action.cli.action import fork_comment
+
+    return fork_comment(call.args.comment_file, comment_key=call.args.comment_key, out=call.out)
+
+
 COMMANDS: dict[str, Command] = {
-    "init": Command(lambda c: init(c.args.agent, c.args.agent_python, out=c.out, err=c.err)),
-    "validate": Command(lambda c: validate(c.args.paths, out=c.out, err=c.err)),
-    "evaluate": Command(lambda c: evaluate(c.args.paths, c.config, out=c.out, err=c.err), EVALUATE_FLAGS, lock=True),
-    "check": Command(_check, RUN_FLAGS),
-    "run": Command(_check, RUN_FLAGS, note="note: `run` is renamed `check` (as in Python's check()); `run` goes away in the next release"),
-    "compare": Command(
-        lambda c: compare_files(c.args.current, c.args.baseline, c.config, out=c.out, err=c.err), ("output_dir",), lock=True
-    ),
-    "baseline": Command(lambda c: write_baselines(c.config, c.args.datasets, out=c.out, err=c.err), AGENT_FLAGS),
-    "merge": Command(lambda c: merge(c.args.paths, c.config, out=c.out, err=c.err), ("output_dir", "comment")),
-    "report": Command(lambda c: report(c.args.results, c.args.baseline, config=c.config, output=c.args.output, out=c.out), ()),
-    "convert": Command(
+    "init": _command("init", lambda c: init(c.args.agent, c.args.agent_python, out=c.out, err=c.err)),
+    "validate": _command("validate", lambda c: validate(c.args.paths, out=c.out, err=c.err)),
+    "evaluate": _command("evaluate", lambda c: evaluate(c.args.paths, c.config, out=c.out, err=c.err), lock=True),
+    "check": _command("check", _check),
+    "run": _command("run", _check, note="note: `run` is renamed `check` (as in Python's check()); `run` goes away in the next release"),
+    "compare": _command("compare", lambda c: compare_files(c.args.current, c.args.baseline, c.config, out=c.out, err=c.err), lock=True),
+    "baseline": _command("baseline", lambda c: write_baselines(c.config, c.args.datasets, out=c.out, err=c.err)),
+    "merge": _command("merge", lambda c: merge(c.args.paths, c.config, out=c.out, err=c.err)),
+    "report": _command("report", lambda c: report(c.args.results, c.args.baseline, config=c.config, output=c.args.output, out=c.out)),
+    "convert": _command(
+        "convert",
         lambda c: convert(
             c.args.paths, to=c.args.to, output=c.args.output, config=c.config, agent_name=c.args.agent_name, out=c.out, err=c.err
         ),
-        AGENT_FLAGS,
     ),
-    "action": Command(_action),
-    "fork-comment": Command(lambda c: fork_comment(c.args.comment_file, comment_key=c.args.comment_key, out=c.out)),
+    "action": _command("action", _action),
+    "fork-comment": _command("fork-comment", _fork_comment),
 }

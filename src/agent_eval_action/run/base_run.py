@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from agent_eval_action.config import Config, file_reader, find_config, placed, upward_folders
+from agent_eval_action.config import Config, file_reader, find_again, placed
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.repo.git import Git
 
@@ -83,13 +83,13 @@ def base_config(head: Config, tree: Path, prefix: str, *, python: str | None) ->
     agent = base.agent
     if agent is None:  # named by a flag or input, not a config: the same reference, in the base's files
         agent = head.agent
-        moved = os.path.relpath(head.folder, Path.cwd()) if head.folder else "."
-        base.folder = str((here / moved).resolve())
+        moved = os.path.relpath(head.origin.folder, Path.cwd()) if head.origin.folder else "."
+        base = base.with_origin(folder=str((here / moved).resolve()))
     if agent and ":" not in agent and not os.path.isabs(agent) and (here / agent).exists():
         agent = str((here / agent).resolve())  # an agent directory, in the base's files
     # The base config's interpreter; else one the run was given (a flag or input, not the PR's
     # config), as for the agent reference.
-    agent_python = python or base.agent_python or (head.agent_python if "agent_python" in head.given else None)
+    agent_python = python or base.agent_python or (head.agent_python if "agent_python" in head.origin.given else None)
     if agent_python and "/" in agent_python and not os.path.isabs(agent_python):
         agent_python = str((here / agent_python).resolve())
     run = {name: getattr(head, name) for name in RUN_SETTINGS}
@@ -103,11 +103,9 @@ def base_config(head: Config, tree: Path, prefix: str, *, python: str | None) ->
 def _own_config(head: Config, tree: Path, here: Path) -> Config:
     """The base's config as the base finds it, its paths relative to ``here``; the defaults when
     it has none (or one that cannot be read: then nothing of the PR's stands in for it)."""
-    folders = upward_folders(os.path.relpath(here, tree))
-    named = os.path.relpath(here / head.file, tree) if head.file and head.named else None
     read = file_reader(tree, check=_inside(tree))
     try:
-        found = (find_config(read, folders, named) if named else None) or find_config(read, folders)
+        found = find_again(head.origin, read, Path(os.path.relpath(here, tree)).as_posix())
     except ConfigError:
         found = None
     if found is None:

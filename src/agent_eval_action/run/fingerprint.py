@@ -69,9 +69,9 @@ def environment_fingerprint(config: Config, workspace: Workspace) -> str | None:
         for file in sorted(folder.glob(pattern))
         if file.is_file()
     }
-    if config.file and (workspace.cwd / config.file).is_file():
+    if config.origin.file and (workspace.cwd / config.origin.file).is_file():
         # Our config (its metrics, the agent's settings): a change to it re-runs, as it always did.
-        dependencies[workspace.rel(config.file)] = blob_hash((workspace.cwd / config.file).read_bytes())
+        dependencies[workspace.rel(config.origin.file)] = blob_hash((workspace.cwd / config.origin.file).read_bytes())
     agent = config.agent
     if ":" not in agent and os.path.isdir(agent):
         agent = "directory " + workspace.rel(agent)  # the same agent, from whichever folder the run starts

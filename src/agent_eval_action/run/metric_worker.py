@@ -182,7 +182,7 @@ def metric_worker(config: Config) -> MetricWorker:
     worker = MetricWorker(
         {name: spec.function for name, spec in c.custom_metrics.items()},
         python=interpreter(c.agent_python),
-        cwd=Path(c.metrics_folder) if c.metrics_folder else c.import_root(),
+        cwd=Path(c.origin.metrics_folder) if c.origin.metrics_folder else c.import_root(),
         env=env,
         timeout_s=c.timeout,
     )

@@ -237,7 +237,7 @@ def compare(
     if not gate:
         now.comparison = compare_datasets(now, chosen, lookup)
         return now
-    return compare_and_gate(now, Rules(config=chosen, source=chosen.source or "the defaults"), lookup).results
+    return compare_and_gate(now, Rules(config=chosen, source=chosen.origin.source or "the defaults"), lookup).results
 
 
 def check(

@@ -191,7 +191,7 @@ def run_sides(check: Prepared, *, progress: TextIO | None, install: str | None, 
         written(metric_code, check.metrics_root) if metric_code is not None else contextlib.nullcontext(None) as metrics_folder,
     ):
         if metrics_folder is not None:
-            config = config.model_copy(update={"metrics_folder": str(metrics_folder)})
+            config = config.with_origin(metrics_folder=str(metrics_folder))
         twin = None
         if tree is not None:
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())

@@ -219,7 +219,7 @@ def gate_rules(config: Config, git: Git, base: Snapshot | None) -> Rules:
     """The config the verdict is made with: the gate's rules (and the datasets and metrics checked
     at least) from the merge-base when there is one."""
     if base is None:
-        return Rules(config=config, source=config.source or "the defaults")
+        return Rules(config=config, source=config.origin.source or "the defaults")
     return rules_at_base(config, base.read, git.workspace().prefix, base.rev[:7])
 
 
@@ -261,7 +261,7 @@ def path_roles(config: Config, workspace: Workspace, extra: frozenset[str] = fro
         agent: list[str] | None = [workspace.glob(g) for g in config.agent_paths]
     elif config.agent and in_repository(runner_of(config)):
         roots = [config.import_root(), workspace.cwd]
-        config_file = workspace.cwd / config.file if config.file else None
+        config_file = workspace.cwd / config.origin.file if config.origin.file else None
         agent = agent_paths(config.agent, top=workspace.root, import_roots=roots, config_file=config_file)
     else:
         agent = None

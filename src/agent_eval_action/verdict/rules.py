@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.config import Config, find_config, placed, upward_folders
+from agent_eval_action.config import Config, find_again, placed
 from agent_eval_action.core.errors import ConfigError
 
 # Settings that decide the verdict, taken from the base: what is gated, against what, what is
@@ -48,19 +48,20 @@ def rules_at_base(head: Config, read: Callable[[str], str | None], prefix: str, 
     the working directory. Moving the config (into ``[tool.agent-eval]`` or out) keeps the base's."""
     here = prefix.rstrip("/") or "."
     # The defaults' folder: the repository's top, from the working directory (a Config made in code: the working directory).
-    top = posixpath.relpath(".", here) if head.folder else "."
+    top = posixpath.relpath(".", here) if head.origin.folder else "."
     base, source = placed(Config(), top), f"the defaults (no config at {short_rev})"
-    folders = upward_folders(here)
-    named = posixpath.normpath(posixpath.join(here, head.file)) if head.file and head.named else None
     try:
-        found = (find_config(read, folders, named) if named else None) or find_config(read, folders)
+        found = find_again(head.origin, read, here)
     except ConfigError as error:
         found, base, source = None, placed(Config(), top), f"the defaults ({_at(str(error), here, short_rev)} could not be read)"
     if found is not None:
         shown = posixpath.relpath(found.path, here)
-        found.config.source = f"{shown} at {short_rev}" + (f" [{found.config.table}]" if found.config.table else "")
-        base, source = placed(found.config, posixpath.relpath(posixpath.dirname(found.path) or ".", here)), f"{shown} at {short_rev}"
-    settings = {name: getattr(base, name) for name in FROM_BASE if name != "gate" and not (name in GIVEN_WINS and name in head.given)}
+        table = found.config.origin.table
+        config = found.config.with_origin(source=f"{shown} at {short_rev}" + (f" [{table}]" if table else ""))
+        base, source = placed(config, posixpath.relpath(posixpath.dirname(found.path) or ".", here)), f"{shown} at {short_rev}"
+    settings = {
+        name: getattr(base, name) for name in FROM_BASE if name != "gate" and not (name in GIVEN_WINS and name in head.origin.given)
+    }
     settings["metrics"] = _metrics(base, head)
     # The metrics that judge the PR are the base's: a PR's new or changed one applies after merge.
     settings["custom_metrics"] = base.custom_metrics
@@ -108,7 +109,7 @@ def narrowed(base: Config, head: Config) -> list[str]:
     """What the PR stops checking, in the words of the other changes: the base's values still
     apply to this PR."""
     lines = []
-    if "metrics" not in head.given and head.metrics and (not base.metrics or any(m not in head.metrics for m in base.metrics)):
+    if "metrics" not in head.origin.given and head.metrics and (not base.metrics or any(m not in head.metrics for m in base.metrics)):
         before = _show(base.metrics) if base.metrics else "(every metric)"
         lines.append(f"metrics {before} -> {_show(head.metrics)} (the base's metrics are still computed)")
     return lines
@@ -122,7 +123,7 @@ def differences(base: Config, head: Config) -> list[str]:
         setting = key.replace("-", "_")
         # A flag of this run (--all) is not the PR's config; a budget given for the run still
         # overrides the base's (GIVEN_WINS), so it is listed.
-        if setting in head.given and setting not in GIVEN_WINS:
+        if setting in head.origin.given and setting not in GIVEN_WINS:
             continue
         if before.get(key) != after.get(key):
             lines.append(f"{key} {_show(before.get(key))} -> {_show(after.get(key))}")

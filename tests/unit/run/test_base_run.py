@@ -17,7 +17,7 @@ def test_the_bases_config_moved_into_pyproject_names_the_bases_agent_and_no_pr_i
     assert twin.agent == "base_pkg.agent:root_agent"
     assert twin.agent_python is None  # the PR's wrapper is the PR's
     assert (twin.runs, twin.timeout) == (3, 7)  # how the run is carried out is the run's
-    assert twin.folder == str(tmp_path.resolve()) and twin.in_process is False
+    assert twin.origin.folder == str(tmp_path.resolve()) and twin.in_process is False
 
 
 def test_a_base_without_a_config_runs_the_runs_reference_from_its_own_files(tmp_path: Path) -> None:

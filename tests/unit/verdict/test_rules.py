@@ -154,7 +154,6 @@ def test_in_a_subfolder_the_nearest_base_config_is_found_and_its_paths_made_rela
     """Working in ``svc/``: the base's config sits at the top, so its datasets are ``../...`` from here."""
     head = Config(datasets=["evaluation/*.json"])
     head = placed(head, ".")
-    head.file = None
     found = rules_at_base(
         head, {"agent-eval.toml": 'datasets = ["evaluation/*.json"]\n[gate]\nmax-regression = 0.2\n'}.get, "svc", "abc1234"
     )
