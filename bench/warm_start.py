@@ -50,7 +50,7 @@ def _pool_times(workers: int, warm: bool) -> tuple[float, float]:
         await pool.start()
         ready = time.perf_counter() - started
         try:
-            await pool._kill(pool.workers[0], "the benchmark replaces it")
+            await pool.workers[0].kill("the benchmark replaces it")
             started = time.perf_counter()
             pool.workers[0] = await pool._spawn()
             replaced = time.perf_counter() - started

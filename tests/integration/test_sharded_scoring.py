@@ -9,7 +9,8 @@ import pytest
 
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.models import Results
-from agent_eval_action.datasets import load_dataset, tabular
+from agent_eval_action.datasets import load_dataset
+from agent_eval_action.datasets.tabular import stream
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.repo.results_io import dumps
 from agent_eval_action.scoring import scorer as scoring
@@ -52,7 +53,7 @@ def test_sharded_equals_sequential(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         write_jsonl(path, rows)
     sequential, seq_problems = _score(path, workers=1)
     monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(tabular, "CHUNK_ROWS", 4)  # several batches, some sent to workers
+    monkeypatch.setattr(stream, "CHUNK_ROWS", 4)  # several batches, some sent to workers
     sharded, shard_problems = _score(path, workers=workers)
     assert sharded == sequential
     assert shard_problems == seq_problems
@@ -93,7 +94,7 @@ def test_workshop_rows_score_the_same_in_several_processes(tmp_path: Path, monke
     path = simulation_csv(tmp_path / "runs.csv", 40)
     sequential, seq_problems = _score(path, workers=1)
     monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(tabular, "CHUNK_ROWS", 4)
+    monkeypatch.setattr(stream, "CHUNK_ROWS", 4)
     sharded, shard_problems = _score(path, workers=2)
     assert sharded == sequential and seq_problems == shard_problems == []
     dataset = json.loads(sequential)["datasets"][0]

@@ -15,7 +15,8 @@ from pathlib import Path
 from agent_eval_action.core.errors import AgentLoadError
 from agent_eval_action.core.models import Question, Trace
 from agent_eval_action.run.agent_env import agent_environment
-from agent_eval_action.run.worker_pool import WorkerDied, WorkerPool
+from agent_eval_action.run.worker_pool import WorkerPool
+from agent_eval_action.run.worker_process import WorkerDied
 from agent_eval_action.run.worker_start import WorkerSettings
 from tests.helpers.hostile import APPS, cli, golden
 

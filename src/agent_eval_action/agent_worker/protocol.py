@@ -1,5 +1,5 @@
 """The worker's protocol, spelled once for both sides: the worker (``__main__``, ``runner``) and
-the parent (``run.worker_pool``, ``run.adk_runner``) import their keys and messages from here.
+the parent (``run.worker_pool``, ``run.worker_process``, ``run.adk_runner``) import their keys and messages from here.
 
 Standard library only, like every module of ``agent_worker`` (see its ``__init__``): this file
 is copied with the others and runs under the agent's own Python.

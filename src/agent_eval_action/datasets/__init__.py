@@ -113,7 +113,7 @@ def _by_content(path: str, lower: str, data: Any, text: str) -> LoadedDataset:
 def _inner_json(path: str, text: str) -> tuple[object, int]:
     """The document a file holds as a JSON string, and how many lone surrogates were replaced in
     it: ADK 1.0.0-1.21.0 wrote its eval history as ``json.dumps(result.model_dump_json())``
-    (``adk_schema.DOUBLE_ENCODED_HISTORY``), and such files are renamed and moved, so the
+    (``adk.schema.DOUBLE_ENCODED_HISTORY``), and such files are renamed and moved, so the
     content decides, not the name."""
     try:
         inner, replaced = loads(text)

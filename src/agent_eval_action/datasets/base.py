@@ -33,6 +33,21 @@ class Row:
     item: Record | DatasetError
 
 
+# One batch of raw rows -> its rows and column warnings.
+Converter = Callable[[RawBatch], tuple[list[Row], list[str]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Batches:
+    """A large table's raw rows, for scoring in worker processes: ``read`` yields them in batches
+    (in the process that reads the file); ``convert`` turns one batch into rows and column
+    warnings, and pickles (a module-level function's partial), so a worker runs it on the batches
+    sent to it. The reader's parsing stays its own: the scorer calls only these two."""
+
+    read: Callable[[], Iterator[RawBatch]]
+    convert: Converter
+
+
 def question_content(question: Question) -> str:
     """What a question asks and expects (everything but its place in the file), as one string: the
     rows of repeated runs of one question repeat it exactly."""
@@ -109,6 +124,6 @@ class LoadedDataset:
     # Those criteria as written, by metric (``{"threshold": 1.0, "match_type": "IN_ORDER"}``):
     # how ADK's own metrics are computed for this dataset.
     criterion_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # Large tables: raw rows in batches, which worker processes can convert with
-    # ``tabular.convert_batch`` (the records above come from the same batches).
-    batches: Callable[[], Iterator[RawBatch]] | None = None
+    # Large tables: raw rows in batches, which worker processes can convert (the records above
+    # come from the same batches).
+    batches: Batches | None = None

@@ -81,107 +81,113 @@ async def run_records(
     ``budget``: once reached, the questions not yet started come back skipped, with the reason.
     Once the run is interrupted (:mod:`interrupt`), every question not finished comes back
     skipped as "interrupted", at once."""
-    limit = limiter or settings.limiter()
-    policy = settings.retry_policy()
-    stop = interrupt.stopped()
-    working: set[asyncio.Future[Trace]] = set()
-
-    def cancel_all(_: asyncio.Future[int]) -> None:
-        """One callback for the whole run: every question in flight or waiting is cancelled at once."""
-        if not stop.cancelled():
-            for work in working:
-                work.cancel()
-
-    stop.add_done_callback(cancel_all)
-    if progress is not None:
-        progress.detail = limit.describe
-
-    async def attempt(question: Question) -> Trace:
-        try:
-            return await runner.run_question(question, settings.timeout_s)
-        except TimeoutError:
-            limit.congested()  # a deadline: maybe too much in flight
-            raise
-
-    running = [0]  # questions past the budget's check, not yet done
-
-    def admitted() -> bool:
-        return budget is None or not budget.limited or budget.admits(running[0])
-
-    async def budget_allows() -> None:
-        """Returns when the budget lets one more question start; raises when it is spent.
-        Waited for outside the limiter, so a question held back here takes no slot."""
-        while not admitted():
-            assert budget is not None
-            if budget.reached() is not None or not running[0]:
-                raise _BudgetSpent(budget.skip_reason())
-            await asyncio.sleep(0.01)  # let what is running count its calls first
-
-    @asynccontextmanager
-    async def slot() -> AsyncIterator[None]:
-        """A place in flight, when the budget still allows one more question to start."""
-        while True:
-            await budget_allows()
-            async with limit.slot():
-                if admitted():  # still, now that there is a slot
-                    running[0] += 1
-                    try:
-                        yield
-                    finally:
-                        running[0] -= 1
-                    return
-
-    async def traced(question: Question) -> Trace:
-        try:
-            return await call_with_retries(lambda: attempt(question), policy, slot, _blame(limit))
-        except _BudgetSpent as spent:
-            assert budget is not None
-            budget.skipped += 1
-            return Trace(skipped=str(spent))
-        except TimeoutError:
-            return Trace(error=f"timed out after {settings.timeout_s:g} s")
-        except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
-            return failed_trace(error)
-
-    async def outcome(question: Question) -> Trace:
-        trace = await traced(question)
-        # Counted before this task yields: the next question's check of the budget sees it.
-        if budget is not None and trace.skipped is None:
-            budget.spend_trace(trace)
-        return trace
-
-    def interrupted() -> bool:
-        return stop.done() and not stop.cancelled()
-
-    async def one(index: int, record: Record, run: int) -> tuple[int, Record]:
-        work = asyncio.ensure_future(outcome(record.question))
-        working.add(work)
-        try:
-            trace = await work
-        except asyncio.CancelledError:
-            if not interrupted():
-                raise
-            trace = Trace(skipped=interrupt.REASON)
-        finally:
-            working.discard(work)
-        if interrupted() and trace.error is not None:
-            # Interrupted (Ctrl-C, SIGTERM): what did not finish is skipped, never an error (its worker was killed).
-            trace = Trace(skipped=interrupt.REASON)
-        if progress is not None and trace.skipped != interrupt.REASON:
-            # A run stopped by Ctrl-C did not finish: counting it would show "8/8 runs" before "5 of 8 did not finish".
-            progress.update(error=trace.error is not None)
-        return index, Record(question=record.question, trace=trace, run=run)
-
+    pool = _Pool(runner, settings, progress, limiter or settings.limiter(), budget)
     # Run-major start order gets every question's first run going before anyone's second.
-    jobs = [one(index, record, run) for run in range(settings.runs) for index, record in enumerate(records)]
-    adapting = asyncio.ensure_future(limit.adapt())
+    jobs = [pool.one(index, record, run) for run in range(settings.runs) for index, record in enumerate(records)]
+    adapting = asyncio.ensure_future(pool.limit.adapt())
     try:
         done = await asyncio.gather(*jobs)
     finally:
         adapting.cancel()
-        stop.cancel()
-        await asyncio.gather(adapting, stop, return_exceptions=True)
+        pool.stop.cancel()
+        await asyncio.gather(adapting, pool.stop, return_exceptions=True)
     return [record for _, record in sorted(done, key=lambda item: (item[0], item[1].run))]
+
+
+class _Pool:
+    """One call of :func:`run_records`: its limiter and budget, the questions in flight, the
+    interruption it listens for."""
+
+    def __init__(self, runner: QuestionRunner, settings: RunSettings, progress: Progress | None, limit: Limiter, budget: Budget | None):
+        self.runner, self.settings, self.progress, self.limit, self.budget = runner, settings, progress, limit, budget
+        self.policy = settings.retry_policy()
+        self.stop = interrupt.stopped()
+        self.working: set[asyncio.Future[Trace]] = set()
+        self.running = 0  # questions past the budget's check, not yet done
+        self.stop.add_done_callback(self._cancel_all)
+        if progress is not None:
+            progress.detail = limit.describe
+
+    def _cancel_all(self, _: asyncio.Future[int]) -> None:
+        """One callback for the whole run: every question in flight or waiting is cancelled at once."""
+        if not self.stop.cancelled():
+            for work in self.working:
+                work.cancel()
+
+    def _interrupted(self) -> bool:
+        return self.stop.done() and not self.stop.cancelled()
+
+    async def one(self, index: int, record: Record, run: int) -> tuple[int, Record]:
+        """One run of one question, with its place in the input."""
+        work = asyncio.ensure_future(self._outcome(record.question))
+        self.working.add(work)
+        try:
+            trace = await work
+        except asyncio.CancelledError:
+            if not self._interrupted():
+                raise
+            trace = Trace(skipped=interrupt.REASON)
+        finally:
+            self.working.discard(work)
+        if self._interrupted() and trace.error is not None:
+            # Interrupted (Ctrl-C, SIGTERM): what did not finish is skipped, never an error (its worker was killed).
+            trace = Trace(skipped=interrupt.REASON)
+        if self.progress is not None and trace.skipped != interrupt.REASON:
+            # A run stopped by Ctrl-C did not finish: counting it would show "8/8 runs" before "5 of 8 did not finish".
+            self.progress.update(error=trace.error is not None)
+        return index, Record(question=record.question, trace=trace, run=run)
+
+    async def _outcome(self, question: Question) -> Trace:
+        trace = await self._traced(question)
+        # Counted before this task yields: the next question's check of the budget sees it.
+        if self.budget is not None and trace.skipped is None:
+            self.budget.spend_trace(trace)
+        return trace
+
+    async def _traced(self, question: Question) -> Trace:
+        try:
+            return await call_with_retries(lambda: self._attempt(question), self.policy, self._slot, _blame(self.limit))
+        except _BudgetSpent as spent:
+            assert self.budget is not None
+            self.budget.skipped += 1
+            return Trace(skipped=str(spent))
+        except TimeoutError:
+            return Trace(error=f"timed out after {self.settings.timeout_s:g} s")
+        except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
+            return failed_trace(error)
+
+    async def _attempt(self, question: Question) -> Trace:
+        try:
+            return await self.runner.run_question(question, self.settings.timeout_s)
+        except TimeoutError:
+            self.limit.congested()  # a deadline: maybe too much in flight
+            raise
+
+    @asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
+        """A place in flight, when the budget still allows one more question to start."""
+        while True:
+            await self._budget_allows()
+            async with self.limit.slot():
+                if self._admitted():  # still, now that there is a slot
+                    self.running += 1
+                    try:
+                        yield
+                    finally:
+                        self.running -= 1
+                    return
+
+    def _admitted(self) -> bool:
+        return self.budget is None or not self.budget.limited or self.budget.admits(self.running)
+
+    async def _budget_allows(self) -> None:
+        """Returns when the budget lets one more question start; raises when it is spent.
+        Waited for outside the limiter, so a question held back here takes no slot."""
+        while not self._admitted():
+            assert self.budget is not None
+            if self.budget.reached() is not None or not self.running:
+                raise _BudgetSpent(self.budget.skip_reason())
+            await asyncio.sleep(0.01)  # let what is running count its calls first
 
 
 class _BudgetSpent(Exception):

@@ -12,8 +12,7 @@ from agent_eval_action.core.collector import LIBRARY, Collector, few_collections
 from agent_eval_action.core.errors import DatasetError, UsageError
 from agent_eval_action.core.models import DatasetFormat, DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
 from agent_eval_action.datasets import LoadedDataset, Record
-from agent_eval_action.datasets.base import RawBatch, Row, RunResolver, question_content
-from agent_eval_action.datasets.tabular import convert_batch
+from agent_eval_action.datasets.base import Converter, RawBatch, Row, RunResolver, question_content
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.scoring.aggregate import passes, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
@@ -188,14 +187,14 @@ class Scorer:
         done = 0
         # fork: the children inherit the imported modules instead of importing them again.
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            for batch in dataset.batches():
+            for batch in dataset.batches.read():
                 for future in [f for f in pending if f.done()]:
                     pending.remove(future)
                     collect(future)
                 if len(pending) < 2 * self.workers:
-                    pending.append(pool.submit(_score_batch, dataset.format, dataset.path, batch, *spec))
+                    pending.append(pool.submit(_score_batch, dataset.batches.convert, dataset.path, batch, *spec))
                 else:
-                    rows, warnings = convert_batch(dataset.format, dataset.path, batch)
+                    rows, warnings = dataset.batches.convert(batch)
                     dataset.warnings.extend(w for w in warnings if w not in dataset.warnings)
                     parts.append(self._score_rows(rows, dataset.path))
                 done += len(batch)
@@ -308,7 +307,7 @@ class Scorer:
 
 
 def _score_batch(
-    fmt: str,
+    convert: Converter,
     path: str,
     batch: RawBatch,
     names: list[str],
@@ -321,7 +320,7 @@ def _score_batch(
     """A worker process's share: convert and score one batch of raw rows."""
     scorer = Scorer.for_names(names, MetricContext(prices=prices, criteria=criteria), seed=seed, custom=custom, collector=collector)
     with few_collections(collector):
-        rows, warnings = convert_batch(fmt, path, batch)
+        rows, warnings = convert(batch)
         items = scorer._score_rows(rows, path)
     return [(*item[:4], _pack(item[4]), item[5]) for item in items], warnings
 

@@ -99,40 +99,11 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
         if isinstance(delta, dict):
             facts.state.update(delta)
         if _is_model_call(event, author):
-            usage = get(event, "usage_metadata")
-            counts = usage_fields(usage) if isinstance(usage, dict) else {}
-            facts.llm_calls.append(
-                LlmCall(
-                    model=opt_str(get(event, "model_version")),
-                    agent=author or None,
-                    usage_recorded=isinstance(usage, dict),
-                    grounding_chunks=_event_grounding(event),
-                    **counts,
-                )
-            )
+            facts.llm_calls.append(_llm_call(event, author))
         error = get(event, "error_code") or get(event, "error_message")
         if error and not is_user:
             facts.errors.append(opt_str(get(event, "error_message")) or str(error))
-        has_call = False
-        for part in parts:
-            call = get(part, "function_call")
-            if isinstance(call, dict):
-                has_call = True
-                name = opt_str(call.get("name")) or ""
-                args = call.get("args") or {}
-                interaction = ToolInteraction(
-                    tool_name=name,
-                    input_arguments=args if isinstance(args, dict) else {},
-                    agent=author or None,
-                    call_id=opt_str(call.get("id")),
-                    turn=turn,
-                )
-                facts.tool_interactions.append(interaction)
-                pending[opt_str(call.get("id")) or f"#{len(facts.tool_interactions)}"] = len(facts.tool_interactions) - 1
-                facts.trajectory.append(TrajectoryStep(kind="tool", name=name))
-            response = get(part, "function_response")
-            if isinstance(response, dict):
-                _attach_response(facts, pending, response)
+        has_call = _tool_parts(facts, pending, parts, author, turn)
         text = event_text(event)
         if is_user:
             if invocation and user_text[invocation] is None and text:
@@ -154,6 +125,44 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
     facts.turn_response_parts = [final_response_parts(final_parts[i]) for i in invocation_order]
     facts.user_inputs = [user_text[i] for i in invocation_order]
     return facts
+
+
+def _llm_call(event: dict[str, Any], author: str) -> LlmCall:
+    usage = get(event, "usage_metadata")
+    counts = usage_fields(usage) if isinstance(usage, dict) else {}
+    return LlmCall(
+        model=opt_str(get(event, "model_version")),
+        agent=author or None,
+        usage_recorded=isinstance(usage, dict),
+        grounding_chunks=_event_grounding(event),
+        **counts,
+    )
+
+
+def _tool_parts(facts: EventFacts, pending: dict[str, int], parts: list[dict[str, Any]], author: str, turn: int | None) -> bool:
+    """An event's function calls (opened, in ``pending`` by id) and responses (closing them);
+    whether it made a call."""
+    has_call = False
+    for part in parts:
+        call = get(part, "function_call")
+        if isinstance(call, dict):
+            has_call = True
+            name = opt_str(call.get("name")) or ""
+            args = call.get("args") or {}
+            interaction = ToolInteraction(
+                tool_name=name,
+                input_arguments=args if isinstance(args, dict) else {},
+                agent=author or None,
+                call_id=opt_str(call.get("id")),
+                turn=turn,
+            )
+            facts.tool_interactions.append(interaction)
+            pending[opt_str(call.get("id")) or f"#{len(facts.tool_interactions)}"] = len(facts.tool_interactions) - 1
+            facts.trajectory.append(TrajectoryStep(kind="tool", name=name))
+        response = get(part, "function_response")
+        if isinstance(response, dict):
+            _attach_response(facts, pending, response)
+    return has_call
 
 
 def _event_grounding(event: dict[str, Any]) -> int:

@@ -28,6 +28,7 @@ PACKAGE = ROOT / "src" / "agent_eval_action"
 SPEAKERS = [
     *sorted(p for p in (PACKAGE / "agent_worker").glob("*.py") if p.name != "protocol.py"),
     PACKAGE / "run" / "worker_pool.py",
+    PACKAGE / "run" / "worker_process.py",
     PACKAGE / "run" / "adk_runner.py",
 ]
 TIMEOUT_S = 120.0  # a busy machine loads ADK slowly; nothing here depends on how fast

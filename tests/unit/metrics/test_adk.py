@@ -276,7 +276,7 @@ def test_historic_fields_are_fields_no_longer_and_their_new_names_are() -> None:
     """The table of fields older ADK versions wrote stays true of the pinned ADK."""
     import importlib
 
-    from agent_eval_action.datasets.adk_schema import HISTORIC_FIELDS
+    from agent_eval_action.datasets.adk.schema import HISTORIC_FIELDS
 
     homes = {"EvalMetric": "google.adk.evaluation.eval_metrics", "CacheMetadata": "google.adk.models.cache_metadata"}
     assert {historic.model for historic in HISTORIC_FIELDS} == set(homes)
