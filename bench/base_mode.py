@@ -9,9 +9,10 @@ question written and committed on main, and two PR branches:
 - ``broken`` also breaks one question (its tool call goes wrong), so the verdict re-runs it, in
   sequence, until it fails by name.
 
-Each PR's check at the defaults is set beside the same check held to one run a question (a model
-call budget of exactly that: ``--max-model-calls``), alternated: model calls and wall time per
-question. The base environment's install is measured apart: base mode with an ``--install``
+Each PR's check at the defaults is set beside the same check held to one run a question (the same
+changes on a branch off ``main-once``, whose config adds ``[gate] max-reruns = 1``; a model-call
+budget would not do: it starts one question alone to learn what a question costs), alternated:
+model calls and wall time per question. The base environment's install is measured apart: base mode with an ``--install``
 command, first with no venv made (it pays the base's), then again (the base's venv cached, median of
 ``--repeats``); the PR's own venv is made anew on every check, so every run pays it. The install command links the
 bench's own packages into the venv (no download: what is measured is the venv's making around
@@ -45,7 +46,9 @@ AGENT_LINE = '            item = said.split()[-1] if said else "nothing"\n'
 
 
 def make_repos(folder: Path, questions: int, latency_ms: int) -> dict[str, Path]:
-    """The repository on its ``pr`` branch, and a copy of it on ``broken``."""
+    """The four checkouts, each on its PR branch: ``pr`` and ``broken`` off main; ``pr-once`` and
+    ``broken-once`` the same changes off ``main-once``, whose ``[gate] max-reruns = 1`` holds the
+    check to one run a question (the gate's rules are the base's)."""
     from tests.helpers.repos import commit, counting_repo, git
 
     repo = counting_repo(folder / "repo", questions)
@@ -53,20 +56,36 @@ def make_repos(folder: Path, questions: int, latency_ms: int) -> dict[str, Path]
     commit(repo, "baseline-runs at the default (5)")
     _cli(repo, latency_ms, "baseline", "update")
     commit(repo, "baselines")
-    git(repo, "checkout", "-q", "-b", "pr")
-    agent = repo / "counting" / "agent.py"
-    agent.write_text(agent.read_text() + "\n# the PR touched the agent: every question runs\n")
-    commit(repo, "touch the agent")
-    broken = folder / "broken"
-    shutil.copytree(repo, broken, symlinks=True)
-    git(broken, "checkout", "-q", "-b", "broken")
-    text = (broken / "counting" / "agent.py").read_text()
-    if AGENT_LINE not in text:
-        raise SystemExit(f"tests/apps/counting/agent.py changed: no line {AGENT_LINE.strip()!r} to break a question after")
-    patched = AGENT_LINE + f'            item = "nothing" if said.startswith({BROKEN!r}) else item\n'
-    (broken / "counting" / "agent.py").write_text(text.replace(AGENT_LINE, patched))
-    commit(broken, "break one question")
-    return {"pr": repo, "broken": broken}
+    git(repo, "checkout", "-q", "-b", "main-once")
+    with (repo / "agent-eval.toml").open("a") as config:
+        config.write("[gate]\nmax-reruns = 1\n")
+    commit(repo, "one run a question")
+    git(repo, "checkout", "-q", "main")
+    repos = {}
+    for name, base, broken in (
+        ("pr-once", "main-once", False),
+        ("broken-once", "main-once", True),
+        ("broken", "main", True),
+        ("pr", "main", False),
+    ):
+        checkout = repo if name == "pr" else folder / name
+        if checkout != repo:
+            shutil.copytree(repo, checkout, symlinks=True)
+        git(checkout, "checkout", "-q", "-b", name, base)
+        _change_agent(checkout / "counting" / "agent.py", broken)
+        commit(checkout, "the PR's change to the agent")
+        repos[name] = checkout
+    return repos
+
+
+def _change_agent(agent: Path, broken: bool) -> None:
+    """Touch the agent's code (every question runs), and with ``broken`` break one question."""
+    text = agent.read_text() + "\n# the PR touched the agent: every question runs\n"
+    if broken:
+        if AGENT_LINE not in text:
+            raise SystemExit(f"tests/apps/counting/agent.py changed: no line {AGENT_LINE.strip()!r} to break a question after")
+        text = text.replace(AGENT_LINE, AGENT_LINE + f'            item = "nothing" if said.startswith({BROKEN!r}) else item\n')
+    agent.write_text(text)
 
 
 def _cli(repo: Path, latency_ms: int, *args: str, runner_temp: Path | None = None) -> tuple[float, int]:
@@ -95,13 +114,14 @@ def measure(questions: int = 64, latency_ms: int = 1000, repeats: int = 3) -> di
     """Every side alternated ``repeats`` times: seconds and model calls of each run; then the install apart."""
     with tempfile.TemporaryDirectory(prefix="bench-base-mode-") as tmp:
         repos = make_repos(Path(tmp), questions, latency_ms)
-        check = ("check", "--base", "main", "--no-comment", "--progress", "never")
-        one_run = ("--max-model-calls", str(2 * questions))  # two model calls a question
+        check = ("check", "--no-comment", "--progress", "never")
         calls: dict[str, list[int]] = {}
 
         def side(name: str, repo: str, *args: str) -> tuple[str, Callable[[], float]]:
+            base = "main-once" if repo.endswith("-once") else "main"
+
             def once() -> float:
-                seconds, made = _cli(repos[repo], latency_ms, *check, *args)
+                seconds, made = _cli(repos[repo], latency_ms, *check, "--base", base, *args)
                 calls.setdefault(name, []).append(made)
                 return seconds
 
@@ -111,17 +131,17 @@ def measure(questions: int = 64, latency_ms: int = 1000, repeats: int = 3) -> di
             [
                 side("baseline mode", "pr"),
                 side("base mode", "pr", "--compare-with", "base"),
-                side("unchanged, one run a question", "pr", *one_run),
+                side("unchanged, one run a question", "pr-once"),
                 side("one broken", "broken"),
-                side("one broken, one run a question", "broken", *one_run),
+                side("one broken, one run a question", "broken-once"),
             ]
         )
         samples = alternate(group, repeats)
         venvs = Path(tmp) / "venvs"
         venvs.mkdir()
         install = ("--compare-with", "base", "--install", install_command())
-        first = _cli(repos["pr"], latency_ms, *check, *install, runner_temp=venvs)[0]
-        cached = [_cli(repos["pr"], latency_ms, *check, *install, runner_temp=venvs)[0] for _ in range(repeats)]
+        first = _cli(repos["pr"], latency_ms, *check, "--base", "main", *install, runner_temp=venvs)[0]
+        cached = [_cli(repos["pr"], latency_ms, *check, "--base", "main", *install, runner_temp=venvs)[0] for _ in range(repeats)]
     return {
         "questions": questions,
         "latency_ms": latency_ms,
@@ -180,7 +200,7 @@ def _rerun_rows(result: dict[str, Any], simulated: dict[str, Any] | None) -> lis
             reported(
                 f"the verdict's sequential re-runs on {scenario}, per question ({n} questions, {result['latency_ms']} ms a model call)",
                 f"{at['calls']:.2f} model calls, {at['seconds']:.3f} s a question",
-                f"one run a question (`--max-model-calls {2 * n}`): {one['calls']:.2f} calls, {one['seconds']:.3f} s",
+                f"one run a question (the base's `[gate] max-reruns = 1`): {one['calls']:.2f} calls, {one['seconds']:.3f} s",
                 f"{at['calls'] / one['calls']:.2f}x calls, {at['seconds'] / one['seconds']:.2f}x time{also}",
             )
         )

@@ -89,7 +89,10 @@ def test_base_mode_is_judged_against_baseline_mode_and_its_install_is_reported_a
 def test_the_reruns_cost_per_question_against_one_run_a_question() -> None:
     simulated = {mode: {"unchanged": {"cost": 1.1}, "one_broken": {"cost": 1.2}} for mode in ("baseline", "base")}
     unchanged, broken = base_mode.rows(_base(), simulated)[2:]
-    assert "| 2.00 model calls, 0.500 s a question | one run a question (`--max-model-calls 20`): 2.00 calls, 0.500 s |" in unchanged
+    assert (
+        "| 2.00 model calls, 0.500 s a question | one run a question (the base's `[gate] max-reruns = 1`): 2.00 calls, 0.500 s |"
+        in unchanged
+    )
     assert "1.00x calls, 1.00x time; simulated stochastic agent (bench/aa_gate.py): baseline mode 1.10x, base mode 1.10x" in unchanged
     # One broken question re-run 4 times: 28 calls for 10 questions, in sequence (3x the time).
     assert "| 2.80 model calls, 1.500 s a question |" in broken and "| 1.40x calls, 3.00x time;" in broken
