@@ -26,11 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.agent_runs import EXAMPLE, TURNS
 from bench.goals import GOALS, MODEL_CALLS_IN_SEQUENCE, OUT, ROOT, bench_env
 from bench.verdicts import median, ratio, row
-
-EXAMPLE = ROOT / "examples" / "customer_service"
-TURNS = ["Hi", "What's in my cart?"]
 
 
 def agent_runs_args(
