@@ -6,8 +6,10 @@
 - a run: ``python -m agent_eval_action evaluate`` of ``--questions`` two-turn questions at
   ``--latency-ms`` of model latency, the whole process, ``--no-warm-start`` against the default.
 
-Run alone (not part of ``make bench``): ``PYTHONPATH=src .venv/bin/python -m bench.warm_start``.
-Writes bench/out/warm_start.json and prints the rows for docs/performance.md.
+Run alone: ``PYTHONPATH=src:. .venv/bin/python -m bench.warm_start``: writes
+bench/out/warm_start.json and prints the rows for docs/performance.md. ``make bench`` runs the
+pool's figures (``--pools-only``) and the run's in its own group (bench/fresh_process.py: the
+same run, alternated with its floors).
 """
 
 from __future__ import annotations
@@ -71,17 +73,31 @@ def _run_seconds(cases: Path, warm: bool, latency_ms: float) -> float:
     return time.perf_counter() - started
 
 
-def measure(workers: int, questions: int, latency_ms: float, repeats: int) -> dict[str, Any]:
-    OUT.mkdir(parents=True, exist_ok=True)
+def pools(workers: int, repeats: int) -> dict[str, Any]:
+    """The pool's start to ready and one replacement's, warm against cold, alternated ``repeats``
+    times: each side's medians and samples (``make bench`` runs this with ``--pools-only``)."""
     sys.path.insert(0, str(EXAMPLE))
-    pools: dict[str, list[tuple[float, float]]] = {"warm": [], "cold": []}
+    times: dict[str, list[tuple[float, float]]] = {"warm": [], "cold": []}
 
     def pool_side(name: str) -> float:
         ready, replaced = _pool_times(workers, name == "warm")
-        pools[name].append((ready, replaced))
+        times[name].append((ready, replaced))
         return ready
 
     alternate({"warm": lambda: pool_side("warm"), "cold": lambda: pool_side("cold")}, repeats)
+    result: dict[str, Any] = {"workers": workers}
+    for side, samples in times.items():
+        result[side] = {
+            "ready_s": median([r for r, _ in samples]),
+            "replacement_s": median([p for _, p in samples]),
+            "samples": {"pool": samples},
+        }
+    return result
+
+
+def measure(workers: int, questions: int, latency_ms: float, repeats: int) -> dict[str, Any]:
+    OUT.mkdir(parents=True, exist_ok=True)
+    pool = pools(workers, repeats)
     cases = OUT / f"warm_start_cases_{questions}.json"
     golden = [
         {
@@ -98,12 +114,8 @@ def measure(workers: int, questions: int, latency_ms: float, repeats: int) -> di
     )
     result: dict[str, Any] = {"workers": workers, "questions": questions, "latency_ms": latency_ms, "repeats": repeats}
     for side in ("warm", "cold"):
-        result[side] = {
-            "ready_s": median([r for r, _ in pools[side]]),
-            "replacement_s": median([p for _, p in pools[side]]),
-            "run_s": median(runs[side]),
-            "samples": {"pool": pools[side], "run": runs[side]},
-        }
+        result[side] = {**pool[side], "run_s": median(runs[side])}
+        result[side]["samples"] = {**pool[side]["samples"], "run": runs[side]}
     return result
 
 
@@ -126,7 +138,11 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=64)
     parser.add_argument("--latency-ms", type=float, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--pools-only", action="store_true", help="the pool's figures only, as one JSON line (make bench)")
     args = parser.parse_args()
+    if args.pools_only:
+        print(json.dumps(pools(args.workers, args.repeats)))
+        return
     result = measure(args.workers, args.questions, args.latency_ms, args.repeats)
     (OUT / "warm_start.json").write_text(json.dumps(result, indent=2))
     print("\n".join(rows(result)))
