@@ -12,7 +12,9 @@ from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.markdown import code_block, cut_blocks, escape_html, escape_md, plural, printed
 from agent_eval_action.core.models import Results
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.page import MARKS, Page, QuestionView, ci, failed_metrics, fmt, page_of, signed
+from agent_eval_action.views.figures import ci, fmt, signed
+from agent_eval_action.views.metric_rows import MARKS
+from agent_eval_action.views.page import Page, QuestionView, failed_metrics, page_of
 
 __all__ = ["COMMENT_LIMIT", "QuestionView", "Renderer", "ci", "failed_metrics", "fmt", "marker", "render_comment", "signed", "view"]
 

@@ -23,7 +23,10 @@ from agent_eval_action.core.models import DatasetResult, QuestionResult, Results
 from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.repo.history import Point
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.page import DiffRow, MetricRow, Page, QuestionDiff, compact, failed_metrics, fmt, is_share, page_of, signed
+from agent_eval_action.views.figures import compact, fmt, is_share, signed
+from agent_eval_action.views.metric_rows import MetricRow
+from agent_eval_action.views.page import Page, failed_metrics, page_of
+from agent_eval_action.views.question_diffs import DiffRow, QuestionDiff
 
 if TYPE_CHECKING:
     from jinja2 import Environment

@@ -6,7 +6,8 @@ from agent_eval_action.core.markdown import plural, show_controls
 from agent_eval_action.core.models import DatasetResult, MetricSummary, QuestionResult, Results
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.page import DatasetView, Page, ci, fmt, page_of, signed
+from agent_eval_action.views.figures import ci, fmt, signed
+from agent_eval_action.views.page import DatasetView, Page, page_of
 
 
 def _num(value: float | None) -> str:

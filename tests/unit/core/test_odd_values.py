@@ -127,7 +127,7 @@ def test_a_non_finite_figure_is_never_stored() -> None:
 
 
 def test_a_trend_of_values_near_the_float_limit_is_drawn() -> None:
-    from agent_eval_action.views.page import fmt, spark
+    from agent_eval_action.views.figures import fmt, spark
 
     assert spark([-BIG, BIG, 0.0, None], "latency") == "▁█▅·"
     assert spark([1.0, 2.0, 3.0], "latency") == "▃▆█"  # ordinary values: as before

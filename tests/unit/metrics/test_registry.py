@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent_eval_action.metrics import REGISTRY
 from agent_eval_action.metrics.registry import declare_unit, recorded_unit, unit_of
 from agent_eval_action.verdict.gate import is_timing
-from agent_eval_action.views.page import fmt, signed
+from agent_eval_action.views.figures import fmt, signed
 
 
 def test_the_built_in_metrics_declare_their_units() -> None:

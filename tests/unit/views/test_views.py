@@ -24,21 +24,10 @@ from agent_eval_action.core.models import (
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import RuleView, evaluate_gate
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.page import (
-    DiffRow,
-    build,
-    call_rows,
-    dataset_view,
-    fmt,
-    headline,
-    question_diff,
-    reasons,
-    runs_by_id,
-    signed,
-    spark,
-    state_rows,
-    unpaired_lines,
-)
+from agent_eval_action.views.figures import fmt, signed, spark
+from agent_eval_action.views.headline import headline, reasons
+from agent_eval_action.views.page import build, dataset_view, unpaired_lines
+from agent_eval_action.views.question_diffs import DiffRow, call_rows, question_diff, runs_by_id, state_rows
 from agent_eval_action.views.render import Renderer, view
 from agent_eval_action.views.terminal import render
 

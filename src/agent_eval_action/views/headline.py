@@ -1,0 +1,228 @@
+"""The verdict in words: the headline and the gate's failures as reasons, grouped."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agent_eval_action.core.markdown import plural
+from agent_eval_action.core.models import DatasetResult, GateFailure, MetricComparison, QuestionResult, Results, Score
+from agent_eval_action.views.figures import ci, fmt, limit_words, signed
+from agent_eval_action.views.metric_rows import metric_order
+
+if TYPE_CHECKING:
+    from agent_eval_action.views.page import DatasetView
+
+# Ids named in one sentence of the headline; the rest are counted.
+IDS_NAMED = 5
+
+
+@dataclass
+class Reason:
+    """One reason for the verdict: a short clause for the headline, and the figures behind it."""
+
+    short: str
+    detail: str
+
+
+# What it means for a question to fall on a metric: (one question, several).
+FELL_PHRASES: dict[str, tuple[str, str]] = {
+    "tool_usage_accuracy": ("no longer makes the expected tool calls", "no longer make the expected tool calls"),
+    "tool_call_precision": ("makes tool calls that were not expected", "make tool calls that were not expected"),
+    "response_match": ("answers differently", "answer differently"),
+}
+
+
+def _phrase(metric: str, questions: list[QuestionResult], one: bool) -> str:
+    if metric == "state_management_fidelity":
+        lines = [line for q in questions for line in (q.scores.get(metric) or Score(value=None)).details.get("mismatches", [])]
+        if lines and all("missing from the final state" in line for line in lines):
+            return "lost its state writes" if one else "lost their state writes"
+        return "ends in a different state" if one else "end in a different state"
+    if metric.startswith("trajectory"):
+        return "took a different path" if one else "took different paths"
+    if metric in FELL_PHRASES:
+        return FELL_PHRASES[metric][0 if one else 1]
+    return f"scored lower on {metric}"
+
+
+def _ids(ids: list[str]) -> str:
+    named = ", ".join(ids[:IDS_NAMED])
+    return named + (f" and {len(ids) - IDS_NAMED} more" if len(ids) > IDS_NAMED else "")
+
+
+# The order reasons are told in, by the gate's rule (question drops and falls told together).
+RULE_ORDER = [
+    "nothing_scored",
+    "new_errors",
+    "max_errors",
+    "question_fall",
+    "question_drop",
+    "pass_rate",
+    "max_regression",
+    "min",
+    "max",
+    "legacy",
+]
+Rank = tuple[int, int, int, str]
+
+
+def reasons(results: Results) -> list[Reason]:
+    """The gate's failures as sentences, grouped (one per dataset, rule and metric), errors first."""
+    gate = results.gate
+    if gate is None:
+        return []
+    by_path = {d.path: d for d in results.datasets}
+    several = len(results.datasets) > 1
+    groups: dict[tuple[str, str, str], list[GateFailure]] = defaultdict(list)
+    for failure in gate.failures:
+        groups[(failure.dataset or "", failure.rule, failure.metric or "")].append(failure)
+    order = metric_order()
+    # Question drops of several metrics on the same questions are one story: one reason.
+    drops: dict[tuple[str, tuple[str, ...]], list[tuple[str, list[GateFailure]]]] = defaultdict(list)
+    said: dict[tuple[str, str], str] = {}  # (path, question) -> how sure the per-question test is, in words
+    for (path, rule_name, metric), failures in list(groups.items()):
+        if rule_name in ("question_drop", "question_fall") and metric:
+            drops[(path, tuple(sorted(f.question or "" for f in failures)))].append((metric, failures))
+            del groups[(path, rule_name, metric)]
+            for f in failures:
+                if rule_name == "question_fall":
+                    said[(path, f.question or "")] = (f.detail or f.message).removeprefix("question ")
+    found: list[tuple[Rank, Reason]] = []
+    for (path, ids), metrics in drops.items():
+        dataset = by_path.get(path)
+        if dataset is not None:
+            found.append(_drop_reason(dataset, path, ids, metrics, said, order, several))
+    comparisons = {c.path: c for c in results.comparison or []}
+    for (path, rule_name, metric), failures in groups.items():
+        dataset = by_path.get(path)
+        prefix = f"{dataset.name}: " if dataset and several else ""
+        comparison = next((m for m in (comparisons[path].metrics if path in comparisons else []) if m.metric == metric), None)
+        short, detail = _rule_words(rule_name, metric, failures, dataset, comparison)
+        rank = (RULE_ORDER.index(rule_name) if rule_name in RULE_ORDER else 99, 0, order.get(metric, 99), path)
+        found.append((rank, Reason(short=prefix + short, detail=detail)))
+    found.sort(key=lambda item: item[0])
+    out = [reason for _, reason in found]
+    return out
+
+
+def _drop_reason(
+    dataset: DatasetResult,
+    path: str,
+    ids: tuple[str, ...],
+    metrics: list[tuple[str, list[GateFailure]]],
+    said: dict[tuple[str, str], str],
+    order: dict[str, int],
+    several: bool,
+) -> tuple[Rank, Reason]:
+    """Questions that dropped (or pass less often) on one or more metrics: one reason for them all."""
+    metrics.sort(key=lambda m: (order.get(m[0], len(order)), m[0]))
+    named = set(ids)  # once, not once per question run
+    runs = [q for q in dataset.questions if q.id in named]
+    prefix = f"{dataset.name}: " if several else ""
+    total = len({q.id for q in dataset.questions})
+    short = f"{len(ids)} of {plural(total, 'question')} {_phrase(metrics[0][0], runs, len(ids) == 1)}"
+    # Each question named once: the questions whose metrics fell alike, then how they fell.
+    fell: dict[str, list[str]] = defaultdict(list)
+    for metric, failures in metrics:
+        for f in failures:
+            fell[f.question or ""].append(f"{metric} {fmt(f.baseline, metric)} → {fmt(f.current, metric)}")
+    alike: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for question, changes in fell.items():
+        alike[tuple(changes)].append(question)
+    detail = "; ".join(f"{_ids(questions)} lost: {', '.join(changes)}" for changes, questions in alike.items())
+    sure = [said[(path, q)] for q in ids if (path, q) in said]
+    if sure:  # the pass rates and how sure: "q26: 0 of 4 runs pass, 5 of 5 on the base: p = 0.0079 (...)"
+        detail += "; " + "; ".join(sure[:IDS_NAMED]) + (f"; and {len(sure) - IDS_NAMED} more" if len(sure) > IDS_NAMED else "")
+    rank = (RULE_ORDER.index("question_drop"), -len(ids), order.get(metrics[0][0], 99), path)
+    return rank, Reason(short=prefix + short, detail=detail)
+
+
+def _rule_words(
+    rule_name: str, metric: str, failures: list[GateFailure], dataset: DatasetResult | None, comparison: MetricComparison | None
+) -> tuple[str, str]:
+    """One rule's failures on one metric of a dataset: the headline's clause and the figures behind it."""
+    first = failures[0]
+    bound = first.limit if isinstance(first.limit, float | int) else None
+    if rule_name == "max_regression":
+        verb = "rose" if comparison is not None and comparison.direction == "lower" else "fell"
+        limit = limit_words(first.limit, metric)
+        short = f"{metric} {verb} {signed(comparison.delta if comparison else None, metric).lstrip('+−')}"
+        detail = f"{metric} {fmt(first.baseline, metric)} → {fmt(first.current, metric)}, more than {limit}"
+        if comparison is not None and comparison.ci95:
+            detail += f"; 95% CI of the change {ci(comparison.ci95, metric)}"
+    elif rule_name == "min" and bound is not None:
+        short = f"{metric} is under its minimum"
+        detail = f"{metric} is {fmt(first.current, metric)}, under the minimum {fmt(bound, metric)}"
+    elif rule_name == "max" and bound is not None:
+        short = f"{metric} is over its maximum"
+        detail = f"{metric} is {fmt(first.current, metric)}, over the maximum {fmt(bound, metric)}"
+    elif rule_name == "question_fall":
+        total = len({q.id for q in dataset.questions}) if dataset else len(failures)
+        fallen = [f.question or "" for f in failures]
+        short = f"{len(fallen)} of {total} questions pass less often than on the base ({_ids(fallen)})"
+        detail = "; ".join((f.detail or f.message).removeprefix("question ") for f in failures)
+    elif rule_name == "new_errors":
+        count = int(first.current or 0)
+        short = f"{count} question{'s' if count != 1 else ''} ended in an error"
+        detail = f"{count} on this run, {int(first.baseline or 0)} on the base branch"
+    else:
+        short = first.detail or first.message
+        detail = ""
+    return short, detail
+
+
+INTERRUPTED = "interrupted"  # the first reason of an interrupted run starts so (steps.compare_and_gate)
+PARTIAL = "partial"  # and of a run a budget cut short
+
+
+def headline(results: Results, datasets: list[DatasetView], found: list[Reason]) -> str:
+    """The verdict and its first reason: "Agent evaluation failed: 2 of 8 questions lost their state writes"."""
+    gate = results.gate
+    if gate is None:
+        return "Agent evaluation"
+    if gate.outcome == "failed":
+        more = f" (and {len(found) - 1} more reason{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+        return "Agent evaluation failed" + (f": {found[0].short}{more}" if found else "")
+    if gate.outcome == "unchecked" and gate.infrastructure:
+        return f"Agent evaluation could not be checked: {gate.infrastructure}"
+    if gate.outcome == "inconclusive":
+        count = len(gate.inconclusive)
+        first = gate.inconclusive[0].split("; ")[0] if gate.inconclusive else ""
+        return (
+            f"Agent evaluation inconclusive: {count} question{'s' if count != 1 else ''} fell in some runs and the re-runs "
+            f"could neither confirm nor clear {'it' if count == 1 else 'them'} ({first})"
+        )
+    if gate.outcome == "unchecked":
+        if gate.unchecked and (gate.infrastructure or gate.unchecked[0].startswith((f"{INTERRUPTED}:", f"{PARTIAL}:"))):
+            return "Agent evaluation could not be checked: " + gate.unchecked[0].split(";")[0]
+        count = len(results.problems) or len(gate.unchecked)
+        return f"Agent evaluation could not be checked: {count} input problem{'s' if count != 1 else ''}"
+    text = "Agent evaluation passed" + (f": {passed_reason(datasets)}" if datasets else "")
+    # A deleted dataset is no pass of what remains: the headline says what the PR took out of the check.
+    removed = [c.path for c in results.comparison or [] if c.status == "removed"]
+    if removed:
+        text += f"{';' if datasets else ':'} this PR removes {plural(len(removed), 'dataset')} from the check ({', '.join(removed)})"
+    return text
+
+
+def passed_reason(datasets: list[DatasetView]) -> str:
+    gated = {r.metric for d in datasets for r in d.rows if r.rule is not None and r.rule.gated and r.current is not None}
+    # Counted from what the table shows: a change too small to show is folded as unchanged there.
+    better = sum(1 for d in datasets for r in d.moved if r.mark == "better")
+    worse = sum(1 for d in datasets for r in d.moved if r.mark == "worse")
+    # Only what was checked: a question none of whose runs ran (a budget skipped it) held nothing.
+    questions = sum(len({q.id for q in d.result.questions if q.status != "skipped"}) for d in datasets)
+    skipped = sum(
+        len({q.id for q in d.result.questions if q.status == "skipped"} - {q.id for q in d.result.questions if q.status != "skipped"})
+        for d in datasets
+    )
+    text = f"{len(gated)} gated metric{'s' if len(gated) != 1 else ''} held on {questions} question{'s' if questions != 1 else ''}"
+    if skipped:
+        text += f" ({skipped} skipped, not checked: [gate] allow-partial)"
+    if worse:
+        text += f"; {worse} worse within what the gate allows"
+    if better:
+        text += f"; {better} improved"
+    return text
