@@ -323,6 +323,10 @@ class QuestionResult(_Model):
     # What the run did (for the report, and as the base run a later PR is shown beside); absent
     # in files written before it was recorded.
     transcript: Transcript | None = None
+    # The metrics whose pass threshold this run missed, judged once when its dataset is summarized
+    # (scoring/scorer.py), with the threshold the summary records; every view reads it. Written
+    # only when one was missed: absent, it is unset (a run that missed none, or an older file).
+    failed_thresholds: list[str] = Field(default_factory=list, exclude_if=lambda failed: not failed)
 
 
 class MetricSummary(_Model):

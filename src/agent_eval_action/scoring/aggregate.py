@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agent_eval_action.core.models import MetricSummary, Score
+from agent_eval_action.core.models import MetricSummary, QuestionResult, Score
 
 BOOTSTRAP_RESAMPLES = 2000
 # Resample in blocks so memory stays bounded for large datasets (n * block integers at a time).
@@ -62,6 +62,22 @@ def difference(a: float, b: float) -> float:
 def passes(value: float, threshold: float, direction: str) -> bool:
     """Whether a run's score meets a pass threshold: at least it (higher is better) or at most it (lower)."""
     return value <= threshold + 1e-9 if direction == "lower" else value >= threshold - 1e-9
+
+
+def missed_thresholds(question: QuestionResult, summary: dict[str, MetricSummary], fallback: dict[str, float] | None = None) -> list[str]:
+    """The metrics whose pass threshold the run ``question`` missed, in its scores' order, judged as
+    the dataset's pass rate is: with the threshold and direction ``summary`` records (``fallback``:
+    thresholds for metrics whose summary records none, as results written before it did)."""
+    failed = []
+    for name, score in question.scores.items():
+        recorded = summary[name].pass_threshold if name in summary else None
+        threshold = recorded if recorded is not None else (fallback or {}).get(name)
+        if threshold is None or score.value is None:
+            continue
+        direction = summary[name].direction if name in summary else "higher"
+        if not passes(score.value, threshold, direction):
+            failed.append(name)
+    return failed
 
 
 def poisson_tail(count: int, expected: float) -> float:

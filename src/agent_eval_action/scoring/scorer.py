@@ -14,7 +14,7 @@ from agent_eval_action.core.models import DatasetFormat, DatasetResult, MetricSu
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.datasets.base import Converter, RawBatch, Row, RunResolver, question_content
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
-from agent_eval_action.scoring.aggregate import passes, seed_for, summarize_values
+from agent_eval_action.scoring.aggregate import missed_thresholds, passes, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
 
 RECORDED_PREFIX = "score."
@@ -295,6 +295,7 @@ class Scorer:
             if threshold is not None:
                 summary[name].pass_threshold = threshold
                 _pass_rates(summary[name], column.ids, column.values, threshold, direction)
+        _judge_thresholds(questions, summary)
         return DatasetResult(
             path=dataset.path,
             name=dataset.name,
@@ -370,6 +371,15 @@ class _Column:
     ids: list[str] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
     unscored: Counter[str] = field(default_factory=Counter)
+
+
+def _judge_thresholds(questions: list[QuestionResult], summary: dict[str, MetricSummary]) -> None:
+    """Each run's missed pass thresholds, judged here once with the thresholds the summary records
+    (carried and merged runs again, so they are judged as this run's own are)."""
+    thresholded = any(s.pass_threshold is not None for s in summary.values())
+    for question in questions:
+        # Set even when empty: in memory the run reads as judged (written, an empty list is left out).
+        question.failed_thresholds = missed_thresholds(question, summary) if thresholded else []
 
 
 def _pass_rates(summary: MetricSummary, ids: list[str], values: list[float], threshold: float, direction: str) -> None:

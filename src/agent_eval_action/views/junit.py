@@ -8,16 +8,19 @@ from pathlib import Path
 
 from agent_eval_action.core.files import write_atomic
 from agent_eval_action.core.models import Results
-from agent_eval_action.scoring.aggregate import passes
-from agent_eval_action.views.page import threshold_for
+from agent_eval_action.views.page import Page, page_of
 
 
-def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> Path:
+def write_junit(page: Page | Results, path: Path, thresholds: dict[str, float] | None = None) -> Path:
+    """junit.xml of the page (given results, one is built from them and the ``thresholds``): each
+    run's thresholded metrics pass or fail as the page says the run was judged."""
+    shown = page_of(page, thresholds)
     root = ET.Element("testsuites", name="agent-eval")
-    for dataset in results.datasets:
+    for view in shown.datasets:
+        dataset = view.result
         suite = ET.SubElement(root, "testsuite", name=dataset.name, file=dataset.path)
         tests = failures = errors = skipped = 0
-        for question in dataset.questions:
+        for question, missed in zip(dataset.questions, view.missed, strict=True):
             label = question.id + (f" [run {question.run}]" if question.run else "")
             if question.status == "error":
                 case = ET.SubElement(suite, "testcase", classname=dataset.name, name=label)
@@ -29,16 +32,13 @@ def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> P
                 ET.SubElement(case, "skipped", message=(question.skip_reason or "skipped")[:1000])
                 tests, skipped = tests + 1, skipped + 1
                 continue
-            for metric in sorted({*thresholds, *(m for m, s in dataset.summary.items() if s.pass_threshold is not None)}):
-                threshold = threshold_for(metric, thresholds, dataset.summary)
+            for metric, threshold in view.thresholds.items():
                 score = question.scores.get(metric)
-                if threshold is None or score is None or score.value is None:
+                if score is None or score.value is None:
                     continue
-                direction = dataset.summary[metric].direction if metric in dataset.summary else "higher"
-                passed = passes(score.value, threshold, direction)
                 case = ET.SubElement(suite, "testcase", classname=dataset.name, name=f"{label} {metric}")
                 tests += 1
-                if not passed:
+                if metric in missed:
                     failures += 1
                     ET.SubElement(
                         case, "failure", message=f"{metric} = {score.value:g} (threshold {threshold:g}): {score.explanation}"[:1000]
@@ -47,7 +47,7 @@ def write_junit(results: Results, path: Path, thresholds: dict[str, float]) -> P
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
         suite.set("skipped", str(skipped))
-    gate = results.gate
+    gate = shown.gate
     if gate is not None:
         # The gate case tells the same outcome as the headline and the exit code: a failure when
         # the gate failed, an error when the check could not be made.

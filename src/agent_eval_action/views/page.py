@@ -23,7 +23,7 @@ from agent_eval_action.core.models import (
     QuestionResult,
     Results,
 )
-from agent_eval_action.scoring.aggregate import passes
+from agent_eval_action.scoring.aggregate import missed_thresholds
 from agent_eval_action.verdict.comparison import counted_drops
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
@@ -46,27 +46,24 @@ class QuestionView:
     trajectory: dict[str, Any] | None
 
 
-def threshold_for(name: str, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> float | None:
-    recorded = summary[name].pass_threshold if name in summary else None
-    return recorded if recorded is not None else thresholds.get(name)
+def judged_with(summary: dict[str, MetricSummary], thresholds: dict[str, float]) -> dict[str, float]:
+    """Each thresholded metric's pass threshold, as its runs were judged: the summary's record, else
+    (results written before summaries recorded it) the config's ``thresholds``; by name."""
+    names = {*thresholds, *(name for name, s in summary.items() if s.pass_threshold is not None)}
+    recorded = {name: s.pass_threshold for name, s in summary.items() if s.pass_threshold is not None}
+    return {name: recorded.get(name, thresholds.get(name, 0.0)) for name in sorted(names)}
 
 
-def failed_metrics(question: QuestionResult, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> list[str]:
-    """The metrics whose pass threshold this run missed, judged as the dataset's pass rate is:
-    ``summary`` gives each metric's direction and the threshold it was judged with (``thresholds``
-    stands in for results written before summaries recorded it)."""
-    failed = []
-    for name, score in question.scores.items():
-        threshold = threshold_for(name, thresholds, summary)
-        if threshold is None or score.value is None:
-            continue
-        direction = summary[name].direction if name in summary else "higher"
-        if not passes(score.value, threshold, direction):
-            failed.append(name)
-    return failed
+def run_failures(question: QuestionResult, summary: dict[str, MetricSummary], thresholds: dict[str, float]) -> list[str]:
+    """The metrics whose pass threshold a run missed, as scoring judged it (``failed_thresholds``).
+    The one place a view judges a run itself: one that scoring did not judge (read from a file,
+    which leaves an empty judgement out, or written before runs were judged) is judged now, alike."""
+    if "failed_thresholds" in question.model_fields_set:
+        return question.failed_thresholds
+    return missed_thresholds(question, summary, thresholds)
 
 
-def _question_view(question: QuestionResult, thresholds: dict[str, float], summary: dict[str, MetricSummary]) -> QuestionView:
+def _question_view(question: QuestionResult, failed: list[str]) -> QuestionView:
     tools = question.scores.get("tool_usage_accuracy")
     state = question.scores.get("state_management_fidelity")
     trajectory = question.scores.get("trajectory_accuracy")
@@ -75,7 +72,7 @@ def _question_view(question: QuestionResult, thresholds: dict[str, float], summa
         run=question.run,
         status=question.status,
         error=question.error,
-        failed=failed_metrics(question, thresholds, summary),
+        failed=failed,
         tools=tools.details if tools and tools.value is not None and tools.value < 1 else None,
         state=list(state.details.get("mismatches", [])) if state and state.value is not None and state.value < 1 else [],
         trajectory=trajectory.details if trajectory and trajectory.value is not None and trajectory.value < 1 else None,
@@ -111,6 +108,10 @@ class DatasetView:
     flaky: list[str] = field(default_factory=list)
     # The runs that ended "ok" but missed a pass threshold, with the metrics they missed, in the dataset's order.
     failed_runs: list[tuple[QuestionResult, list[str]]] = field(default_factory=list)
+    # Each run's missed pass thresholds (:func:`run_failures`), in the order of ``result.questions``.
+    missed: list[list[str]] = field(default_factory=list)
+    # Each thresholded metric's pass threshold (:func:`judged_with`), by name.
+    thresholds: dict[str, float] = field(default_factory=dict)
 
 
 def paired_notes(comparison: DatasetComparison | None) -> list[str]:
@@ -238,51 +239,14 @@ def dataset_view(
     same_job: bool = False,
 ) -> DatasetView:
     compared = comparison is not None and comparison.status == "compared"
-    if comparison is not None:
-        metrics = [m for m in comparison.metrics if m.current is not None or m.baseline is not None]
-    else:
-        metrics = [
-            MetricComparison(metric=name, direction=s.direction, baseline=None, current=s.mean, delta=None, verdict="new")
-            for name, s in dataset.summary.items()
-            if s.mean is not None
-        ]
-    failures = by_metric(gate.failures if gate else [], dataset.path)
-    # One record per metric at most: the gate judges a metric's change once per dataset.
-    noise = {metric: records[0] for metric, records in by_metric(gate.within_noise if gate else [], dataset.path).items()}
-    history = background.history.get(dataset.path, {})
-    order = metric_order()
-    rows = [
-        metric_row(
-            m,
-            dataset.summary.get(m.metric),
-            failures.get(m.metric, []),
-            noise.get(m.metric),
-            background.rules.get(m.metric),
-            history.get(m.metric, []),
-            compared,
-            same_job,
-        )
-        for m in metrics
-    ]
-    rows.sort(key=lambda r: (order.get(r.metric, len(order)), r.metric))
+    rows = _metric_rows(dataset, comparison, gate, background, compared, same_job)
     # Without a baseline nothing is unchanged: every figure is new and shown.
     moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
     base = background.base_runs.get(dataset.path) if compared else None
-    regressed_ids = regressions(dataset, base, comparison)
-    if gate is not None and gate.infrastructure is not None:
-        # Runs the model/API kept from running are said once, in the headline: no diff of each.
-        ran = {q.id for q in dataset.questions if not (q.status == "error" and outage_cause(q.error))}
-        regressed_ids = {qid: fell for qid, fell in regressed_ids.items() if qid in ran}
-    dropped = {d.id for m in (comparison.metrics if comparison else []) for d in counted_drops(m)}
-    diffs = []
-    if base is not None:
-        head_runs, base_runs = runs_by_id(dataset), runs_by_id(base)
-        diffs = [
-            question_diff(qid, fell, head_runs[qid], base_runs.get(qid, []), dropped, background.ignore_state)
-            for qid, fell in regressed_ids.items()
-        ]
-    views = [_question_view(q, thresholds, dataset.summary) for q in dataset.questions]
-    # Each run's failed metrics are judged here once; the terminal's table lists these too.
+    regressed_ids, diffs = _regressed(dataset, comparison, gate, base, background.ignore_state)
+    # Each run's missed thresholds, as scoring judged them: every view lists these.
+    missed = [run_failures(q, dataset.summary, thresholds) for q in dataset.questions]
+    views = [_question_view(q, failed) for q, failed in zip(dataset.questions, missed, strict=True)]
     failed_runs = [(q, v.failed) for q, v in zip(dataset.questions, views, strict=True) if q.status == "ok" and v.failed]
     # An outage's runs are said once, in the headline: not one "needs a look" per question.
     outage = gate is not None and gate.infrastructure is not None
@@ -314,7 +278,72 @@ def dataset_view(
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
         failed_runs=failed_runs,
+        missed=missed,
+        thresholds=judged_with(dataset.summary, thresholds),
     )
+
+
+def _metric_rows(
+    dataset: DatasetResult,
+    comparison: DatasetComparison | None,
+    gate: GateResult | None,
+    background: Background,
+    compared: bool,
+    same_job: bool,
+) -> list[MetricRow]:
+    """The dataset's metric rows in the registry's order, each with its mark and the gate's records of it."""
+    if comparison is not None:
+        metrics = [m for m in comparison.metrics if m.current is not None or m.baseline is not None]
+    else:
+        metrics = [
+            MetricComparison(metric=name, direction=s.direction, baseline=None, current=s.mean, delta=None, verdict="new")
+            for name, s in dataset.summary.items()
+            if s.mean is not None
+        ]
+    failures = by_metric(gate.failures if gate else [], dataset.path)
+    # One record per metric at most: the gate judges a metric's change once per dataset.
+    noise = {metric: records[0] for metric, records in by_metric(gate.within_noise if gate else [], dataset.path).items()}
+    history = background.history.get(dataset.path, {})
+    order = metric_order()
+    rows = [
+        metric_row(
+            m,
+            dataset.summary.get(m.metric),
+            failures.get(m.metric, []),
+            noise.get(m.metric),
+            background.rules.get(m.metric),
+            history.get(m.metric, []),
+            compared,
+            same_job,
+        )
+        for m in metrics
+    ]
+    rows.sort(key=lambda r: (order.get(r.metric, len(order)), r.metric))
+    return rows
+
+
+def _regressed(
+    dataset: DatasetResult,
+    comparison: DatasetComparison | None,
+    gate: GateResult | None,
+    base: DatasetResult | None,
+    ignore_state: frozenset[str],
+) -> tuple[dict[str, list[str]], list[QuestionDiff]]:
+    """The questions that got worse than on the base (id -> the metrics that fell), and each one's
+    run beside the base's; none of those an outage kept from running."""
+    regressed_ids = regressions(dataset, base, comparison)
+    if gate is not None and gate.infrastructure is not None:
+        # Runs the model/API kept from running are said once, in the headline: no diff of each.
+        ran = {q.id for q in dataset.questions if not (q.status == "error" and outage_cause(q.error))}
+        regressed_ids = {qid: fell for qid, fell in regressed_ids.items() if qid in ran}
+    dropped = {d.id for m in (comparison.metrics if comparison else []) for d in counted_drops(m)}
+    diffs = []
+    if base is not None:
+        head_runs, base_runs = runs_by_id(dataset), runs_by_id(base)
+        diffs = [
+            question_diff(qid, fell, head_runs[qid], base_runs.get(qid, []), dropped, ignore_state) for qid, fell in regressed_ids.items()
+        ]
+    return regressed_ids, diffs
 
 
 @dataclass(frozen=True)

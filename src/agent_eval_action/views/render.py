@@ -14,9 +14,9 @@ from agent_eval_action.core.models import Results
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
 from agent_eval_action.views.metric_rows import MARKS
-from agent_eval_action.views.page import Page, QuestionView, failed_metrics, page_of
+from agent_eval_action.views.page import Page, QuestionView, page_of
 
-__all__ = ["COMMENT_LIMIT", "QuestionView", "Renderer", "ci", "failed_metrics", "fmt", "marker", "render_comment", "signed", "view"]
+__all__ = ["COMMENT_LIMIT", "QuestionView", "Renderer", "ci", "fmt", "marker", "render_comment", "signed", "view"]
 
 COMMENT_LIMIT = 65_000
 SUMMARY_LIMIT = 1_000_000  # GitHub refuses step summaries over 1 MiB

@@ -25,7 +25,7 @@ from agent_eval_action.repo.history import Point
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import compact, fmt, is_share, signed
 from agent_eval_action.views.metric_rows import MetricRow
-from agent_eval_action.views.page import Page, failed_metrics, page_of
+from agent_eval_action.views.page import DatasetView, Page, page_of
 from agent_eval_action.views.question_diffs import DiffRow, QuestionDiff
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def _score_rows(question: QuestionResult, base: QuestionResult | None, failed: l
     return rows
 
 
-def _panels(view: Any, thresholds: dict[str, float], dataset_index: int) -> tuple[list[QuestionPanel], int]:
+def _panels(view: DatasetView, dataset_index: int) -> tuple[list[QuestionPanel], int]:
     dataset: DatasetResult = view.result
     diffs: dict[tuple[str, int], QuestionDiff] = {(d.id, d.run): d for d in view.regressed}
     regressed_ids = {d.id for d in view.regressed}
@@ -170,7 +170,7 @@ def _panels(view: Any, thresholds: dict[str, float], dataset_index: int) -> tupl
     # made for those only, not for every run of a 10,000-question dataset.
     order = []
     for i, question in enumerate(dataset.questions):
-        failed = failed_metrics(question, thresholds, dataset.summary)
+        failed = view.missed[i]
         regressed = question.id in regressed_ids
         failing = question.status == "error" or bool(failed)
         rank = (not (regressed and (question.id, question.run) in diffs), not regressed, not failing)
@@ -253,7 +253,7 @@ def context(
     shared = page_of(page, thresholds, background)
     datasets = []
     for i, view in enumerate(shared.datasets):
-        questions, omitted = _panels(view, shared.thresholds, i)
+        questions, omitted = _panels(view, i)
         panel = DatasetPanel(anchor=f"d{i}", view=view, questions=questions, omitted=omitted)
         for row in view.rows:
             chart = _chart(row, 300, 120, 14)

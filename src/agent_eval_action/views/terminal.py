@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_eval_action.core.markdown import plural, show_controls
-from agent_eval_action.core.models import DatasetResult, MetricSummary, QuestionResult, Results
+from agent_eval_action.core.models import MetricSummary, Results
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
@@ -30,11 +30,10 @@ def _ci(summary: MetricSummary) -> str:
 FAILING_SHOWN = 10
 
 
-def dataset_table(
-    dataset: DatasetResult, thresholds: dict[str, float] | None = None, failing: list[tuple[QuestionResult, list[str]]] | None = None
-) -> list[str]:
-    """``failing``: the ok runs that missed a threshold, with the metrics missed, as the page judged
-    them (:attr:`DatasetView.failed_runs`), so no run is judged twice; None: judged here."""
+def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None) -> list[str]:
+    """The dataset's full metric table; with ``thresholds``, the ok runs that missed one, with the
+    metrics missed, as the page lists them (:attr:`DatasetView.failed_runs`)."""
+    dataset = view.result
     errors = sum(1 for q in dataset.questions if q.status == "error")
     lines = [f"{dataset.name} ({dataset.format}, {plural(len(dataset.questions), 'run')}, {plural(errors, 'error')}) - {dataset.path}"]
     scored = {name: s for name, s in dataset.summary.items() if s.n}
@@ -55,12 +54,7 @@ def dataset_table(
         if question.status == "error":
             lines.append(f"  error in {question.id}: {question.error}")
     if thresholds:
-        if failing is None:
-            from agent_eval_action.views.page import failed_metrics
-
-            failing = [
-                (q, failed) for q in dataset.questions if q.status == "ok" and (failed := failed_metrics(q, thresholds, dataset.summary))
-            ]
+        failing = view.failed_runs
         for question, failed in failing[:FAILING_SHOWN]:
             run = f" (run {question.run})" if question.run else ""
             lines.append(f"  failed {question.id}{run}: {', '.join(failed)}")
@@ -197,7 +191,7 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
         lines.append("")
     for dataset, d in zip(results.datasets, shown.datasets, strict=True):
         if d.comparison is None:
-            lines.extend(dataset_table(dataset, thresholds, d.failed_runs))
+            lines.extend(dataset_table(d, thresholds))
             lines.extend(f"  {note}" for note in d.notes)
         else:
             lines.append(

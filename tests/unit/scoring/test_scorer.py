@@ -42,3 +42,28 @@ def test_a_rebuilt_score_is_what_model_construct_makes() -> None:
     fast.explanation = "changed"  # each score its own fields set: changing one leaves the others as they were
     assert _score(0.25, "why", {}).explanation == "why"
     assert fast.model_fields_set is not _score(0.1, "", {}).model_fields_set
+
+
+def test_each_run_s_missed_thresholds_are_judged_once_when_its_dataset_is_summarized() -> None:
+    """Judged with the threshold and direction the summary records; carried runs judged again alike."""
+    from agent_eval_action.datasets import LoadedDataset
+    from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.scoring.scorer import Scorer
+
+    scorer = Scorer.for_names(
+        ["latency", "tool_usage_accuracy"], MetricContext(), pass_thresholds={"latency": 2.0, "tool_usage_accuracy": 1.0}
+    )
+    stale = QuestionResult(id="c", scores={"latency": Score(value=1.0)}, failed_thresholds=["latency"])
+    questions = [
+        QuestionResult(id="a", scores={"latency": Score(value=3.0), "tool_usage_accuracy": Score(value=0.5)}),
+        QuestionResult(id="b", scores={"latency": Score(value=2.0), "tool_usage_accuracy": Score(value=None)}),
+        stale,
+    ]
+    result = scorer.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)
+    assert {q.id: q.failed_thresholds for q in result.questions} == {"a": ["latency", "tool_usage_accuracy"], "b": [], "c": []}
+    assert all("failed_thresholds" in q.model_fields_set for q in result.questions)
+    unthresholded = Scorer.for_names(["latency"], MetricContext()).summarize(
+        LoadedDataset(path="d.json", name="d", format="golden", records=iter(())),
+        [QuestionResult(id="a", scores={"latency": Score(value=9.0)})],
+    )
+    assert unthresholded.questions[0].failed_thresholds == []

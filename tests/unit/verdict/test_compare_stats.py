@@ -13,7 +13,6 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate
-from agent_eval_action.views.render import failed_metrics
 from agent_eval_action.views.terminal import render
 from tests.helpers.scored import dataset
 
@@ -150,7 +149,7 @@ def test_runs_named_failing_are_the_runs_the_pass_rate_counts_failing() -> None:
     questions = [QuestionResult(id=qid, scores={"latency": Score(value=v)}) for qid, v in {"fast": 1.0, "edge": 2.0, "slow": 3.0}.items()]
     result = scorer.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)
     assert result.summary["latency"].direction == "lower" and result.summary["latency"].pass_rate == pytest.approx(2 / 3)
-    named = {q.id for q in result.questions if failed_metrics(q, {"latency": 2.0}, result.summary)}
+    named = {q.id for q in result.questions if q.failed_thresholds}
     assert named == {"slow"}
     lines = [line.strip() for line in render(Results(datasets=[result]), {"latency": 2.0}).splitlines() if "failed " in line]
     assert lines == ["failed slow: latency"]

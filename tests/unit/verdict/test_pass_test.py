@@ -14,8 +14,8 @@ from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate
 from agent_eval_action.verdict.pass_test import pass_metrics, pass_test, run_passes, to_rerun
-from agent_eval_action.views.junit import write_junit
 from agent_eval_action.views.headline import headline
+from agent_eval_action.views.junit import write_junit
 from agent_eval_action.views.page import build
 from agent_eval_action.views.render import Renderer, view
 from agent_eval_action.views.report import render_report

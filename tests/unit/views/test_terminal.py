@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Literal
+from xml.etree import ElementTree
 
 from agent_eval_action.core.models import DatasetResult, MetricSummary, QuestionResult, Results, Score
 from agent_eval_action.views.background import Background
+from agent_eval_action.views.junit import write_junit
 from agent_eval_action.views.page import page_of
+from agent_eval_action.views.report import context as report_context
 from agent_eval_action.views.terminal import dataset_table, render
 
 
@@ -20,12 +25,39 @@ def _results() -> Results:
 
 
 def test_the_failing_runs_are_judged_once_on_the_page_and_listed_in_the_datasets_order() -> None:
-    results = _results()
+    results = _results()  # made by hand, not by the scorer: the page judges its runs, once
     page = page_of(results, {"m": 0.5}, Background())
     (shown,) = page.datasets
     assert [(q.id, failed) for q, failed in shown.failed_runs] == [("b", ["m"]), ("e", ["m"])]
-    # The terminal lists what the page judged, exactly as it judged the runs itself before.
-    judged_here = dataset_table(results.datasets[0], {"m": 0.5})
-    assert dataset_table(results.datasets[0], {"m": 0.5}, shown.failed_runs) == judged_here
-    assert [line for line in judged_here if line.startswith("  failed")] == ["  failed b: m", "  failed e: m"]
+    assert shown.missed == [[], ["m"], [], ["m"], ["m"]]  # d ended in an error: not a failing run
+    lines = dataset_table(shown, {"m": 0.5})
+    assert [line for line in lines if line.startswith("  failed")] == ["  failed b: m", "  failed e: m"]
     assert "  failed b: m" in render(results, {"m": 0.5}, Background()).splitlines()
+
+
+def test_every_view_lists_the_runs_as_scoring_judged_them(tmp_path: Path) -> None:
+    """A run's missed thresholds are judged once, when its scores are summarized; the terminal,
+    the comment's page, report.html and junit.xml read that judgement and never judge again."""
+    results = _results()
+    questions = results.datasets[0].questions
+    questions[1].failed_thresholds = []  # b: judged as passing (a threshold since changed, say)
+    questions[0].failed_thresholds = ["m"]  # a: judged as failing
+    page = page_of(results, {"m": 0.5}, Background())
+    (shown,) = page.datasets
+    assert [(q.id, failed) for q, failed in shown.failed_runs] == [("a", ["m"]), ("e", ["m"])]
+    failed_lines = [line for line in render(page).splitlines() if line.startswith("  failed")]
+    assert failed_lines == ["  failed a: m", "  failed e: m"]
+    suite = ElementTree.parse(write_junit(page, tmp_path / "junit.xml")).getroot()[0]
+    failing = sorted(case.get("name") or "" for case in suite if case.find("failure") is not None)
+    assert failing == ["a m", "e m"]
+    (panel,) = report_context(page)["panels"]
+    assert {q.question.id: q.failed for q in panel.questions} == {"a": ["m"], "b": [], "c": [], "d": ["m"], "e": ["m"]}
+
+
+def test_a_run_s_judgement_is_written_only_when_it_missed_a_threshold() -> None:
+    """results.json stays as it was for runs that missed nothing: an empty judgement is left out."""
+    passed = QuestionResult(id="a", scores={"m": Score(value=0.9)}, failed_thresholds=[])
+    failed = QuestionResult(id="b", scores={"m": Score(value=0.1)}, failed_thresholds=["m"])
+    assert "failed_thresholds" not in passed.model_dump_json()
+    assert json.loads(failed.model_dump_json())["failed_thresholds"] == ["m"]
+    assert QuestionResult.model_validate_json(failed.model_dump_json()).failed_thresholds == ["m"]
