@@ -133,7 +133,7 @@ def publish(
     comment_file = output_dir / "comment.md"
     write_atomic(comment_file, comment)
     write_atomic(output_dir / "summary.md", summary)
-    write_junit(results, output_dir / "junit.xml", settings.thresholds)
+    write_junit(built, output_dir / "junit.xml")
     published = Published(comment_file=str(comment_file))
     try:
         write_report(built, output_dir / "report.html", sha=context.sha, run_url=context.run_url)

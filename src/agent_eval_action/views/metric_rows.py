@@ -9,8 +9,7 @@ from typing import Literal
 
 from agent_eval_action.core.models import GateFailure, MetricComparison, MetricSummary
 from agent_eval_action.repo.history import Point
-from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, worse_amount
-from agent_eval_action.verdict.gate import RuleView, is_timing
+from agent_eval_action.verdict.gate import RuleView
 from agent_eval_action.views.figures import fmt, limit_words, signed, spark, unit
 
 Mark = Literal["fail", "worse", "better", "same", "new", "info"]
@@ -107,6 +106,17 @@ def _worse_words(row: MetricComparison, rule: RuleView | None, noise: GateFailur
     return f"worse, {words}; within {limit_words(rule.max_regression, row.metric)}"
 
 
+@dataclass(frozen=True)
+class Change:
+    """What the verdict knows of a metric's change and does not yet hand over in structured form,
+    read in one place (``page.change_of``): nil, the worse way, surely worse, a timing."""
+
+    unchanged: bool  # within the comparison's epsilon
+    worse: bool  # the worse way for the metric's direction
+    sure: bool | None  # (worse only) its 95% CI wholly on the worse side; None: no CI
+    timing: bool  # measured in wall-clock time
+
+
 def metric_row(
     comparison: MetricComparison,
     summary: MetricSummary | None,
@@ -115,41 +125,11 @@ def metric_row(
     rule: RuleView | None,
     points: list[Point],
     compared: bool,
+    change: Change,
     same_job: bool = False,
 ) -> MetricRow:
     metric = comparison.metric
-    mark: Mark
-    folded = False  # a count that moved within noise: with what held
-    if failures:
-        mark, words = "fail", _fail_words(failures, noise, metric, comparison)
-    elif comparison.verdict == "removed":
-        mark, words = "same", "not scored in this run"
-    elif not compared or comparison.baseline is None or comparison.delta is None:
-        mark, words = "new", "no baseline to compare with"
-    elif abs(comparison.delta) <= EPSILON:
-        mark, words = "same", "unchanged"
-    elif comparison.direction == "neutral":
-        mark, words = "same", "changed (neither better nor worse)"
-    else:
-        worse = worse_amount(comparison.delta, comparison.direction) > 0
-        sure = ci_on_worse_side(comparison.ci95, comparison.direction) if worse else None
-        significant = comparison.verdict in ("regressed", "improved")
-        if not (bool(sure) or significant) and noise is None and unit(metric) in ("count", "usd", "seconds"):
-            # A few tokens or calls more or fewer, within noise (+0.9 output tokens): a count moves
-            # with every run of a model, so it is no warning (nor a gain) unless it is beyond noise or
-            # a rule counts it. So does a timing: an A/A pair timed side by side reads neither better
-            # nor worse, whichever side happened to be faster.
-            mark, words, folded = "same", "changed, within noise", True
-        elif worse:
-            mark = "worse"
-            words = _worse_words(comparison, rule, noise, bool(sure) or significant)
-        else:
-            mark = "better" if significant or comparison.ci95 is None else "same"
-            words = "better" if mark == "better" else "better, within noise"
-        # Timed on another machine at another hour: information. Timed beside the base in this job
-        # (compare-with = base): compared like any metric.
-        if is_timing(metric) and (rule is None or not rule.gated) and not same_job:
-            mark, words = "info", INFO_WORDS
+    mark, words, folded = row_mark(comparison, failures, noise, rule, compared, change, same_job)
     unscored = summary.unscored if summary else 0
     threshold = rule is not None and (rule.min is not None or rule.max is not None)
     visible = fmt(comparison.baseline, metric) != fmt(comparison.current, metric) and comparison.baseline is not None
@@ -172,6 +152,52 @@ def metric_row(
         n=comparison.n_shared if compared else 0,
         overall=summary.mean if summary is not None else comparison.current,
     )
+
+
+def row_mark(
+    comparison: MetricComparison,
+    failures: list[GateFailure],
+    noise: GateFailure | None,
+    rule: RuleView | None,
+    compared: bool,
+    change: Change,
+    same_job: bool,
+) -> tuple[Mark, str, bool]:
+    """The row's mark, why in words, and whether it is folded with what held (a count that moved
+    within noise)."""
+    metric = comparison.metric
+    mark: Mark
+    folded = False
+    if failures:
+        mark, words = "fail", _fail_words(failures, noise, metric, comparison)
+    elif comparison.verdict == "removed":
+        mark, words = "same", "not scored in this run"
+    elif not compared or comparison.baseline is None or comparison.delta is None:
+        mark, words = "new", "no baseline to compare with"
+    elif change.unchanged:
+        mark, words = "same", "unchanged"
+    elif comparison.direction == "neutral":
+        mark, words = "same", "changed (neither better nor worse)"
+    else:
+        worse, sure = change.worse, change.sure
+        significant = comparison.verdict in ("regressed", "improved")
+        if not (bool(sure) or significant) and noise is None and unit(metric) in ("count", "usd", "seconds"):
+            # A few tokens or calls more or fewer, within noise (+0.9 output tokens): a count moves
+            # with every run of a model, so it is no warning (nor a gain) unless it is beyond noise or
+            # a rule counts it. So does a timing: an A/A pair timed side by side reads neither better
+            # nor worse, whichever side happened to be faster.
+            mark, words, folded = "same", "changed, within noise", True
+        elif worse:
+            mark = "worse"
+            words = _worse_words(comparison, rule, noise, bool(sure) or significant)
+        else:
+            mark = "better" if significant or comparison.ci95 is None else "same"
+            words = "better" if mark == "better" else "better, within noise"
+        # Timed on another machine at another hour: information. Timed beside the base in this job
+        # (compare-with = base): compared like any metric.
+        if change.timing and (rule is None or not rule.gated) and not same_job:
+            mark, words = "info", INFO_WORDS
+    return mark, words, folded
 
 
 def metric_order() -> dict[str, int]:

@@ -11,12 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.models import (
-    BaseRun,
     DatasetComparison,
     DatasetResult,
-    GateFailure,
     GateResult,
     MetricComparison,
     MetricSummary,
@@ -24,12 +21,14 @@ from agent_eval_action.core.models import (
     Results,
 )
 from agent_eval_action.scoring.aggregate import missed_thresholds
-from agent_eval_action.verdict.comparison import counted_drops
+from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
+from agent_eval_action.verdict.gate import is_timing
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.headline import IDS_NAMED, Reason, headline, reasons
-from agent_eval_action.views.metric_rows import MARK_ORDER, MetricRow, by_metric, metric_order, metric_row
-from agent_eval_action.views.question_diffs import DiffGroup, QuestionDiff, group_diffs, question_diff, regressions, runs_by_id
+from agent_eval_action.views.headline import Reason, headline, reasons
+from agent_eval_action.views.metric_rows import MARK_ORDER, Change, MetricRow, by_metric, metric_order, metric_row
+from agent_eval_action.views.notes import cost_notes, dataset_line, flaky_lines, paired_notes, run_line, unpaired_lines
+from agent_eval_action.views.question_diffs import DiffGroup, QuestionDiff, group_diffs, question_diff, runs_by_id
 
 
 @dataclass
@@ -79,6 +78,61 @@ def _question_view(question: QuestionResult, failed: list[str]) -> QuestionView:
     )
 
 
+# --- what the page reads of the verdict ------------------------------------------------------
+# The facts below are the verdict's, but it does not hand them over in structured form yet: the
+# views read them here and nowhere else (views/metric_rows.py and views/question_diffs.py take
+# them as arguments).
+
+
+def change_of(comparison: MetricComparison) -> Change:
+    """A metric's change as the comparison judges it: nil, the worse way, surely worse, a timing."""
+    delta, direction = comparison.delta, comparison.direction
+    worse = delta is not None and worse_amount(delta, direction) > 0
+    return Change(
+        unchanged=delta is not None and abs(delta) <= EPSILON,
+        worse=worse,
+        sure=ci_on_worse_side(comparison.ci95, direction) if worse else None,
+        timing=is_timing(comparison.metric),
+    )
+
+
+def dropped_questions(comparison: DatasetComparison | None) -> set[str]:
+    """The questions whose drop the gate counts (max_question_drop)."""
+    return {d.id for m in (comparison.metrics if comparison else []) for d in counted_drops(m)}
+
+
+def regressed_questions(current: DatasetResult, base: DatasetResult | None, comparison: DatasetComparison | None) -> dict[str, list[str]]:
+    """Question id -> the higher-is-better metrics on which it scored lower than on the base
+    (per-question means over runs), plus ``"error"`` for a question that now ends in an error.
+    Drops the gate counts come first."""
+    if base is None or comparison is None or comparison.status != "compared":
+        return {}
+    out: dict[str, list[str]] = defaultdict(list)
+    dropped = {(d.id, d.metric) for m in comparison.metrics for d in counted_drops(m)}
+    for qid, name in sorted(dropped):
+        out[qid].append(name)
+    errors_now = {q.id for q in current.questions if q.status == "error"}
+    errors_before = {q.id for q in base.questions if q.status == "error"}
+    shared = {q.id for q in current.questions} & {q.id for q in base.questions}
+    for qid in sorted((errors_now - errors_before) & shared):
+        out[qid].insert(0, "error")
+    for metric in comparison.metrics:
+        if metric.direction != "higher" or metric.baseline is None or metric.current is None:
+            continue
+        now, before = per_question(current, metric.metric), per_question(base, metric.metric)
+        for qid in sorted(now.keys() & before.keys()):
+            if before[qid] - now[qid] > EPSILON and metric.metric not in out[qid]:
+                out[qid].append(metric.metric)
+    order = sorted(out, key=lambda q: (not any((q, m) in dropped for m in out[q]), "error" not in out[q], q))
+    return {q: out[q] for q in order}
+
+
+def outage_run(question: QuestionResult, gate: GateResult | None) -> bool:
+    """A run that ended in an error the model/API caused, in a check the gate could not make for
+    that reason: said once, in the headline, not run by run."""
+    return gate is not None and gate.infrastructure is not None and question.status == "error" and bool(outage_cause(question.error))
+
+
 # --- the page ----------------------------------------------------------------------------------
 
 
@@ -108,126 +162,12 @@ class DatasetView:
     flaky: list[str] = field(default_factory=list)
     # The runs that ended "ok" but missed a pass threshold, with the metrics they missed, in the dataset's order.
     failed_runs: list[tuple[QuestionResult, list[str]]] = field(default_factory=list)
+    # The runs that ended in an error, but for those of an outage (said once, in the headline).
+    errored_runs: list[QuestionResult] = field(default_factory=list)
     # Each run's missed pass thresholds (:func:`run_failures`), in the order of ``result.questions``.
     missed: list[list[str]] = field(default_factory=list)
     # Each thresholded metric's pass threshold (:func:`judged_with`), by name.
     thresholds: dict[str, float] = field(default_factory=dict)
-
-
-def paired_notes(comparison: DatasetComparison | None) -> list[str]:
-    """The questions compared with the baseline's under their old ids (their content unchanged)."""
-    pairs = comparison.paired_by_content if comparison is not None else {}
-    if not pairs:
-        return []
-    shown = ", ".join(f"{now} was {old}" for now, old in list(pairs.items())[:IDS_NAMED])
-    more = f" (+{len(pairs) - IDS_NAMED} more)" if len(pairs) > IDS_NAMED else ""
-    return [f"{plural(len(pairs), 'question')} renamed, compared with the baseline's by content: {shown}{more}"]
-
-
-def cost_notes(dataset: DatasetResult) -> list[str]:
-    """In words: how many runs were reused from the baseline or skipped (and why), and how many
-    of the agent's model calls went to the model or were replayed from the cache."""
-    notes = []
-    if dataset.reused:
-        ran = sum(1 for q in dataset.questions if not q.reused and q.status != "skipped")
-        notes.append(f"{plural(dataset.reused, 'question run')} reused from the baseline, {ran} run")
-    skipped: dict[str, int] = {}
-    for q in dataset.questions:
-        if q.status == "skipped":
-            reason = q.skip_reason or "skipped"
-            skipped[reason] = skipped.get(reason, 0) + 1
-    for reason, count in skipped.items():
-        notes.append(f"{plural(count, 'question run')} skipped ({reason})")
-    if dataset.model_calls is not None:
-        calls = dataset.model_calls
-        notes.append(f"model calls: {calls.live} to the model, {calls.replayed} replayed from the cache")
-    return notes
-
-
-def run_line(results: Results) -> str | None:
-    """How the agent ran: the concurrency reached and the budgets, in one line (None: it did not run)."""
-    run = results.run
-    if run is None:
-        return None
-    parts = []
-    if results.base_run is not None:
-        parts.append(base_run_line(results.base_run))
-    if run.max_in_flight:
-        if run.concurrency == "auto":
-            # The limit can stand above what was ever in flight (16 for a run of 5 questions): say both.
-            limit = f"the limit rose to {run.reached} (of at most {run.ceiling})"
-            if run.decreases:
-                limit += f", was halved {plural(run.decreases, 'time')} on 429 / deadline and ended at {run.final}"
-            elif run.final != run.reached:
-                limit += f" and ended at {run.final}"
-            parts.append(f"concurrency auto: at most {plural(run.max_in_flight, 'question run')} in flight; {limit}")
-        else:
-            parts.append(f"concurrency {run.concurrency}")
-    if run.paced or run.throttled:
-        asked = f"{plural(run.throttled, 'model call')} throttled (429) and asked again" if run.throttled else ""
-        parts.append(", ".join(p for p in (f"paced to {run.paced}" if run.paced else "", asked) if p))
-    for label, use in (("agent budget", run.budget), ("judge budget", run.judge_budget)):
-        if use is None:
-            continue
-        limits = [f"{use.calls} of {use.max_calls} calls" if use.max_calls is not None else f"{use.calls} calls"]
-        if use.max_cost_usd is not None:
-            limits.append(f"${use.cost_usd:.4f} of ${use.max_cost_usd:g}")
-        stop = f", reached: {use.skipped} not run" if use.reached else ""
-        parts.append(f"{label} {', '.join(limits)}{stop}")
-    return "; ".join(parts) or None
-
-
-def base_run_line(base: BaseRun) -> str:
-    """What compare-with = "base" cost: "base re-run: 12 questions x 3 runs, 72 model calls"."""
-    return f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}, {plural(base.model_calls, 'model call')}"
-
-
-def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> list[str]:
-    """Per group of metrics, the questions scored on one side only: "1 question scored only on
-    the base for llm_calls, tool_calls (removed, or an error or unscored now)". ``errored``: the
-    questions whose every run ended in an error now, said once (no metric scored them) instead
-    of in every metric's count."""
-    if comparison is None or comparison.status != "compared":
-        return []
-    groups: dict[tuple[int, int], list[str]] = defaultdict(list)
-    for m in comparison.metrics:
-        base_only = max(0, m.baseline_only - errored)
-        if m.verdict not in ("new", "removed") and (base_only or m.current_only):
-            groups[(base_only, m.current_only)].append(m.metric)
-    lines = []
-    if errored:
-        lines.append(
-            f"{plural(errored, 'question')} ended in an error in this run, so no metric scored "
-            f"{'it' if errored == 1 else 'them'}: the rows compare the other questions"
-        )
-    for (base_only, head_only), metrics in groups.items():
-        parts = []
-        if base_only:
-            parts.append(f"{plural(base_only, 'question')} scored only on the base (removed, or an error or unscored now)")
-        if head_only:
-            parts.append(f"{plural(head_only, 'question')} scored only on this PR (added, or unscored on the base)")
-        lines.append(f"{', '.join(metrics)}: {'; '.join(parts)}")
-    return lines
-
-
-def flaky_lines(comparison: DatasetComparison | None) -> list[str]:
-    """Each flaky question and metric with how many of its runs passed on each side."""
-
-    def side(rate: float | None, runs: int, where: str) -> str:
-        return f"{round(rate * runs)}/{runs} {where}" if rate is not None else f"not scored {where}"
-
-    return [
-        f"{f.id} ({f.metric}): {side(f.baseline_pass_rate, f.baseline_runs, 'on base')}, {side(f.current_pass_rate, f.current_runs, 'here')}"
-        for f in (comparison.flaky if comparison is not None else [])
-    ]
-
-
-def _dataset_line(failure: GateFailure) -> str:
-    """A dataset-level failure (errors, nothing scored) in words."""
-    if failure.rule == "new_errors":
-        count, before = int(failure.current or 0), int(failure.baseline or 0)
-        return f"fails the gate: {count} question{'s' if count != 1 else ''} ended in an error, {before} on the base branch"
-    return "fails the gate: " + (failure.detail or failure.message)
 
 
 def dataset_view(
@@ -249,10 +189,11 @@ def dataset_view(
     views = [_question_view(q, failed) for q, failed in zip(dataset.questions, missed, strict=True)]
     failed_runs = [(q, v.failed) for q, v in zip(dataset.questions, views, strict=True) if q.status == "ok" and v.failed]
     # An outage's runs are said once, in the headline: not one "needs a look" per question.
-    outage = gate is not None and gate.infrastructure is not None
-    failing = [v for v in views if (v.status == "error" and not (outage and outage_cause(v.error))) or v.failed]
+    errored_runs = [q for q in dataset.questions if q.status == "error" and not outage_run(q, gate)]
+    errored = {id(q) for q in errored_runs}
+    failing = [v for q, v in zip(dataset.questions, views, strict=True) if id(q) in errored or v.failed]
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
-    lines = [_dataset_line(f) for f in (gate.failures if gate else []) if f.dataset == dataset.path and not f.metric]
+    lines = [dataset_line(f) for f in (gate.failures if gate else []) if f.dataset == dataset.path and not f.metric]
     # Questions the base has whose every run ended in an error now: scored on the base only, for every metric.
     added = set(comparison.added_questions) if comparison is not None else set()
     errored_ids = (
@@ -278,6 +219,7 @@ def dataset_view(
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
         failed_runs=failed_runs,
+        errored_runs=errored_runs,
         missed=missed,
         thresholds=judged_with(dataset.summary, thresholds),
     )
@@ -314,6 +256,7 @@ def _metric_rows(
             background.rules.get(m.metric),
             history.get(m.metric, []),
             compared,
+            change_of(m),
             same_job,
         )
         for m in metrics
@@ -331,12 +274,12 @@ def _regressed(
 ) -> tuple[dict[str, list[str]], list[QuestionDiff]]:
     """The questions that got worse than on the base (id -> the metrics that fell), and each one's
     run beside the base's; none of those an outage kept from running."""
-    regressed_ids = regressions(dataset, base, comparison)
+    regressed_ids = regressed_questions(dataset, base, comparison)
     if gate is not None and gate.infrastructure is not None:
         # Runs the model/API kept from running are said once, in the headline: no diff of each.
-        ran = {q.id for q in dataset.questions if not (q.status == "error" and outage_cause(q.error))}
+        ran = {q.id for q in dataset.questions if not outage_run(q, gate)}
         regressed_ids = {qid: fell for qid, fell in regressed_ids.items() if qid in ran}
-    dropped = {d.id for m in (comparison.metrics if comparison else []) for d in counted_drops(m)}
+    dropped = dropped_questions(comparison)
     diffs = []
     if base is not None:
         head_runs, base_runs = runs_by_id(dataset), runs_by_id(base)

@@ -8,8 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_eval_action.core.models import DatasetComparison, DatasetResult, QuestionResult, Score, ToolInteraction
-from agent_eval_action.verdict.comparison import EPSILON, counted_drops, per_question
+from agent_eval_action.core.models import DatasetResult, QuestionResult, Score, ToolInteraction
 from agent_eval_action.views.figures import compact, fmt
 
 
@@ -67,32 +66,6 @@ def group_diffs(diffs: list[QuestionDiff]) -> list[DiffGroup]:
         else:
             groups[key] = DiffGroup(questions=[diff], rows=diff.rows)
     return list(groups.values())
-
-
-def regressions(current: DatasetResult, base: DatasetResult | None, comparison: DatasetComparison | None) -> dict[str, list[str]]:
-    """Question id -> the higher-is-better metrics on which it scored lower than on the base
-    (per-question means over runs), plus ``"error"`` for a question that now ends in an error.
-    Drops the gate counts come first."""
-    if base is None or comparison is None or comparison.status != "compared":
-        return {}
-    out: dict[str, list[str]] = defaultdict(list)
-    dropped = {(d.id, d.metric) for m in comparison.metrics for d in counted_drops(m)}
-    for qid, name in sorted(dropped):
-        out[qid].append(name)
-    errors_now = {q.id for q in current.questions if q.status == "error"}
-    errors_before = {q.id for q in base.questions if q.status == "error"}
-    shared = {q.id for q in current.questions} & {q.id for q in base.questions}
-    for qid in sorted((errors_now - errors_before) & shared):
-        out[qid].insert(0, "error")
-    for metric in comparison.metrics:
-        if metric.direction != "higher" or metric.baseline is None or metric.current is None:
-            continue
-        now, before = per_question(current, metric.metric), per_question(base, metric.metric)
-        for qid in sorted(now.keys() & before.keys()):
-            if before[qid] - now[qid] > EPSILON and metric.metric not in out[qid]:
-                out[qid].append(metric.metric)
-    order = sorted(out, key=lambda q: (not any((q, m) in dropped for m in out[q]), "error" not in out[q], q))
-    return {q: out[q] for q in order}
 
 
 def _worst_run(runs: list[QuestionResult], metrics: list[str]) -> QuestionResult:

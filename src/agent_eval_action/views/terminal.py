@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from agent_eval_action.core.markdown import plural, show_controls
 from agent_eval_action.core.models import MetricSummary, Results
-from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
 from agent_eval_action.views.page import DatasetView, Page, page_of
@@ -201,8 +200,7 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
             lines.extend(moved_lines(d, shown.base_label, base_is_run=shown.base_is_run))
             lines.extend(why_lines(d))
             # What an errored run said: the reason a reviewer needs first (results.json has them all).
-            outage = results.gate is not None and results.gate.infrastructure is not None
-            errored = [q for q in dataset.questions if q.status == "error" and not (outage and outage_cause(q.error))]
+            errored = d.errored_runs
             lines.extend(f"  error in {q.id}{f' (run {q.run})' if q.run else ''}: {q.error}" for q in errored[:FAILING_SHOWN])
             if len(errored) > FAILING_SHOWN:
                 lines.append(f"  ... and {len(errored) - FAILING_SHOWN} more errors (see results.json)")

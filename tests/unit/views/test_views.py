@@ -26,7 +26,8 @@ from agent_eval_action.verdict.gate import RuleView, evaluate_gate
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import fmt, signed, spark
 from agent_eval_action.views.headline import headline, reasons
-from agent_eval_action.views.page import build, dataset_view, unpaired_lines
+from agent_eval_action.views.notes import unpaired_lines
+from agent_eval_action.views.page import build, dataset_view
 from agent_eval_action.views.question_diffs import DiffRow, call_rows, question_diff, runs_by_id, state_rows
 from agent_eval_action.views.render import Renderer, view
 from agent_eval_action.views.terminal import render

@@ -1,0 +1,127 @@
+"""A run's and its datasets' notes in words: how the agent ran, what was reused, skipped or
+replayed, the questions paired by content, scored on one side only, or flaky; the gate's
+dataset-level failures."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from agent_eval_action.core.markdown import plural
+from agent_eval_action.core.models import BaseRun, DatasetComparison, DatasetResult, GateFailure, Results
+from agent_eval_action.views.headline import IDS_NAMED
+
+
+def paired_notes(comparison: DatasetComparison | None) -> list[str]:
+    """The questions compared with the baseline's under their old ids (their content unchanged)."""
+    pairs = comparison.paired_by_content if comparison is not None else {}
+    if not pairs:
+        return []
+    shown = ", ".join(f"{now} was {old}" for now, old in list(pairs.items())[:IDS_NAMED])
+    more = f" (+{len(pairs) - IDS_NAMED} more)" if len(pairs) > IDS_NAMED else ""
+    return [f"{plural(len(pairs), 'question')} renamed, compared with the baseline's by content: {shown}{more}"]
+
+
+def cost_notes(dataset: DatasetResult) -> list[str]:
+    """In words: how many runs were reused from the baseline or skipped (and why), and how many
+    of the agent's model calls went to the model or were replayed from the cache."""
+    notes = []
+    if dataset.reused:
+        ran = sum(1 for q in dataset.questions if not q.reused and q.status != "skipped")
+        notes.append(f"{plural(dataset.reused, 'question run')} reused from the baseline, {ran} run")
+    skipped: dict[str, int] = {}
+    for q in dataset.questions:
+        if q.status == "skipped":
+            reason = q.skip_reason or "skipped"
+            skipped[reason] = skipped.get(reason, 0) + 1
+    for reason, count in skipped.items():
+        notes.append(f"{plural(count, 'question run')} skipped ({reason})")
+    if dataset.model_calls is not None:
+        calls = dataset.model_calls
+        notes.append(f"model calls: {calls.live} to the model, {calls.replayed} replayed from the cache")
+    return notes
+
+
+def run_line(results: Results) -> str | None:
+    """How the agent ran: the concurrency reached and the budgets, in one line (None: it did not run)."""
+    run = results.run
+    if run is None:
+        return None
+    parts = []
+    if results.base_run is not None:
+        parts.append(base_run_line(results.base_run))
+    if run.max_in_flight:
+        if run.concurrency == "auto":
+            # The limit can stand above what was ever in flight (16 for a run of 5 questions): say both.
+            limit = f"the limit rose to {run.reached} (of at most {run.ceiling})"
+            if run.decreases:
+                limit += f", was halved {plural(run.decreases, 'time')} on 429 / deadline and ended at {run.final}"
+            elif run.final != run.reached:
+                limit += f" and ended at {run.final}"
+            parts.append(f"concurrency auto: at most {plural(run.max_in_flight, 'question run')} in flight; {limit}")
+        else:
+            parts.append(f"concurrency {run.concurrency}")
+    if run.paced or run.throttled:
+        asked = f"{plural(run.throttled, 'model call')} throttled (429) and asked again" if run.throttled else ""
+        parts.append(", ".join(p for p in (f"paced to {run.paced}" if run.paced else "", asked) if p))
+    for label, use in (("agent budget", run.budget), ("judge budget", run.judge_budget)):
+        if use is None:
+            continue
+        limits = [f"{use.calls} of {use.max_calls} calls" if use.max_calls is not None else f"{use.calls} calls"]
+        if use.max_cost_usd is not None:
+            limits.append(f"${use.cost_usd:.4f} of ${use.max_cost_usd:g}")
+        stop = f", reached: {use.skipped} not run" if use.reached else ""
+        parts.append(f"{label} {', '.join(limits)}{stop}")
+    return "; ".join(parts) or None
+
+
+def base_run_line(base: BaseRun) -> str:
+    """What compare-with = "base" cost: "base re-run: 12 questions x 3 runs, 72 model calls"."""
+    return f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}, {plural(base.model_calls, 'model call')}"
+
+
+def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> list[str]:
+    """Per group of metrics, the questions scored on one side only: "1 question scored only on
+    the base for llm_calls, tool_calls (removed, or an error or unscored now)". ``errored``: the
+    questions whose every run ended in an error now, said once (no metric scored them) instead
+    of in every metric's count."""
+    if comparison is None or comparison.status != "compared":
+        return []
+    groups: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for m in comparison.metrics:
+        base_only = max(0, m.baseline_only - errored)
+        if m.verdict not in ("new", "removed") and (base_only or m.current_only):
+            groups[(base_only, m.current_only)].append(m.metric)
+    lines = []
+    if errored:
+        lines.append(
+            f"{plural(errored, 'question')} ended in an error in this run, so no metric scored "
+            f"{'it' if errored == 1 else 'them'}: the rows compare the other questions"
+        )
+    for (base_only, head_only), metrics in groups.items():
+        parts = []
+        if base_only:
+            parts.append(f"{plural(base_only, 'question')} scored only on the base (removed, or an error or unscored now)")
+        if head_only:
+            parts.append(f"{plural(head_only, 'question')} scored only on this PR (added, or unscored on the base)")
+        lines.append(f"{', '.join(metrics)}: {'; '.join(parts)}")
+    return lines
+
+
+def flaky_lines(comparison: DatasetComparison | None) -> list[str]:
+    """Each flaky question and metric with how many of its runs passed on each side."""
+
+    def side(rate: float | None, runs: int, where: str) -> str:
+        return f"{round(rate * runs)}/{runs} {where}" if rate is not None else f"not scored {where}"
+
+    return [
+        f"{f.id} ({f.metric}): {side(f.baseline_pass_rate, f.baseline_runs, 'on base')}, {side(f.current_pass_rate, f.current_runs, 'here')}"
+        for f in (comparison.flaky if comparison is not None else [])
+    ]
+
+
+def dataset_line(failure: GateFailure) -> str:
+    """A dataset-level failure (errors, nothing scored) in words."""
+    if failure.rule == "new_errors":
+        count, before = int(failure.current or 0), int(failure.baseline or 0)
+        return f"fails the gate: {count} question{'s' if count != 1 else ''} ended in an error, {before} on the base branch"
+    return "fails the gate: " + (failure.detail or failure.message)
