@@ -1,8 +1,11 @@
 """The page every view of a run shows, in the order a reviewer reads it: the verdict and its
 reason in words, what moved, then why (the questions that got worse, base run beside this one).
 
-The comment, the step summary, the terminal and report.html are all built from this model, so
-they tell the same story. Everything here is plain text: each view escapes it for its medium.
+The comment, the step summary, the terminal, report.html and junit.xml are all built from this
+model, so they tell the same story. Everything here is plain text: each view escapes it for its
+medium. This module assembles the page; its parts are worded in figures.py (units), metric_rows.py
+(each metric's mark), question_diffs.py (why a question got worse), headline.py (the verdict's
+words) and notes.py.
 """
 
 from __future__ import annotations
@@ -48,9 +51,8 @@ class QuestionView:
 def judged_with(summary: dict[str, MetricSummary], thresholds: dict[str, float]) -> dict[str, float]:
     """Each thresholded metric's pass threshold, as its runs were judged: the summary's record, else
     (results written before summaries recorded it) the config's ``thresholds``; by name."""
-    names = {*thresholds, *(name for name, s in summary.items() if s.pass_threshold is not None)}
     recorded = {name: s.pass_threshold for name, s in summary.items() if s.pass_threshold is not None}
-    return {name: recorded.get(name, thresholds.get(name, 0.0)) for name in sorted(names)}
+    return {name: recorded[name] if name in recorded else thresholds[name] for name in sorted({*thresholds, *recorded})}
 
 
 def run_failures(question: QuestionResult, summary: dict[str, MetricSummary], thresholds: dict[str, float]) -> list[str]:
