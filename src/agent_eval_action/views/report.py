@@ -99,7 +99,7 @@ class Chart:
 @dataclass
 class DatasetPanel:
     anchor: str
-    view: Any  # views.DatasetView
+    view: DatasetView
     questions: list[QuestionPanel]
     omitted: int
     charts: list[Chart] = field(default_factory=list)
