@@ -1,26 +1,20 @@
 """Figures in their metric's unit, and values on one line: how every view words a number.
 
-Pure: it reads only the metric registry's units (a custom metric's declared one). The verdict's
-prose may use it too (its drift messages word figures as the views do).
+Pure: it reads only the metric registry's units (a custom metric's declared one). A figure alone
+is core/figures.py's, which the verdict's prose uses too: both say a number alike.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
+from agent_eval_action.core.figures import NBSP, figure
 from agent_eval_action.core.models import Unit
 
 SPARK = "▁▂▃▄▅▆▇█"
-# Between a figure and its unit, so a narrow table cell never breaks "0.20 s" in two.
-NBSP = "\u00a0"
 # Characters of a value (tool arguments, a state variable, an answer) in a side-by-side row.
 VALUE_CHARS = 160
-
-
-# Figures from this size on are shown with an exponent.
-HUGE = 1e15
 
 
 def unit(metric: str) -> Unit:
@@ -31,24 +25,9 @@ def unit(metric: str) -> Unit:
 
 
 def fmt(value: float | None, metric: str = "") -> str:
-    """A figure in the metric's unit: seconds, counts, dollars, plain numbers, else a percentage of 0..1."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    if abs(value) >= HUGE:  # 300 digits of a recorded 1e308 say nothing more than its exponent
-        return f"{value:.3g}"
-    kind = unit(metric) if metric else "ratio"
-    if kind == "seconds":
-        return f"{value:.2f}{NBSP}s"
-    if kind in ("count", "number"):
-        return f"{value:,.1f}" if value != int(value) else f"{value:,.0f}"
-    if kind == "usd":
-        return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
-    return _percent(value * 100) + "%"
-
-
-def _percent(number: float) -> str:
-    text = f"{number:.1f}"
-    return text[:-2] if text.endswith(".0") else text
+    """A figure in the metric's unit: seconds, counts, dollars, plain numbers, else a percentage of
+    0..1 (the one formatter, core/figures.py, with the metric's unit)."""
+    return figure(value, unit(metric) if metric and value is not None else "ratio")
 
 
 def is_share(metric: str) -> bool:
