@@ -45,7 +45,7 @@ def _cpu_s(pid: int) -> float:
 
 def side(observe: bool, questions: int) -> dict[str, Any]:
     """One run: the workers' CPU seconds per question, and what the questions observed."""
-    from agent_eval_action.core.models import Question
+    from agent_eval_action.core.questions import Question
     from agent_eval_action.datasets import Record
     from agent_eval_action.run.agent_env import agent_environment
     from agent_eval_action.run.run_pool import RunSettings, run_records

@@ -12,7 +12,7 @@ agent worker, which runs under the agent's Python) stays fast and light.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -26,24 +26,61 @@ _EXPORTS = {
     "Dataset": "agent_eval_action.service.api",
     "Config": "agent_eval_action.config",
     "load_config": "agent_eval_action.config",
-    "Results": "agent_eval_action.core.models",
-    "DatasetResult": "agent_eval_action.core.models",
-    "QuestionResult": "agent_eval_action.core.models",
-    "MetricSummary": "agent_eval_action.core.models",
-    "DatasetComparison": "agent_eval_action.core.models",
-    "MetricComparison": "agent_eval_action.core.models",
-    "GateResult": "agent_eval_action.core.models",
-    "GateFailure": "agent_eval_action.core.models",
-    "Problem": "agent_eval_action.core.models",
-    "Question": "agent_eval_action.core.models",
-    "ReferenceData": "agent_eval_action.core.models",
-    "Trace": "agent_eval_action.core.models",
-    "Score": "agent_eval_action.core.models",
+    "Results": "agent_eval_action.core.results",
+    "DatasetResult": "agent_eval_action.core.results",
+    "QuestionResult": "agent_eval_action.core.results",
+    "MetricSummary": "agent_eval_action.core.scores",
+    "DatasetComparison": "agent_eval_action.core.verdicts",
+    "MetricComparison": "agent_eval_action.core.verdicts",
+    "GateResult": "agent_eval_action.core.verdicts",
+    "GateFailure": "agent_eval_action.core.verdicts",
+    "Problem": "agent_eval_action.core.results",
+    "Question": "agent_eval_action.core.questions",
+    "ReferenceData": "agent_eval_action.core.questions",
+    "Trace": "agent_eval_action.core.traces",
+    "Score": "agent_eval_action.core.scores",
     "AgentEvalError": "agent_eval_action.core.errors",
     "ConfigError": "agent_eval_action.core.errors",
     "DatasetError": "agent_eval_action.core.errors",
 }
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [  # written out for type checkers; tests/unit/test_public_api.py keeps it equal to _EXPORTS
+    "AgentEvalError",
+    "Config",
+    "ConfigError",
+    "Dataset",
+    "DatasetComparison",
+    "DatasetError",
+    "DatasetResult",
+    "GateFailed",
+    "GateFailure",
+    "GateResult",
+    "MetricComparison",
+    "MetricSummary",
+    "Problem",
+    "Question",
+    "QuestionResult",
+    "ReferenceData",
+    "Results",
+    "Score",
+    "Trace",
+    "__version__",
+    "assert_passed",
+    "check",
+    "compare",
+    "evaluate",
+    "load",
+    "load_config",
+]
+
+if TYPE_CHECKING:  # what type checkers see (py.typed); at run time each name is imported on first use
+    from agent_eval_action.config import Config, load_config
+    from agent_eval_action.core.errors import AgentEvalError, ConfigError, DatasetError
+    from agent_eval_action.core.questions import Question, ReferenceData
+    from agent_eval_action.core.results import DatasetResult, Problem, QuestionResult, Results
+    from agent_eval_action.core.scores import MetricSummary, Score
+    from agent_eval_action.core.traces import Trace
+    from agent_eval_action.core.verdicts import DatasetComparison, GateFailure, GateResult, MetricComparison
+    from agent_eval_action.service.api import Dataset, GateFailed, assert_passed, check, compare, evaluate, load
 
 
 def __getattr__(name: str) -> Any:

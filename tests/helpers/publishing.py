@@ -7,7 +7,9 @@ import re
 from pathlib import Path
 
 from agent_eval_action.config import GateConfig
-from agent_eval_action.core.models import DatasetResult, Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace, Turn
+from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Turn
+from agent_eval_action.core.results import DatasetResult, Results
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
 from agent_eval_action.publish.publisher import GitHubContext

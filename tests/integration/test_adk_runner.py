@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.core.errors import AgentLoadError
-from agent_eval_action.core.models import Question, ReferenceData, ReferenceToolCall, Trace
+from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.run.adk_runner import AdkRunner
 from agent_eval_action.run.agent_loader import load_agent

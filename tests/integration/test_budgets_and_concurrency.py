@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.run.adaptive import Limiter
 from agent_eval_action.run.judges.client import judge_from_env

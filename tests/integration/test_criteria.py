@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import Config, GateConfig, MetricRule
-from agent_eval_action.core.models import DatasetResult
+from agent_eval_action.core.results import DatasetResult
 from agent_eval_action.datasets import load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer

@@ -10,7 +10,7 @@ from tests.helpers.factories import runs, write_dataset
 from tests.helpers.repos import commit, git, new_repo
 
 METRICS = """
-from agent_eval_action.core.models import Score
+from agent_eval_action.core.scores import Score
 
 
 def words(question, trace):

@@ -18,7 +18,9 @@ import pytest
 
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.models import Question, ReferenceData, Score, Trace
+from agent_eval_action.core.questions import Question, ReferenceData
+from agent_eval_action.core.scores import Score
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.run.judges.client import NO_CREDENTIALS, JudgeClient, judge_from_env
 from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import GateConfig, MetricRule
-from agent_eval_action.core.models import Question, ReferenceData, ReferenceToolCall, Results, ToolInteraction, Trace, Turn
+from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Turn
+from agent_eval_action.core.results import Results
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
 from agent_eval_action.publish.github import GitHubClient

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.core.collector import LIBRARY, Collector
-from agent_eval_action.core.models import Results
+from agent_eval_action.core.results import Results
 from agent_eval_action.datasets import load_dataset
 from agent_eval_action.datasets.tabular import stream
 from agent_eval_action.metrics import MetricContext

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from agent_eval_action.config import Config
 from agent_eval_action.core.errors import ConfigError, DatasetError
-from agent_eval_action.core.models import Results
+from agent_eval_action.core.results import Results
 from agent_eval_action.repo.results_io import read_results
 from agent_eval_action.scoring.shards import in_shard, merge_results, merge_scorer, parse_shard
 

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from agent_eval_action.core.errors import AgentLoadError
-from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.run.agent_env import agent_environment
 from agent_eval_action.run.worker_pool import WorkerPool
 from agent_eval_action.run.worker_process import WorkerDied

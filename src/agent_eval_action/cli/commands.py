@@ -25,8 +25,8 @@ from agent_eval_action.core.collector import OWN_PROCESS
 from agent_eval_action.core.errors import ExitCode
 from agent_eval_action.core.files import LOCK_NAME, output_lock
 from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.models import Problem, Results
 from agent_eval_action.core.plan import CheckPlan, runner_for
+from agent_eval_action.core.results import Problem, Results
 from agent_eval_action.core.workflow import mask, redactor_for
 from agent_eval_action.service import api
 

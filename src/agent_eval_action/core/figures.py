@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from agent_eval_action.core.models import Unit
+from agent_eval_action.core.scores import Unit
 
 NBSP = "\u00a0"
 # 300 digits of a recorded 1e308 say nothing more than its exponent.

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.models import DatasetFormat, Question, Trace
+from agent_eval_action.core.questions import DatasetFormat, Question
+from agent_eval_action.core.traces import Trace
 
 
 @dataclass(kw_only=True)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.core.files import atomic_file, write_atomic
-from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.tabular import CONVERT_SPAN
 from agent_eval_action.metrics.calls import tool_calls

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.models import ReferenceData, ReferenceToolCall
+from agent_eval_action.core.questions import ReferenceData, ReferenceToolCall
 from agent_eval_action.core.spelling import closest, did_you_mean
 
 QUESTION_KEYS = {"id", "user_inputs", "agents_evaluated", "metadata", "reference_data"}

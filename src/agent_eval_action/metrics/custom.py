@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.models import Question, Score, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.scores import Score
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.registry import Metric, MetricContext, declare_unit, unscored
 
 if TYPE_CHECKING:

@@ -6,7 +6,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent_eval_action.core.models import Direction, Question, Score, Trace, Unit
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.scores import Direction, Score, Unit
+from agent_eval_action.core.traces import Trace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,7 +33,7 @@ class Metric:
     score: ScoreFn
     # "reference": needs reference data; "trace": measured from what the agent did.
     kind: Literal["reference", "trace"] = "reference"
-    # What its figures are (core.models.Unit): the one place every view and the gate learn it.
+    # What its figures are (core.scores.Unit): the one place every view and the gate learn it.
     unit: Unit = "ratio"
     # Slow set-up (imports) the scorer may do ahead, while the agent runs.
     prepare: Callable[[], object] | None = None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from agent_eval_action.core.models import Question, Score, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.scores import Score
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.values import mismatches
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_eval_action.core.models import Question, ReferenceToolCall, Score, ToolInteraction, Trace
+from agent_eval_action.core.questions import Question, ReferenceToolCall, ToolInteraction
+from agent_eval_action.core.scores import Score
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.calls import tool_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.values import matches, mismatches

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from agent_eval_action.core.models import LlmCall, Question, Score, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.scores import Score
+from agent_eval_action.core.traces import LlmCall, Trace
 from agent_eval_action.metrics.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 

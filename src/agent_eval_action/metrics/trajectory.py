@@ -10,7 +10,9 @@ from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 
-from agent_eval_action.core.models import Question, Score, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.scores import Score
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.calls import steps as counted_steps
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 

@@ -14,8 +14,8 @@ from typing import TextIO
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.files import write_atomic
 from agent_eval_action.core.markdown import untrusted_markdown
-from agent_eval_action.core.models import Results
 from agent_eval_action.core.redaction import Redactor
+from agent_eval_action.core.results import Results
 from agent_eval_action.core.workflow import Command, annotation, append_summary, command, in_actions, set_outputs
 from agent_eval_action.publish.github import Comment, GitHubClient, GitHubError
 from agent_eval_action.repo.results_io import redacted

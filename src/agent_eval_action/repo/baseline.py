@@ -21,8 +21,8 @@ from typing import TypeVar
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.models import DatasetResult, Results
 from agent_eval_action.core.redaction import Redactor
+from agent_eval_action.core.results import DatasetResult, Results
 from agent_eval_action.datasets import dataset_stem
 from agent_eval_action.repo.results_io import dumps, parse_results
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from agent_eval_action.core.errors import DatasetError, InfrastructureError
 from agent_eval_action.core.jsonish import loads
-from agent_eval_action.core.models import DatasetComparison, DatasetResult, Results
+from agent_eval_action.core.results import DatasetResult, Results
+from agent_eval_action.core.verdicts import DatasetComparison
 from agent_eval_action.repo.baseline import Reader, candidates, find_baseline, match, working_tree_reader
 from agent_eval_action.repo.git import Git, Snapshot
 

@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.files import write_atomic
 from agent_eval_action.core.jsonish import NotFinite, TooDeep, loads
-from agent_eval_action.core.models import READABLE_VERSIONS, SCHEMA_VERSION, Results
 from agent_eval_action.core.plan import recorded_plan
 from agent_eval_action.core.redaction import Redactor
+from agent_eval_action.core.results import READABLE_VERSIONS, SCHEMA_VERSION, Results
 
 EXPAND_LEVELS = 3
 
@@ -126,6 +126,22 @@ def read_results(path: str | Path) -> Results:
     return parse_results(text, str(path))
 
 
+def from_version_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 file in version 2's shape: the gate's failures were strings (kept as "legacy"
+    failures, their message whole) and it had no outcome, only ``passed``."""
+    gate = data.get("gate")
+    if not isinstance(gate, dict):
+        return data
+    gate = dict(gate)
+    failures = gate.get("failures")
+    if isinstance(failures, list):
+        gate["failures"] = [{"rule": "legacy", "message": f} if isinstance(f, str) else f for f in failures]
+    passed = gate.pop("passed", None)
+    if "outcome" not in gate and isinstance(passed, bool):
+        gate["outcome"] = "passed" if passed else "failed"
+    return {**data, "gate": gate}
+
+
 def parse_results(text: str, where: str, what: str = "results") -> Results:
     """A results or baseline file's text, validated; version-1 files are read as the current version."""
     fix = "run `baseline update` on the default branch to rewrite it" if what == "baseline" else "re-create it with this version"
@@ -141,6 +157,8 @@ def parse_results(text: str, where: str, what: str = "results") -> Results:
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version not in READABLE_VERSIONS:
         raise DatasetError(where, f"{what} schema_version {version!r} is not one this version reads ({READABLE_VERSIONS}): {fix}")
+    if version == 1:
+        data = from_version_1(data)
     try:
         results = Results.model_validate(data)
     except ValidationError as error:

@@ -8,7 +8,8 @@ import asyncio
 from typing import Any
 
 from agent_eval_action.agent_worker.runner import AgentSessions, partial_run
-from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.run.agent_loader import LoadedAgent
 from agent_eval_action.run.pacing import Pacer
 from agent_eval_action.run.run_pool import keep_partial

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agent_eval_action.core.models import BudgetUse, Trace
+from agent_eval_action.core.results import BudgetUse
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.trace_metrics import calls_cost
 
 # How every reason for work the budget did not let start begins.

@@ -20,8 +20,11 @@ from agent_eval_action.config import Config
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import UsageError
 from agent_eval_action.core.logs import log
-from agent_eval_action.core.models import BudgetUse, JudgeUsage, ModelCalls, Question, RunStats, Score, Trace
 from agent_eval_action.core.plan import runner_for
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.results import BudgetUse, ModelCalls, RunStats
+from agent_eval_action.core.scores import JudgeUsage, Score
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.run import worker_start
 from agent_eval_action.run.adaptive import Limiter

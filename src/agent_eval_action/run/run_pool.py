@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent_eval_action.core import interrupt
-from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.run.adaptive import CEILING, Limiter
 from agent_eval_action.run.budget import Budget

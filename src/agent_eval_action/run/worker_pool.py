@@ -29,7 +29,8 @@ from typing import Any
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import AgentLoadError
-from agent_eval_action.core.models import Question, Trace
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.run.agent_loader import with_suggestion
 from agent_eval_action.run.pacing import Pacer
 from agent_eval_action.run.run_pool import keep_partial

@@ -17,7 +17,8 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 
-from agent_eval_action.core.models import DatasetResult, Question, QuestionResult
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.results import DatasetResult, QuestionResult
 from agent_eval_action.datasets import Record
 from agent_eval_action.repo.observed import RepositoryInputs
 

@@ -10,7 +10,10 @@ from typing import Any, Protocol
 
 from agent_eval_action.core.collector import LIBRARY, Collector, few_collections
 from agent_eval_action.core.errors import DatasetError, UsageError
-from agent_eval_action.core.models import DatasetFormat, DatasetResult, MetricSummary, Problem, QuestionResult, Score, Transcript
+from agent_eval_action.core.questions import DatasetFormat
+from agent_eval_action.core.results import DatasetResult, Problem, QuestionResult
+from agent_eval_action.core.scores import MetricSummary, Score
+from agent_eval_action.core.traces import Transcript
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.datasets.base import Converter, RawBatch, Row, RunResolver, question_content
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext

@@ -7,7 +7,7 @@ import hashlib
 
 from agent_eval_action.config import Config
 from agent_eval_action.core.errors import ConfigError, DatasetError
-from agent_eval_action.core.models import DatasetResult, QuestionResult, Results
+from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer

@@ -26,9 +26,10 @@ from agent_eval_action.config import Config, load_config
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, InfrastructureError, UsageError
-from agent_eval_action.core.models import DatasetFormat, Problem, Question, Results, Selection
 from agent_eval_action.core.plan import merged_plan
+from agent_eval_action.core.questions import DatasetFormat, Question
 from agent_eval_action.core.redaction import Redactor
+from agent_eval_action.core.results import Problem, Results, Selection
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.datasets.convert import write_golden, write_runs
 from agent_eval_action.repo.baseline import Written, working_tree_reader, write_baseline

@@ -19,8 +19,8 @@ from typing import TextIO
 from agent_eval_action import __version__
 from agent_eval_action.config import Config
 from agent_eval_action.core.collector import LIBRARY, Collector
-from agent_eval_action.core.models import Problem, Results, Selection
 from agent_eval_action.core.plan import CheckPlan, plan_check
+from agent_eval_action.core.results import Problem, Results, Selection
 from agent_eval_action.repo.baseline import working_tree_reader
 from agent_eval_action.repo.discovery import dataset_files
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace

@@ -12,8 +12,9 @@ from pathlib import Path
 from agent_eval_action.config import Config
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.errors import DatasetError, InfrastructureError
-from agent_eval_action.core.models import DatasetComparison, DatasetResult, Problem, Results, Selection
 from agent_eval_action.core.plan import CheckPlan, timings_gated
+from agent_eval_action.core.results import DatasetResult, Problem, Results, Selection
+from agent_eval_action.core.verdicts import DatasetComparison
 from agent_eval_action.repo.baseline import find_baseline, match, working_tree_reader
 from agent_eval_action.repo.git import Git, Snapshot
 from agent_eval_action.repo.history import BaseState, read_base_runs

@@ -22,7 +22,7 @@ from agent_eval_action.core import interrupt, reaper
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, UsageError
 from agent_eval_action.core.logs import log
-from agent_eval_action.core.models import DatasetResult, Problem, QuestionResult, RunStats
+from agent_eval_action.core.results import DatasetResult, Problem, QuestionResult, RunStats
 from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs

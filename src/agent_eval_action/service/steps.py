@@ -15,14 +15,8 @@ from typing import TextIO
 from agent_eval_action.config import Config
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.models import (
-    BaseRun,
-    DatasetResult,
-    Problem,
-    RunStats,
-    Selection,
-)
 from agent_eval_action.core.plan import Runner, in_repository, runner_for
+from agent_eval_action.core.results import BaseRun, DatasetResult, Problem, RunStats, Selection
 from agent_eval_action.repo.agent_code import agent_paths
 from agent_eval_action.repo.baseline import find_baseline
 from agent_eval_action.repo.discovery import dataset_paths

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval_action.core.jsonish import get, opt_str
-from agent_eval_action.core.models import LlmCall, Question, SubAgentResponse, ToolInteraction, Trace, TrajectoryStep, Turn
+from agent_eval_action.core.questions import Question, ToolInteraction, TrajectoryStep, Turn
+from agent_eval_action.core.traces import LlmCall, SubAgentResponse, Trace
 from agent_eval_action.traces.spans import RawSpan, facts_from_spans, grounding_chunks, tool_failure, usage_fields
 
 

@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from agent_eval_action.core.jsonish import loads, maybe_json, opt_str
-from agent_eval_action.core.models import LlmCall, Span, SpanStats, ToolInteraction, TrajectoryStep
+from agent_eval_action.core.questions import ToolInteraction, TrajectoryStep
+from agent_eval_action.core.traces import LlmCall, Span, SpanStats
 
 MERGED_TOOLS = "(merged tools)"
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from agent_eval_action.core.models import DatasetResult, PassTest, QuestionResult, QuestionTest
+from agent_eval_action.core.results import DatasetResult, QuestionResult
+from agent_eval_action.core.verdicts import PassTest, QuestionTest
 from agent_eval_action.scoring.aggregate import passes
 from agent_eval_action.verdict.noise import DEFAULTS, MIN_BASE_RUNS, Settings, Tally, decide, more_runs
 from agent_eval_action.verdict.outages import outage_cause

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from agent_eval_action.core.figures import NBSP, figure
-from agent_eval_action.core.models import Unit
+from agent_eval_action.core.scores import Unit
 
 SPARK = "▁▂▃▄▅▆▇█"
 # Characters of a value (tool arguments, a state variable, an answer) in a side-by-side row.

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.models import Results
+from agent_eval_action.core.results import Results
 from agent_eval_action.views.page import Page, page_of
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.models import BaseRun, DatasetComparison, DatasetResult, GateFailure, Results
+from agent_eval_action.core.results import BaseRun, DatasetResult, Results
+from agent_eval_action.core.verdicts import DatasetComparison, GateFailure
 from agent_eval_action.views.headline import IDS_NAMED
 
 

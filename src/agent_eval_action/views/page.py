@@ -14,15 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.core.models import (
-    DatasetComparison,
-    DatasetResult,
-    GateResult,
-    MetricComparison,
-    MetricSummary,
-    QuestionResult,
-    Results,
-)
+from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.core.scores import MetricSummary
+from agent_eval_action.core.verdicts import DatasetComparison, GateResult, MetricComparison
 from agent_eval_action.scoring.aggregate import missed_thresholds
 from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
 from agent_eval_action.verdict.gate import is_timing

@@ -8,7 +8,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_eval_action.core.models import DatasetResult, QuestionResult, Score, ToolInteraction
+from agent_eval_action.core.questions import ToolInteraction
+from agent_eval_action.core.results import DatasetResult, QuestionResult
+from agent_eval_action.core.scores import Score
 from agent_eval_action.views.figures import compact, fmt
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.core.markdown import code_block, cut_blocks, escape_html, escape_md, plural, printed
-from agent_eval_action.core.models import Results
+from agent_eval_action.core.results import Results
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
 from agent_eval_action.views.metric_rows import MARKS

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from agent_eval_action.core.files import write_atomic
 from agent_eval_action.core.markdown import plural, printed
-from agent_eval_action.core.models import DatasetResult, QuestionResult, Results, Score, Transcript
+from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.core.scores import Score
+from agent_eval_action.core.traces import Transcript
 from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.repo.history import Point
 from agent_eval_action.views.background import Background

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.models import LlmCall, Question, Score, ToolInteraction, Trace, Turn
+from agent_eval_action.core.questions import Question, ToolInteraction, Turn
+from agent_eval_action.core.scores import Score
+from agent_eval_action.core.traces import LlmCall, Trace
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from agent_eval_action.metrics.trace_metrics import price_for
 

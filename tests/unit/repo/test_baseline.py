@@ -6,7 +6,7 @@ import itertools
 import json
 from pathlib import Path
 
-from agent_eval_action.core.models import DatasetResult
+from agent_eval_action.core.results import DatasetResult
 from agent_eval_action.repo.baseline import MAX_NAME_BYTES, baseline_path, find_baseline, working_tree_reader, write_baseline
 
 B = "evaluation/baselines"

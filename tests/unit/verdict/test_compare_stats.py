@@ -7,7 +7,8 @@ import random
 import pytest
 
 from agent_eval_action.config import GateConfig, MetricRule
-from agent_eval_action.core.models import DatasetResult, QuestionResult, Results, Score
+from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.core.scores import Score
 from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer

@@ -7,20 +7,12 @@ from typing import Literal
 
 from agent_eval_action.config import GateConfig, MetricRule
 from agent_eval_action.core.markdown import escape_html, escape_md
-from agent_eval_action.core.models import (
-    DatasetComparison,
-    DatasetResult,
-    GateFailure,
-    GateResult,
-    MetricComparison,
-    MetricSummary,
-    QuestionDrop,
-    QuestionResult,
-    Results,
-    Score,
-    ToolInteraction,
-    Transcript,
-)
+from agent_eval_action.core.questions import ToolInteraction
+from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.core.scores import MetricSummary, Score
+from agent_eval_action.core.traces import Transcript
+from agent_eval_action.core.verdicts import DatasetComparison, GateFailure, GateResult, MetricComparison, QuestionDrop
+from agent_eval_action.repo.results_io import parse_results
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import RuleView, evaluate_gate
 from agent_eval_action.views.background import Background
@@ -436,7 +428,9 @@ def test_the_views_show_the_gates_decisions_and_never_make_them_again() -> None:
 def test_passed_is_the_outcome_and_files_that_store_it_are_read() -> None:
     gate = GateResult(outcome="unchecked")
     assert json.loads(gate.model_dump_json())["passed"] is False and GateResult(outcome="passed").passed
-    assert GateResult.model_validate({"passed": False}).outcome == "failed"  # a version-1 file: no outcome
+    # A version-1 file had no outcome: its reader (repo/results_io.py) gives it one from ``passed``.
+    v1 = parse_results(json.dumps({"schema_version": 1, "gate": {"passed": False, "failures": ["cs: fell"]}}), "old.json")
+    assert v1.gate is not None and v1.gate.outcome == "failed" and v1.gate.failures[0].rule == "legacy"
     assert GateResult.model_validate_json(gate.model_dump_json()) == gate
     old = GateResult.model_validate(
         {"passed": False, "outcome": "failed", "failures": [{"rule": "min", "message": "cs: m = 0.5 is below 0.8"}]}
@@ -477,7 +471,7 @@ def test_a_count_that_moved_within_noise_is_no_warning() -> None:
 
 def test_the_base_run_is_named_once_in_the_terminal() -> None:
     """Compared with the base's agent run now: its label, not also "(the base's agent run now at ...)"."""
-    from agent_eval_action.core.models import BaseRun
+    from agent_eval_action.core.results import BaseRun
 
     head = dataset({"a": 1.0, "b": 1.0})
     compared = compare_dataset(head, dataset({"a": 1.0, "b": 1.0}), baseline_path="the base's agent run now at 13726e1")

@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.jsonish import get
-from agent_eval_action.core.models import Question, ReferenceData, ReferenceToolCall
+from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall
 from agent_eval_action.core.spelling import closest
 from agent_eval_action.datasets.adk.config import dataset_stem, read_test_config, use_config
 from agent_eval_action.datasets.adk.schema import eval_case_model, validate

@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.jsonish import NOT_FINITE, get
-from agent_eval_action.core.models import Question, ReferenceData
+from agent_eval_action.core.questions import Question, ReferenceData
 from agent_eval_action.datasets.adk.config import NOT_EVALUATED, AdkConfig, criteria_from, use_config
 from agent_eval_action.datasets.adk.eval_sets import content_text, expected_calls, reference_text
 from agent_eval_action.datasets.adk.schema import eval_case_result_model, eval_set_result_model, validate

@@ -7,7 +7,8 @@ import math
 from typing import Any
 
 from agent_eval_action.core.jsonish import NOT_FINITE
-from agent_eval_action.core.models import Question, Trace, Turn
+from agent_eval_action.core.questions import Question, Turn
+from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets.tabular.cells import SCORE_PREFIXES, Cells, as_list, as_number, shown
 
 

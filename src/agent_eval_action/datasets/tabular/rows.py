@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.jsonish import get, loads, opt_str
-from agent_eval_action.core.models import LlmCall, Question, SubAgentResponse, ToolInteraction, Trace, TrajectoryStep
+from agent_eval_action.core.questions import Question, ToolInteraction, TrajectoryStep
+from agent_eval_action.core.traces import LlmCall, SubAgentResponse, Trace
 from agent_eval_action.datasets.fields import reference_data, string_list
 from agent_eval_action.datasets.tabular.cells import CONVERT_SPAN, OK_STATUS, SYNTHESIZED_BASE_URL, Cells
 from agent_eval_action.datasets.tabular.figures import recorded, timing, turn_scores

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from agent_eval_action.config import default_prices
 from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.models import JudgeUsage, Score
+from agent_eval_action.core.scores import JudgeUsage, Score
 from agent_eval_action.datasets import Record
 from agent_eval_action.run.budget import SKIPPED, Budget
 from agent_eval_action.run.judges.client import NO_CREDENTIALS, Answer, JudgeClient

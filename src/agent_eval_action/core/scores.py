@@ -1,0 +1,82 @@
+"""What a metric gives: a run's score and a dataset's summary of a metric (the scoring stage's types)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator
+
+from agent_eval_action.core.stored import DIGITS, Stored, rounded
+
+# Which way is better for a metric (config, registry and results all say it so).
+Direction = Literal["higher", "lower", "neutral"]
+# What a metric's figures are, which every view shows them in (declared where the metric is
+# registered, or by a custom metric's ``unit``): "ratio" a share of 0..1 (a percentage, changes
+# in points), "count" a number of things (tokens, calls), "seconds", "usd", "number" any other
+# figure (shown as it is).
+Unit = Literal["ratio", "count", "seconds", "usd", "number"]
+
+
+class Score(Stored):
+    """A metric's verdict on one question. ``value=None`` is unscored, with the reason in ``explanation``."""
+
+    value: float | None
+    explanation: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    def __init__(self, **data: Any) -> None:
+        # Rounded where a score is made, not by a validator: results files and worker payloads
+        # hold rounded values already, and parsing thousands of them must not call Python per score.
+        value = data.get("value")
+        if isinstance(value, float):
+            if math.isfinite(value):
+                data["value"] = round(value, DIGITS)
+            else:  # a metric's NaN or infinity is no score: unscored, saying what it gave
+                data["value"] = None
+                data["explanation"] = f"not a finite number ({value}): {data.get('explanation') or 'no explanation'}"
+        super().__init__(**data)
+
+
+class MetricSummary(Stored):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    mean: float | None
+    n: int
+    unscored: int
+    stdev: float | None = None
+    ci95: tuple[float, float] | None = None
+    direction: Direction = "higher"
+    # "reference", "trace" or "judge": which gate rules apply by default. Stored so compare and
+    # gate need only the results (None in files written before it was).
+    kind: Literal["reference", "trace", "judge"] | None = None
+    # The metric's unit, stored so that every view of the results shows its figures so (None in
+    # files written before it was: the registry's unit, else a ratio).
+    unit: Unit | None = None
+    unscored_reasons: dict[str, int] = Field(default_factory=dict)
+    p50: float | None = None
+    p90: float | None = None
+    max: float | None = None
+    # With a pass threshold: the share of scored runs that pass, and (runs > 1) the share of
+    # questions whose every run passes, pass^k.
+    pass_rate: float | None = None
+    pass_hat_k: float | None = None
+    # The threshold the pass rate was judged with (config, dataset criteria or default): every view
+    # names the failing runs by it, from the results alone.
+    pass_threshold: float | None = None
+    runs: int = 1
+
+    _round_figures = field_validator("mean", "stdev", "ci95", "p50", "p90", "max", "pass_rate", "pass_hat_k")(
+        classmethod(lambda cls, v: rounded(v))
+    )
+
+
+class JudgeUsage(Stored):
+    """What judging cost, apart from the agent's own tokens."""
+
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
