@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers.commands import run_cli
 from tests.helpers.repos import ROOT
 
 APPS = ROOT / "tests" / "apps"
@@ -31,6 +31,4 @@ def golden(path: Path, questions: dict[str, str]) -> Path:
 def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     full.update({"PYTHONPATH": str(ROOT / "src"), **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout
-    )
+    return run_cli(args, cwd=cwd, env=full, timeout=timeout)
