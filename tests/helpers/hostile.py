@@ -1,12 +1,12 @@
-"""The hostile agent's questions (tests/apps/hostile), and the CLI run as a subprocess with no
+"""The hostile agent's questions (tests/apps/hostile), and the CLI run (``commands.run_cli``) with no
 GitHub or input variables, so a secret the test sets is the only one there is."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
+from subprocess import CompletedProcess
 
 from tests.helpers.commands import run_cli
 from tests.helpers.repos import ROOT
@@ -28,7 +28,7 @@ def golden(path: Path, questions: dict[str, str]) -> Path:
     return path
 
 
-def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240, subprocess: bool = False) -> CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     full.update({"PYTHONPATH": str(ROOT / "src"), **(env or {})})
-    return run_cli(args, cwd=cwd, env=full, timeout=timeout)
+    return run_cli(args, cwd=cwd, env=full, timeout=timeout, subprocess=subprocess)
