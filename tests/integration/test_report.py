@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,22 +140,7 @@ def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) ->
     write_results(results, tmp_path / "run" / "results.json")
     write_results(Results(tool_version="0.1.0", datasets=[before]), tmp_path / "base.json")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_eval_action",
-            "report",
-            str(tmp_path / "run" / "results.json"),
-            "--baseline",
-            str(tmp_path / "base.json"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_cli(["report", str(tmp_path / "run" / "results.json"), "--baseline", str(tmp_path / "base.json")], cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     target = tmp_path / "run" / "report.html"
     assert (
