@@ -46,7 +46,9 @@ def workspace(tmp_path: Path) -> Path:
 
 def test_push_writes_and_commits_baselines_then_a_pr_is_checked(workspace: Path, tmp_path: Path) -> None:
     push = base_env(tmp_path, workspace, {"repository": {"default_branch": "main"}}, "push")
-    done = action(workspace, {**push, "GITHUB_REF": "refs/heads/main", "GITHUB_REF_NAME": "main"})
+    done = action(
+        workspace, {**push, "GITHUB_REF": "refs/heads/main", "GITHUB_REF_NAME": "main"}, subprocess=True
+    )  # the entrypoint as the runner starts it
     assert done.returncode == 0, done.stdout + done.stderr
     assert "committed and pushed the updated baselines to main" in done.stdout
     log = subprocess.run(["git", "log", "--format=%an %s", "main"], cwd=tmp_path / "origin.git", capture_output=True, text=True).stdout

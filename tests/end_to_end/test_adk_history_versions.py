@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 
 from agent_eval_action.metrics.adk import AGREEMENT_TOLERANCE
 from tests.helpers.adk_files import ADK_1_HISTORY, written_by_adk
+from tests.helpers.commands import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = "$.eval_case_results[0]"
@@ -26,7 +26,7 @@ CASE = "$.eval_case_results[0]"
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return run_cli(args, cwd=cwd, env=env)
 
 
 def recorded(document: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.commands import run_cli
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 from tests.helpers.repos import app_repo
 
@@ -27,11 +28,12 @@ def example(tmp_path: Path) -> str:
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return run_cli(args, cwd=cwd, env=env)
 
 
 def test_help_lists_commands(tmp_path: Path) -> None:
-    result = cli("--help", cwd=tmp_path)
+    # A process of its own (startup): `python -m agent_eval_action --help` as a user types it.
+    result = run_cli(["--help"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, subprocess=True)
     assert result.returncode == 0
     assert "validate" in result.stdout and "evaluate" in result.stdout and "exit codes" in result.stdout
 

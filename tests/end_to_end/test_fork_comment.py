@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.github_server import ACTIONS_BOT, FakeGitHub
+from tests.helpers.commands import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO = "o/r"
@@ -47,14 +47,7 @@ def post(github: FakeGitHub, tmp_path: Path, body: str, *, run: Mapping[str, obj
         GITHUB_EVENT_NAME="workflow_run",
         GITHUB_EVENT_PATH=str(tmp_path / "event.json"),
     )
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "fork-comment", "comment.md"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli(["fork-comment", "comment.md"], cwd=tmp_path, env=env)
 
 
 def test_a_forged_artifact_chooses_neither_the_pr_the_comment_nor_the_marker(github: FakeGitHub, tmp_path: Path) -> None:
@@ -119,8 +112,6 @@ def test_the_action_posts_it_with_the_fork_comment_input(github: FakeGitHub, tmp
             "INPUT_FORK-COMMENT": "comment.md",
         }
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "action"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-    )
+    done = run_cli(["action"], cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert [c["body"] for c in github.on(7)] == [f"{MARKER}\n## from the fork\n"]

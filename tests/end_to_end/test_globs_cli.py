@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.commands import run_cli
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 from tests.helpers.repos import git
 
@@ -32,7 +32,7 @@ FILES = [
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     env["PYTHONPATH"] = str(ROOT / "src")
-    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+    return run_cli(args, cwd=cwd, env=env)
 
 
 @pytest.fixture

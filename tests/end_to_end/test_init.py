@@ -7,9 +7,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers.commands import run_cli
 from tests.helpers.repos import app_repo, commit, git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ WRITTEN = [
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_", "INPUT_"))}
     env["PYTHONPATH"] = str(ROOT / "src")
-    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return run_cli(args, cwd=cwd, env=env)
 
 
 def files(repo: Path) -> dict[str, bytes]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.commands import run_cli
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 from tests.helpers.repos import git
 
@@ -24,9 +24,7 @@ CANARY = {"ZZ_CANARY_VALUE": "canary-plain-value-52918"}  # no secret-like name:
 def cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     full.update({"PYTHONPATH": str(ROOT / "src"), **CANARY, **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=180
-    )
+    return run_cli(args, cwd=cwd, env=full)
 
 
 @pytest.fixture

@@ -9,13 +9,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.github_server import FakeGitHub
-from tests.helpers.commands import TOKEN, action, base_env
+from tests.helpers.commands import TOKEN, action, base_env, run_cli
 from tests.helpers.factories import Run, csv_row, runs, write_csv
 from tests.helpers.repos import commit, git
 
@@ -66,9 +65,7 @@ def make_repo(repo: Path) -> None:
 def cli(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     full.update({"PYTHONPATH": str(ROOT / "src"), **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *args], cwd=repo, env=full, capture_output=True, text=True, timeout=180
-    )
+    return run_cli(args, cwd=repo, env=full)
 
 
 def leaks(text: str) -> list[str]:

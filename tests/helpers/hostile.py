@@ -1,14 +1,14 @@
-"""The hostile agent's questions (tests/apps/hostile), and the CLI run as a subprocess with no
+"""The hostile agent's questions (tests/apps/hostile), and the CLI run (``commands.run_cli``) with no
 GitHub or input variables, so a secret the test sets is the only one there is."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+from subprocess import CompletedProcess
 
+from tests.helpers.commands import run_cli
 from tests.helpers.repos import ROOT
 
 APPS = ROOT / "tests" / "apps"
@@ -28,9 +28,7 @@ def golden(path: Path, questions: dict[str, str]) -> Path:
     return path
 
 
-def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240, subprocess: bool = False) -> CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     full.update({"PYTHONPATH": str(ROOT / "src"), **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout
-    )
+    return run_cli(args, cwd=cwd, env=full, timeout=timeout, subprocess=subprocess)

@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from tests.helpers.adk_files import (
     old_history,
     run_shop,
 )
+from tests.helpers.commands import run_cli
 
 # Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
 pytestmark = pytest.mark.usefixtures("in_tmp")
@@ -226,10 +225,7 @@ def test_convert_refuses_the_look_alike_and_writes_no_empty_question(tmp_path: P
     path.write_text(json.dumps(LOOK_ALIKE))
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     target = tmp_path / "out.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "convert", str(path), "--to", "jsonl", "-o", str(target)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+    done = run_cli(["convert", str(path), "--to", "jsonl", "-o", str(target)], cwd=tmp_path, env=env)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "question 'add', at $.eval_case_results[0].final_eval_status" in done.stderr and "Traceback" not in done.stderr
     assert '"user_inputs": [""]' not in (target.read_text() if target.exists() else "")

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from agent_eval_action.datasets import Record
 from agent_eval_action.run.adk_runner import AdkRunner
 from agent_eval_action.run.agent_loader import load_agent
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
+from tests.helpers.commands import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ROOT / "tests" / "apps"
@@ -240,11 +240,8 @@ def test_cli_evaluates_the_example_agent(tmp_path: Path) -> None:
     example = ROOT / "examples" / "customer_service"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     env.pop("GOOGLE_API_KEY", None)
-    result = subprocess.run(
+    result = run_cli(
         [
-            sys.executable,
-            "-m",
-            "agent_eval_action",
             "evaluate",
             "evaluation/datasets/customer_service_golden.json",
             "--agent",
@@ -256,9 +253,6 @@ def test_cli_evaluates_the_example_agent(tmp_path: Path) -> None:
         ],
         cwd=example,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     dataset = json.loads((tmp_path / "results.json").read_text())["datasets"][0]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.commands import run_cli
 from tests.helpers.factories import runs, write_dataset
 from tests.helpers.repos import commit, git, new_repo
 
@@ -61,7 +62,7 @@ def test_a_pytest_test_fails_with_the_gates_reasons(tmp_path: Path) -> None:
     write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", runs(12))
     commit(repo, "datasets")
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
-    update = subprocess.run([sys.executable, "-m", "agent_eval_action", "baseline", "update"], cwd=repo, env=env, capture_output=True)
+    update = run_cli(["baseline", "update"], cwd=repo, env=env)
     assert update.returncode == 0, update.stderr
     commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")

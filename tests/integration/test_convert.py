@@ -7,13 +7,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_eval_action.datasets import Record, load_dataset
+from tests.helpers.commands import run_cli
 from tests.helpers.values import present
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def example(tmp_path: Path) -> Path:
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     env.pop("GOOGLE_API_KEY", None)
-    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+    return run_cli(args, cwd=cwd, env=env)
 
 
 def records(path: Path) -> list[Record]:

@@ -27,6 +27,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.helpers.commands import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 KINDS = {"toml", "json", "bash", "text", "python", "yaml", "jinja"}
@@ -136,9 +138,8 @@ def test_bash_blocks_run(block: Block, tmp_path: Path) -> None:
 
 @cache
 def help_of(command: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *command.split(), "--help"], env=env(), capture_output=True, text=True, timeout=60
-    )
+    # In this process: argparse wraps at $COLUMNS, else the terminal's width, else 80 (a pipe's).
+    done = run_cli([*command.split(), "--help"], cwd=Path.cwd(), env={"COLUMNS": "80", **env()})
     assert done.returncode == 0, f"{command}: {done.stderr}"
     return done.stdout
 

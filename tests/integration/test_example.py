@@ -6,13 +6,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from agent_eval_action.core.markdown import escape_md
+from tests.helpers.commands import run_cli
 from tests.helpers.values import timings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ SURE = (
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_", "INPUT_"))}
     env["PYTHONPATH"] = str(ROOT / "src")
-    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return run_cli(args, cwd=cwd, env=env)
 
 
 def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path) -> None:

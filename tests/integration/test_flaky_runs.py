@@ -7,9 +7,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers.commands import run_cli
 from tests.helpers.repos import commit, git, new_repo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,9 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def cli(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "COIN_"))}
     full.update({"PYTHONPATH": str(ROOT / "src"), **env})
-    return subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *args], cwd=repo, env=full, capture_output=True, text=True, timeout=300
-    )
+    return run_cli(args, cwd=repo, env=full)
 
 
 def test_a_question_right_two_times_in_three_is_flaky_and_fails_nothing_alone(tmp_path: Path) -> None:

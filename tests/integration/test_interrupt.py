@@ -222,7 +222,7 @@ def test_a_daemon_the_agent_starts_in_a_session_of_its_own_dies_before_the_run_w
 def test_a_second_run_on_the_same_output_dir_is_refused_and_the_first_is_unharmed(repo: Path) -> None:
     first = Run(repo, "evaluate", "--progress", "always", "--workers", "1")
     first.wait_for(f"hostile_golden: {len(FAST)}/")
-    second = cli(repo, "evaluate", "--workers", "1")
+    second = cli(repo, "evaluate", "--workers", "1", subprocess=True)  # two processes: the first's children are not its
     output = repo / "agent-eval-results"
     assert second.returncode == 2, second.stdout + second.stderr
     assert f"--output-dir {output.name}: another run (process {first.process.pid}) is writing there now" in second.stderr
@@ -250,7 +250,7 @@ def test_a_report_into_a_running_runs_output_dir_is_refused_and_no_files_are_mix
     assert (output / "report.html").is_file()
     first = Run(repo, "evaluate", "--progress", "always", "--workers", "1")
     first.wait_for(f"hostile_golden: {len(FAST)}/")
-    second = cli(repo, "report", str(output / "results.json"))
+    second = cli(repo, "report", str(output / "results.json"), subprocess=True)  # two processes, as above
     assert second.returncode == 2, second.stdout + second.stderr
     assert f"another run (process {first.process.pid}) is writing there now" in second.stderr
     first.process.send_signal(signal.SIGINT)

@@ -26,6 +26,7 @@ from agent_eval_action.run.judges.client import NO_CREDENTIALS, JudgeClient, jud
 from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
 from agent_eval_action.run.judges.setup import judge_metrics
 from tests.fakes.gemini_server import FakeGemini
+from tests.helpers.commands import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"
@@ -226,21 +227,14 @@ def test_cli_mixes_deterministic_and_judge_metrics(gemini: FakeGemini, tmp_path:
     env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
     env |= {"AGENT_EVAL_JUDGE_API_KEY": "k", "AGENT_EVAL_JUDGE_BASE_URL": gemini.url}  # the agent itself stays scripted
     dataset = Path(shutil.copy(EXAMPLE / "evaluation" / "datasets" / "customer_service_golden.json", tmp_path))  # inside the cwd
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "run", "--datasets", str(dataset), "--agent", "customer_service", "--output-dir", str(tmp_path / "out"), "--no-comment"],
-        cwd=tmp_path, env={**env, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(EXAMPLE)])}, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = run_cli(["run", "--datasets", str(dataset), "--agent", "customer_service", "--output-dir", str(tmp_path / "out"), "--no-comment"], cwd=tmp_path, env={**env, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(EXAMPLE)])})  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads((tmp_path / "out" / "results.json").read_text())["datasets"][0]
     assert result["summary"]["response_correctness"]["n"] == 8 and result["summary"]["tool_usage_accuracy"]["n"] == 8
     assert result["judge_usage"]["calls"] == 8 and result["judge_usage"]["input_tokens"] > 0
     comment = (tmp_path / "out" / "comment.md").read_text()
     assert "response\\_correctness" in comment
-    without = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "run", "--datasets", str(dataset), "--agent", "customer_service", "--output-dir", str(tmp_path / "nokey"), "--no-comment"],
-        cwd=tmp_path, env={k: v for k, v in env.items() if k != "AGENT_EVAL_JUDGE_API_KEY"} | {"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(EXAMPLE)])},
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    without = run_cli(["run", "--datasets", str(dataset), "--agent", "customer_service", "--output-dir", str(tmp_path / "nokey"), "--no-comment"], cwd=tmp_path, env={k: v for k, v in env.items() if k != "AGENT_EVAL_JUDGE_API_KEY"} | {"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(EXAMPLE)])})  # fmt: skip
     assert without.returncode == 0, without.stderr
     summary = json.loads((tmp_path / "nokey" / "results.json").read_text())["datasets"][0]["summary"]
     assert summary["response_correctness"]["n"] == 0 and summary["response_correctness"]["unscored_reasons"] == {NO_CREDENTIALS: 8}

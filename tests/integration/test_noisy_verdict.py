@@ -10,12 +10,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers.commands import run_cli
 from tests.helpers.repos import commit, git, new_repo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,9 +28,7 @@ def cli(repo: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subp
     calls.write_text("")
     full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "STOCHASTIC_"))}
     full.update({"PYTHONPATH": str(ROOT / "src"), "CALLS_FILE": str(calls), **(env or {})})
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", *args], cwd=repo, env=full, capture_output=True, text=True, timeout=300
-    )
+    done = run_cli(args, cwd=repo, env=full)
     return done, len(calls.read_text().splitlines())
 
 

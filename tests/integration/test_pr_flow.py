@@ -6,12 +6,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.commands import cli
+from tests.helpers.commands import cli, run_cli
 from tests.helpers.factories import runs, write_dataset
 from tests.helpers.repos import commit, git, new_repo, pr_branch, results
 
@@ -79,12 +78,12 @@ def test_workflow_commands_only_in_actions_and_plain_lines_on_a_terminal(repo: P
     git(repo, "commit", "-qam", "regress one question")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     env.update({"PYTHONPATH": str(ROOT / "src"), "GITHUB_TOKEN": "ghs_e2e_secret"})
-    args = [sys.executable, "-m", "agent_eval_action", "run", "--base", "main", "--no-comment"]
-    local = subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, timeout=180)
+    args = ["run", "--base", "main", "--no-comment"]
+    local = run_cli(args, cwd=repo, env=env)
     assert local.returncode == 1, local.stdout + local.stderr
     assert not [line for line in (local.stdout + local.stderr).splitlines() if "::" in line], local.stdout + local.stderr
     assert "error: evaluation/datasets/cs_runs.csv:2: tool_usage_accuracy fell from 1 to 0 on question q_cart_01_00" in local.stdout
-    actions = subprocess.run(args, cwd=repo, env={**env, "GITHUB_ACTIONS": "true"}, capture_output=True, text=True, timeout=180)
+    actions = run_cli(args, cwd=repo, env={**env, "GITHUB_ACTIONS": "true"})
     assert actions.returncode == 1, actions.stdout + actions.stderr
     assert (
         "::error file=evaluation/datasets/cs_runs.csv,line=2,title=agent-eval regression::"

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ from agent_eval_action.core.inside import OUTSIDE
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer
+from tests.helpers.commands import run_cli
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -413,14 +412,7 @@ def test_the_cli_names_each_broken_file_and_the_place_and_scores_the_rest(data: 
         write_csv(work / "valid.csv", [csv_row(run) for run in RUNS])
         broken = dict(broken_file(data, work / f"broken{i}") for i in range(data.draw(st.integers(1, 3))))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-        done = subprocess.run(
-            [sys.executable, "-m", "agent_eval_action", "evaluate", "valid.csv", *broken, "--output-dir", "out"],
-            cwd=work,
-            env={**env, "PYTHONPATH": str(ROOT / "src")},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_cli(["evaluate", "valid.csv", *broken, "--output-dir", "out"], cwd=work, env={**env, "PYTHONPATH": str(ROOT / "src")})
         assert done.returncode == 2, done.stdout + done.stderr
         assert "Traceback" not in done.stderr
         errors = sorted(line for line in done.stderr.splitlines() if line.startswith("error:"))

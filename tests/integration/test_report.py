@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from agent_eval_action.metrics import default_pass_thresholds
 from agent_eval_action.repo.results_io import write_results
 from agent_eval_action.views.report import write_report
 from tests.helpers.browser import Page, browser, chromium, require
+from tests.helpers.commands import run_cli
 from tests.helpers.publishing import DATASET, sample, sample_background
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,22 +140,7 @@ def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) ->
     write_results(results, tmp_path / "run" / "results.json")
     write_results(Results(tool_version="0.1.0", datasets=[before]), tmp_path / "base.json")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_eval_action",
-            "report",
-            str(tmp_path / "run" / "results.json"),
-            "--baseline",
-            str(tmp_path / "base.json"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_cli(["report", str(tmp_path / "run" / "results.json"), "--baseline", str(tmp_path / "base.json")], cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     target = tmp_path / "run" / "report.html"
     assert (
@@ -167,14 +151,7 @@ def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) ->
     assert visible_ids(tab) == REGRESSED and tab.problems() == []
     assert rows(tab, "details.question:first-of-type table.diff tbody tr")[2] == ["lookup arguments", "q: ok", "q: wrong"]
     assert DATASET in tab.evaluate("document.querySelector('section.dataset h2').textContent")
-    missing = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "report", "nope.json"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    missing = run_cli(["report", "nope.json"], cwd=tmp_path, env=env)
     assert missing.returncode == 2 and missing.stderr.startswith("error: nope.json: cannot read results")
 
 

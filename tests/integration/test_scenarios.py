@@ -18,6 +18,7 @@ from agent_eval_action.config import Config, UserSimulatorConfig
 from agent_eval_action.core.results import DatasetResult
 from agent_eval_action.service.evaluation import Evaluation
 from tests.apps import simulated_user  # registers scripted-user in ADK's model registry
+from tests.helpers.commands import run_cli
 from tests.helpers.workshop import scenario_case
 
 # Inputs must lie inside the working directory's repository: work in tmp_path, as a user would.
@@ -239,13 +240,8 @@ def test_a_scenario_through_the_agent_worker_process_from_the_command_line(tmp_p
     eval_set(tmp_path, static_case(), scenario())
     (tmp_path / "agent-eval.toml").write_text('agent = "scenario_shop"\n\n[user-simulator]\nmodel = "scripted-user"\n')
     env = {k: v for k, v in os.environ.items() if k not in NO_KEYS and not k.startswith(("GITHUB_", "INPUT_"))}
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "evaluate", "shop_scenarios.evalset.json", "--workers", "1"],
-        cwd=tmp_path,
-        env={**env, "PYTHONPATH": str(ROOT / "src")},
-        capture_output=True,
-        text=True,
-        timeout=240,
+    done = run_cli(
+        ["evaluate", "shop_scenarios.evalset.json", "--workers", "1"], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT / "src")}
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (dataset,) = json.loads((tmp_path / "agent-eval-results" / "results.json").read_text())["datasets"]

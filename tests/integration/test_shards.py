@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from agent_eval_action.core.errors import ConfigError, DatasetError
 from agent_eval_action.core.results import Results
 from agent_eval_action.repo.results_io import read_results
 from agent_eval_action.scoring.shards import in_shard, merge_results, merge_scorer, parse_shard
+from tests.helpers.commands import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded" / "customer_service_runs.csv"
@@ -42,7 +42,7 @@ def test_shards_are_stable_and_balanced() -> None:
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     env.pop("GITHUB_ACTIONS", None)
-    return subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return run_cli(args, cwd=cwd, env=env)
 
 
 def _big_dataset(tmp_path: Path) -> Path:
@@ -73,9 +73,7 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
     env |= {"PYTHONPATH": str(ROOT / "src"), "HOME": str(tmp_path / "home"), "GITHUB_WORKSPACE": str(tmp_path), "GITHUB_EVENT_NAME": "pull_request",
             "INPUT_MERGE": "shard*/results.json", "INPUT_COMMENT": "false", "INPUT_OUTPUT-DIR": "via_action"}  # fmt: skip
-    action = subprocess.run(
-        [sys.executable, "-m", "agent_eval_action", "action"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
+    action = run_cli(["action"], cwd=tmp_path, env=env)
     assert action.returncode == 0, action.stdout + action.stderr
     assert read_results(tmp_path / "via_action" / "results.json").datasets == a.datasets
 

@@ -115,8 +115,12 @@ async def nap() -> dict:
 
 
 def hold() -> dict:
-    """Blocks the event loop for two and a half seconds in a sync call, then returns."""
-    time.sleep(2.5)
+    """Blocks the event loop in a sync call until the file ``release-hold`` appears in the working
+    directory (a test makes it once the worker has said it is stalled: an event, not a time), at
+    most ten minutes, then returns."""
+    deadline = time.monotonic() + 600
+    while not os.path.exists("release-hold") and time.monotonic() < deadline:
+        time.sleep(0.05)
     return {"held": True}
 
 

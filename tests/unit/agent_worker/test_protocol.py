@@ -102,6 +102,7 @@ class _Worker:
         env["PYTHONPATH"] = str(files)
         env[protocol.ENV_AGENT] = agent
         env[protocol.ENV_SPANS] = "1"
+        self.cwd = cwd
         self.process = subprocess.Popen(
             [sys.executable, "-m", protocol.PACKAGE],
             cwd=cwd,
@@ -213,12 +214,15 @@ def test_each_message_goes_through_a_real_worker_and_back(worker: _Worker) -> No
     cancelled = worker.receive()
     assert protocol.kind(cancelled) == protocol.CANCELLED and cancelled[protocol.ID] == 3
 
-    # A tool that blocks the event loop (2.5 s, STALL_S is 1 s): the watchdog says so while it
-    # blocks, and that the loop runs again once it returns (before or after the answer it lets
-    # out: the two are not ordered). Read by what arrives, not by position: a loaded machine may
-    # add stall/running pairs of its own around them.
+    # A tool that blocks the event loop until released: the watchdog says so while it blocks
+    # (the tool is released only once it has), and that the loop runs again once it returns
+    # (before or after the answer it lets out: the two are not ordered). Read by what arrives, not
+    # by position: a loaded machine may add stall/running pairs of its own around them.
     worker.send(_question(4, "call hold"))
     said = [worker.receive()]
+    while protocol.kind(said[-1]) != protocol.STALLED:
+        said.append(worker.receive_any())
+    (worker.cwd / "release-hold").touch()
 
     def count(kind: str) -> int:
         return sum(protocol.kind(m) == kind for m in said)
