@@ -87,3 +87,23 @@ def test_every_folder_says_it_is_internal_and_what_it_exports() -> None:
         tree = ast.parse(init.read_text())
         assert "Internal: the public API is ``import agent_eval_action``" in (ast.get_docstring(tree, clean=False) or ""), init
         assert any(isinstance(n, ast.AnnAssign | ast.Assign) and "__all__" in ast.unparse(n).split("=")[0] for n in tree.body), init
+
+
+# Issue 35's limits: a module does one job a reader can hold, a function one step of it.
+MODULE_LINES = 500
+FUNCTION_LINES = 80
+
+
+def test_no_module_or_function_outgrows_its_job() -> None:
+    import ast
+
+    too_long: list[str] = []
+    for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "bench").glob("*.py")]):
+        text = path.read_text()
+        rel = path.relative_to(ROOT)
+        if (lines := len(text.splitlines())) > MODULE_LINES:
+            too_long.append(f"{rel}: {lines} lines (at most {MODULE_LINES}: split it by job)")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (size := node.end_lineno - node.lineno + 1) > FUNCTION_LINES:  # type: ignore[operator]
+                too_long.append(f"{rel}:{node.lineno} {node.name}: {size} lines (at most {FUNCTION_LINES})")
+    assert not too_long, "\n".join(too_long)
