@@ -95,6 +95,9 @@ def quota() -> Iterator[FakeGemini]:
     server.close()
 
 
+QUESTIONS = 150
+
+
 def test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing(tmp_path: Path, quota: FakeGemini) -> None:
     shutil.copytree(ROOT / "tests" / "apps" / "rate_limited", tmp_path / "rate_limited", ignore=shutil.ignore_patterns("__pycache__"))
     questions = [
@@ -104,7 +107,7 @@ def test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing(t
             "agents_evaluated": ["rate_limited"],
             "reference_data": {"reference_response": "Fine, thanks."},
         }
-        for i in range(150)
+        for i in range(QUESTIONS)
     ]
     (tmp_path / "many.json").write_text(json.dumps({"golden_questions": questions}))
     env = {"FAKE_GEMINI_URL": quota.url, "GOOGLE_API_KEY": "loopback-key", "GOOGLE_GENAI_USE_VERTEXAI": "false"}
@@ -113,7 +116,7 @@ def test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing(t
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     statuses = [q["status"] for q in results["datasets"][0]["questions"]]
-    assert statuses == ["ok"] * 150  # every 429 was absorbed: none became the question's error
+    assert statuses == ["ok"] * QUESTIONS  # every 429 was absorbed: none became the question's error
     run = results["run"]
     assert run["concurrency"] == "auto" and run["ceiling"] == 64
     assert quota.throttled > 0 and run["congestion"] > 0 and run["decreases"] >= 1  # it found the limit...

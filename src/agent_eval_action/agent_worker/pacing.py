@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import hashlib
 import itertools
+import math
 import os
 import re
 import time
@@ -128,28 +129,35 @@ class LocalPermits:
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self.clock = clock
         self.numbers = itertools.count()
-        self.models: dict[int, tuple[str, str]] = {}
+        self.models: dict[int, tuple[tuple[str, str], float]] = {}  # a permit's model and key, and when it was given
         self.hold: dict[tuple[str, str], float] = {}
-        self.backoff: dict[tuple[str, str], float] = {}
+        self.backoff: dict[tuple[str, str], tuple[float, float]] = {}  # the backoff, and when it last grew
 
     async def acquire(self, model: str, key: str) -> int:
         while (wait := self.hold.get((model, key), 0.0) - self.clock()) > 0:
             await asyncio.sleep(wait)
         number = next(self.numbers)
-        self.models[number] = (model, key)
+        self.models[number] = ((model, key), self.clock())
         return number
 
     def spent(self, permit: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> None:
-        bucket = self.models.pop(permit, None)
-        if bucket is None:
+        given = self.models.pop(permit, None)
+        if given is None:
             return
+        bucket, at = given
         if outcome != protocol.THROTTLED:
             self.backoff.pop(bucket, None)
             return
+        now = self.clock()
         if retry_delay is None:
+            # As run/pacing.py's Bucket: a burst's 429s grow the backoff once.
             first, longest = BACKOFF_S
-            retry_delay = self.backoff[bucket] = min(longest, self.backoff.get(bucket, first / 2) * 2)
-        self.hold[bucket] = max(self.hold.get(bucket, 0.0), self.clock() + retry_delay)
+            backoff, grew = self.backoff.get(bucket, (first / 2, -math.inf))
+            if bucket not in self.backoff or at >= grew:
+                backoff, grew = min(longest, backoff * 2), now
+                self.backoff[bucket] = (backoff, grew)
+            retry_delay = backoff
+        self.hold[bucket] = max(self.hold.get(bucket, 0.0), now + retry_delay)
 
 
 def paced_model(inner: Any, permits: Permits, key: str) -> Any:

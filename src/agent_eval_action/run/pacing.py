@@ -71,6 +71,7 @@ class Bucket:
     granted: list[_Grant] = field(default_factory=list)  # the calls that count against the window
     hold_until: float = -math.inf
     backoff_s: float | None = None
+    congested_at: float = -math.inf  # when the backoff last grew
     calls = throttles = waiting = 0
     lock: asyncio.Lock | None = None
 
@@ -119,8 +120,13 @@ class Bucket:
         self.forget(grant)
         self.throttles += 1
         if delay_s is None:
-            first, longest = BACKOFF_S
-            self.backoff_s = min(longest, (self.backoff_s or first / 2) * 2)
+            # The calls sent before the backoff last grew are the burst it answered: their 429s
+            # are the same news (48 at once must not make a 0.5 s backoff 30 s). It grows again
+            # only for a call sent after it, which the backoff did not spare.
+            if self.backoff_s is None or grant.at >= self.congested_at:
+                first, longest = BACKOFF_S
+                self.backoff_s = min(longest, (self.backoff_s or first / 2) * 2)
+                self.congested_at = now
             self.hold_until = max(self.hold_until, now + self.backoff_s)
             return True
         self.hold_until = max(self.hold_until, now + delay_s)

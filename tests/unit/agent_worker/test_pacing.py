@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import pytest
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -153,5 +154,24 @@ def test_local_permits_wait_as_the_api_said() -> None:
         now[0] = 5.0
         permits.spent(await permits.acquire("m", "k"), protocol.THROTTLED)  # no delay named: a backoff
         assert permits.hold[("m", "k")] == 5.5
+
+    asyncio.run(run())
+
+
+def test_local_permits_grow_the_backoff_once_for_a_burst() -> None:
+    now = [0.0]
+    permits = LocalPermits(clock=lambda: now[0])
+
+    async def run() -> None:
+        burst = [await permits.acquire("m", "k") for _ in range(40)]
+        now[0] = 1.0
+        for permit in burst:  # forty calls sent together, refused together: one piece of news
+            permits.spent(permit, protocol.THROTTLED)
+        assert permits.hold[("m", "k")] == 1.5
+        now[0] = 1.5
+        again = await permits.acquire("m", "k")
+        now[0] = 1.6
+        permits.spent(again, protocol.THROTTLED)  # sent after the backoff began and refused: doubled
+        assert permits.hold[("m", "k")] == pytest.approx(2.6)
 
     asyncio.run(run())

@@ -109,11 +109,14 @@ def test_a_429_naming_no_delay_waits_a_backoff_and_learns_no_rate() -> None:
     assert bucket.throttled(first, 1.0, None) is True  # congestion: the limiter hears it
     assert bucket.rpm is None and bucket.next_time(1.0) == 1.5
     assert bucket.throttled(second, 1.0, None) is True
-    assert bucket.next_time(1.0) == 2.0  # doubled while they keep coming
-    bucket.succeeded(bucket.grant(2.0), 2.1, 0)
-    third = bucket.grant(2.1)
-    bucket.throttled(third, 2.2, None)
-    assert bucket.next_time(2.2) == pytest.approx(2.7)  # a success in between: the backoff starts over
+    assert bucket.next_time(1.0) == 1.5  # the same burst's 429: the same news, the same backoff
+    later = bucket.grant(1.5)
+    assert bucket.throttled(later, 1.6, None) is True
+    assert bucket.next_time(1.6) == pytest.approx(2.6)  # sent after it and refused: doubled
+    bucket.succeeded(bucket.grant(2.6), 2.7, 0)
+    third = bucket.grant(2.7)
+    bucket.throttled(third, 2.8, None)
+    assert bucket.next_time(2.8) == pytest.approx(3.3)  # a success in between: the backoff starts over
 
 
 def test_a_429_with_retry_info_holds_every_call_of_the_model_as_long_as_it_says() -> None:
