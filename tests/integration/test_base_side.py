@@ -133,6 +133,11 @@ def tamper() -> None:
             continue
         if "agent-eval-base-" not in cwd or int(proc.name) == os.getpid():
             continue
+        try:  # only this test's base (the tests beside it run bases of their own)
+            if f"TAMPER_DONE={done}".encode() not in (proc / "environ").read_bytes().split(b"\\0"):
+                continue
+        except OSError:
+            continue
         target = pathlib.Path(cwd) / "drifting" / "agent.py"
         try:
             target.chmod(0o644)
