@@ -45,7 +45,8 @@ def process_seconds(args: list[str], cwd: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def _cases(questions: int) -> Path:
+def golden_cases(questions: int) -> Path:
+    """The golden file of ``questions`` two-turn questions on the example (written here, shared by the warm-start rows)."""
     cases = OUT / f"cases_{questions}.json"
     golden = [
         {
@@ -64,7 +65,7 @@ def _cases(questions: int) -> Path:
 def sides(questions: int, latency_ms: int) -> dict[str, Callable[[], float]]:
     """Each side of the group: one whole process, its seconds."""
     env = bench_env(EXAMPLE_MODEL_LATENCY_MS=str(latency_ms))
-    ours = [sys.executable, "-m", "agent_eval_action", "evaluate", str(_cases(questions)), "--agent", "customer_service"]
+    ours = [sys.executable, "-m", "agent_eval_action", "evaluate", str(golden_cases(questions)), "--agent", "customer_service"]
     ours += ["--output-dir", str(OUT / "adk_vs")]
     bare = agent_runs_args("bare", questions, concurrency=questions, latency_ms=latency_ms)
     # What no fresh process running this agent avoids, whatever it does around ADK: Python's start,

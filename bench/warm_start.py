@@ -24,12 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.fresh_process import golden_cases
 from bench.verdicts import alternate, median
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 EXAMPLE = ROOT / "examples" / "customer_service"
-TURNS = ["Hi", "What's in my cart?"]
 
 
 def _pool_times(workers: int, warm: bool) -> tuple[float, float]:
@@ -98,17 +98,7 @@ def pools(workers: int, repeats: int) -> dict[str, Any]:
 def measure(workers: int, questions: int, latency_ms: float, repeats: int) -> dict[str, Any]:
     OUT.mkdir(parents=True, exist_ok=True)
     pool = pools(workers, repeats)
-    cases = OUT / f"warm_start_cases_{questions}.json"
-    golden = [
-        {
-            "id": f"q{i}",
-            "user_inputs": TURNS,
-            "agents_evaluated": ["customer_service"],
-            "reference_data": {"reference_response": "Your cart has 2 bags of potting soil, subtotal $25.98."},
-        }
-        for i in range(questions)
-    ]
-    cases.write_text(json.dumps({"golden_questions": golden}))
+    cases = golden_cases(questions)
     runs = alternate(
         {"warm": lambda: _run_seconds(cases, True, latency_ms), "cold": lambda: _run_seconds(cases, False, latency_ms)}, repeats
     )
