@@ -192,6 +192,11 @@ class Worker:
                 if self.permits is not None:
                     self.permits.granted(request[protocol.GRANT])
                 continue
+            if protocol.kind(request) == protocol.PACE:
+                body = request[protocol.PACE]
+                if self.permits is not None and isinstance(body, dict):
+                    self.permits.pace(body.get(protocol.MODEL_NAME), body.get(protocol.API_KEY_ID))
+                continue
             number = request.get(protocol.ID)
             task = asyncio.ensure_future(self.answer(request))
             self.tasks[number] = task

@@ -36,6 +36,8 @@ API_DETAILS = "details"  # the Gemini API error's details list (its key, not our
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
 # A 429 that names no delay is waited out this long at first, doubling while they keep coming.
 BACKOFF_S = (0.5, 30.0)
+# A ``pace`` message's model or key that stands for any.
+ANY = "*"
 
 
 class Permits(Protocol):
@@ -93,15 +95,34 @@ def _tokens(response: Any) -> int:
 
 
 class RemotePermits:
-    """Permits asked of the parent over the protocol; ``send`` is the worker's."""
+    """Permits asked of the parent over the protocol; ``send`` is the worker's.
+
+    Only for the models the parent paces: those it names (``pace``: a quota given for them, or
+    the API throttled them) and any this worker saw throttled. Until then a call goes at once and
+    says so (``took``), so the parent still counts it (the rate it learns from a 429 is the calls
+    it heard of): asking first cost every call a round trip to a parent that may be busy."""
 
     def __init__(self, send: Callable[[dict[str, Any]], None] | None = None):
         self.send = send or (lambda message: None)
         self.numbers = itertools.count()
         self.waiting: dict[int, asyncio.Future[None]] = {}
+        self.paced: set[tuple[str, str]] = set()  # (model, key), either may be ANY
+        self.models: dict[int, tuple[str, str]] = {}  # a permit's model and key, until spent
+
+    def pace(self, model: Any, key: Any) -> None:
+        """The parent paces the calls of ``model`` with ``key`` (``ANY``: every model, or key) from now on."""
+        self.paced.add((str(model), str(key)))
+
+    def asks(self, model: str, key: str) -> bool:
+        paced = self.paced
+        return bool(paced) and ((model, key) in paced or (model, ANY) in paced or (ANY, key) in paced or (ANY, ANY) in paced)
 
     async def acquire(self, model: str, key: str) -> int:
         number = next(self.numbers)
+        self.models[number] = (model, key)
+        if not self.asks(model, key):
+            self.send(protocol.took(number, model, key))
+            return number
         granted = asyncio.get_running_loop().create_future()
         self.waiting[number] = granted
         self.send(protocol.permit(number, model, key))
@@ -109,6 +130,7 @@ class RemotePermits:
             await granted
         except asyncio.CancelledError:
             self.waiting.pop(number, None)
+            self.models.pop(number, None)
             self.send(protocol.spent(number, protocol.UNUSED))  # the question ended while it waited
             raise
         return number
@@ -119,6 +141,9 @@ class RemotePermits:
             waiter.set_result(None)
 
     def spent(self, permit: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> None:
+        bucket = self.models.pop(permit, None)
+        if outcome == protocol.THROTTLED and bucket is not None:
+            self.paced.add(bucket)  # its next try asks, without waiting to hear the parent's ``pace``
         self.send(protocol.spent(permit, outcome, retry_delay=retry_delay, tokens=tokens))
 
 

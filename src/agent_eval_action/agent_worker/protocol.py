@@ -10,6 +10,9 @@ One JSON object per line. The parent writes on the worker's stdin:
 - ``describe(N)``: the agent's tree (``tree.agent_tree``), for ``init``
 - ``cancel(N)``: the question's time is up
 - ``grant(P)``: the model call that asked for permit ``P`` may go now (``pacing.py``)
+- ``pace(model, key)``: from now on the calls of ``model`` with API key ``key`` (``*``: any) ask
+  for a permit; until then they go at once (sent once the model is paced: a quota given for it,
+  told right after ``ready``, or the API throttled it)
 
 The worker answers on the file descriptor that was its stdout:
 
@@ -20,9 +23,11 @@ The worker answers on the file descriptor that was its stdout:
 - ``stalled(seconds)`` when its event loop has not turned for ``STALL_S`` (a call that blocks
   it: no ``cancel`` can be read until it returns), ``running()`` when it turns again
 - ``exiting("why")`` before the process ends on its own.
-- ``permit(P, model, key)`` before each model call of the agent (with ``ENV_PACING`` = "1"):
-  one pacing per model and API key, the parent's (``run/pacing.py``), shared by every worker and
-  the judges; then ``spent(P, outcome[, retry_delay, tokens])`` once the call is over (``ok``,
+- ``permit(P, model, key)`` before each model call of the agent (with ``ENV_PACING`` = "1") that
+  the parent paces (``pace``): one pacing per model and API key, the parent's (``run/pacing.py``),
+  shared by every worker and the judges; ``took(P, model, key)`` instead, sent as the call goes,
+  for a model not paced (a round trip to the parent before every call cost a busy run a quarter
+  of its time); then ``spent(P, outcome[, retry_delay, tokens])`` once the call is over (``ok``,
   ``throttled`` with the API's RetryInfo delay or None, ``failed``, or ``unused``: never sent).
 
 A result is ``{replayed_model_calls, events, final_state, turn_times, spans[, observed]}``, or
@@ -57,6 +62,7 @@ QUESTION = "question"
 DESCRIBE = "describe"
 CANCEL = "cancel"
 GRANT = "grant"
+PACE = "pace"
 # Worker -> parent:
 READY = "ready"
 FATAL = "fatal"
@@ -68,9 +74,10 @@ STALLED = "stalled"
 RUNNING = "running"
 EXITING = "exiting"
 PERMIT = "permit"
+TOOK = "took"
 SPENT = "spent"
-REQUESTS = (QUESTION, DESCRIBE, CANCEL, GRANT)
-ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, STALLED, RUNNING, EXITING, PERMIT, SPENT)
+REQUESTS = (QUESTION, DESCRIBE, CANCEL, GRANT, PACE)
+ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, STALLED, RUNNING, EXITING, PERMIT, TOOK, SPENT)
 
 # The worker's event loop is stalled when it has not turned for this long (its heartbeat, a
 # timer every HEARTBEAT_S, has not run): a busy loop still turns between callbacks; only a call
@@ -194,7 +201,9 @@ def kind(message: Message) -> str | None:
     for name in (
         CANCEL,
         GRANT,
+        PACE,
         PERMIT,
+        TOOK,
         SPENT,
         READY,
         FATAL,
@@ -230,6 +239,10 @@ def cancel(number: Any) -> Message:
 
 def grant(permit: int) -> Message:
     return {GRANT: permit}
+
+
+def pace(model: str, key: str) -> Message:
+    return {PACE: {MODEL_NAME: model, API_KEY_ID: key}}
 
 
 def question_request(
@@ -289,6 +302,10 @@ def exiting(why: str) -> Message:
 
 def permit(number: int, model: str, key: str) -> Message:
     return {PERMIT: {ID: number, MODEL_NAME: model, API_KEY_ID: key}}
+
+
+def took(number: int, model: str, key: str) -> Message:
+    return {TOOK: {ID: number, MODEL_NAME: model, API_KEY_ID: key}}
 
 
 def spent(number: int, outcome: str, *, retry_delay: float | None = None, tokens: int = 0) -> Message:

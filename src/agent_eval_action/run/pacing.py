@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.pacing import BACKOFF_S, throttled
+from agent_eval_action.agent_worker.pacing import ANY, BACKOFF_S, throttled
 
 T = TypeVar("T")
 
@@ -66,6 +66,7 @@ class Bucket:
 
     quota: Quota
     minute_s: float
+    name: tuple[str, str] = ("", "")  # its model and key
     rpm: int | None = None  # what it paces to: the quota given, or learnt from 429s
     tpm: int | None = None
     granted: list[_Grant] = field(default_factory=list)  # the calls that count against the window
@@ -167,13 +168,28 @@ class Pacer:
         self.buckets: dict[tuple[str, str], Bucket] = {}
         self.permits: dict[int, _Grant] = {}
         self.numbers = itertools.count()
+        # Told the model and key when a model becomes paced (the workers, which then ask for it).
+        self.listeners: set[Callable[[str, str], object]] = set()
 
     def bucket(self, model: str, key: str) -> Bucket:
         found = self.buckets.get((model, key))
         if found is None:
-            quota = self.quotas.get(model) or self.quotas.get("*") or Quota()
-            found = self.buckets[(model, key)] = Bucket(quota=quota, minute_s=self.minute_s)
+            quota = self.quotas.get(model) or self.quotas.get(ANY) or Quota()
+            found = self.buckets[(model, key)] = Bucket(quota=quota, minute_s=self.minute_s, name=(model, key))
         return found
+
+    def paced(self) -> list[tuple[str, str]]:
+        """The models (and keys; ``ANY``: every one) whose calls must ask for a permit first: those
+        a quota was given for, and those the API throttled. Any other call goes at once and says
+        so (:meth:`took`): no quota is known to wait for."""
+        given = [(model, ANY) for model, quota in sorted(self.quotas.items()) if quota.rpm is not None or quota.tpm is not None]
+        return given + [name for name, bucket in self.buckets.items() if bucket.throttles]
+
+    def took(self, model: str, key: str) -> int:
+        """A call of a model not paced went without asking: counted from now, as a permit."""
+        number = next(self.numbers)
+        self.permits[number] = self.bucket(model, key).grant(self.clock())
+        return number
 
     async def acquire(self, model: str, key: str) -> int:
         bucket = self.bucket(model, key)
@@ -203,6 +219,9 @@ class Pacer:
         elif outcome == protocol.THROTTLED:
             if bucket.throttled(grant, self.clock(), retry_delay):
                 self.on_congestion()
+            if bucket.throttles == 1:
+                for listener in list(self.listeners):
+                    listener(*bucket.name)  # its calls ask from now on, in every worker
         else:
             bucket.failed(grant, self.clock())
 

@@ -135,6 +135,11 @@ class Worker:
     def _heard(self, message: dict[str, Any]) -> None:
         kind = protocol.kind(message)
         if kind in (protocol.READY, protocol.FATAL):
+            if kind == protocol.READY:
+                # Before any question: its first call knows whether to ask.
+                for model, key in self.pacer.paced():
+                    self._paced(model, key)
+                self.pacer.listeners.add(self._paced)
             if not self.ready.done():
                 self.ready.set_result(message)
         elif kind == protocol.EXITING:
@@ -145,7 +150,7 @@ class Worker:
             self.stalled.set()
         elif kind == protocol.RUNNING:
             self.stalled.clear()
-        elif kind in (protocol.PERMIT, protocol.SPENT):
+        elif kind in (protocol.PERMIT, protocol.TOOK, protocol.SPENT):
             self._pace(message)
         elif kind == protocol.STARTED:
             call = self.pending.get(message.get(protocol.ID, -1))
@@ -159,6 +164,7 @@ class Worker:
     def _ended(self, code: int | None) -> None:
         """Its process ended: its permits given back, what was in flight settled (see the pool's doc)."""
         self.dead = True
+        self.pacer.listeners.discard(self._paced)
         if self.stop_reason is None and code in OUTSIDE_SIGNALS:
             self.on_outside_kill(_exit_reason(code))
         for asking in self.asking.values():
@@ -182,15 +188,23 @@ class Worker:
             call.answer.exception()  # retrieved here: a caller that left does not leave it unread
         self.pending.clear()
 
+    def _paced(self, model: str, key: str) -> None:
+        if not self.dead:
+            self.send(protocol.pace(model, key))
+
     def _pace(self, message: dict[str, Any]) -> None:
-        """A model call asks for a permit, or says what became of it."""
-        if protocol.PERMIT in message:
-            body = message[protocol.PERMIT]
-            number = body.get(protocol.ID)
-            if isinstance(number, int):
-                model, key = str(body.get(protocol.MODEL_NAME)), str(body.get(protocol.API_KEY_ID))
-                self.asking[number] = asyncio.ensure_future(self._grant(number, model, key))
-            return
+        """A model call asks for a permit, or went without (its model not paced), or says what became of it."""
+        for kind in (protocol.PERMIT, protocol.TOOK):
+            if kind in message:
+                body = message[kind]
+                number = body.get(protocol.ID)
+                if isinstance(number, int):
+                    model, key = str(body.get(protocol.MODEL_NAME)), str(body.get(protocol.API_KEY_ID))
+                    if kind == protocol.TOOK:
+                        self.granted[number] = self.pacer.took(model, key)
+                    else:
+                        self.asking[number] = asyncio.ensure_future(self._grant(number, model, key))
+                return
         body = message[protocol.SPENT]
         number = body.get(protocol.ID)
         asking = self.asking.pop(number, None)

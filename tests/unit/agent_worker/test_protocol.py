@@ -236,24 +236,38 @@ def test_each_message_goes_through_a_real_worker_and_back(worker: _Worker) -> No
     assert worker.close() == 0
 
 
-def test_a_paced_worker_asks_a_permit_for_each_model_call_and_says_what_it_spent(tmp_path: Path) -> None:
+def test_a_paced_worker_says_each_call_it_makes_and_asks_a_permit_once_its_model_is_paced(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "tests" / "apps" / "hostile", tmp_path / "hostile")
     files = worker_files()
     paced = _Worker(files, tmp_path, agent_spec(str(tmp_path / "hostile")), pacing=True)
     try:
         assert protocol.kind(paced.receive()) == protocol.READY
+        # Not paced yet (no quota, nothing throttled): each call goes at once and says so.
         paced.send(_question(1, "call greet"))
+        assert protocol.kind(paced.receive()) == protocol.STARTED
+        took = 0
+        while protocol.kind(message := paced.receive()) == protocol.TOOK:
+            went = message[protocol.TOOK]
+            assert went[protocol.MODEL_NAME] == "scripted-hostile" and isinstance(went[protocol.API_KEY_ID], str)
+            spent = paced.receive()
+            assert protocol.kind(spent) == protocol.SPENT and spent[protocol.SPENT][protocol.ID] == went[protocol.ID]
+            assert spent[protocol.SPENT][protocol.OUTCOME] == protocol.OK
+            took += 1
+        assert protocol.kind(message) == protocol.RESULT and took == 2  # the tool call, then the answer
+        # Paced: every call waits for its grant.
+        paced.send(protocol.pace("scripted-hostile", "*"))
+        paced.send(_question(2, "call greet"))
         assert protocol.kind(paced.receive()) == protocol.STARTED
         permits = 0
         while protocol.kind(message := paced.receive()) == protocol.PERMIT:
             asked = message[protocol.PERMIT]
-            assert asked[protocol.MODEL_NAME] == "scripted-hostile" and isinstance(asked[protocol.API_KEY_ID], str)
+            assert asked[protocol.MODEL_NAME] == "scripted-hostile"
             paced.send(protocol.grant(asked[protocol.ID]))  # the call waits for this
             spent = paced.receive()
             assert protocol.kind(spent) == protocol.SPENT and spent[protocol.SPENT][protocol.ID] == asked[protocol.ID]
             assert spent[protocol.SPENT][protocol.OUTCOME] == protocol.OK
             permits += 1
-        assert protocol.kind(message) == protocol.RESULT and permits == 2  # the tool call, then the answer
+        assert protocol.kind(message) == protocol.RESULT and permits == 2
         assert paced.close() == 0
     finally:
         paced.process.kill()
@@ -286,7 +300,9 @@ def test_kind_tells_every_message_apart() -> None:
         protocol.RUNNING: protocol.running(),
         protocol.EXITING: protocol.exiting("why"),
         protocol.GRANT: protocol.grant(0),
+        protocol.PACE: protocol.pace("gemini-2.5-flash", "*"),
         protocol.PERMIT: protocol.permit(0, "gemini-2.5-flash", "key"),
+        protocol.TOOK: protocol.took(0, "gemini-2.5-flash", "key"),
         protocol.SPENT: protocol.spent(0, protocol.OK, tokens=3),
     }
     assert set(built) == {*protocol.REQUESTS, *protocol.ANSWERS}

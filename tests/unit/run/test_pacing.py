@@ -202,3 +202,23 @@ def test_while_calls_wait_the_questions_in_flight_are_what_the_rate_serves() -> 
     assert pacer.questions_served() == 3
     pacer.bucket("fast", "k").waiting = pacer.bucket("slow", "k").waiting = 0
     assert pacer.questions_served() == math.inf  # waiting on a 429's delay, no rate known: hold, do not guess
+
+
+def test_calls_of_a_model_not_paced_go_unasked_and_still_count_until_a_429_paces_it_everywhere() -> None:
+    time = SimulatedTime()
+    pacer = Pacer({"quota-given": Quota(rpm=5), "no-limit-said": Quota()}, minute_s=MINUTE_S, clock=time, sleep=time.sleep)
+    heard: list[tuple[str, str]] = []
+    pacer.listeners.add(lambda model, key: heard.append((model, key)))
+    # The workers ask first only for the model a quota was given for (any key).
+    assert pacer.paced() == [("quota-given", "*")]
+    went = [pacer.took("open", "k") for _ in range(3)]  # unasked: counted as they went
+    bucket = pacer.bucket("open", "k")
+    assert bucket.calls == 3 and len(bucket.granted) == 3
+    for permit in went[:2]:
+        pacer.spent(permit, protocol.OK, tokens=1)
+    pacer.spent(went[2], protocol.THROTTLED, retry_delay=30.0)
+    # The 429's rate is learnt from the calls it heard of, and every worker is told to ask now.
+    assert bucket.rpm == 2 and heard == [("open", "k")]
+    assert pacer.paced() == [("quota-given", "*"), ("open", "k")]
+    pacer.spent(pacer.took("open", "k"), protocol.THROTTLED, retry_delay=30.0)  # one already on its way
+    assert heard == [("open", "k")]  # told once
