@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.agent_runs import EXAMPLE, TURNS
+from bench.goals import OUT
 from bench.verdicts import Goal, alternate, median, ratio, row
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,8 +44,13 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * _TICK_S  # utime, stime: the 14th and 15th fields
 
 
-def side(observe: bool, questions: int) -> dict[str, Any]:
-    """One run: the workers' CPU seconds per question, and what the questions observed."""
+_EMPTY_HOOK = "import sys\n\n\ndef _hook(event, args):\n    pass\n\n\nsys.addaudithook(_hook)\n"
+
+
+def side(observe: bool, questions: int, empty_hook: bool = False) -> dict[str, Any]:
+    """One run: the workers' CPU seconds per question, and what the questions observed.
+    ``empty_hook``: nothing observed, but a Python audit hook that does nothing is installed in
+    each worker (a ``sitecustomize`` on its path): what CPython's call of any Python hook costs."""
     from agent_eval_action.core.questions import Question
     from agent_eval_action.datasets import Record
     from agent_eval_action.run.agent_env import agent_environment
@@ -53,6 +59,11 @@ def side(observe: bool, questions: int) -> dict[str, Any]:
     from agent_eval_action.run.worker_start import WorkerSettings
 
     env = agent_environment({**os.environ, "EXAMPLE_MODEL_LATENCY_MS": "1000", "AGENT_EVAL_WORKER_OBSERVE": "1" if observe else "0"})
+    if empty_hook:
+        site = OUT / "empty_audit_hook"
+        site.mkdir(parents=True, exist_ok=True)
+        (site / "sitecustomize.py").write_text(_EMPTY_HOOK)
+        env["PYTHONPATH"] = os.pathsep.join([str(site), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     env.pop("GOOGLE_API_KEY", None)
 
     def records(count: int, prefix: str) -> list[Record]:
@@ -98,20 +109,22 @@ def _hashing_s(observed: list[dict[str, list[str]]]) -> float:
 
 
 def measure(questions: int = 256, repeats: int = 5) -> dict[str, Any]:
-    """The two sides alternated ``repeats`` times: CPU ms per question of each run."""
-    runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
+    """The sides alternated ``repeats`` times: CPU ms per question of each run (``empty``: the
+    floor of a hook written in Python, beside the two the goal compares)."""
+    runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": [], "empty": []}
 
     def run(mode: str) -> float:
-        runs[mode].append(side(mode == "on", questions))
+        runs[mode].append(side(mode == "on", questions, empty_hook=mode == "empty"))
         return float(runs[mode][-1]["cpu_per_question_s"]) * 1000
 
-    samples = alternate({"on": lambda: run("on"), "off": lambda: run("off")}, repeats)
+    samples = alternate({mode: (lambda mode=mode: run(mode)) for mode in runs}, repeats)
     return {
         "questions": questions,
         "workers": WORKERS,
         "samples_ms": samples,
         "on_ms": median(samples["on"]),
         "off_ms": median(samples["off"]),
+        "empty_ms": median(samples["empty"]),
         "ratio": ratio(samples["on"], samples["off"]),
         "hashing_ms": 1000 * _hashing_s(runs["on"][-1]["observed"]),
     }
@@ -119,13 +132,18 @@ def measure(questions: int = 256, repeats: int = 5) -> dict[str, Any]:
 
 def rows(result: dict[str, Any]) -> list[str]:
     """The row of ``make bench``'s table (bench/verdicts.py judges it)."""
-    on, off = result["on_ms"], result["off_ms"]
+    on, off, empty = result["on_ms"], result["off_ms"], result.get("empty_ms")
+    floor = (
+        f"; an empty Python hook (what CPython's call of any hook costs): {empty:.2f} ms, {100 * (empty - off) / off:+.1f}%"
+        if empty
+        else ""
+    )
     return [
         row(
             f"observed inputs: the audit hook's cost per question ({result['questions']} two-turn questions at once, "
             f"1 s model latency, {result['workers']} agent workers' CPU)",
             f"{on:.2f} ms of worker CPU a question, hook on (+{result['hashing_ms']:.2f} ms naming and hashing in ours)",
-            f"AGENT_EVAL_WORKER_OBSERVE=0: {off:.2f} ms",
+            f"AGENT_EVAL_WORKER_OBSERVE=0: {off:.2f} ms{floor}",
             result["ratio"],
             GOAL,
             result["samples_ms"],
