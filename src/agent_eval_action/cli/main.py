@@ -178,11 +178,12 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         from agent_eval_action.cli.commands import COMMANDS, invoke
+        from agent_eval_action.metrics.registry import one_run
 
         command = COMMANDS.get(args.command)
         if command is None:
             return int(ExitCode.BAD_INPUT)
-        return invoke(command, args, out, err)
+        return int(one_run(invoke)(command, args, out, err))  # a command's units are its own
     except AgentEvalError as error:
         print(f"error: {error}", file=err)
         return int(error.exit_code)

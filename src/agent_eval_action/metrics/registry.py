@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextvars
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from agent_eval_action.core.questions import Question
 from agent_eval_action.core.scores import Direction, Score, Unit
@@ -76,21 +78,44 @@ def register(
 
 
 # The units of metrics outside the registry: the config's custom metrics, and those a results file
-# recorded (a custom metric of the run that wrote it).
-_DECLARED: dict[str, Unit] = {}
+# recorded (a custom metric of the run that wrote it). One run's, not the process's: a library user
+# (or a test) running twice in one process must not see the first run's units in the second.
+_DECLARED: contextvars.ContextVar[dict[str, Unit] | None] = contextvars.ContextVar("agent_eval_declared_units", default=None)
+_OUTSIDE_ANY_RUN: dict[str, Unit] = {}
+F = TypeVar("F", bound=Callable[..., Any])  # declared by a caller of the lower layers, outside :func:`one_run`
+
+
+def _declared() -> dict[str, Unit]:
+    found = _DECLARED.get()
+    return found if found is not None else _OUTSIDE_ANY_RUN
+
+
+def one_run(function: F) -> F:
+    """``function`` (a public entry point: a command, an API call) with units of its own: what it
+    declares is forgotten when it returns."""
+
+    @functools.wraps(function)
+    def scoped(*args: Any, **kwargs: Any) -> Any:
+        token = _DECLARED.set({})
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _DECLARED.reset(token)
+
+    return cast(F, scoped)
 
 
 def declare_unit(name: str, unit: Unit) -> None:
     """Records the unit of a metric the registry does not hold (a custom metric's ``unit``)."""
     if name not in REGISTRY:
-        _DECLARED[name] = unit
+        _declared()[name] = unit
 
 
 def unit_of(name: str) -> Unit:
     """The one answer to "what are this metric's figures": as registered or declared, else a
     ratio (ADK's scores, the judges' and recorded ``score.*`` columns are all 0..1)."""
     found = REGISTRY.get(name)
-    return found.unit if found is not None else _DECLARED.get(name, "ratio")
+    return found.unit if found is not None else _declared().get(name, "ratio")
 
 
 def recorded_unit(column: str) -> Unit | None:

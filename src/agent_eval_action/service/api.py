@@ -32,6 +32,7 @@ from agent_eval_action.core.redaction import Redactor
 from agent_eval_action.core.results import Problem, Results, Selection
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.datasets.convert import write_golden, write_runs
+from agent_eval_action.metrics.registry import one_run
 from agent_eval_action.repo.baseline import Written, working_tree_reader, write_baseline
 from agent_eval_action.repo.discovery import dataset_files, expand_paths
 from agent_eval_action.repo.git import Git, Snapshot, Workspace
@@ -140,6 +141,7 @@ def load(path: str | os.PathLike[str], also: Sequence[str] = ()) -> Dataset:
     )
 
 
+@one_run
 def validate(paths: Sequence[str] = (), *, config: Config | str | os.PathLike[str] | None = None) -> tuple[list[Dataset], list[Problem]]:
     """Every dataset file that ``paths`` (files, directories, globs) name, read fully with nothing
     run, and a problem for each path that names none. The paths are the caller's: a file is read
@@ -174,6 +176,7 @@ def metric_definitions_among(paths: Sequence[str]) -> tuple[list[str], list[str]
     return definitions, [p for p in paths if p not in definitions]
 
 
+@one_run
 def check_metric_definitions(path: str, config: Config | None = None, *, typed: bool = True) -> DefinitionsCheck:
     """Reads a metric definitions file as the judges would (nothing is judged). ``typed``: a path
     the user typed (read wherever it is); else the config's, which must lie in the repository."""
@@ -187,6 +190,7 @@ def check_metric_definitions(path: str, config: Config | None = None, *, typed: 
     return DefinitionsCheck(path=path, entries=[(e.name, e.judge is not None, e.note) for e in entries])
 
 
+@one_run
 def check_config_metric_definitions(config: Config | str | os.PathLike[str] | None = None) -> list[DefinitionsCheck]:
     """The config's ``metric_definitions`` files (found upward, as ``validate`` without paths
     finds its datasets), each read as the judges would read it."""
@@ -194,6 +198,7 @@ def check_config_metric_definitions(config: Config | str | os.PathLike[str] | No
     return [check_metric_definitions(path, chosen, typed=False) for path in chosen.metric_definitions]
 
 
+@one_run
 def evaluate(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     *,
@@ -221,6 +226,7 @@ def evaluate(
     return Results(tool_version=__version__, datasets=done.datasets, problems=found.problems + done.problems, run=done.run)
 
 
+@one_run
 def compare(
     current: Results | str | os.PathLike[str],
     baseline: Results | str | os.PathLike[str],
@@ -241,6 +247,7 @@ def compare(
     return compare_and_gate(now, Rules(config=chosen, source=chosen.origin.source or "the defaults"), lookup).results
 
 
+@one_run
 def check(
     *,
     config: Config | str | os.PathLike[str] | None = None,
@@ -259,6 +266,7 @@ def check(
     return run_check(chosen, cwd=cwd, base=base_ref(base, chosen, os.environ), evaluate_all=evaluate_all).results
 
 
+@one_run
 def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] | None = None) -> Outcome:
     """The results of every shard of a run (files or globs) joined into one, then compared with
     the baselines at the merge-base the shards recorded, and gated, as one run would be."""
@@ -280,6 +288,7 @@ def merge(paths: Sequence[str], config: Config, *, cwd: str | os.PathLike[str] |
     return outcome
 
 
+@one_run
 def update_baselines(
     config: Config,
     datasets: Sequence[str] | None = None,
@@ -328,6 +337,7 @@ def update_baselines(
     return BaselineUpdate(results=results, written=written, uncommitted=uncommitted)
 
 
+@one_run
 def convert(
     paths: Sequence[str],
     config: Config,

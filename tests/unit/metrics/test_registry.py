@@ -4,7 +4,7 @@ the views, the gate's timing rule and the readers of producers' columns all ask 
 from __future__ import annotations
 
 from agent_eval_action.metrics import REGISTRY
-from agent_eval_action.metrics.registry import declare_unit, recorded_unit, unit_of
+from agent_eval_action.metrics.registry import declare_unit, one_run, recorded_unit, unit_of
 from agent_eval_action.verdict.gate import is_timing
 from agent_eval_action.views.figures import fmt, signed
 
@@ -35,6 +35,7 @@ def test_the_built_in_metrics_declare_their_units() -> None:
     assert (recorded_unit("duration_sec"), recorded_unit("tool_calls"), recorded_unit("unique_tools")) == ("seconds", "count", None)
 
 
+@one_run
 def test_a_declared_unit_is_the_one_every_view_uses() -> None:
     assert fmt(1234.0, "my_count_metric") == "123400%"  # undeclared: a ratio, as ADK's and judges' scores are
     declare_unit("my_count_metric", "count")
@@ -43,3 +44,18 @@ def test_a_declared_unit_is_the_one_every_view_uses() -> None:
     assert unit_of("my_count_metric") == "count" and unit_of("latency") == "seconds"
     assert (fmt(1234.0, "my_count_metric"), signed(-3.0, "my_count_metric")) == ("1,234", "−3")
     assert fmt(2.5, "my_wait") == "2.50\u00a0s" and is_timing("my_wait")
+
+
+def test_a_runs_declared_units_are_its_own_never_the_next_runs_in_the_same_process() -> None:
+    @one_run
+    def run(declared: dict[str, str]) -> tuple[str, bool]:
+        for name, unit in declared.items():
+            declare_unit(name, unit)  # type: ignore[arg-type]
+        return fmt(3.0, "custom_wait"), is_timing("custom_wait")
+
+    # A library user's two runs (or two commands a test runs in one process), the same custom
+    # metric name: the second run's figures and verdict are in its own unit.
+    assert run({"custom_wait": "seconds"}) == ("3.00\u00a0s", True)
+    assert run({"custom_wait": "count"}) == ("3", False)
+    assert run({}) == ("300%", False)  # declared by neither: a ratio, not what an earlier run said
+    assert unit_of("custom_wait") == "ratio"
