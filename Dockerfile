@@ -26,9 +26,15 @@ RUN python3 -m venv /opt/uv \
     && find /opt/agent-eval/venv -depth -type d \( -name tests -o -name test \) -path '*/site-packages/*' -exec rm -rf {} +
 
 # The package runs from its source tree (templates and price table included): nothing to build
-# but its bytecode and its templates' (views/compiled.py).
+# but its bytecode, its templates' (views/compiled.py) and the worker's C audit hook for this
+# image's Python (agent_worker/native.py; the compiler stays in this stage).
 COPY src /opt/agent-eval/src
-RUN /opt/agent-eval/venv/bin/python -m compileall -q /opt/agent-eval/src \
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev python3-dev \
+    && rm -rf /var/lib/apt/lists/* \
+    && PYTHONPATH=/opt/agent-eval/src /opt/agent-eval/venv/bin/python -m agent_eval_action.agent_worker.native \
+    && test -n "$(find /opt/agent-eval/src/agent_eval_action/agent_worker -name '_audit_hook*.so')" \
+    && /opt/agent-eval/venv/bin/python -m compileall -q /opt/agent-eval/src \
     && PYTHONPATH=/opt/agent-eval/src /opt/agent-eval/venv/bin/python -m agent_eval_action.views
 
 FROM ${BASE_IMAGE}

@@ -9,11 +9,12 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum
 # Bytecode is compiled at install: machines that set PYTHONDONTWRITEBYTECODE (CI here does)
 # would otherwise compile every module on every start, which doubled ADK's first-run time; so
 # are our Jinja templates (0.1 s a run that renders the comment and report.html).
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml src/agent_eval_action/agent_worker/_audit_hook.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
 	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	$(BIN)/python -m agent_eval_action.agent_worker.native
 	$(BIN)/python -m compileall -q src
 	PYTHONPATH=src $(BIN)/python -m agent_eval_action.views
 	rm -f $(VENV)/.installed-* && touch $(STAMP)

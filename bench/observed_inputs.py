@@ -4,7 +4,9 @@ in our process (``repo/observed.py``).
 
 The example agent at the bench's settings (two-turn questions, 1 s model latency) run by our
 real agent workers (``run/worker_pool.py``: span capture, the pacing of model calls, the
-protocol), the hook on (the default) against ``AGENT_EVAL_WORKER_OBSERVE=0``, the two sides
+protocol), the hook on (the default: the C hook where ``make install`` built it) against
+``AGENT_EVAL_WORKER_OBSERVE=0``, beside the Python hook (``=python``) and an empty Python hook
+(what any hook written in Python costs), the sides
 alternated, median of the repeats. Each run starts the workers, warms them up (the agent's
 load and ADK's first-run imports are not a question's), then runs the questions all at once
 and takes the CPU time (user + system, from ``/proc``) the worker processes spent on them:
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import sys
@@ -44,11 +47,12 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * _TICK_S  # utime, stime: the 14th and 15th fields
 
 
-_EMPTY_HOOK = "import sys\n\n\ndef _hook(event, args):\n    pass\n\n\nsys.addaudithook(_hook)\n"
+_EMPTY_HOOK = "import sys\n\n\ndef _hook(event: str, args: tuple[object, ...]) -> None:\n    pass\n\n\nsys.addaudithook(_hook)\n"
 
 
-def side(observe: bool, questions: int, empty_hook: bool = False) -> dict[str, Any]:
-    """One run: the workers' CPU seconds per question, and what the questions observed.
+def side(observe: str, questions: int, empty_hook: bool = False) -> dict[str, Any]:
+    """One run: the workers' CPU seconds per question, and what the questions observed
+    (``observe``: AGENT_EVAL_WORKER_OBSERVE's value).
     ``empty_hook``: nothing observed, but a Python audit hook that does nothing is installed in
     each worker (a ``sitecustomize`` on its path): what CPython's call of any Python hook costs."""
     from agent_eval_action.core.questions import Question
@@ -58,7 +62,7 @@ def side(observe: bool, questions: int, empty_hook: bool = False) -> dict[str, A
     from agent_eval_action.run.worker_pool import WorkerPool
     from agent_eval_action.run.worker_start import WorkerSettings
 
-    env = agent_environment({**os.environ, "EXAMPLE_MODEL_LATENCY_MS": "1000", "AGENT_EVAL_WORKER_OBSERVE": "1" if observe else "0"})
+    env = agent_environment({**os.environ, "EXAMPLE_MODEL_LATENCY_MS": "1000", "AGENT_EVAL_WORKER_OBSERVE": observe})
     if empty_hook:
         site = OUT / "empty_audit_hook"
         site.mkdir(parents=True, exist_ok=True)
@@ -86,10 +90,17 @@ def side(observe: bool, questions: int, empty_hook: bool = False) -> dict[str, A
         errors = [r.trace.error if r.trace is not None else f"{r.question.id}: no trace" for r in done if r.trace is None or r.trace.error]
         assert not errors, errors[:3]
         observed = [r.trace.observed for r in done if r.trace is not None and r.trace.observed is not None]
-        assert len(observed) == (questions if observe else 0), f"{len(observed)} of {questions} questions observed (observe={observe})"
+        expected = 0 if observe == "0" else questions
+        assert len(observed) == expected, f"{len(observed)} of {questions} questions observed (observe={observe})"
         return {"cpu_per_question_s": spent / questions, "observed": observed}
 
     return asyncio.run(go())
+
+
+def _native_built() -> bool:
+    from agent_eval_action.agent_worker import native
+
+    return native.target().exists()
 
 
 def _hashing_s(observed: list[dict[str, list[str]]]) -> float:
@@ -111,13 +122,14 @@ def _hashing_s(observed: list[dict[str, list[str]]]) -> float:
 def measure(questions: int = 256, repeats: int = 5) -> dict[str, Any]:
     """The sides alternated ``repeats`` times: CPU ms per question of each run (``empty``: the
     floor of a hook written in Python, beside the two the goal compares)."""
-    runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": [], "empty": []}
+    runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": [], "python": [], "empty": []}
+    values = {"on": "1", "off": "0", "python": "python", "empty": "0"}
 
     def run(mode: str) -> float:
-        runs[mode].append(side(mode == "on", questions, empty_hook=mode == "empty"))
+        runs[mode].append(side(values[mode], questions, empty_hook=mode == "empty"))
         return float(runs[mode][-1]["cpu_per_question_s"]) * 1000
 
-    samples = alternate({mode: (lambda mode=mode: run(mode)) for mode in runs}, repeats)
+    samples = alternate({mode: functools.partial(run, mode) for mode in runs}, repeats)
     return {
         "questions": questions,
         "workers": WORKERS,
@@ -125,6 +137,8 @@ def measure(questions: int = 256, repeats: int = 5) -> dict[str, Any]:
         "on_ms": median(samples["on"]),
         "off_ms": median(samples["off"]),
         "empty_ms": median(samples["empty"]),
+        "python_ms": median(samples["python"]),
+        "native": _native_built(),
         "ratio": ratio(samples["on"], samples["off"]),
         "hashing_ms": 1000 * _hashing_s(runs["on"][-1]["observed"]),
     }
@@ -132,7 +146,9 @@ def measure(questions: int = 256, repeats: int = 5) -> dict[str, Any]:
 
 def rows(result: dict[str, Any]) -> list[str]:
     """The row of ``make bench``'s table (bench/verdicts.py judges it)."""
-    on, off, empty = result["on_ms"], result["off_ms"], result.get("empty_ms")
+    on, off, empty, python = result["on_ms"], result["off_ms"], result.get("empty_ms"), result.get("python_ms")
+    hook = "the C hook" if result.get("native") else "the Python hook (the C hook is not built)"
+    python_side = f"; the Python hook: {python:.2f} ms, {100 * (python - off) / off:+.1f}%" if python else ""
     floor = (
         f"; an empty Python hook (what CPython's call of any hook costs): {empty:.2f} ms, {100 * (empty - off) / off:+.1f}%"
         if empty
@@ -142,8 +158,8 @@ def rows(result: dict[str, Any]) -> list[str]:
         row(
             f"observed inputs: the audit hook's cost per question ({result['questions']} two-turn questions at once, "
             f"1 s model latency, {result['workers']} agent workers' CPU)",
-            f"{on:.2f} ms of worker CPU a question, hook on (+{result['hashing_ms']:.2f} ms naming and hashing in ours)",
-            f"AGENT_EVAL_WORKER_OBSERVE=0: {off:.2f} ms{floor}",
+            f"{on:.2f} ms of worker CPU a question, {hook} on (+{result['hashing_ms']:.2f} ms naming and hashing in ours)",
+            f"AGENT_EVAL_WORKER_OBSERVE=0: {off:.2f} ms{python_side}{floor}",
             result["ratio"],
             GOAL,
             result["samples_ms"],

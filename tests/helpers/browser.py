@@ -47,13 +47,13 @@ def chromium() -> str | None:
     return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
 
 
-def require(tool: str, path: str | None, what: str) -> str:
+def require(tool: str, path: str | None, what: str, install: str = INSTALL) -> str:
     """``path``, else skip the test saying what is skipped and how to install it (fail on CI)."""
     import pytest
 
     if path:
         return path
-    message = f"{tool} is not installed, so {what} is skipped; install it with: {INSTALL}"
+    message = f"{tool} is not installed, so {what} is skipped; install it with: {install}"
     if os.environ.get("CI") == "true":
         pytest.fail(f"{message} (CI must run this: .ci/run installs it)")
     raise pytest.skip.Exception(message)

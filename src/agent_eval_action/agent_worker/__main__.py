@@ -268,11 +268,12 @@ def _leave(code: int) -> None:
 def observing() -> observe.Observation | None:
     """The audit hook, installed before the agent loads (what its import reads is every
     question's input); None when the parent asked for none."""
-    if os.environ.get(protocol.ENV_OBSERVE, "1") == "0":
+    how = os.environ.get(protocol.ENV_OBSERVE, "1")
+    if how == "0":
         return None
     ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # /proc: the zygote's look at its own threads and files (zygote.py), never the agent's input.
-    return observe.start([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, ours, "/proc"])
+    return observe.start([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, ours, "/proc"], native=how != "python")
 
 
 def load(out: IO[str]) -> tuple[LoadedAgent, AgentSessions, RemotePermits | None] | int:

@@ -60,6 +60,10 @@ class Observation:
         # Folders whose files are no input of the agent's: the interpreter's, the venv's, ours.
         self.skip = tuple(sorted({os.path.join(os.path.abspath(p), "") for p in skip if p and os.path.abspath(p) != os.sep}))
         self._resolved: dict[tuple[str, Any], tuple[str, str] | None] = {}
+        # How far up the audited call's caller is from :meth:`hook`: 1 when the C hook calls it,
+        # 2 under start()'s Python hook.
+        self.caller = 2
+        self.native = False
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         """One audited event of those :func:`start`'s hook lets through (``_WANTED``)."""
@@ -82,7 +86,7 @@ class Observation:
             path = args[0]
             if path is None or isinstance(path, int):
                 path = "."
-            code = sys._getframe(2).f_code  # the caller of listdir, above start()'s hook
+            code = sys._getframe(self.caller).f_code  # the caller of listdir, above the hook
             # An import's finder (it lists each folder on the path once), or importlib.metadata
             # looking for distributions: a search for names, not the agent reading a folder.
             searched = code.co_name == "_fill_cache" or _METADATA in code.co_filename
@@ -139,21 +143,34 @@ class Observation:
         return kind, path
 
 
-def start(skip: Iterable[str]) -> Observation:
-    """Installs the audit hook (for the life of the process: audit hooks cannot be removed).
+def start(skip: Iterable[str], native: bool = True) -> Observation:
+    """Installs the audit hook (for the life of the process: audit hooks cannot be removed): the
+    C one where it is built for this interpreter (``native.py``; ``native`` False: never), else
+    the Python one.
 
-    It is called for every audited event of the process, about 1,600 a question at the bench's
-    settings: ``builtins.id`` (ADK's deep copies and telemetry) nearly all of them, then
-    ``object.__getattr__`` and ``sys._getframe``. CPython spends about 1,700 instructions
-    calling any hook for an event (the event's name made a new string, its arguments a tuple,
-    the call), whatever the hook does; so the hook is a plain function whose fast path adds
-    the least to that: a bound method cost three times as much per call (CPython looks up
+    A hook is called for every audited event of the process, about 1,600 a question at the
+    bench's settings: ``builtins.id`` (ADK's deep copies and telemetry) nearly all of them, then
+    ``object.__getattr__`` and ``sys._getframe``. CPython spends about 1,760 instructions
+    calling a hook written in Python for an event (the event's name made a new string, its
+    arguments a tuple, the call), whatever the hook does: about 2% of a question's CPU, a floor
+    no Python hook goes under; the C hook is handed the name as a C string and returns at once
+    for the events it does not want. The Python hook is a plain function whose fast path adds
+    the least to that floor: a bound method cost three times as much per call (CPython looks up
     ``__cantrace__`` on each hook, and a method's failed lookup raises and clears an
     AttributeError each time), and the name's length is tested before the set lookup: the
     frequent events' names are longer than any wanted one, and a length is cheaper than
     hashing a new string (about 230 instructions an event over the bare call, against 400
     with the set lookup alone: callgrind)."""
     observation = Observation(skip)
+    if native:
+        try:
+            from . import _audit_hook  # type: ignore[attr-defined]
+        except ImportError:
+            pass  # not built for this interpreter
+        else:
+            observation.caller, observation.native = 1, True
+            _audit_hook.install(observation.hook)
+            return observation
     wanted, handle = _WANTED, observation.hook
     longest = max(map(len, wanted))
 

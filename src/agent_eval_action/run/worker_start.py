@@ -86,6 +86,10 @@ def worker_files() -> Path:
     for item in source.iterdir():
         if item.name.endswith(".py"):
             (target / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
+        elif item.name.startswith("_audit_hook.") and item.name.endswith((".so", ".pyd")):
+            # The C audit hook where it is built (agent_worker/native.py): the agent's interpreter
+            # imports it only if built for its ABI, else observes with the Python hook.
+            (target / item.name).write_bytes(item.read_bytes())
     return root
 
 

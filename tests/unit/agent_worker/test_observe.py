@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.repos import ROOT
 
 SCRIPT = r"""
@@ -15,7 +17,8 @@ import asyncio, json, os, sys, threading
 sys.path.insert(0, sys.argv[1])
 from agent_eval_action.agent_worker import observe
 
-obs = observe.start([sys.prefix, sys.base_prefix])
+obs = observe.start([sys.prefix, sys.base_prefix], native=sys.argv[2] == "native")
+assert obs.native == (sys.argv[2] == "native"), "the C hook was asked for and not installed, or the reverse"
 open("loaded.txt").read()  # read while the agent loads: every question's
 sys.path.insert(0, os.path.abspath("lib"))
 import helper_mod  # code: every question that ends after it
@@ -65,14 +68,32 @@ print(json.dumps({"a": a, "b": b}))
 """
 
 
-def test_each_question_gets_its_own_reads_and_the_shared_ones(tmp_path: Path) -> None:
+def native_hook() -> str:
+    """The C audit hook built for this interpreter (make install builds it), else skip saying how
+    to build it (fail on CI, which must test it)."""
+    from agent_eval_action.agent_worker import native
+    from tests.helpers.browser import require
+
+    built = native.target()
+    return require(
+        "the C audit hook",
+        str(built) if built.exists() else None,
+        "observing with it",
+        install=f"make install, or {sys.executable} -m agent_eval_action.agent_worker.native (it needs gcc and the interpreter's Python.h)",
+    )
+
+
+@pytest.mark.parametrize("hook", ["native", "python"])
+def test_each_question_gets_its_own_reads_and_the_shared_ones(tmp_path: Path, hook: str) -> None:
+    if hook == "native":
+        native_hook()
     for name in ("loaded.txt", "a.txt", "b.txt", "from_thread.txt"):
         (tmp_path / name).write_text("x")
     for name in ("dir_a", "dir_b", "scan_a", "scan_b", "lib"):
         (tmp_path / name).mkdir()
     (tmp_path / "lib" / "helper_mod.py").write_text("X = 1\n")
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(ROOT / "src")], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", SCRIPT, str(ROOT / "src"), hook], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
     )
     seen = json.loads(done.stdout)
     here = str(tmp_path.resolve())
