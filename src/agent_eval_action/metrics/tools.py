@@ -29,20 +29,22 @@ def match_calls(reference: list[ReferenceToolCall], calls: list[ToolInteraction]
     """
     fits = [[j for j, call in enumerate(calls) if _arguments_match(ref, call)] for ref in reference]
     call_owner: dict[int, int] = {}
-
-    def augment(i: int, seen: set[int]) -> bool:
-        for j in fits[i]:
-            if j in seen:
-                continue
-            seen.add(j)
-            if j not in call_owner or augment(call_owner[j], seen):
-                call_owner[j] = i
-                return True
-        return False
-
     for i in range(len(reference)):
-        augment(i, set())
+        _augment(fits, call_owner, i, set())
     return {i: j for j, i in call_owner.items()}
+
+
+def _augment(fits: list[list[int]], call_owner: dict[int, int], i: int, seen: set[int]) -> bool:
+    """An augmenting path from reference ``i``. A module function, not a closure that calls itself:
+    such a closure is a reference cycle, garbage that scoring (the collector paused) would keep."""
+    for j in fits[i]:
+        if j in seen:
+            continue
+        seen.add(j)
+        if j not in call_owner or _augment(fits, call_owner, call_owner[j], seen):
+            call_owner[j] = i
+            return True
+    return False
 
 
 def _call_details(question: Question, trace: Trace) -> tuple[dict[int, int], list[ToolInteraction], dict[str, Any]]:

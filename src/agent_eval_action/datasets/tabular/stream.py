@@ -226,10 +226,19 @@ def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list
                 columns.update(row)
             question, trace, session = row_to_run(path, pointer, row, warnings)
         except DatasetError as error:
-            out.append(Row(number=number, pointer=pointer, session=None, item=error))
+            out.append(Row(number=number, pointer=pointer, session=None, item=_unwound(error)))
             continue
         out.append(Row(number=number, pointer=pointer, session=session, item=Record(question=question, trace=trace)))
     return out, warnings
+
+
+def _unwound(error: DatasetError) -> DatasetError:
+    """A row's error kept as its item, without its traceback and the exception it was raised
+    over: their frames hold this batch's rows (the list this error goes into), a reference cycle
+    that scoring, with the cyclic collector paused, would keep with the whole batch."""
+    error.__traceback__ = None
+    error.__context__ = None
+    return error
 
 
 def _not_utf8(text: str) -> str | None:
