@@ -69,14 +69,27 @@ def missed_thresholds(question: QuestionResult, summary: dict[str, MetricSummary
     """The metrics whose pass threshold the run ``question`` missed, in its scores' order, judged as
     the dataset's pass rate is: with the threshold and direction ``summary`` records (``fallback``:
     thresholds for metrics whose summary records none, as results written before it did)."""
+    return missed_limits(question, pass_limits(summary, fallback))
+
+
+def pass_limits(summary: dict[str, MetricSummary], fallback: dict[str, float] | None = None) -> dict[str, tuple[float, str]]:
+    """Metric -> (pass threshold, direction) as :func:`missed_thresholds` judges them: read once
+    for a dataset's runs, not once a run and score (2,000 runs of 34 scores each)."""
+    limits: dict[str, tuple[float, str]] = {
+        name: (threshold, summary[name].direction if name in summary else "higher") for name, threshold in (fallback or {}).items()
+    }
+    limits.update({name: (s.pass_threshold, s.direction) for name, s in summary.items() if s.pass_threshold is not None})
+    return limits
+
+
+def missed_limits(question: QuestionResult, limits: dict[str, tuple[float, str]]) -> list[str]:
+    """The metrics of ``limits`` (:func:`pass_limits`) whose threshold the run missed, in its scores' order."""
+    if not limits:
+        return []
     failed = []
     for name, score in question.scores.items():
-        recorded = summary[name].pass_threshold if name in summary else None
-        threshold = recorded if recorded is not None else (fallback or {}).get(name)
-        if threshold is None or score.value is None:
-            continue
-        direction = summary[name].direction if name in summary else "higher"
-        if not passes(score.value, threshold, direction):
+        limit = limits.get(name)
+        if limit is not None and score.value is not None and not passes(score.value, *limit):
             failed.append(name)
     return failed
 

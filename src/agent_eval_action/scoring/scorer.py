@@ -15,16 +15,16 @@ from agent_eval_action.core.results import DatasetResult, Problem, QuestionResul
 from agent_eval_action.core.scores import MetricSummary, Score
 from agent_eval_action.core.traces import Transcript
 from agent_eval_action.datasets import LoadedDataset, Record
-from agent_eval_action.datasets.base import Converter, RawBatch, Row, RunResolver, question_content
+from agent_eval_action.datasets.base import Converter, RawBatch, Row, RunResolver
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
-from agent_eval_action.scoring.aggregate import missed_thresholds, passes, seed_for, summarize_values
+from agent_eval_action.scoring.aggregate import missed_limits, pass_limits, passes, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
 
 RECORDED_PREFIX = "score."
 # Below this file size a second process costs more than it saves.
 PARALLEL_MIN_BYTES = 8 * 2**20
 Progress = Callable[[int], None]
-# (row number, question id, session, pointer, its score or the reason it has none, its question's content)
+# (row number, question id, session, pointer, its score or the reason it has none, its question's content key)
 BatchItem = tuple[int, str, str | None, str, QuestionResult | str, str | None]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
@@ -228,8 +228,10 @@ class Scorer:
                 continue
             if row.item.trace is None:
                 raise UsageError(f"{path}: {row.pointer} holds no recorded run")
-            content = question_content(row.item.question)
-            out.append((row.number, row.item.question.id, row.session, row.pointer, self.score_record(row.item), content))
+            scored = self.score_record(row.item)
+            # The rows of one id are told apart by their content key (the question without its id,
+            # hashed once for the result anyway), not by its whole JSON again (question_content).
+            out.append((row.number, row.item.question.id, row.session, row.pointer, scored, scored.content_key))
         return out
 
     def _score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None) -> DatasetResult:
@@ -384,10 +386,10 @@ class _Column:
 def _judge_thresholds(questions: list[QuestionResult], summary: dict[str, MetricSummary]) -> None:
     """Each run's missed pass thresholds, judged here once with the thresholds the summary records
     (carried and merged runs again, so they are judged as this run's own are)."""
-    thresholded = any(s.pass_threshold is not None for s in summary.values())
+    limits = pass_limits(summary)
     for question in questions:
         # Set even when empty: in memory the run reads as judged (written, an empty list is left out).
-        question.failed_thresholds = missed_thresholds(question, summary) if thresholded else []
+        question.failed_thresholds = missed_limits(question, limits)
 
 
 def _pass_rates(summary: MetricSummary, ids: list[str], values: list[float], threshold: float, direction: str) -> None:
