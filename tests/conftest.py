@@ -46,9 +46,6 @@ SLOW_MODULES = (
     # Not in that measure (they run no command line in-process), kept from the earlier lists.
     "tests/end_to_end/test_first_day.py",
     "tests/unit/run/test_environments.py",
-    # A module-scoped fixture of 6.5 s of CPU (the verdict's simulated checks), first needed by
-    # its first test: collected among the unit tests, it was built in the suite's last seconds.
-    "tests/unit/verdict/test_gate_power.py",
 )
 SLOW_TESTS = (
     "tests/integration/test_budgets_and_concurrency.py::test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing",
