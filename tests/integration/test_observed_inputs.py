@@ -159,10 +159,17 @@ def test_a_readme_only_pr_and_an_unchanged_rerun_cost_no_model_call(tmp_path: Pa
 SITE = next(p for p in sys.path if p.endswith("site-packages"))  # google-adk, for the agent's venv
 # The install command: the agent's venv sees our site-packages (google-adk) through a .pth file,
 # and gets `helper` from the repository's vendor/ wheels, as a real install would from an index.
-INSTALL = (
-    f"python -c \"import site; open(site.getsitepackages()[0] + '/adk.pth', 'w').write({SITE!r})\" && "
-    "python -m pip install -q --no-index --find-links vendor -r requirements.txt"
-)
+LINK_ADK = f"python -c \"import site; open(site.getsitepackages()[0] + '/adk.pth', 'w').write({SITE!r})\""
+FROM_VENDOR = "install -q --no-index --find-links vendor -r requirements.txt"
+# The venv's own pip, as the README's install input has it: the test that follows main's
+# workflow runs it. The others install with uv (`uv pip install`, a real installer too: it
+# resolves the -r includes and writes each distribution's RECORD as pip does, which is all the
+# fingerprint reads) into the venv the command runs in (VIRTUAL_ENV), in milliseconds where pip
+# takes 0.6-1 s of CPU a run; without its cache, so a wheel rebuilt under the same name is read
+# anew. Without uv beside our Python, pip.
+PIP_INSTALL = f"{LINK_ADK} && python -m pip {FROM_VENDOR}"
+UV = shutil.which("uv", path=str(Path(sys.executable).parent))
+INSTALL = f"{LINK_ADK} && {UV} pip {FROM_VENDOR} --no-cache" if UV else PIP_INSTALL
 HELPER_AGENT = "import helper\nfrom scripted import agent\nroot_agent = agent(helper.INSTRUCTION)\n"
 
 
@@ -269,15 +276,15 @@ def test_baseline_update_and_evaluate_run_the_agent_in_the_venv_their_install_co
     """What main's workflow runs (``baseline update`` with the install input) from a terminal:
     the agent imports ``helper``, which only the install command's venv has."""
     repo, env = helper_repo(tmp_path, {"requirements.txt": "helper==1.0\n"}, {"1.0": "Answer prices."})
-    out, calls = run(repo, "baseline", "update", "--install", INSTALL, env=env)
+    out, calls = run(repo, "baseline", "update", "--install", PIP_INSTALL, env=env)
     (venv,) = (tmp_path / "runner-temp").glob("agent-eval-venv-*")
-    assert f"the agent's Python: {venv}/bin/python (the venv the install command made: {INSTALL}" in out, out
+    assert f"the agent's Python: {venv}/bin/python (the venv the install command made: {PIP_INSTALL}" in out, out
     assert calls == 2 * QUESTIONS * BASELINE_RUNS, out
     (written,) = (repo / "evaluation" / "baselines").rglob("*.json")
     questions = json.loads(written.read_text())["datasets"][0]["questions"]
     assert len(questions) == QUESTIONS * BASELINE_RUNS, questions  # one row a run
     assert all(q["status"] == "ok" and q["scores"]["tool_usage_accuracy"]["value"] == 1.0 for q in questions), questions
-    out, calls = run(repo, "evaluate", "--install", INSTALL, env=env)
+    out, calls = run(repo, "evaluate", "--install", PIP_INSTALL, env=env)
     # Another venv: the baselines just written are files the install command could read.
     assert f"the agent's Python: {venv.parent}/agent-eval-venv-" in out and "(the venv the install command made: " in out, out
     (dataset,) = results(repo)["datasets"]

@@ -11,7 +11,11 @@ import hashlib
 import json
 import os
 import platform
+import re
 import sys
+from email.message import Message
+from email.parser import HeaderParser
+from typing import Any
 
 
 def describe() -> dict[str, object]:
@@ -21,15 +25,24 @@ def describe() -> dict[str, object]:
         sys.path.insert(0, os.getcwd())  # as the worker's loader has it: distributions beside the agent count
     found = set()
     for dist in metadata.distributions():
-        name = (dist.metadata["Name"] or "") if dist.metadata is not None else ""
+        head = _headers(dist)
+        name, version = head["Name"] or "", head["Version"] or ""
         record = dist.read_text("RECORD") or dist.read_text("SOURCES.txt") or ""
-        found.add((name.lower().replace("_", "-"), dist.version or "", hashlib.sha256(_installed(record).encode()).hexdigest()[:16]))
+        found.add((name.lower().replace("_", "-"), version, hashlib.sha256(_installed(record).encode()).hexdigest()[:16]))
     return {
         "version": sys.version,
         "implementation": sys.implementation.name,
         "platform": platform.machine(),
         "distributions": sorted(found),
     }
+
+
+def _headers(dist: Any) -> Message:
+    """The headers of ``dist``'s metadata, read as ``dist.metadata`` reads them (the same
+    files) but without parsing the long description after them: that parse was two thirds of
+    this script's time, run once a check per side."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("") or ""
+    return HeaderParser().parsestr(re.split(r"\r?\n\r?\n", text, maxsplit=1)[0])
 
 
 def _installed(record: str) -> str:

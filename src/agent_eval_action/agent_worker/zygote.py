@@ -28,6 +28,7 @@ Messages: ``protocol.py`` (the zygote's part). Standard library only, like the r
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import select
@@ -199,5 +200,8 @@ def main(worker: Any) -> int:
         out.flush()
         return 0
     zygote = Zygote(worker, control, out, loaded, observation)
+    # What the import made lives as long as every worker: out of the collector's scans, whose
+    # writes to each object's header would copy every page of it into each forked worker.
+    gc.freeze()
     zygote.send(protocol.warm())
     return zygote.run()
