@@ -32,7 +32,9 @@ hook(const char *event, PyObject *args, void *data)
     default:
         return 0;
     }
-    if (handler == NULL) {
+    /* Only the main interpreter's events: the handler belongs to it (a subinterpreter calling
+     * it could crash), and the Python hook never saw other interpreters' events either. */
+    if (handler == NULL || PyInterpreterState_Get() != PyInterpreterState_Main()) {
         return 0;
     }
     PyObject *name = PyUnicode_FromString(event);

@@ -31,6 +31,8 @@ def build() -> str | None:
     """Compiles the hook next to its source; None when built, else why not."""
     if sys.platform == "win32":
         return "not built on Windows (the worker's Python hook observes there)"
+    if not SOURCE.exists():
+        return f"its source {SOURCE.name} is not installed here (reinstall the package: it ships the source)"
     include = sysconfig.get_paths()["include"]
     if not (Path(include) / "Python.h").exists():
         return f"no Python.h in {include}: install the interpreter's headers (Debian: python3-dev)"

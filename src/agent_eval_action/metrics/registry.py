@@ -96,7 +96,7 @@ def one_run(function: F) -> F:
 
     @functools.wraps(function)
     def scoped(*args: Any, **kwargs: Any) -> Any:
-        token = _DECLARED.set({})
+        token = _DECLARED.set(dict(_DECLARED.get() or {}))  # an outer run's units hold inside, never after
         try:
             return function(*args, **kwargs)
         finally:

@@ -59,3 +59,17 @@ def test_a_runs_declared_units_are_its_own_never_the_next_runs_in_the_same_proce
     assert run({"custom_wait": "count"}) == ("3", False)
     assert run({}) == ("300%", False)  # declared by neither: a ratio, not what an earlier run said
     assert unit_of("custom_wait") == "ratio"
+
+
+def test_a_call_inside_a_command_sees_the_commands_units_and_its_own_go_with_it() -> None:
+    @one_run
+    def inner() -> tuple[str, str]:
+        declare_unit("inner_only", "count")
+        return unit_of("outer_wait"), unit_of("inner_only")
+
+    @one_run
+    def command() -> tuple[tuple[str, str], str]:
+        declare_unit("outer_wait", "seconds")  # the config's custom metric, declared by the command
+        return inner(), unit_of("inner_only")
+
+    assert command() == (("seconds", "count"), "ratio")
