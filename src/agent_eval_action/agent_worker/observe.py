@@ -63,7 +63,11 @@ class Observation:
         # How far up the audited call's caller is from :meth:`hook`: 1 when the C hook calls it,
         # 2 under start()'s Python hook.
         self.caller = 2
-        self.native = False
+
+    @property
+    def native(self) -> bool:
+        """Whether the C hook calls :meth:`hook` (it adds no Python frame above it)."""
+        return self.caller == 1
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         """One audited event of those :func:`start`'s hook lets through (``_WANTED``)."""
@@ -168,7 +172,7 @@ def start(skip: Iterable[str], native: bool = True) -> Observation:
         except ImportError:
             pass  # not built for this interpreter
         else:
-            observation.caller, observation.native = 1, True
+            observation.caller = 1
             _audit_hook.install(observation.hook)
             return observation
     wanted, handle = _WANTED, observation.hook
