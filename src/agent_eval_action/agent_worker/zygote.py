@@ -28,7 +28,6 @@ Messages: ``protocol.py`` (the zygote's part). Standard library only, like the r
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import select
@@ -190,18 +189,18 @@ def main(worker: Any) -> int:
     control = socket.socket(fileno=os.dup(0))  # the parent's requests; fd 0 becomes each worker's stdin
     out = worker._protocol_stream()
     observation = worker.observing()
-    loaded = worker.load(out)
-    if isinstance(loaded, int):
-        return loaded  # said ``fatal``: the parent spawns a worker, which says it again, with its output
-    first_run_imports()
+    # What the import makes lives as long as every worker: frozen out of the collector's scans,
+    # whose writes to each object's header would copy every page of it into each forked worker.
+    with worker.loading():
+        loaded = worker.load(out)
+        if isinstance(loaded, int):
+            return loaded  # said ``fatal``: the parent spawns a worker, which says it again, with its output
+        first_run_imports()
     why = unsafe(control.fileno())
     if why is not None:
         out.write(protocol.encode(protocol.cold(why)) + "\n")
         out.flush()
         return 0
     zygote = Zygote(worker, control, out, loaded, observation)
-    # What the import made lives as long as every worker: out of the collector's scans, whose
-    # writes to each object's header would copy every page of it into each forked worker.
-    gc.freeze()
     zygote.send(protocol.warm())
     return zygote.run()

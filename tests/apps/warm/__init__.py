@@ -2,4 +2,5 @@
 (an input of every question, forked worker or not), and with ``WARM_IMPORT_THREAD=1`` starts a
 thread, as a telemetry exporter's import does: then its workers must be spawned, not forked;
 with ``WARM_IMPORT_HANG=1`` its import never ends.
-"say X" answers "X"; "call kill_self" calls the tool that kills its own process."""
+"say X" answers "X"; "call kill_self" calls the tool that kills its own process; "call collector"
+says how the cyclic collector stood at the import and stands now."""

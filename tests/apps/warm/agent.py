@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import threading
@@ -14,6 +15,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+COLLECTOR_AT_IMPORT = gc.isenabled()
 PROMPT = (Path(__file__).parent / "prompt.txt").read_text(encoding="utf-8").strip()
 
 if os.environ.get("WARM_IMPORT_HANG") == "1":
@@ -33,6 +35,12 @@ def pid() -> dict:
     return {"pid": os.getpid()}
 
 
+def collector() -> dict:
+    """Says whether the cyclic collector was on while this module imported and is on now, and how
+    many objects it keeps frozen out of its scans."""
+    return {"at_import": COLLECTOR_AT_IMPORT, "now": gc.isenabled(), "frozen": gc.get_freeze_count()}
+
+
 class WarmModel(BaseLlm):
     model: str = "scripted-warm"
 
@@ -49,4 +57,4 @@ class WarmModel(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
-root_agent = LlmAgent(name="warm", model=WarmModel(), instruction=PROMPT, tools=[kill_self, pid])
+root_agent = LlmAgent(name="warm", model=WarmModel(), instruction=PROMPT, tools=[kill_self, pid, collector])
