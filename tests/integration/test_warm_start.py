@@ -137,7 +137,9 @@ def test_the_agent_imports_with_the_collector_off_and_its_objects_stay_out_of_la
         pool = pool_of(2, warm_start=warm_start)
         await pool.start()
         try:
-            return list(await asyncio.gather(*(pool.run_question(Question(id=f"q{i}", user_inputs=["call collector"]), 60) for i in range(2))))
+            return list(
+                await asyncio.gather(*(pool.run_question(Question(id=f"q{i}", user_inputs=["call collector"]), 60) for i in range(2)))
+            )
         finally:
             await pool.close()
 
