@@ -36,7 +36,7 @@ from agent_eval_action.metrics import MetricContext, default_pass_thresholds
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate
-from agent_eval_action.verdict.noise import Settings
+from agent_eval_action.verdict.noise import settings_for
 from agent_eval_action.verdict.pass_test import to_rerun
 
 METRIC = "tool_usage_accuracy"
@@ -106,8 +106,10 @@ class Check:
 def check(mode: Mode, scenario: Scenario, rng: random.Random, config: GateConfig | None = None) -> Check:
     """One PR check: the stored baseline, the PR's first runs, re-runs while in doubt, the verdict."""
     config = config or GateConfig()
-    settings = Settings(alpha=config.alpha, doubt=config.doubt, cap=config.max_reruns)
     agent = Agent.of_issue(rng)
+    settings = settings_for(
+        alpha=config.alpha, doubt=config.doubt, max_reruns=config.max_reruns, questions=len(agent.p), base_runs=BASELINE_RUNS
+    )
     head, broken = agent.changed(scenario, rng)
     ids = sorted(agent.p)
     stored: dict[str, int] = {}

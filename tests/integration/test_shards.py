@@ -111,3 +111,33 @@ def test_merge_refuses_runs_that_do_not_belong_together(tmp_path: Path) -> None:
         merge_results([("a", shard("1/2")), ("b", shard("2/2", "0.2.0"))], scorer)
     done = cli(tmp_path, "merge", "nothing*.json")
     assert done.returncode == 2 and "matched no results files" in done.stderr
+
+
+def test_the_example_sharded_decides_as_the_unsharded_check(tmp_path: Path) -> None:
+    """The bundled example in five shards, as examples/workflows/agent-eval-sharded.yml runs
+    them: shard 2 holds no question (a shard with nothing to do: exit 0, merged as nothing), the
+    two broken discount questions fall in shards 3 and 5; each shard re-runs its fall until it
+    holds at the whole check's level, so the merge fails both by name, as the unsharded check does."""
+    example = ROOT / "examples" / "customer_service"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_", "INPUT_"))}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    whole = run_cli(["check", "--no-comment", "--output-dir", str(tmp_path / "whole")], cwd=example, env=env)
+    assert whole.returncode == 1, whole.stdout + whole.stderr
+    codes = {}
+    for i in range(1, 6):
+        done = run_cli(["check", "--shard", f"{i}/5", "--no-comment", "--output-dir", str(tmp_path / f"shard{i}")], cwd=example, env=env)
+        codes[i] = done.returncode
+        if i == 2:
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert "no question has a score" not in done.stdout + done.stderr
+    assert codes == {1: 0, 2: 0, 3: 1, 4: 0, 5: 1}
+    merged = run_cli(
+        ["merge", str(tmp_path / "shard*" / "results.json"), "--no-comment", "--output-dir", str(tmp_path / "merged")], cwd=example, env=env
+    )
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    a, b = read_results(tmp_path / "whole" / "results.json"), read_results(tmp_path / "merged" / "results.json")
+    assert a.gate is not None and b.gate is not None
+    named = {(f.rule, f.question) for f in a.gate.failures}
+    assert named == {("question_fall", "q_discount_01"), ("question_fall", "q_discount_02")}
+    assert {(f.rule, f.question) for f in b.gate.failures} == named
+    assert not b.problems and b.gate.outcome == "failed"

@@ -138,6 +138,10 @@ class PassTest(Stored):
     # The dataset-wide Cochran-Mantel-Haenszel p-value (falls spread thin over many questions).
     spread_p: float = 1.0
     tested: list[QuestionTest] = Field(default_factory=list)
+    # The most runs a question could get on the PR's side (the re-runs' cap).
+    cap: int = 10
+    # Questions the PR adds (no base to test against) of which no run passes: a new failing test.
+    new_failing: list[QuestionTest] = Field(default_factory=list)
 
 
 # The rule a gate failure broke ("legacy": read from a version-1 file, which kept only the message).
@@ -147,6 +151,7 @@ GateRule = Literal[
     "max_regression",
     "question_drop",
     "question_fall",
+    "new_question",
     "pass_rate",
     "new_errors",
     "max_errors",

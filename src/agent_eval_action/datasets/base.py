@@ -128,3 +128,7 @@ class LoadedDataset:
     # Large tables: raw rows in batches, which worker processes can convert (the records above
     # come from the same batches).
     batches: Batches | None = None
+    # A shard's slice (``--shard i/n``): how many questions the whole dataset holds, once its
+    # records have been read; None for a whole dataset. The shard's re-runs decide at the level
+    # the whole check's merge will test at.
+    whole: int | None = None

@@ -128,20 +128,21 @@ def unscored(reason: str, **details: object) -> Score:
     return Score(value=None, explanation=reason, details=dict(details))
 
 
-NO_DEFAULT_PASS = {"response_match"}
+# A run passes our ROUGE-L response_match when its answer shares at least half the reference's
+# words, in order: a pass threshold like every reference metric's, so its falls are decided
+# question by question from runs (verdict/noise.py), not by one run's score against five.
+RESPONSE_MATCH_PASS = 0.5
 # ADK's default criteria (evaluation/eval_config.py: _DEFAULT_EVAL_CONFIG), when no test_config.json gives any.
 ADK_DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 
 
 def default_pass_thresholds(overrides: dict[str, float]) -> dict[str, float]:
     """A run passes an exact reference metric (tools, trajectory, state) when it is perfect (1.0),
-    unless the config says otherwise; our similarity score (ROUGE-L) has no default, and ADK's
-    metrics keep ADK's own defaults (tool_trajectory_avg_score 1.0, response_match_score 0.8)."""
-    thresholds = {
-        name: 1.0
-        for name, metric in REGISTRY.items()
-        if metric.kind == "reference" and metric.direction == "higher" and name not in NO_DEFAULT_PASS
-    }
+    our similarity score (ROUGE-L ``response_match``) at :data:`RESPONSE_MATCH_PASS`, unless the
+    config says otherwise; ADK's metrics keep ADK's own defaults (tool_trajectory_avg_score 1.0,
+    response_match_score 0.8)."""
+    thresholds = {name: 1.0 for name, metric in REGISTRY.items() if metric.kind == "reference" and metric.direction == "higher"}
+    thresholds["response_match"] = RESPONSE_MATCH_PASS
     thresholds.update(ADK_DEFAULT_CRITERIA)
     thresholds.update(overrides)
     return thresholds

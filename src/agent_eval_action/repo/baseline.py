@@ -95,9 +95,18 @@ def find_baseline(read: Reader, where: str, baselines_dir: str, paths: list[str]
         text = read(path)
         if text is None:
             continue
-        found = _pick(
-            parse_results(text, f"{path} {where}".strip(), what="baseline"), baselines_dir, path, dataset_path, dataset_name, legacy
-        )
+        named = f"{path} {where}".strip()
+        stored = parse_results(text, named, what="baseline")
+        if not stored.datasets:
+            # An emptied record is no "no baseline yet": it would pass every PR on nothing.
+            raise DatasetError(
+                named, 'holds no datasets ("datasets": []): restore it from git, or run `baseline update` on the base branch'
+            )
+        found = _pick(stored, baselines_dir, path, dataset_path, dataset_name, legacy)
+        if found is not None and not found.questions:
+            raise DatasetError(
+                named, f'holds no questions of {dataset_path} ("questions": []): restore it, or run `baseline update` on the base branch'
+            )
         if found is not None:
             return Found(dataset=found, path=path, legacy=path != baseline_path(baselines_dir, dataset_path))
     return None

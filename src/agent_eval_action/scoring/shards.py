@@ -4,11 +4,12 @@ questions; ``merge`` joins the shards' results into one, refusing runs that don'
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 
 from agent_eval_action.config import Config
 from agent_eval_action.core.errors import ConfigError, DatasetError
 from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.datasets import LoadedDataset
+from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer
 
@@ -31,16 +32,26 @@ def in_shard(dataset: str, question_id: str, index: int, count: int) -> bool:
 
 
 def keep_shard(dataset: LoadedDataset, shard: str) -> None:
-    """Narrows ``dataset`` to the questions of ``shard`` (``"i/n"``), record by record."""
+    """Narrows ``dataset`` to the questions of ``shard`` (``"i/n"``), record by record; once read
+    through, ``dataset.whole`` says how many questions the whole dataset holds."""
     index, count = parse_shard(shard)
     source = dataset.records
     dataset.batches = None  # the slice is taken record by record
-    # File problems are reported by the first shard only, so a merge lists them once.
-    dataset.records = (
-        item
-        for item in source
-        if (index == 1 if isinstance(item, DatasetError) else in_shard(dataset.name, item.question.id, index, count))
-    )
+
+    def sliced() -> Iterator[Record | DatasetError]:
+        ids: set[str] = set()
+        for item in source:
+            if isinstance(item, DatasetError):
+                # File problems are reported by the first shard only, so a merge lists them once.
+                if index == 1:
+                    yield item
+                continue
+            ids.add(item.question.id)
+            if in_shard(dataset.name, item.question.id, index, count):
+                yield item
+        dataset.whole = len(ids)
+
+    dataset.records = sliced()
 
 
 def merge_results(parts: list[tuple[str, Results]], scorer: Scorer) -> Results:

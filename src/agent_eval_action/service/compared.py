@@ -24,7 +24,7 @@ from agent_eval_action.service.steps import DatasetFile, Observed
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.drift import drift_failures, drift_lines, finished
 from agent_eval_action.verdict.gate import evaluate_gate, metric_kinds, rules_of, unchecked_datasets
-from agent_eval_action.verdict.noise import Settings
+from agent_eval_action.verdict.noise import Settings, settings_for
 from agent_eval_action.verdict.outcome import interrupted_reason, settle
 from agent_eval_action.verdict.outcome import partial_reason as verdict_partial
 from agent_eval_action.verdict.rules import Rules
@@ -170,7 +170,7 @@ def compare(
             baseline_path=baseline.path if baseline else None,
             seed=config.seed,
             max_question_drop=config.gate.max_question_drop,
-            settings=noise_settings(config),
+            settings=noise_settings(config, len({q.id for q in dataset.questions})),
             pass_baseline=(pooled or {}).get(dataset.path),
         )
         comparison.paired_by_content = pairs
@@ -184,10 +184,10 @@ def compare(
     return comparisons
 
 
-def noise_settings(config: Config) -> Settings:
-    """The per-question test's settings from the gate's config."""
+def noise_settings(config: Config, questions: int) -> Settings:
+    """The per-question test's settings from the gate's config, for a dataset of ``questions``."""
     gate = config.gate
-    return Settings(alpha=gate.alpha, doubt=gate.doubt, cap=gate.max_reruns)
+    return settings_for(alpha=gate.alpha, doubt=gate.doubt, max_reruns=gate.max_reruns, questions=questions, base_runs=config.baseline_runs)
 
 
 def interrupted_runs(results: Results) -> int:
@@ -234,7 +234,10 @@ def compare_and_gate(
     stopped = interrupted_runs(results)
     # An interrupted run decides nothing: no "failed" from the part that ran, and no advice to
     # add reference data to a dataset whose questions simply did not get to run.
-    for dataset in [] if stopped else unchecked_datasets(results.datasets, config.gate, kinds):
+    # A shard's slice of a dataset may hold no question at all: a shard with nothing to do (merged
+    # as nothing), not a dataset of which nothing could be checked.
+    sliced = results.shard is not None
+    for dataset in [] if stopped else unchecked_datasets([d for d in results.datasets if d.questions or not sliced], config.gate, kinds):
         results.problems.append(
             Problem(
                 path=dataset.path,
@@ -293,7 +296,9 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
     scratch = Results(datasets=ran)
     comparisons = compare(scratch, config, stored)
     lines = [f"{p.message} (drift not measured)" for p in scratch.problems]
-    return comparisons, lines + drift_lines(ran, comparisons, stored_runs(stored), noise_settings(config))
+    return comparisons, lines + drift_lines(
+        ran, comparisons, stored_runs(stored), noise_settings(config, max((len({q.id for q in d.questions}) for d in ran), default=1))
+    )
 
 
 def stored_runs(lookup: BaselineLookup) -> Callable[[DatasetResult], DatasetResult | None]:

@@ -30,7 +30,7 @@ from agent_eval_action.run.inference import Inference, InferenceRequest, Inferen
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
-from agent_eval_action.verdict.noise import Settings
+from agent_eval_action.verdict.noise import settings_for
 from agent_eval_action.verdict.pass_test import to_rerun
 
 if TYPE_CHECKING:
@@ -238,8 +238,17 @@ class Evaluation:
         is too short to judge by, the base's agent too), until each is decided, reaches its cap,
         or the budget or an interrupt stops them."""
         gate = self.config.gate
-        settings = Settings(alpha=gate.alpha, doubt=gate.doubt, cap=gate.max_reruns)
         by_id = {r.question.id: r.question for r in plan.request.records}
+        # The cap as the comparison will take it: from every question of the dataset (reused ones too).
+        questions = len({q.id for q in done.result.questions}) if done.result is not None else len(by_id)
+        settings = settings_for(
+            alpha=gate.alpha,
+            doubt=gate.doubt,
+            max_reruns=gate.max_reruns,
+            questions=questions,
+            base_runs=self.config.baseline_runs,
+            whole=plan.dataset.whole,
+        )
         ours = Counter(r.question.id for r in inference.records)
         theirs = Counter(r.question.id for r in inference.base or [])
         beside = self.inference.base is not None

@@ -80,6 +80,9 @@ class _Found:
     notes: list[str] = field(default_factory=list)
     within_noise: list[GateFailure] = field(default_factory=list)
     inconclusive: list[str] = field(default_factory=list)
+    # Questions that failed every run here, against a base that passed every run, whose re-runs a
+    # budget or the lack of an agent stopped before they could be decided: never a pass.
+    stopped: list[str] = field(default_factory=list)
     # (cause, runs not run, runs) of datasets the model/API kept from running.
     outages: list[tuple[str, int, int]] = field(default_factory=list)
 
@@ -136,6 +139,14 @@ def evaluate_gate(
         inconclusive=found.inconclusive,
         on_inconclusive=config.on_inconclusive,
     )
+    if found.stopped and not found.failures:
+        # Not a pass because the money ran out: the check could not be checked (exit 3).
+        result.outcome = "unchecked"
+        result.infrastructure = (
+            f"the re-runs stopped before {plural(len(found.stopped), 'question')} that fail every run "
+            "(and passed every base run) could be decided"
+        )
+        result.unchecked = [*found.stopped]
     if found.outages:
         # The cause once, however many runs and datasets it stopped: no list of the same error.
         cause = max(found.outages, key=lambda o: o[1])[0]
@@ -247,7 +258,13 @@ def _pass_test_rules(dataset: DatasetResult, test: PassTest, config: GateConfig,
                     )
                 )
         elif question.decision == "inconclusive":
-            found.inconclusive.append(f"{dataset.name}: question {question.said}; {_would_decide(question.runs, config.max_reruns)}")
+            line = f"{dataset.name}: question {question.said}; {_would_decide(question.runs, test.cap)}"
+            if question.passes == 0 and question.baseline_passes == question.baseline_runs:
+                # Every run fails where every base run passed: a cap or a budget never passes it.
+                found.stopped.append(line)
+            else:
+                found.inconclusive.append(line)
+    _new_question_rules(dataset, test, config, found)
     fell = [q for q in test.tested if q.decision == "failed"]
     if test.spread_p <= spread_level(test.alpha) and not fell:
         detail = (
@@ -258,6 +275,27 @@ def _pass_test_rules(dataset: DatasetResult, test: PassTest, config: GateConfig,
         baseline = test.baseline_passes / test.baseline_runs if test.baseline_runs else None
         current = test.passes / test.runs if test.runs else None
         found.failures.append(_failure(dataset, "pass_rate", detail, baseline=baseline, current=current, significant=True))
+
+
+def _new_question_rules(dataset: DatasetResult, test: PassTest, config: GateConfig, found: _Found) -> None:
+    """Questions the PR adds that no run of passes: a new failing test fails the gate
+    (``[gate] fail-on-new-failing = false`` makes it a note)."""
+    for question in test.new_failing:
+        detail = f"question {question.said}"
+        if not config.fail_on_new_failing:
+            found.notes.append(f"{dataset.name}: {detail}")
+            continue
+        found.failures.append(
+            _failure(
+                dataset,
+                "new_question",
+                detail,
+                metric=question.fell_on[0] if question.fell_on else None,
+                question=question.id,
+                current=0.0,
+                significant=True,
+            )
+        )
 
 
 def _regression_rule(
@@ -282,10 +320,8 @@ def _regression_rule(
     moved = f"{metric.metric} {metric.baseline:.4g} -> {metric.current:.4g}"
     if tested:
         # Its runs pass or fail question by question: the per-question test and the
-        # dataset-wide pass-rate test decide, from the runs' passes, not the mean.
-        found.notes.append(
-            f"{name}: {moved} is worse than max_regression {rule.max_regression}; decided question by question by the pass test"
-        )
+        # dataset-wide pass-rate test decide, from the runs' passes, not the mean, and say so
+        # once for the question (no note a metric).
         return
     if informational:
         found.notes.append(

@@ -187,9 +187,37 @@ class Settings:
     suspect: float = SUSPECT
     spread_runs: int = SPREAD_RUNS
     spread_doubt: float = SPREAD_DOUBT
+    # A shard of a check (``--shard i/n``): the questions of the whole check, whose merge decides
+    # once over all of them; a question this shard fails is run on until it fails at the level
+    # of that merge too. 0: this is the whole check.
+    whole: int = 0
 
 
 DEFAULTS = Settings()
+
+
+def cap_to_decide(questions: int, base_runs: int, alpha: float = ALPHA, floor: int = CAP) -> int:
+    """The fewest runs (at least ``floor``) after which a question that fails every run, against
+    a base that passed all ``base_runs`` of it, is failed even when all ``questions`` of the
+    dataset share the questions' half of ``alpha`` (Holm's first level, ``alpha / 2 / questions``):
+    so the cap never leaves the clearest fall undecided. 13 for 40 questions and 5 base runs
+    (0 of 13 against 5 of 5: p = 1/8568 under 0.005/40), ``floor`` for a handful."""
+    level = question_level(alpha) / max(1, questions)
+    runs = floor
+    while runs < 100 and fisher_fall(Tally(runs, 0), Tally(base_runs, base_runs)) > level:
+        runs += 1
+    return runs
+
+
+def settings_for(
+    *, alpha: float, doubt: float, max_reruns: int | None, questions: int, base_runs: int, whole: int | None = None
+) -> Settings:
+    """The test's settings for a dataset of ``questions`` whose baseline holds ``base_runs`` runs a
+    question: ``max_reruns`` None (the default) is :func:`cap_to_decide`'s cap. ``whole``: a
+    shard's, the questions of the whole check (the cap and the re-runs are the whole's)."""
+    count = max(questions, whole or 0)
+    cap = max_reruns if max_reruns is not None else cap_to_decide(count, max(base_runs, MIN_BASE_RUNS), alpha)
+    return Settings(alpha=alpha, doubt=doubt, cap=cap, whole=whole or 0)
 
 
 @dataclass(frozen=True)
@@ -250,6 +278,11 @@ def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = D
     doubtful = [q.id for q in verdict.questions if q.decision == "inconclusive" and q.pr.runs < settings.cap]
     # A fall against a short base record is confirmed by failing MIN_BASE_RUNS runs, not one.
     doubtful += [q.id for q in verdict.questions if q.short and q.decision == "failed" and q.pr.runs < MIN_BASE_RUNS]
+    # A shard's fall must hold at the whole check's Holm level, the least the merge may give it
+    # (every question of the whole sharing alpha): else the merge leaves it undecided.
+    if settings.whole:
+        level = question_level(settings.alpha) / settings.whole
+        doubtful += [q.id for q in verdict.of("failed") if not q.short and q.p > level and q.pr.runs < settings.cap]
     # Questions in doubt are decided first; once one fell, the check fails whatever else does.
     if doubtful or verdict.of("failed") or not spread_level(settings.alpha) < verdict.spread_p <= settings.spread_doubt:
         return doubtful

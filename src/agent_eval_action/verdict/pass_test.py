@@ -15,13 +15,13 @@ from agent_eval_action.verdict.outages import outage_cause
 
 def pass_metrics(current: DatasetResult, baseline: DatasetResult | None = None) -> dict[str, tuple[float, str]]:
     """Metric -> (pass threshold, direction) for the metrics a question run must all meet to
-    pass: reference metrics (not judged, not timings or counts) with a pass threshold on either side.
-    A metric without a threshold (response_match by default, every trace metric) takes no part:
-    it is gated on its mean as before."""
+    pass: every metric that says whether an answer is right (reference metrics, ``response_match``
+    included, judged and custom ones) with a pass threshold on either side. Trace metrics (how
+    the run went: timings, counts, tokens, cost) take no part: they are gated by their own rules."""
     out: dict[str, tuple[float, str]] = {}
     for side in (baseline, current):
         for name, s in (side.summary if side is not None else {}).items():
-            if s.pass_threshold is not None and s.kind in (None, "reference") and s.direction != "neutral":
+            if s.pass_threshold is not None and s.kind != "trace" and s.direction != "neutral":
                 out[name] = (s.pass_threshold, s.direction)
     return dict(sorted(out.items()))
 
@@ -110,6 +110,8 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
         if q.decision != "unchanged"
     ]
     return PassTest(
+        cap=settings.cap,
+        new_failing=_new_failing(current, baseline, metrics),
         metrics=list(metrics),
         alpha=settings.alpha,
         m=verdict.m,
@@ -121,6 +123,42 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
         spread_p=verdict.spread_p,
         tested=tested,
     )
+
+
+def _new_failing(current: DatasetResult, baseline: DatasetResult, metrics: Metrics) -> list[QuestionTest]:
+    """The questions ``current`` has and ``baseline`` does not (the PR added them) of which no run
+    passes (every run misses a threshold, or ends in the agent's own error): new failing tests.
+    A new question that passes some runs is flaky, not failing; one that did not run is no evidence."""
+    before = {q.id for q in baseline.questions}
+    added = {q.id for q in current.questions if q.id not in before}
+    if not added:
+        return []
+    everything = dict.fromkeys(added, metrics)
+    now, not_run = tallies(current, metrics, everything)
+    missed = _fell_on(current, everything)
+    out = []
+    for qid in sorted(added):
+        tally = now.get(qid)
+        if tally is None or tally.runs == 0 or tally.passes:
+            continue
+        misses = missed.get(qid, [])
+        said = f"{qid}: new in this PR, {tally.said()}" + (f" (misses {', '.join(misses)})" if misses else " (its runs end in an error)")
+        out.append(
+            QuestionTest(
+                id=qid,
+                runs=tally.runs,
+                passes=0,
+                baseline_runs=0,
+                baseline_passes=0,
+                p=0.0,
+                level=0.0,
+                decision="failed",
+                not_run=not_run.get(qid, 0),
+                fell_on=misses,
+                said=said,
+            )
+        )
+    return out
 
 
 def _fell_on(current: DatasetResult, own: dict[str, Metrics]) -> dict[str, list[str]]:

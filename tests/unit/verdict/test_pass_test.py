@@ -29,23 +29,26 @@ NO_KEY = "ValueError: Missing key inputs argument! To use the Google AI API, pro
 
 
 def dataset(values: Mapping[str, Sequence[float | str]]) -> DatasetResult:
-    """Question -> its runs: a float is a tool_usage_accuracy score (response_match 0.3 beside
-    it), a string an error."""
+    """Question -> its runs: a float is a tool_usage_accuracy score (response_match 0.8 beside
+    it, over its pass threshold), a string an error."""
     runs = []
     for qid, vs in values.items():
         for k, v in enumerate(vs):
             if isinstance(v, str):
                 runs.append(QuestionResult(id=qid, run=k, status="error", error=v))
             else:
-                runs.append(QuestionResult(id=qid, run=k, scores={TOOLS: Score(value=v), ROUGE: Score(value=0.3)}))
+                runs.append(QuestionResult(id=qid, run=k, scores={TOOLS: Score(value=v), ROUGE: Score(value=0.8)}))
     return SCORER.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), runs)
 
 
 def test_a_run_passes_when_every_thresholded_reference_metric_meets_it() -> None:
     d = dataset({"q": [1.0, 0.5, "KeyError: 'x'", NO_KEY]})
     metrics = pass_metrics(d)
-    assert list(metrics) == [TOOLS]  # response_match has no pass threshold: it takes no part
+    # response_match passes at 0.5 (ROUGE-L): decided from runs like every reference metric.
+    assert metrics == {ROUGE: (0.5, "higher"), TOOLS: (1.0, "higher")}
     assert [run_passes(r, metrics) for r in d.questions] == [True, False, False, None]
+    worded_apart = d.questions[0].model_copy(update={"scores": {TOOLS: Score(value=1.0), ROUGE: Score(value=0.2)}})
+    assert run_passes(worded_apart, metrics) is False
 
 
 def test_the_stored_test_says_each_question_in_plain_words() -> None:
