@@ -246,6 +246,32 @@ def test_a_budget_in_the_prs_config_cannot_skip_the_questions_it_broke(tmp_path:
     assert "max-model-calls (unset) -> 2" in results["gate"]["config_changes"]
 
 
+def test_a_budget_that_stops_the_re_runs_of_a_fall_never_passes_it(tmp_path: Path) -> None:
+    """The observed case: one question broken for good, a budget that pays for the first runs (16
+    calls) and two re-runs: 0 of 3 runs pass, 5 of 5 on the base (p = 0.018), stopped. It was
+    "INCONCLUSIVE", exit 0; a fall the money stopped is "could not be checked" (exit 3). Without
+    the budget the same PR fails by name."""
+    repo = counting_repo(tmp_path / "repo", 8)
+    config = repo / "agent-eval.toml"
+    config.write_text(config.read_text().replace("baseline-runs = 1", "baseline-runs = 5"))
+    commit(repo, "five base runs")
+    assert cli(repo, "baseline", "update", env={"CALLS_FILE": str(tmp_path / "calls.txt")}).returncode == 0
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    agent = repo / "counting" / "agent.py"
+    agent.write_text(agent.read_text().replace('args={"item": item}', 'args={"item": "wrong" if said.startswith("0:") else item}'))
+    commit(repo, "q00 broken")
+    code, results, printed = check_counting(repo, "--max-model-calls", "20", "--concurrency", "1")
+    assert code == 3, printed
+    gate = results["gate"]
+    assert gate["outcome"] == "unchecked" and not gate["passed"]
+    assert any("q00: 0 of 3 runs pass, 5 of 5 on the base" in line for line in gate["unchecked"]), gate
+    assert "COULD NOT BE CHECKED" in printed and "INCONCLUSIVE" not in printed, printed
+    code, results, printed = check_counting(repo)
+    assert code == 1, printed
+    assert {(f["rule"], f["question"]) for f in results["gate"]["failures"]} == {("question_fall", "q00")}
+
+
 def test_a_check_a_budget_cut_short_could_not_be_checked_unless_the_base_allows_a_partial_one(tmp_path: Path) -> None:
     repo = counting_pr(tmp_path, 8)
     code, results, printed = check_counting(repo, "--all", "--no-reuse", "--max-model-calls", "2", "--concurrency", "1")

@@ -134,14 +134,15 @@ def test_base_mode_pools_the_stored_runs_and_fails_a_broken_question_the_same(pr
     assert calls == (pr_runs + len(ITEMS)) * 2
 
 
-def test_a_budget_that_stops_the_reruns_leaves_the_fall_inconclusive(pr: Path) -> None:
-    """The re-runs spend the run's budget: with none left after the first runs, a broken question
-    cannot be confirmed, and the check says so instead of passing or failing it."""
+def test_a_budget_that_stops_the_reruns_of_a_fall_could_not_be_checked(pr: Path) -> None:
+    """The re-runs spend the run's budget: with none left after the first runs, a question that
+    fails its run where every base run passed cannot be confirmed, and a fall the money stopped
+    is never a pass: the check could not be checked (exit 3), naming it and what would decide it."""
     rates = {"STOCHASTIC_RATES": json.dumps({"plum": 0.0})}
     done, calls = cli(pr, "check", "--base", "main", "--max-model-calls", str(len(ITEMS) * 2), env=rates)
     assert calls == len(ITEMS) * 2
     gate = results(pr)["gate"]
-    assert gate["outcome"] == "inconclusive" and done.returncode == 0, done.stdout + done.stderr
-    (line,) = gate["inconclusive"]
+    assert gate["outcome"] == "unchecked" and done.returncode == 3, done.stdout + done.stderr
+    (line,) = gate["unchecked"]
     assert line.startswith("prices: question plum: 0 of 1 run passes, 5 of 5 on the base: p = 0.17; re-runs stopped at 1")
-    assert done.stdout.startswith("gate: INCONCLUSIVE - ")
+    assert done.stdout.startswith("gate: COULD NOT BE CHECKED - the re-runs stopped before 1 question")

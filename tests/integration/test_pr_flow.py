@@ -59,9 +59,10 @@ def test_regressing_half_the_questions_fails(repo: Path) -> None:
     failures = data["gate"]["failures"]
     assert data["gate"]["outcome"] == "failed"
     # tool_usage_accuracy has a pass threshold: its questions are decided one by one from their
-    # runs (recorded: one run a side, so by the guard's rule), its mean's max_regression is a note.
+    # runs (recorded: one run a side, so by the guard's rule), and they alone speak of it: no
+    # max_regression failure on its mean, and no note that repeats it.
     assert not [f for f in failures if f["rule"] == "max_regression" and f["metric"] == "tool_usage_accuracy"]
-    assert any("decided question by question by the pass test" in n for n in data["gate"]["notes"])
+    assert not any("max_regression" in n and "tool_usage_accuracy" in n for n in data["gate"]["notes"])
     fell = [f for f in failures if f["rule"] == "question_fall"]
     assert len({f["question"] for f in fell}) >= 8 and all(f["dataset"] == "evaluation/datasets/cs_runs.csv" for f in fell)
     # One failure a metric the question fell on, each saying the question's runs.

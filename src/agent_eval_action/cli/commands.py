@@ -322,8 +322,12 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
             "so no PR can reuse their scores; commit, then run `baseline update` again",
             file=err,
         )
+    for line in update.unrecorded:
+        print(f"error: {line}; run `baseline update` again when the model API answers", file=err)
     _report_problems(update.results.problems, err)
-    return int(ExitCode.BAD_INPUT if update.results.problems or not update.results.datasets else ExitCode.PASSED)
+    if update.results.problems or not update.results.datasets:
+        return int(ExitCode.BAD_INPUT)
+    return int(ExitCode.INFRASTRUCTURE if update.unrecorded else ExitCode.PASSED)
 
 
 def merge(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agent_eval_action.core.questions import Question
 from agent_eval_action.core.results import DatasetResult, QuestionResult
@@ -99,7 +99,13 @@ def same_code(stored_fingerprint: str | None, fingerprint: str | None) -> bool:
 
 
 def still_valid(
-    run: QuestionResult, question: Question, *, code: bool, inputs: RepositoryInputs | None = None, imports: Sequence[str] = ()
+    run: QuestionResult,
+    question: Question,
+    *,
+    code: bool,
+    inputs: RepositoryInputs | None = None,
+    imports: Sequence[str] = (),
+    errored: Callable[[QuestionResult], bool] | None = None,
 ) -> bool:
     """The one decision "this stored run of a question still stands for it now": the agent code
     that made it is the code now (``code``: :func:`same_code`, or the environment, checked by the
@@ -107,8 +113,10 @@ def still_valid(
     given the repository now (``inputs``; ``imports``: the baseline's import folders), every
     input the run was observed to read is unchanged (a run that observed nothing does not stand).
     Reuse, the baseline's pooling of runs across updates and compare-with = "base"'s pooling all
-    ask here."""
-    if not (code and run.content_hash == question_hash(question) and run.status == "ok"):
+    ask here. ``errored``: which runs that ended in an error stand too (the baseline's pooling
+    keeps the agent's own errors, so its record is never purged of them run by run)."""
+    ran = run.status == "ok" or (run.status == "error" and errored is not None and errored(run))
+    if not (code and run.content_hash == question_hash(question) and ran):
         return False
     return inputs is None or (run.inputs is not None and not inputs.changed(run.inputs, imports))
 
@@ -121,12 +129,16 @@ def pooled_runs(
     *,
     inputs: RepositoryInputs | None = None,
     environment: str | None = None,
+    errored: Callable[[QuestionResult], bool] | None = None,
 ) -> tuple[list[QuestionResult], dict[str, int]]:
     """Runs of ``stored`` (an earlier baseline) that still stand for the questions of ``records``,
-    at most ``want`` a question; and how many more runs each question needs to
-    have ``want`` (questions that need none are left out). A baseline that observed what the
-    agent read stands only in the same environment (``environment``) and for the runs whose
-    inputs are unchanged in the repository now (``inputs``)."""
+    the newest ``want - 1`` a question; and how many more runs each question needs to have
+    ``want`` (at least one: every update refreshes every question, so a record ages out within
+    ``want`` updates and a change nothing observed cannot keep a stale record forever). A stored
+    run that ended in the agent's own error (``errored``) stands like a run that scored: a record
+    is never purged of its failures run by run, which would leave it a selection of passes. A
+    baseline that observed what the agent read stands only in the same environment
+    (``environment``) and for the runs whose inputs are unchanged in the repository now (``inputs``)."""
     before: dict[str, list[QuestionResult]] = defaultdict(list)
     for result in stored.questions if stored is not None else []:
         before[result.id].append(result)
@@ -139,9 +151,26 @@ def pooled_runs(
     seen = inputs if observed else None
     imports = (stored.imports or ()) if stored is not None else ()
     for record in records:
-        kept = [r for r in before.get(record.question.id, []) if still_valid(r, record.question, code=code, inputs=seen, imports=imports)][
-            :want
+        runs = before.get(record.question.id, [])
+        # A run that ended in an error sent no observation of what it read: it read what the
+        # question's runs that finished read (the same question, code and environment).
+        read: dict[str, str] = {}
+        for r in runs:
+            read.update(r.inputs or {})
+        standing = [
+            r
+            for r in runs
+            if still_valid(
+                r if r.inputs is not None or r.status != "error" or not read else r.model_copy(update={"inputs": read}),
+                record.question,
+                code=code,
+                inputs=seen,
+                imports=imports,
+                errored=errored,
+            )
         ]
+        # The newest runs (the highest numbers: an update numbers its new runs after those it keeps).
+        kept = sorted(standing, key=lambda r: r.run)[max(0, len(standing) - (want - 1)) :] if want > 1 else []
         # Kept as stored (not marked reused): a baseline made again of the same runs keeps its bytes.
         carried.extend(r.model_copy(update={"run": i}) for i, r in enumerate(kept))
         if len(kept) < want:

@@ -82,6 +82,9 @@ class BaselineUpdate:
     # The agent's files with changes not committed when the agent ran: its baselines then record
     # no fingerprint, and no PR can reuse their scores.
     uncommitted: list[str] = field(default_factory=list)
+    # Questions whose runs the model/API kept from running: not recorded (their previous record
+    # is kept), one line a dataset with the cause; the update could not be done whole (exit 3).
+    unrecorded: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -311,9 +314,10 @@ def update_baselines(
     # The baselines as they are now: their runs that still stand (same question, same agent code)
     # are kept, and each question runs only up to baseline_runs (an unchanged dataset: none).
     stored_of = stored_baselines(git, None, config, working_tree_reader(workspace.root))
+    files = [DatasetFile(file, workspace.rel(file)) for file in found.files]
     done = evaluate_files(
         config,
-        [DatasetFile(file, workspace.rel(file)) for file in found.files],
+        files,
         progress=progress,
         fingerprint=fingerprint,
         collector=collector,
@@ -334,7 +338,7 @@ def update_baselines(
             results.problems.append(
                 Problem(path=result.path, message=f"{result.path}: could not write its baseline: {error.strerror or error}")
             )
-    return BaselineUpdate(results=results, written=written, uncommitted=uncommitted)
+    return BaselineUpdate(results=results, written=written, uncommitted=uncommitted, unrecorded=done.unrecorded)
 
 
 @one_run

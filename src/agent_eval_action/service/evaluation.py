@@ -22,6 +22,7 @@ from agent_eval_action.core import interrupt, reaper
 from agent_eval_action.core.collector import LIBRARY, Collector
 from agent_eval_action.core.errors import DatasetError, UsageError
 from agent_eval_action.core.logs import log
+from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.results import DatasetResult, Problem, QuestionResult, RunStats
 from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
@@ -31,6 +32,7 @@ from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.noise import settings_for
+from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.verdict.pass_test import to_rerun
 
 if TYPE_CHECKING:
@@ -86,6 +88,9 @@ class FileEvaluation:
     base_pooled: DatasetResult | None = None
     base_questions: int = 0
     base_calls: int = 0
+    # `baseline update`: the questions a model/API outage kept from running, said in a line with
+    # the cause; their previous record is kept whole in ``result`` (empty: all recorded).
+    unrecorded: str = ""
 
 
 class Evaluation:
@@ -146,6 +151,8 @@ class Evaluation:
                 self._base_pool = []
                 inference = self._infer(plan, scorer)
                 done = self.score(plan, inference, scorer)
+                if history is not None and history.pool:
+                    done = self._keep_previous(plan, inference, scorer, done, history)
                 if history is not None and not history.pool and plan.request.records:
                     done = self._rerun(plan, inference, scorer, done, history)
         except (DatasetError, UsageError) as error:
@@ -190,7 +197,15 @@ class Evaluation:
         hashes = {record.question.id: question_hash(record.question) for record in to_run}
         if pool is not None:
             want = max(self.config.baseline_runs, runs)
-            carried, need = pooled_runs(to_run, pool.stored, pool.fingerprint, want, inputs=self.inputs, environment=self.environment)
+            carried, need = pooled_runs(
+                to_run,
+                pool.stored,
+                pool.fingerprint,
+                want,
+                inputs=self.inputs,
+                environment=self.environment,
+                errored=lambda run: not outage_cause(run.error),
+            )
             counts = sorted(set(need.values()), reverse=True)
             by_count = {n: [r for r in to_run if need.get(r.question.id) == n] for n in counts}
             full = by_count.pop(want, [])
@@ -289,6 +304,29 @@ class Evaluation:
                 self._base_pool = self._pooled(plan, history, theirs)
             done = self.score(plan, inference, scorer)
         return done
+
+    def _keep_previous(
+        self, plan: Plan, inference: InferenceResult, scorer: Scorer, done: FileEvaluation, history: History
+    ) -> FileEvaluation:
+        """`baseline update` in an outage: a question whose new runs the model/API kept from running
+        is not recorded (an outage is never the base's record); its previous record is kept as it
+        was, and the update says so (exit 3)."""
+        if done.result is None:
+            return done
+        causes = {q.id: cause for q in done.result.questions if q.status == "error" and (cause := outage_cause(q.error))}
+        if not causes:
+            return done
+        previous = [r for r in (history.stored.questions if history.stored is not None else []) if r.id in causes]
+        kept = replace(plan, carried=[*(r for r in plan.carried if r.id not in causes), *previous])
+        ran = replace(inference, records=[r for r in inference.records if r.question.id not in causes])
+        again = self.score(kept, ran, scorer)
+        cause = Counter(causes.values()).most_common(1)[0][0]
+        ids = sorted(causes)
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        said = f"{plural(len(ids), 'question')} could not be recorded ({shown}: {cause}); " + (
+            "their previous record is kept" if previous else "they have no previous record"
+        )
+        return replace(again, unrecorded=said)
 
     def _pooled(self, plan: Plan, history: History, fresh: Counter[str]) -> list[QuestionResult]:
         """compare-with = "base": the stored baseline's runs that still stand for the base's agent

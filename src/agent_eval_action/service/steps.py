@@ -54,6 +54,8 @@ class Evaluated:
     # What disturbed the base's side while it ran (its workers killed from outside): the check
     # then could not be made.
     base_disturbed: list[str] = field(default_factory=list)
+    # `baseline update`: the questions an outage kept from being recorded, a line a dataset.
+    unrecorded: list[str] = field(default_factory=list)
 
     # The same with the stored baseline's runs that still stand pooled in: what the PR is compared with.
     base_pooled: list[DatasetResult] | None = None
@@ -169,6 +171,7 @@ def evaluate_files(
     problems: list[Problem] = []
     base = BaseRun(datasets=[], questions=0, runs=config.runs, model_calls=0)
     base_datasets: list[DatasetResult] = []
+    unrecorded: list[str] = []
     compared_with: list[DatasetResult] = []
     try:
         for item in files:
@@ -184,6 +187,8 @@ def evaluate_files(
                 continue
             if item.path is not None:
                 result.path = item.path
+            if done.unrecorded:
+                unrecorded.append(f"{result.path}: {done.unrecorded}")
             if done.base is not None:  # the base's run of this file
                 done.base.path = result.path
                 if done.base_pooled is not None:
@@ -198,7 +203,7 @@ def evaluate_files(
             datasets.append(result)
     finally:
         evaluation.close()
-    evaluated = Evaluated(datasets=datasets, problems=problems, run=evaluation.stats())
+    evaluated = Evaluated(datasets=datasets, problems=problems, run=evaluation.stats(), unrecorded=unrecorded)
     if beside is not None:
         evaluated.base_datasets, evaluated.base, evaluated.base_pooled = base_datasets, base, compared_with
         evaluated.base_disturbed = [

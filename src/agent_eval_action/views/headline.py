@@ -61,6 +61,7 @@ RULE_ORDER = [
     "max_errors",
     "question_fall",
     "question_drop",
+    "new_question",
     "pass_rate",
     "max_regression",
     "min",
@@ -164,6 +165,10 @@ def _rule_words(
         total = len({q.id for q in dataset.questions}) if dataset else len(failures)
         fallen = [f.question or "" for f in failures]
         short = f"{len(fallen)} of {total} questions pass less often than on the base ({_ids(fallen)})"
+        detail = "; ".join((f.detail or f.message).removeprefix("question ") for f in failures)
+    elif rule_name == "new_question":
+        added = [f.question or "" for f in failures]
+        short = f"{plural(len(added), 'question')} the PR adds {'fails' if len(added) == 1 else 'fail'} every run ({_ids(added)})"
         detail = "; ".join((f.detail or f.message).removeprefix("question ") for f in failures)
     elif rule_name == "new_errors":
         count = int(first.current or 0)

@@ -17,7 +17,15 @@ PRICES = {"apple": 1, "pear": 2, "plum": 3}
 
 
 def lookup(item: str) -> dict:
-    """Looks up the price of an item."""
+    """Looks up the price of an item. With $COUNTING_FLAKY_TOOL, every other lookup of that item
+    raises (the tool's own error: the agent's, not the model's), counted in $CALLS_FILE's folder."""
+    if item == os.environ.get("COUNTING_FLAKY_TOOL"):
+        with open(os.path.join(os.path.dirname(os.environ["CALLS_FILE"]), "flaky.txt"), "a+", encoding="utf-8") as seen:
+            seen.seek(0)
+            count = len(seen.read().splitlines())
+            seen.write("lookup\n")
+        if count % 2 == 0:
+            raise RuntimeError(f"the price service dropped the lookup of {item}")
     return {"item": item, "price": PRICES.get(item, 9)}
 
 
@@ -32,6 +40,12 @@ class CountingModel(BaseLlm):
         last = llm_request.contents[-1]
         answer = next((p.function_response.response for p in last.parts or [] if p.function_response), None)
         said = "".join(p.text or "" for p in last.parts or [])
+        first = "".join(p.text or "" for p in llm_request.contents[0].parts or [])
+        if os.environ.get("COUNTING_OUTAGE") and first.startswith(os.environ["COUNTING_OUTAGE"]):
+            # What google-genai raises without a key: the model call itself failed (infrastructure).
+            raise ValueError("Missing key inputs argument! To use the Google AI API, provide (`api_key`) arguments.")
+        if os.environ.get("COUNTING_BROKEN"):  # a change nothing observed (the environment, not a file)
+            said = "nothing"
         if answer is None:
             item = said.split()[-1] if said else "nothing"
             part = types.Part(function_call=types.FunctionCall(name="lookup", args={"item": item}))
