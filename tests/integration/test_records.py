@@ -83,3 +83,25 @@ def test_an_unobserved_change_ages_out_of_the_record_within_its_runs(tmp_path: P
         assert code == 0, printed
         seen.append(passes(now["q00"]))
     assert seen == [2, 1, 0]  # one stale run aged out per update
+
+
+def test_a_record_the_base_has_moved_away_from_is_not_blamed_on_the_pr(tmp_path: Path) -> None:
+    """main changed its agent after its last `baseline update` (the update was interrupted): an
+    unchanged PR was blamed for main's change (exit 1, "inputs the agent read changed"). The
+    record's files are not the merge-base's: the check says so and exits 3."""
+    from tests.helpers.repos import git
+
+    repo = repo_of(tmp_path, 2)
+    code, printed, _ = update(repo)
+    assert code == 0, printed
+    commit(repo, "baselines")
+    agent = repo / "counting" / "agent.py"
+    agent.write_text(agent.read_text().replace('args={"item": item}', 'args={"item": "wrong"}'))
+    commit(repo, "main breaks the agent; its baseline is not updated")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "README.md").write_text("docs\n")
+    commit(repo, "a harmless PR")
+    done = cli(repo, "check", "--base", "main", env={"CALLS_FILE": str(tmp_path / "calls.txt")})
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "the stored baseline of evaluation/datasets/prices.json is not the base's: the base changed counting/agent.py" in done.stdout
+    assert "FAILED" not in done.stdout

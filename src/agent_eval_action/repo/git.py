@@ -86,6 +86,22 @@ class Git:
                 at += size + 1
         return out
 
+    def blob_ids(self, names: list[str]) -> dict[str, str | None]:
+        """Each ``REV:PATH`` name's blob id (git's hash of the file's bytes; None when there is no
+        such file), in one ``git cat-file --batch-check``."""
+        out: dict[str, str | None] = dict.fromkeys(names)
+        batch = [name for name in out if "\n" not in name]
+        if not batch:
+            return out
+        done = self._run(["cat-file", "--batch-check"], "".join(name + "\n" for name in batch).encode())
+        if done.returncode != 0:
+            raise InfrastructureError(f"git cat-file --batch-check failed: {_text(done.stderr).strip()}")
+        for name, line in zip(batch, _text(done.stdout).splitlines(), strict=False):
+            fields = line.split(" ")
+            if len(fields) == 3 and fields[1] == "blob":
+                out[name] = fields[0]
+        return out
+
     def listed_files(self) -> list[str]:
         """Every file git would commit from the working tree: tracked, or untracked and not
         ignored (repository-relative); empty outside a repository."""

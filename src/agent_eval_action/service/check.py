@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -82,6 +82,9 @@ class Prepared:
     # The base's custom metrics' code (read now, run from a copy) and where it goes.
     metric_code: dict[str, str] | None = None
     metrics_root: str = ""
+    # Dataset -> files its stored baseline read as the merge-base no longer has them: the base
+    # changed after its last `baseline update`, so that record is not the base's.
+    not_base: Mapping[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -169,6 +172,7 @@ def prepare(config: Config, git: Git, base: str | None, evaluate_all: bool) -> P
         state=base_state(git, snapshot, selection, config) if snapshot is not None else None,
         metric_code=metric_code,
         metrics_root=metrics_root,
+        not_base=observations.not_base if observations is not None else {},
     )
 
 
@@ -236,13 +240,28 @@ def finish(check: Prepared, sides: Sides) -> Outcome:
     )
     stored = baselines_in_repository(check.git, check.selection, config, check.snapshot)
     if not plan.base_beside:  # compared with the stored baselines: timings are information
-        outcome = compare_and_gate(results, check.rules, stored, plan=plan, notes=[plan.fallback] if plan.fallback else [])
+        outcome = compare_and_gate(
+            results, check.rules, stored, plan=plan, unsound=not_the_bases(check), notes=[plan.fallback] if plan.fallback else []
+        )
         hint = drift_hint(results, lambda d: found.dataset if (found := stored(d)) is not None else None)
         results.drift_notes = [hint] if hint else []
     else:
         outcome = _finish_beside(check, sides, results, stored)
     outcome.base = check.state
     return outcome
+
+
+def not_the_bases(check: Prepared) -> list[str]:
+    """Why a selected dataset's stored baseline cannot stand for the base (the base changed files
+    its runs read after it was recorded): never blame the PR for the base's change (exit 3)."""
+    selected = {s.path for s in check.selection.selected}
+    return [
+        f"the stored baseline of {path} is not the base's: the base changed {', '.join(files[:3])}"
+        f"{f' and {len(files) - 3} more' if len(files) > 3 else ''} after its last `baseline update`; run "
+        "`baseline update` on the base branch, or check with compare-with = \"base\" (the base's agent run beside the PR's)"
+        for path, files in check.not_base.items()
+        if path in selected
+    ]
 
 
 def _finish_beside(check: Prepared, sides: Sides, results: Results, stored: BaselineLookup) -> Outcome:

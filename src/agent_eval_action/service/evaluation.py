@@ -33,7 +33,7 @@ from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_cod
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.noise import settings_for
 from agent_eval_action.verdict.outages import outage_cause
-from agent_eval_action.verdict.pass_test import to_rerun
+from agent_eval_action.verdict.pass_test import agreeing_runs, to_rerun
 
 if TYPE_CHECKING:
     from agent_eval_action.run.metric_worker import MetricWorker
@@ -370,10 +370,10 @@ class Evaluation:
         base = theirs.score_dataset(dataset, base_items)
         base.path, base.agent_fingerprint = result.path, None
         pooled = None
-        if self._base_pool:  # the stored runs that still stand, beside the base's runs now
-            pooled = scorer.for_dataset(dataset, carried=[*plan.carried, *self._base_pool], hashes=plan.hashes).score_dataset(
-                dataset, base_items
-            )
+        # The stored runs that still stand, beside the base's runs now, where they agree with them.
+        agreeing = agreeing_runs(base, self._base_pool) if self._base_pool else []
+        if agreeing:
+            pooled = scorer.for_dataset(dataset, carried=[*plan.carried, *agreeing], hashes=plan.hashes).score_dataset(dataset, base_items)
             pooled.path, pooled.agent_fingerprint = result.path, None
         ran_beside = inference.base is not None
         return FileEvaluation(

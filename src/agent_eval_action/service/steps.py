@@ -22,7 +22,7 @@ from agent_eval_action.repo.baseline import find_baseline
 from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base
-from agent_eval_action.repo.observed import RepositoryInputs
+from agent_eval_action.repo.observed import MISSING, RepositoryInputs
 from agent_eval_action.run.fingerprint import environment_fingerprint
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
 from agent_eval_action.verdict.rules import Rules, rules_at_base
@@ -113,6 +113,7 @@ def observations_at_base(
     moved = renames(changes)
     changed: dict[str, list[str]] = {}
     unobserved: set[str] = set()
+    not_base: dict[str, list[str]] = {}
     for path in paths:
         old = moved.get(path)
         try:
@@ -124,9 +125,30 @@ def observations_at_base(
         stale = stale_inputs(found.dataset, observed)
         if stale is not None:
             changed[path] = stale
+            moved_on = files_the_base_changed(git, base.rev, found.dataset, stale)
+            if moved_on:
+                not_base[path] = moved_on
         elif found.dataset.format not in RECORDED_FORMATS and in_repository(runner_of(config)):
             unobserved.add(path)
-    return Observations(changed=changed, unobserved=frozenset(unobserved), agent_paths_given=config.agent_paths is not None)
+    return Observations(
+        changed=changed, unobserved=frozenset(unobserved), agent_paths_given=config.agent_paths is not None, not_base=not_base
+    )
+
+
+def files_the_base_changed(git: Git, rev: str, baseline: DatasetResult, keys: list[str]) -> list[str]:
+    """Of the files ``keys`` (the inputs that changed since the baseline was recorded), those whose
+    recorded content is not their content at ``rev`` (the merge-base): the base changed them after
+    its baseline was recorded, so the record is not the base's and the change not the PR's."""
+    files = [k for k in keys if not k.endswith(("/", "/*")) and not k.startswith("(") and k != ENVIRONMENT]
+    if not files:
+        return []
+    recorded: dict[str, set[str]] = {}
+    for run in baseline.questions:
+        for key, value in (run.inputs or {}).items():
+            if key in files:
+                recorded.setdefault(key, set()).add(value)
+    at_base = git.blob_ids([f"{rev}:{key}" for key in recorded])
+    return sorted(key for key, values in recorded.items() if values != {at_base[f"{rev}:{key}"] or MISSING})
 
 
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.

@@ -53,6 +53,9 @@ class Observations:
     unobserved: frozenset[str] = frozenset()
     # The config names the agent's paths (agent-paths): a change to them re-runs every dataset still.
     agent_paths_given: bool = False
+    # Dataset -> the files its baseline's runs read as they were not at the merge-base: the base
+    # changed them after its last `baseline update`, so that record is not the base's.
+    not_base: Mapping[str, list[str]] = field(default_factory=dict)
 
 
 def select(all_datasets: list[str], changes: list[Change], roles: PathRoles, observations: Observations | None = None) -> Selection:
