@@ -119,3 +119,38 @@ def test_example_workflows_upload_the_output_directory() -> None:
             s["with"].get("name") == "agent-eval-results" and s["with"]["path"] == "agent-eval-results/" and s.get("if") == "always()"
             for s in uploads
         ), workflow.name
+
+
+def test_an_output_folder_that_cannot_take_the_run_holds_none_of_it(tmp_path: Path) -> None:
+    """A full disk (here: a file-size limit the views' largest file, report.html, exceeds): the
+    folder held the new results.json beside the previous run's report.html, and the check exited
+    0. Now it holds no file of either run and the check says so, exit 3."""
+    import resource
+    import signal
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.html").write_text("<html>the previous run's report</html>")
+    (out / "results.json").write_text("{}")
+
+    def limited() -> None:  # in the child: writes past 250 KB fail with EFBIG instead of killing it
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (250_000, 250_000))
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_", "INPUT_"))}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", "check", "--no-comment", "--output-dir", str(out)],
+        cwd=EXAMPLE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limited,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert f"error: could not write the output folder {out} (report.html: [Errno 27] File too large)" in done.stderr, done.stderr
+    assert "it now holds none of this run's files (nor an earlier run's)" in done.stderr
+    left = {p.name for p in out.iterdir()} - {".agent-eval.lock"}
+    assert left == set(), left

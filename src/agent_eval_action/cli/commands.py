@@ -257,7 +257,12 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
 
     results, rules = outcome.results, outcome.config
     redactor = redactor_for([config.agent_auth_env])
-    target = _written(results, config)
+    unwritten: str | None = None
+    target = Path(config.output_dir) / "results.json"
+    try:
+        target = _written(results, config)
+    except OSError as error:
+        unwritten = f"results.json: {error}"
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
     background = api.background(outcome, Path.cwd())
@@ -276,8 +281,29 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
         root=api.workspace(Path.cwd()).root,
     )
     published = publish(shown, Path(config.output_dir), settings, context, out=out, redactor=redactor, background=background, built=built)
+    unwritten = unwritten or published.unwritten
+    if unwritten:
+        return _unwritten(Path(config.output_dir), unwritten, err)
     print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
     return exit_code(results)
+
+
+def _unwritten(folder: Path, what: str, err: TextIO) -> int:
+    """The output directory could not take this run's files (a full disk): none of them stays, nor
+    an earlier run's, so nothing stale is uploaded or published beside a part of this run (exit 3)."""
+    from agent_eval_action.publish.publisher import VIEWS
+
+    for name in ("results.json", *VIEWS):
+        try:
+            (folder / name).unlink(missing_ok=True)
+        except OSError:
+            pass
+    print(
+        f"error: could not write the output folder {folder} ({what}): it now holds none of this run's files (nor an earlier run's); "
+        "free some space and run again",
+        file=err,
+    )
+    return int(ExitCode.INFRASTRUCTURE)
 
 
 def compare_files(current: str, baseline: str, config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:

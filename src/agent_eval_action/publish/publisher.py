@@ -98,6 +98,9 @@ class Published:
     comment_url: str | None = None
     comment_file: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # A view the output directory could not take (a full disk): "report.html: [Errno 28] ...".
+    # The caller then empties the folder of this run's files: never one run's beside another's.
+    unwritten: str | None = None
 
 
 # The views publish writes beside results.json in the output directory.
@@ -129,16 +132,24 @@ def publish(
     page = view(built, key=settings.comment_key, sha=context.sha, run_url=context.run_url)
     comment = redactor.text(render_comment(renderer, page))
     summary = redactor.text(render_summary(renderer, page))
-    output_dir.mkdir(parents=True, exist_ok=True)
     comment_file = output_dir / "comment.md"
-    write_atomic(comment_file, comment)
-    write_atomic(output_dir / "summary.md", summary)
-    write_junit(built, output_dir / "junit.xml")
     published = Published(comment_file=str(comment_file))
+    writes: list[tuple[str, Callable[[], object]]] = [
+        ("comment.md", lambda: write_atomic(comment_file, comment)),
+        ("summary.md", lambda: write_atomic(output_dir / "summary.md", summary)),
+        ("junit.xml", lambda: write_junit(built, output_dir / "junit.xml")),
+        ("report.html", lambda: write_report(built, output_dir / "report.html", sha=context.sha, run_url=context.run_url)),
+    ]
     try:
-        write_report(built, output_dir / "report.html", sha=context.sha, run_url=context.run_url)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        for name, write in writes:
+            try:
+                write()
+            except OSError as error:
+                published.unwritten = f"{name}: {error}"
+                break
     except OSError as error:
-        published.warnings.append(f"could not write report.html: {error}")
+        published.unwritten = f"{output_dir}: {error}"
     try:
         append_summary(context.summary_path, summary, redactor)
     except OSError as error:
