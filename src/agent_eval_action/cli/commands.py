@@ -294,10 +294,8 @@ def _unwritten(folder: Path, what: str, err: TextIO) -> int:
     from agent_eval_action.publish.publisher import VIEWS
 
     for name in ("results.json", *VIEWS):
-        try:
+        with contextlib.suppress(OSError):
             (folder / name).unlink(missing_ok=True)
-        except OSError:
-            pass
     print(
         f"error: could not write the output folder {folder} ({what}): it now holds none of this run's files (nor an earlier run's); "
         "free some space and run again",
