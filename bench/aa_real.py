@@ -1,0 +1,246 @@
+"""The verdict through the tool on a real stochastic ADK agent (issue 46): unchanged PRs failed and
+inconclusive (A/A), a broken question caught, and the PR side's model calls, measured with the real
+command at its defaults, not with simulated draws.
+
+The agent: a support desk in ADK (a scripted ``BaseLlm``, a ``Runner`` like any), 40 two-turn
+questions ("qNN: where is order N" -> ``lookup_order``; "and cancel it" -> ``cancel_order``, which
+writes the state), each with reference tool calls, state and final response. Per question a rate
+of being right: 28 always, 8 at 80-95%, 4 at 30-70%. A run is drawn afresh at each of three
+decision points, truly at random (``random.SystemRandom``): the first lookup's argument (a wrong
+order), the cancel (skipped, with a claim that it is done), and the wording of the last answer
+(right, but in other words: ``response_match`` under its pass threshold).
+
+Each round makes a repository, records a fresh baseline on main (``baseline update``, 5 runs a
+question), then checks a PR that only adds a comment to the agent's module (every question
+re-runs) ``per_round`` times, each with fresh draws: ``check --base main`` at the default config.
+Power: the same with one always-right question broken for good in the PR.
+
+    python -m bench.aa_real [--checks 200] [--per-round 10] [--broken 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTIONS = 40
+
+AGENT = '''"""A support desk whose scripted model is right with the probability $DESK_RATES gives the
+question (JSON: question tag -> rate; 1.0 when absent), drawn afresh at each decision."""
+
+import json
+import os
+import random
+from collections.abc import AsyncGenerator
+
+from google.adk.agents import LlmAgent
+from google.adk.models import BaseLlm
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools import ToolContext
+from google.genai import types
+
+DRAW = random.SystemRandom()
+BROKEN = ""  # a PR that breaks one question sets its tag here
+
+
+def lookup_order(order: int) -> dict:
+    """Where an order is."""
+    return {"order": order, "status": "shipped"}
+
+
+def cancel_order(order: int, tool_context: ToolContext) -> dict:
+    """Cancels an order."""
+    tool_context.state["cancelled"] = order
+    return {"order": order, "cancelled": True}
+
+
+def _text(content) -> str:
+    return "".join(p.text or "" for p in content.parts or [])
+
+
+class DeskModel(BaseLlm):
+    model: str = "scripted-desk"
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        users = [c for c in llm_request.contents if c.role == "user" and _text(c)]
+        tag = _text(users[0]).split(":")[0]
+        order = int(tag[1:])
+        rate = 0.0 if tag == BROKEN else float(json.loads(os.environ.get("DESK_RATES") or "{}").get(tag, 1.0))
+        # Three decisions a run: each right with rate ** (1/3), so the run is right with ``rate``.
+        right = lambda: DRAW.random() < rate ** (1 / 3)  # noqa: E731
+        last = llm_request.contents[-1]
+        answered = [p.function_response for p in last.parts or [] if p.function_response]
+        second = len(users) > 1
+        if not answered:
+            if not second:
+                part = types.Part(function_call=types.FunctionCall(name="lookup_order", args={"order": order if right() else order + 1}))
+            elif right():
+                part = types.Part(function_call=types.FunctionCall(name="cancel_order", args={"order": order}))
+            else:
+                part = types.Part(text=f"Order {order} is cancelled.")  # skipped the tool, claims it is done
+        elif not second:
+            part = types.Part(text=f"Order {answered[0].response.get('order')} has shipped.")
+        else:
+            part = types.Part(text=f"Order {order} is cancelled." if right() else "Done, that is taken care of for you now.")
+        usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=20, candidates_token_count=5)
+        calls = os.environ.get("CALLS_FILE")
+        if calls:
+            with open(calls, "a", encoding="utf-8") as out:
+                out.write("call\\n")
+        yield LlmResponse(content=types.Content(role="model", parts=[part]), usage_metadata=usage)
+
+
+root_agent = LlmAgent(name="desk", model=DeskModel(), instruction="Help with orders.", tools=[lookup_order, cancel_order])
+'''
+
+
+def rates(rng: random.Random) -> dict[str, float]:
+    """28 always right, 8 at 80-95%, 4 at 30-70%, placed at random."""
+    tags = [f"q{i:02d}" for i in range(QUESTIONS)]
+    rng.shuffle(tags)
+    out = {t: rng.uniform(0.80, 0.95) for t in tags[:8]}
+    out.update({t: rng.uniform(0.30, 0.70) for t in tags[8:12]})
+    return out
+
+
+def dataset() -> dict[str, Any]:
+    questions = []
+    for i in range(QUESTIONS):
+        tag = f"q{i:02d}"
+        questions.append(
+            {
+                "id": tag,
+                "user_inputs": [f"{tag}: where is order {i}", f"{tag}: and cancel it"],
+                "agents_evaluated": ["desk"],
+                "reference_data": {
+                    "reference_tool_interactions": [
+                        {"tool_name": "lookup_order", "input_arguments": {"order": i}},
+                        {"tool_name": "cancel_order", "input_arguments": {"order": i}},
+                    ],
+                    "reference_state_variables": {"cancelled": i},
+                    "reference_response": f"Order {i} is cancelled.",
+                },
+            }
+        )
+    return {"golden_questions": questions}
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def round_repo(where: Path, desk_rates: dict[str, float], broken: str = "") -> tuple[Path, dict[str, str]]:
+    """A repository with the desk on main, its baseline recorded, and a PR branch that adds a
+    comment to the agent's module (``broken``: and breaks that question for good)."""
+    repo = where / "repo"
+    (repo / "desk").mkdir(parents=True)
+    (repo / "desk" / "__init__.py").write_text("from . import agent\n")
+    (repo / "desk" / "agent.py").write_text(AGENT)
+    (repo / "evaluation" / "datasets").mkdir(parents=True)
+    (repo / "evaluation" / "datasets" / "desk_golden.json").write_text(json.dumps(dataset(), indent=1))
+    (repo / "agent-eval.toml").write_text('datasets = ["evaluation/datasets/*.json"]\nagent = "desk"\n')
+    (repo / ".gitignore").write_text("agent-eval-results/\n__pycache__/\ncalls.txt\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "bench@example.com")
+    _git(repo, "config", "user.name", "bench")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "desk")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "GOOGLE_"))}
+    env |= {"PYTHONPATH": str(ROOT / "src"), "DESK_RATES": json.dumps(desk_rates), "CALLS_FILE": str(where / "calls.txt")}
+    done = _run([sys.executable, "-m", "agent_eval_action", "baseline", "update"], repo, env)
+    if done.returncode != 0:
+        raise RuntimeError(done.stdout + done.stderr)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "baseline")
+    _git(repo, "checkout", "-q", "-b", "pr")
+    agent = repo / "desk" / "agent.py"
+    text = agent.read_text().replace('"""A support desk', '"""(PR) A support desk', 1)
+    if broken:
+        text = text.replace('BROKEN = ""', f'BROKEN = "{broken}"')
+    agent.write_text(text)
+    _git(repo, "commit", "-qam", "a PR")
+    return repo, env
+
+
+def check(repo: Path, env: dict[str, str], calls: Path) -> dict[str, Any]:
+    calls.write_text("")
+    done = _run([sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--no-comment"], repo, env)
+    results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    gate = results["gate"]
+    return {
+        "exit": done.returncode,
+        "outcome": gate["outcome"],
+        "named": sorted({f["question"] for f in gate["failures"] if f.get("question")}),
+        "calls": len(calls.read_text().splitlines()),
+        "reasons": [f["message"][:200] for f in gate["failures"]][:3],
+    }
+
+
+def measure(checks: int = 200, per_round: int = 10, broken_checks: int = 20, seed: int | None = None) -> dict[str, Any]:
+    rng = random.Random(seed)
+    out: dict[str, Any] = {"unchanged": [], "one_broken": []}
+    for scenario, total in (("unchanged", checks), ("one_broken", broken_checks)):
+        done = 0
+        while done < total:
+            desk_rates = rates(rng)
+            steady = sorted(f"q{i:02d}" for i in range(QUESTIONS) if f"q{i:02d}" not in desk_rates)
+            broken = rng.choice(steady) if scenario == "one_broken" else ""
+            with tempfile.TemporaryDirectory(prefix="aa-real-") as tmp:
+                repo, env = round_repo(Path(tmp), desk_rates, broken)
+                for _ in range(min(per_round, total - done)):
+                    one = check(repo, env, Path(tmp) / "calls.txt")
+                    one["broken"] = broken
+                    out[scenario].append(one)
+                    done += 1
+                    print(f"{scenario} {done}/{total}: exit {one['exit']} {one['outcome']} {one['named']}", file=sys.stderr, flush=True)
+                shutil.rmtree(repo, ignore_errors=True)
+    return summarize(out)
+
+
+def summarize(out: dict[str, Any]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    # One run a question on the PR's side: 40 two-turn questions, 4 model calls each.
+    one_run = QUESTIONS * 4
+    for scenario, checks in out.items():
+        if not checks:
+            continue
+        outcomes = Counter(c["outcome"] for c in checks)
+        n = len(checks)
+        summary[scenario] = {
+            "checks": n,
+            "failed": outcomes["failed"] / n,
+            "inconclusive": outcomes["inconclusive"] / n,
+            "unchecked": outcomes["unchecked"] / n,
+            "calls": sum(c["calls"] for c in checks) / n / one_run,
+            "failed_naming": sum(1 for c in checks if c["outcome"] == "failed" and c["broken"] in c["named"]) / n,
+            "examples": [c["reasons"] for c in checks if c["outcome"] != "passed"][:5],
+        }
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checks", type=int, default=200)
+    parser.add_argument("--per-round", type=int, default=10)
+    parser.add_argument("--broken", type=int, default=20)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.checks, args.per_round, args.broken), indent=1))
+
+
+if __name__ == "__main__":
+    main()
