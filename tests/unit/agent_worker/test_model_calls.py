@@ -1,7 +1,7 @@
 """Every model call of a question goes through the worker's one door (cache, pacing, count),
-whoever holds the model: a real ADK ``Runner`` whose root consults an ``AgentTool`` (run by ADK in
-a ``Runner`` of its own), a model class that calls its parent's method, and a callback that asks
-a model of its own."""
+whoever holds the model: a real ADK ``Runner`` over a workflow agent whose first agent consults an
+``AgentTool`` (run by ADK in a ``Runner`` of its own), a model class that calls its parent's
+method, and a callback that asks a model of its own."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
-from google.adk.agents import LlmAgent
+from google.adk.agents import LlmAgent, SequentialAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -80,7 +80,9 @@ def app() -> Runner:
         name="root", model=Root(model="root-model"), instruction="Ask the helper.", tools=[AgentTool(agent=helper)],
         after_agent_callback=ask_a_model_of_its_own,
     )  # fmt: skip
-    return Runner(app_name="app", agent=root, session_service=InMemorySessionService())
+    closer = LlmAgent(name="closer", model=Plain(model="closer-model"), instruction="Close.")
+    flow = SequentialAgent(name="flow", sub_agents=[root, closer])  # a workflow agent at the top
+    return Runner(app_name="app", agent=flow, session_service=InMemorySessionService())
 
 
 async def question(runner: Runner, route: Route | None) -> tuple[str, Tally | None]:
@@ -104,17 +106,18 @@ def test_every_model_call_goes_through_the_door_however_the_runners_nest(tmp_pat
     permits = Recorded()
     route = Route(permits, cache=str(tmp_path / "cache"))
     answer, tally = asyncio.run(question(app(), route))
-    assert answer == "done"
+    assert answer == "found"  # the closer's, after the root's "done"
     # The root twice, the AgentTool's agent once (its class's parent's method is part of that
-    # call), the callback's own model once: each paced once, each counted live.
-    assert sorted(ASKED) == ["helper-model", "root-model", "root-model", "side-model"]
+    # call), the callback's own model once, the workflow's second agent once: each paced once,
+    # each counted live.
+    assert sorted(ASKED) == ["closer-model", "helper-model", "root-model", "root-model", "side-model"]
     assert sorted(permits.asked) == sorted(ASKED)
-    assert tally == Tally(live=4, replayed=0)
+    assert tally == Tally(live=5, replayed=0)
 
     ASKED.clear()
     answer, tally = asyncio.run(question(app(), Route(Recorded(), cache=str(tmp_path / "cache"))))
-    assert answer == "done" and ASKED == []  # new models, a new route, the same cache: nothing asked
-    assert tally == Tally(live=0, replayed=4)
+    assert answer == "found" and ASKED == []  # new models, a new route, the same cache: nothing asked
+    assert tally == Tally(live=0, replayed=5)
 
 
 def test_outside_a_question_a_model_is_called_as_it_is(tmp_path: Path) -> None:
@@ -123,5 +126,5 @@ def test_outside_a_question_a_model_is_called_as_it_is(tmp_path: Path) -> None:
         pass  # the door is installed
     for _ in range(2):
         answer, tally = asyncio.run(question(app(), None))
-        assert answer == "done" and tally is None
-    assert len(ASKED) == 8  # nothing cached, nothing replayed
+        assert answer == "found" and tally is None
+    assert len(ASKED) == 10  # nothing cached, nothing replayed
