@@ -1,18 +1,20 @@
 """Reads the observation used to miss, each a PR that breaks the agent and used to pass (exit 0):
 a committed symbolic link retargeted, a file opened relative to a directory descriptor or after
 a change of working directory, a SQLite database, prompts in a git submodule whose gitlink the
-PR bumps. Real git repositories, ``check --base main`` (``test_observed_inputs.py``'s harness)."""
+PR bumps, a template the install command renders into an ignored folder. Real git repositories,
+``check --base main`` (``test_observed_inputs.py``'s harness)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
-from tests.helpers.repos import commit, git
-from tests.integration.test_observed_inputs import PACKAGE_INIT, assert_caught, repo_with
+from tests.helpers.repos import DATASET, commit, git, golden, new_repo
+from tests.integration.test_observed_inputs import CONFIG, LINK_ADK, PACKAGE_INIT, SCRIPTED, assert_caught, repo_with, run
 
 GOOD, BAD = "Answer prices with the tool.\n", "BROKEN\n"
 
@@ -132,3 +134,25 @@ def test_prompts_in_a_submodule_whose_gitlink_the_pr_bumps(tmp_path: Path) -> No
     commit(repo, "bump the prompts")  # the gitlink
     assert os.path.isfile(sub / "system.md")
     assert_caught(repo)
+
+
+def test_a_template_the_install_command_renders_into_an_ignored_folder(tmp_path: Path) -> None:
+    """``build/`` is ignored; the install command writes ``build/prompt.md`` from a committed
+    template: the agent's read of it is an input by its content, as the template makes it."""
+    agent = "from pathlib import Path\nfrom scripted import agent\nroot_agent = agent((Path(__file__).parents[1] / 'build' / 'prompt.md').read_text())\n"
+    render = f"{LINK_ADK} && mkdir -p build && cp templates/prompt.md.in build/prompt.md"
+    repo = new_repo(tmp_path / "repo", {**PACKAGE_INIT, "shop/agent.py": agent, "templates/prompt.md.in": GOOD})
+    shutil.copy(SCRIPTED, repo / "scripted.py")
+    (repo / "agent-eval.toml").write_text(CONFIG.format(agent="shop.agent:root_agent"))
+    (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\nbuild/\n")
+    golden(repo / DATASET, 6)
+    commit(repo, "the agent, its template and its dataset")
+    (tmp_path / "runner-temp").mkdir()
+    env = {"RUNNER_TEMP": str(tmp_path / "runner-temp")}
+    run(repo, "baseline", "update", "--install", render, env=env)
+    assert "build/prompt.md" in baseline_inputs(repo)
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "templates" / "prompt.md.in").write_text(BAD)
+    commit(repo, "a broken template")
+    assert_caught(repo, "--install", render, env=env)

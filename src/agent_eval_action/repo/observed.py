@@ -11,7 +11,8 @@ link records the link and what it reached), ``missing``, or the hash of the fold
 Files of a checked-out submodule are the repository's (a PR that bumps its gitlink changes
 them). Only what git could bring is
 kept: files outside the repository, in ``.git``, ignored by git (a venv, ``__pycache__``, local
-``.env`` files), or in the run's own folders (the output, the model-call cache) are not; what
+``.env`` files) unless the install command wrote them (``made``), or in the run's own folders
+(the output, the model-call cache) are not; what
 lies outside the repository is the environment's (``run/fingerprint.py``). Compiled bytecode
 stands for its source (``__pycache__/m.cpython-311.pyc`` -> ``m.py``).
 """
@@ -79,10 +80,13 @@ class RepositoryInputs:
     """The repository's files as the agent's questions see them now (one run: every value is
     computed once). ``skip``: repository-relative folders of the run's own (output, cache)."""
 
-    def __init__(self, git: Git, skip: Iterable[str] = ()):
+    def __init__(self, git: Git, skip: Iterable[str] = (), made: Iterable[str] = ()):
         self.root = git.workspace().root
         self.git = Git(self.root)  # paths in and out of git named from the top, whatever the run's folder
         self.skip = tuple(s.rstrip("/") + "/" for s in skip if s and s not in (".", "./"))
+        # Ignored files the install command wrote (from the repository's files: a template
+        # rendered into build/): inputs by their content, as a change to their source makes them.
+        self.made = frozenset(made)
         names = self.git.listed_files()
         if (self.root / ".gitmodules").is_file():
             names = _with_submodules(names, self.git.submodule_files())
@@ -147,6 +151,11 @@ class RepositoryInputs:
                 return blob_hash(path.read_bytes())
             except IsADirectoryError:
                 return None
+            except OSError:
+                return MISSING
+        if key in self.made:
+            try:
+                return blob_hash(path.read_bytes())
             except OSError:
                 return MISSING
         if os.path.lexists(path):
