@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from agent_eval_action.config import Config
@@ -27,10 +28,19 @@ SCRIPTED = ROOT / "tests" / "apps" / "observed" / "scripted.py"
 CONFIG = 'datasets = ["evaluation/datasets/*.json"]\nagent = "{agent}"\n'
 
 
-def repo_with(tmp_path: Path, files: dict[str, str], agent: str = "shop.agent:root_agent", extra_config: str = "") -> Path:
+def repo_with(
+    tmp_path: Path,
+    files: dict[str, str],
+    agent: str = "shop.agent:root_agent",
+    extra_config: str = "",
+    prepare: Callable[[Path], None] | None = None,
+) -> Path:
     """main: ``files``, the scripted model as ``scripted.py``, the config, a dataset and its
-    baseline (made by running the agent); then a PR branch ``pr`` checked out."""
+    baseline (made by running the agent); then a PR branch ``pr`` checked out. ``prepare``: what
+    else the repository holds before the first commit (a link, a database, a submodule)."""
     repo = new_repo(tmp_path / "repo", dict(files))
+    if prepare is not None:
+        prepare(repo)
     shutil.copy(SCRIPTED, repo / "scripted.py")
     (repo / "agent-eval.toml").write_text(CONFIG.format(agent=agent) + extra_config)
     (repo / ".gitignore").write_text("agent-eval-results/\ncalls.txt\n__pycache__/\n.cache/\n")

@@ -3,8 +3,8 @@
  * question (builtins.id from ADK's deep copies nearly all of them); calling a hook written in
  * Python costs ~1,760 instructions an event whatever it does (its event name made a string, its
  * arguments a tuple, the call): 2% of a question's CPU. A C hook is given the name as a C string
- * and returns at once for any event it does not want; only open, os.listdir, os.scandir and
- * import reach Python, as ``handler(event, args)``.
+ * and returns at once for any event it does not want; only open, os.listdir, os.scandir, import
+ * and sqlite3.connect reach Python, as ``handler(event, args)``.
  *
  * Built for the interpreter that runs the worker by ``python -m agent_eval_action.agent_worker.native``
  * (make install, the action's image); where it is not built, the worker uses its Python hook. */
@@ -26,6 +26,11 @@ hook(const char *event, PyObject *args, void *data)
         break;
     case 'i':
         if (strcmp(event, "import") != 0) {
+            return 0;
+        }
+        break;
+    case 's':
+        if (strcmp(event, "sqlite3.connect") != 0) {
             return 0;
         }
         break;
@@ -72,7 +77,7 @@ install(PyObject *module, PyObject *callable)
 }
 
 static PyMethodDef methods[] = {
-    {"install", install, METH_O, "install(handler): calls handler(event, args) for open, os.listdir, os.scandir and import."},
+    {"install", install, METH_O, "install(handler): calls handler(event, args) for open, os.listdir, os.scandir, import and sqlite3.connect."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,7 +5,8 @@ object (an endpoint, a LiteLlm keyword, a BaseLlm subclass's logic) never replay
 model's answers; a byte-identical request to an unchanged model does replay (a tool's changed
 answer changes every request after it).
 
-It sits at the model itself (each agent's model is wrapped), not in a plugin's
+It sits at the model itself (``model_calls.py`` sends every model call of a question through
+it, whoever holds the model: an ``AgentTool``'s runner, a callback), not in a plugin's
 ``before_model_callback``: that runs before the agent's own model callbacks, and replaying there
 would skip them, so a cached run would not do what a live one does. ADK's random function-call
 ids are left out of the key, so a second run of the same conversation hits. A PR that changes
@@ -33,7 +34,7 @@ import sys
 import tempfile
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 if sys.platform != "win32":
     import fcntl
@@ -242,6 +243,8 @@ def caching_model(inner: Any, store: ResponseStore, in_flight: InFlight | None =
             return None
 
     class CachingLlm(BaseLlm):
+        agent_eval_wrapper: ClassVar[bool] = True  # model_calls' door leaves its method as it is
+
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
             key = request_key(llm_request, inner.model, identity)
             replay = replayable(key)
@@ -270,19 +273,3 @@ def caching_model(inner: Any, store: ResponseStore, in_flight: InFlight | None =
                 yield response
 
     return CachingLlm(model=inner.model)
-
-
-def install(root_agent: Any, directory: str) -> None:
-    """Wraps the model of every LLM agent in the tree (an agent without one inherits its parent's)."""
-    store = ResponseStore(directory)
-    in_flight = InFlight(store)
-    stack = [root_agent]
-    while stack:
-        agent = stack.pop()
-        if hasattr(agent, "canonical_model"):
-            agent.model = caching_model(agent.canonical_model, store, in_flight)
-        stack.extend(getattr(agent, "sub_agents", None) or [])
-
-
-def replayed_calls(events: list[dict[str, Any]]) -> int:
-    return sum(1 for e in events if (e.get("custom_metadata") or {}).get(REPLAYED) == "replayed")

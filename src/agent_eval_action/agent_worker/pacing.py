@@ -1,8 +1,8 @@
 """The agent's model calls paced to the model API's quota, and a throttled call retried inside
 the question: the turns before it are not run again.
 
-Each model of the agent is wrapped (as ``model_cache`` wraps them, and inside its wrapper: a
-replayed answer needs no permit). Before a call the wrapper asks for a permit for its model and
+Every model call of the agent goes through ``model_calls.py``'s door: the cache first, then
+this pacing (a replayed answer needs no permit), then the model. Before a call the wrapper asks for a permit for its model and
 API key; once the call is over it says what became of it. A call the API throttles (429
 RESOURCE_EXHAUSTED, raised by google-genai as a ``ClientError`` whose ``details`` are the error's
 JSON, with a ``google.rpc.RetryInfo`` ``retryDelay`` such as ``"26s"``) is said ``throttled`` with
@@ -22,7 +22,6 @@ import contextlib
 import hashlib
 import itertools
 import math
-import os
 import re
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -192,7 +191,7 @@ def paced_model(inner: Any, permits: Permits, key: str) -> Any:
     from google.adk.models.llm_response import LlmResponse
 
     class PacedLlm(BaseLlm):
-        agent_eval_paced: ClassVar[bool] = True
+        agent_eval_wrapper: ClassVar[bool] = True  # model_calls' door leaves its method as it is
 
         def agent_eval_wrapped(self) -> Any:
             """The model that answers (the model cache keys on it: ``model_cache.model_identity``)."""
@@ -221,17 +220,3 @@ def paced_model(inner: Any, permits: Permits, key: str) -> Any:
                 return
 
     return PacedLlm(model=inner.model)
-
-
-def install(root_agent: Any, permits: Permits, env: Mapping[str, str] | None = None) -> None:
-    """Wraps the model of every LLM agent in the tree (an agent without one inherits its parent's,
-    already wrapped: wrapped once, it asks for one permit a call)."""
-    key = key_id(os.environ if env is None else env)
-    stack = [root_agent]
-    while stack:
-        agent = stack.pop()
-        if hasattr(agent, "canonical_model"):
-            model = agent.canonical_model
-            if not getattr(type(model), "agent_eval_paced", False):
-                agent.model = paced_model(model, permits, key)
-        stack.extend(getattr(agent, "sub_agents", None) or [])

@@ -30,7 +30,8 @@ The worker answers on the file descriptor that was its stdout:
   of its time); then ``spent(P, outcome[, retry_delay, tokens])`` once the call is over (``ok``,
   ``throttled`` with the API's RetryInfo delay or None, ``failed``, or ``unused``: never sent).
 
-A result is ``{replayed_model_calls, events, final_state, turn_times, spans[, observed]}``, or
+A result is ``{replayed_model_calls, live_model_calls, events, final_state, turn_times, spans[,
+observed]}`` (the model calls the cache answered, and those handed to the model: ``model_calls.py``), or
 ``{skipped}`` for a conversation scenario ADK's simulator cannot play. ``observed``: what the
 agent read for the question (``observe.py``), ``{file|listed|searched: [absolute paths]}``.
 """
@@ -93,6 +94,7 @@ USER_SIMULATOR = "user_simulator"
 
 # A result's fields.
 REPLAYED_MODEL_CALLS = "replayed_model_calls"
+LIVE_MODEL_CALLS = "live_model_calls"
 EVENTS = "events"
 FINAL_STATE = "final_state"
 TURN_TIMES = "turn_times"
@@ -144,6 +146,7 @@ KEYS = (
     CONVERSATION_SCENARIO,
     USER_SIMULATOR,
     REPLAYED_MODEL_CALLS,
+    LIVE_MODEL_CALLS,
     EVENTS,
     FINAL_STATE,
     TURN_TIMES,
@@ -322,10 +325,19 @@ def run_result(
     final_state: dict[str, Any] | None,
     turn_times: list[list[float]],
     spans: list[dict[str, Any]],
-    replayed: Any,
+    *,
+    replayed: int,
+    live: int,
 ) -> dict[str, Any]:
     """What one question's run left, as the parent turns it into a trace."""
-    return {REPLAYED_MODEL_CALLS: replayed, EVENTS: events, FINAL_STATE: final_state, TURN_TIMES: turn_times, SPANS: spans}
+    return {
+        REPLAYED_MODEL_CALLS: replayed,
+        LIVE_MODEL_CALLS: live,
+        EVENTS: events,
+        FINAL_STATE: final_state,
+        TURN_TIMES: turn_times,
+        SPANS: spans,
+    }
 
 
 def skipped(reason: str) -> dict[str, Any]:

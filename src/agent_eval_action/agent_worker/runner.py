@@ -13,6 +13,7 @@ from typing import Any
 
 from . import protocol
 from .loader import LoadedAgent
+from .model_calls import Tally
 from .pacing import Permits
 from .span_capture import SpanCapture
 
@@ -55,14 +56,12 @@ class AgentSessions:
 
         logging.getLogger("google_adk").setLevel(logging.ERROR)
         self._types = types
-        if pacing is not None:  # first, so that the cache wraps it: a replayed answer asks no permit
-            from .pacing import install as pace
+        from .model_calls import install, route_for
+        from .pacing import LocalPermits
 
-            pace(agent.root_agent, pacing)
-        if model_cache:
-            from .model_cache import install
-
-            install(agent.root_agent, model_cache)
+        # Every model call a question makes goes through the route: cached, paced, counted.
+        self.route = route_for(pacing if pacing is not None else LocalPermits(), model_cache)
+        install()
         self.app_name = agent.app_name
         self.sessions = InMemorySessionService()
         if agent.is_app:
@@ -75,8 +74,14 @@ class AgentSessions:
     async def run(self, question: dict[str, Any]) -> dict[str, Any]:
         """``question``: {id, user_inputs, initial_state} (or a ``conversation_scenario`` with its
         ``user_simulator`` settings). Raises what the agent raised."""
-        if question.get(protocol.CONVERSATION_SCENARIO) is not None:
-            return await self._scenario(question)
+        from .model_calls import routing
+
+        with routing(self.route) as tally:
+            if question.get(protocol.CONVERSATION_SCENARIO) is not None:
+                return await self._scenario(question, tally)
+            return await self._conversation(question, tally)
+
+    async def _conversation(self, question: dict[str, Any], tally: Tally) -> dict[str, Any]:
         session = await self.sessions.create_session(
             app_name=self.app_name, user_id=USER_ID, state=dict(question.get(protocol.INITIAL_STATE) or {})
         )
@@ -105,27 +110,27 @@ class AgentSessions:
                 partial = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
             except Exception:  # noqa: BLE001 - the state is lost; the events and the agent's error still go
                 partial = None
-            _attach(error, self._result(events, partial, times, spans))
+            _attach(error, self._result(events, partial, times, spans, tally))
             raise
         finally:
             await self.sessions.delete_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
-        return self._result(events, final, times, spans)
+        return self._result(events, final, times, spans, tally)
 
     @staticmethod
-    def _result(events: list[dict[str, Any]], session: Any, times: list[list[float]], spans: list[dict[str, Any]]) -> dict[str, Any]:
-        from .model_cache import replayed_calls
-
-        return protocol.run_result(events, dict(session.state) if session is not None else None, times, spans, replayed_calls(events))
+    def _result(
+        events: list[dict[str, Any]], session: Any, times: list[list[float]], spans: list[dict[str, Any]], tally: Tally
+    ) -> dict[str, Any]:
+        state = dict(session.state) if session is not None else None
+        return protocol.run_result(events, state, times, spans, replayed=tally.replayed, live=tally.live)
 
     async def _turn(self, session_id: str, message: Any, events: list[dict[str, Any]]) -> None:
         async for event in self.runner.run_async(user_id=USER_ID, session_id=session_id, new_message=message):
             events.append(event.model_dump(mode="json", exclude_none=True))
 
-    async def _scenario(self, question: dict[str, Any]) -> dict[str, Any]:
+    async def _scenario(self, question: dict[str, Any], tally: Tally) -> dict[str, Any]:
         """A conversation scenario, played out by ADK's own user simulator (``scenarios.py``)."""
         import os
 
-        from .model_cache import replayed_calls
         from .scenarios import ScenarioSkipped, run_scenario
 
         play = run_scenario(
@@ -148,7 +153,8 @@ class AgentSessions:
         except ScenarioSkipped as skipped:
             return protocol.skipped(skipped.reason)
         events = [event.model_dump(mode="json", exclude_none=True) for event in done.events]
-        return protocol.run_result(events, done.final_state, [list(t) for t in done.turn_times], spans, replayed_calls(events))
+        turn_times = [list(t) for t in done.turn_times]
+        return protocol.run_result(events, done.final_state, turn_times, spans, replayed=tally.replayed, live=tally.live)
 
 
 def _attach(error: BaseException, partial: dict[str, Any]) -> None:

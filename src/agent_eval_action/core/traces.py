@@ -94,6 +94,9 @@ class Trace(Stored):
     error: str | None = None
     # Model calls answered from the model-call cache instead of the model (None: no cache).
     replayed_model_calls: int | None = None
+    # Model calls the agent's worker handed to the model, counted there (an AgentTool's runner and
+    # a callback's calls included; each try of a throttled call too); None: not counted.
+    live_model_calls: int | None = None
     # The run did not happen, and why (a conversation scenario without the simulator's credentials).
     skipped: str | None = None
     # What the agent read for this run, as its worker observed it: kind ("file", "listed",

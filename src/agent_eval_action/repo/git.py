@@ -108,6 +108,12 @@ class Git:
         done = self._run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], None)
         return [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n] if done.returncode == 0 else []
 
+    def submodule_files(self) -> list[str]:
+        """The files of the checked-out submodules, repository-relative (``listed_files`` names
+        each submodule by its gitlink alone), with the repository's own tracked files."""
+        done = self._run(["ls-files", "-z", "--cached", "--recurse-submodules"], None)
+        return [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n] if done.returncode == 0 else []
+
     def ignored(self, paths: list[str]) -> set[str]:
         """Which of ``paths`` (repository-relative, not tracked) git ignores."""
         if not paths:

@@ -6,9 +6,13 @@ A key is a repository path: ``a/b.md`` (a file read, or looked for), ``a/`` (a f
 listed: the names in it), ``a/*`` (a folder an import or importlib.metadata searched: the names
 in it of the modules the agent imported, ``imports``, and of distributions, so a new ``tests/``
 folder shadows nothing while a new ``vendor/requests.py`` would). ``./`` and ``./*`` are the root. A value is the file's git blob hash (of its bytes in the
-working tree), ``missing``, or the hash of the folder's names. Only what git could bring is
+working tree; of a symbolic link, its target's text, as git stores a link: a read through a
+link records the link and what it reached), ``missing``, or the hash of the folder's names.
+Files of a checked-out submodule are the repository's (a PR that bumps its gitlink changes
+them). Only what git could bring is
 kept: files outside the repository, in ``.git``, ignored by git (a venv, ``__pycache__``, local
-``.env`` files), or in the run's own folders (the output, the model-call cache) are not; what
+``.env`` files) unless the install command wrote them (``made``), or in the run's own folders
+(the output, the model-call cache) are not; what
 lies outside the repository is the environment's (``run/fingerprint.py``). Compiled bytecode
 stands for its source (``__pycache__/m.cpython-311.pyc`` -> ``m.py``).
 """
@@ -60,6 +64,13 @@ def _module_name(entry: str) -> str | None:
     return None
 
 
+def _with_submodules(names: list[str], recursed: list[str]) -> list[str]:
+    """``names`` with the files of the submodules in place of their gitlinks."""
+    every = list(dict.fromkeys([*names, *recursed]))
+    folders = {name[:i] for name in every for i, c in enumerate(name) if c == "/"}
+    return [name for name in every if name not in folders]
+
+
 def blob_hash(data: bytes) -> str:
     """Git's object name for a blob of ``data``."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
@@ -69,11 +80,16 @@ class RepositoryInputs:
     """The repository's files as the agent's questions see them now (one run: every value is
     computed once). ``skip``: repository-relative folders of the run's own (output, cache)."""
 
-    def __init__(self, git: Git, skip: Iterable[str] = ()):
+    def __init__(self, git: Git, skip: Iterable[str] = (), made: Iterable[str] = ()):
         self.root = git.workspace().root
         self.git = Git(self.root)  # paths in and out of git named from the top, whatever the run's folder
         self.skip = tuple(s.rstrip("/") + "/" for s in skip if s and s not in (".", "./"))
+        # Ignored files the install command wrote (from the repository's files: a template
+        # rendered into build/): inputs by their content, as a change to their source makes them.
+        self.made = frozenset(made)
         names = self.git.listed_files()
+        if (self.root / ".gitmodules").is_file():
+            names = _with_submodules(names, self.git.submodule_files())
         self.files = frozenset(names)
         self.children: dict[str, set[str]] = {}
         for name in names:
@@ -82,7 +98,7 @@ class RepositoryInputs:
                 self.children.setdefault("/".join(parts[:depth]), set()).add(parts[depth] + ("/" if depth < len(parts) - 1 else ""))
         self._values: dict[str, str | None] = {}
         self._ignored: dict[str, bool] = {}
-        self._keys: dict[tuple[str, str], str | None] = {}
+        self._keys: dict[tuple[str, str], list[str]] = {}
         self._names: tuple[Collection[str], int, ModuleNames] | None = None
 
     # -- what a question read -> keys and their values -----------------------------------------
@@ -90,8 +106,8 @@ class RepositoryInputs:
     def record(self, observed: Mapping[str, list[str]], imports: Collection[str]) -> dict[str, str]:
         """A question's observation (kind -> absolute paths) as ``{key: value}``; ``imports``:
         the parts of the module names the run imported."""
-        keys = [self._key(kind, path) for kind, paths in observed.items() if kind in KINDS for path in paths]
-        wanted = [k for k in dict.fromkeys(keys) if k is not None]
+        keys = [key for kind, paths in observed.items() if kind in KINDS for path in paths for key in self._keys_of(kind, path)]
+        wanted = list(dict.fromkeys(keys))
         self._check_ignored([k for k in wanted if not k.endswith(("/", "/*")) and k not in self.files])
         out = {}
         for key in wanted:
@@ -126,10 +142,20 @@ class RepositoryInputs:
     def _file(self, key: str) -> str | None:
         path = self.root / key
         if key in self.files:
+            if path.is_symlink():  # a link as git stores it: the blob of its target's text
+                try:
+                    return blob_hash(os.fsencode(os.readlink(path)))
+                except OSError:
+                    return MISSING
             try:
                 return blob_hash(path.read_bytes())
             except IsADirectoryError:
                 return None
+            except OSError:
+                return MISSING
+        if key in self.made:
+            try:
+                return blob_hash(path.read_bytes())
             except OSError:
                 return MISSING
         if os.path.lexists(path):
@@ -144,11 +170,42 @@ class RepositoryInputs:
         for key in unknown:
             self._ignored[key] = key in ignored
 
-    def _key(self, kind: str, path: str) -> str | None:
-        found = self._keys.get((kind, path), "")
-        if found == "":
-            found = self._keys[(kind, path)] = self._make_key(kind, path)
+    def _keys_of(self, kind: str, path: str) -> list[str]:
+        """The keys a read of ``path`` stands for: the file (or folder) it reached, and every
+        link of the repository's it went through (a PR may retarget one: ``prompts/current.md
+        -> v2.md``, a folder ``prompts -> prompts_v2``)."""
+        found = self._keys.get((kind, path))
+        if found is None:
+            reached = self._make_key(kind, path)
+            found = self._keys[(kind, path)] = list(dict.fromkeys([*([reached] if reached else []), *self._links(path)]))
         return found
+
+    def _links(self, path: str) -> list[str]:
+        """The repository's symbolic links on the way to ``path``, as keys (a link's value is its text)."""
+        parts = Path(path).parts
+        if not parts:
+            return []
+        links, current = [], Path(parts[0])
+        for part in parts[1:]:
+            candidate = current / part
+            if candidate.is_symlink():
+                key = self._inside(candidate)
+                if key:
+                    links.append(key)
+                current = Path(os.path.realpath(candidate))
+            else:
+                current = candidate
+        return links
+
+    def _inside(self, path: Path) -> str | None:
+        """``path`` (its folders real) named from the root; None outside it, in ``.git`` or in the run's own folders."""
+        try:
+            inner = path.relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        if inner in (".", ".git") or inner.startswith(".git/") or (inner + "/").startswith(self.skip):
+            return None
+        return inner
 
     def _make_key(self, kind: str, path: str) -> str | None:
         full = os.path.realpath(path)

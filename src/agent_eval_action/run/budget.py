@@ -18,6 +18,14 @@ from agent_eval_action.metrics.trace_metrics import calls_cost
 SKIPPED = "budget"
 
 
+def live_calls(trace: Trace) -> int:
+    """The model calls of a run that reached the model: as the worker counted them where it
+    handed them over (an ``AgentTool``'s runner's too), else the trace's calls less the replayed."""
+    if trace.live_model_calls is not None:
+        return trace.live_model_calls
+    return max(len(trace.llm_calls or []) - (trace.replayed_model_calls or 0), 0)
+
+
 @dataclass
 class Budget:
     max_calls: int | None = None
@@ -45,10 +53,9 @@ class Budget:
         made = trace.llm_calls or []
         if not made:
             return  # a run that failed tells nothing of what a question costs (its calls are unknown)
-        replayed = trace.replayed_model_calls or 0
-        live = max(len(made) - replayed, 0)
+        live = live_calls(trace)
         cost, _ = calls_cost(made, self.prices)
-        self.spend(live, cost * live / len(made))
+        self.spend(live, cost * live / len(made))  # calls the trace has no usage of (an AgentTool's) at the mean
 
     def reached(self) -> str | None:
         """Why no more work may start, or None."""

@@ -29,6 +29,10 @@ from agent_eval_action.run.agent_env import agent_environment
 
 READY = ".agent-eval-ready"  # written last: a venv whose install failed or was cut off is never reused
 COMMAND = ".agent-eval-install"  # the install command that made it: part of the environment's fingerprint
+# The files the install command wrote in the repository that git ignores (a prompt rendered into
+# build/ from a committed template): read by the agent, they are inputs by their content.
+MADE = ".agent-eval-made"
+_NOT_MADE = ("__pycache__", ".egg-info", ".dist-info")  # a build's own metadata and bytecode, never an input
 
 
 def environment_key(command: str, project: Path, python: str, source: str | None = None) -> str:
@@ -87,12 +91,56 @@ def install_environment(
         clean.pop("PYTHONPATH", None)  # ours points into our own installation
         clean.pop("PYTHONHOME", None)
         print(f"{label}'s environment: {venv} ({base}); running in {project}: {command}", file=out, flush=True)
+        before = _ignored_files(project)
         done = subprocess.run(command, shell=True, check=False, env=clean, cwd=project)
     if done.returncode != 0:
         raise InfrastructureError(f"the install command exited with {done.returncode} for {label}: {command}")
+    after = _ignored_files(project)
+    (venv / MADE).write_text("\n".join(sorted(name for name, seen in after.items() if before.get(name) != seen)))
     (venv / COMMAND).write_text(command)
     (venv / READY).write_text(key)
     return str(python)
+
+
+def _ignored_files(project: Path) -> dict[str, tuple[int, int]]:
+    """The files of ``project``'s repository that git ignores (named from its top), with their
+    modification time and size (a venv's folder, bytecode and build metadata left out); empty
+    outside a repository."""
+    top = Git(project).toplevel()
+    if top is None:
+        return {}
+    done = subprocess.run(
+        ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard"], cwd=top, capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        return {}
+    project = top
+    found: dict[str, tuple[int, int]] = {}
+    venvs: dict[str, bool] = {}
+    for name in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        parts = name.split("/")
+        if not name or any(part == "__pycache__" or part.endswith(_NOT_MADE) for part in parts):
+            continue
+        if len(parts) > 1 and venvs.setdefault(parts[0], (project / parts[0] / "pyvenv.cfg").is_file()):
+            continue
+        try:
+            status = os.lstat(project / name)
+        except OSError:
+            continue
+        found[name] = (status.st_mtime_ns, status.st_size)
+    return found
+
+
+def made_files(python: str | None) -> list[str]:
+    """The repository files git ignores that the install command which made ``python``'s venv
+    wrote (repository-relative); empty for a Python no install command made."""
+    if not python:
+        return []
+    try:
+        text = (Path(python).parent.parent / MADE).read_text()
+    except OSError:
+        return []
+    return [name for name in text.split("\n") if name]
 
 
 def bundled_wheels() -> list[Path]:

@@ -28,7 +28,7 @@ from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.run import worker_start
 from agent_eval_action.run.adaptive import Limiter
-from agent_eval_action.run.budget import Budget
+from agent_eval_action.run.budget import Budget, live_calls
 from agent_eval_action.run.pacing import Pacer, Quota
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
@@ -393,5 +393,4 @@ def _model_calls(records: list[Record]) -> ModelCalls | None:
     if not traces:
         return None
     replayed = sum(t.replayed_model_calls or 0 for t in traces)
-    total = sum(len(t.llm_calls or []) for t in traces)
-    return ModelCalls(live=max(total - replayed, 0), replayed=replayed)
+    return ModelCalls(live=sum(live_calls(t) for t in traces), replayed=replayed)

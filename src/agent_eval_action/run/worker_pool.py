@@ -287,6 +287,8 @@ def trace_from_worker(
         spans=[RawSpan(**span) for span in result.get(protocol.SPANS, [])],
     )
     trace.replayed_model_calls = result.get(protocol.REPLAYED_MODEL_CALLS) if model_cache else None
+    live = result.get(protocol.LIVE_MODEL_CALLS)
+    trace.live_model_calls = live if isinstance(live, int) else None
     observed = result.get(protocol.OBSERVED)
     if isinstance(observed, dict):
         trace.observed = {str(k): [str(p) for p in v] for k, v in observed.items() if isinstance(v, list)}

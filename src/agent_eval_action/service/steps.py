@@ -23,6 +23,7 @@ from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base
 from agent_eval_action.repo.observed import MISSING, RepositoryInputs
+from agent_eval_action.run.environments import made_files
 from agent_eval_action.run.fingerprint import environment_fingerprint
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
 from agent_eval_action.verdict.rules import Rules, rules_at_base
@@ -82,7 +83,8 @@ def observed_now(config: Config, git: Git) -> Observed | None:
         return None
     workspace = git.workspace()
     skip = [workspace.rel(config.output_dir)] + ([workspace.rel(config.model_cache)] if config.model_cache else [])
-    return Observed(RepositoryInputs(git, skip), environment_fingerprint(config, workspace))
+    made = made_files(config.agent_python)  # what the install command wrote that git ignores
+    return Observed(RepositoryInputs(git, skip, made), environment_fingerprint(config, workspace))
 
 
 def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> list[str] | None:

@@ -4,6 +4,7 @@ removed, and would stay in the test process), with questions running concurrentl
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,53 @@ def test_each_question_gets_its_own_reads_and_the_shared_ones(tmp_path: Path, ho
         assert seen[name]["listed"] == [f"{here}/dir_{name}", f"{here}/scan_{name}"]
         assert f"{here}/lib" in seen[name]["searched"]  # the finder's listing: a search, not a read
     assert "helper_mod" in seen["a"]["imported"] + seen["b"]["imported"]
+
+
+RELATIVE = r"""
+import asyncio, contextlib, json, os, sqlite3, sys
+sys.path.insert(0, sys.argv[1])
+from agent_eval_action.agent_worker import observe
+
+obs = observe.start([sys.prefix, sys.base_prefix], native=sys.argv[2] == "native")
+
+async def question():
+    own, token = obs.begin()
+    try:
+        with contextlib.chdir("prompts"):
+            open("moved.md").read()  # from the working directory of that moment
+            os.listdir("nested")
+        fd = os.open("held", os.O_RDONLY)
+        with open("by_fd.md", opener=lambda path, flags: os.open(path, flags, dir_fd=fd)) as f:
+            f.read()  # from the folder the descriptor holds
+        os.close(fd)
+        sqlite3.connect("data.db").close()  # SQLite opens it itself: its own event
+        sqlite3.connect("file:uri.db?mode=ro", uri=True).close()
+        sqlite3.connect(":memory:").close()  # no file
+        return obs.paths(own)
+    finally:
+        obs.end(token)
+
+print(json.dumps(asyncio.run(question())))
+"""
+
+
+@pytest.mark.parametrize("hook", ["native", "python"])
+def test_relative_reads_resolve_to_the_real_file_and_sqlite_databases_are_read(tmp_path: Path, hook: str) -> None:
+    if hook == "native":
+        native_hook()
+    (tmp_path / "prompts" / "nested").mkdir(parents=True)
+    (tmp_path / "prompts" / "moved.md").write_text("x")
+    (tmp_path / "held").mkdir()
+    (tmp_path / "held" / "by_fd.md").write_text("x")
+    for name in ("data.db", "uri.db"):
+        sqlite3.connect(tmp_path / name).close()
+    done = subprocess.run(
+        [sys.executable, "-c", RELATIVE, str(ROOT / "src"), hook], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(done.stdout)
+    here = str(tmp_path.resolve())
+    files = set(seen["file"])
+    assert {f"{here}/prompts/moved.md", f"{here}/held/by_fd.md", f"{here}/data.db", f"{here}/uri.db"} <= files, files
+    assert not {f"{here}/moved.md", f"{here}/by_fd.md"} & files  # not at the top, where they are not
+    assert not any(":memory:" in f for f in files)
+    assert f"{here}/prompts/nested" in seen["listed"]

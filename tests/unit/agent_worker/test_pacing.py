@@ -15,7 +15,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import errors, types
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.pacing import LocalPermits, install, key_id, paced_model, retry_delay, throttled
+from agent_eval_action.agent_worker.pacing import LocalPermits, key_id, paced_model, retry_delay, throttled
 
 QUOTA_429 = {
     "error": {
@@ -129,17 +129,6 @@ def test_other_errors_are_the_agents_and_say_failed() -> None:
     else:
         raise AssertionError("the 400 was swallowed")
     assert permits.said == [(0, protocol.FAILED, None, 0)]
-
-
-def test_every_agent_of_the_tree_is_paced_once() -> None:
-    from google.adk.agents import LlmAgent
-
-    model = Scripted(model="gemini-2.5-flash")
-    child = LlmAgent(name="child", instruction="x")  # inherits its parent's model
-    root = LlmAgent(name="root", model=model, instruction="x", sub_agents=[child])
-    install(root, Recorded(), env={"GOOGLE_API_KEY": "k"})
-    assert isinstance(root.model, BaseLlm) and root.model is not model and root.model.model == "gemini-2.5-flash"
-    assert child.canonical_model is root.canonical_model  # not wrapped twice: one permit a call
 
 
 def test_local_permits_wait_as_the_api_said() -> None:

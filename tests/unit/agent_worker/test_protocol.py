@@ -192,6 +192,7 @@ def test_each_message_goes_through_a_real_worker_and_back(worker: _Worker) -> No
     result = answered[protocol.RESULT]
     assert set(result) == {
         protocol.REPLAYED_MODEL_CALLS,
+        protocol.LIVE_MODEL_CALLS,
         protocol.EVENTS,
         protocol.FINAL_STATE,
         protocol.TURN_TIMES,
