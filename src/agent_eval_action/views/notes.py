@@ -4,6 +4,7 @@ dataset-level failures."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from agent_eval_action.core.markdown import plural
@@ -93,6 +94,8 @@ def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> li
         if m.verdict not in ("new", "removed") and (base_only or m.current_only):
             groups[(base_only, m.current_only)].append(m.metric)
     lines = []
+    added = comparison.added_questions
+    compared = sum(1 for m in comparison.metrics if m.verdict not in ("new", "removed"))
     if errored:
         lines.append(
             f"{plural(errored, 'question')} ended in an error in this run, so no metric scored "
@@ -102,10 +105,23 @@ def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> li
         parts = []
         if base_only:
             parts.append(f"{plural(base_only, 'question')} scored only on the base (removed, or an error or unscored now)")
-        if head_only:
+        if head_only and head_only == len(added):  # what the change adds, named: no guess at why
+            parts.append(
+                f"{plural(head_only, 'question')} this change adds ({', '.join(added[:IDS_NAMED])}{', …' if len(added) > IDS_NAMED else ''})"
+            )
+        elif head_only:
             parts.append(f"{plural(head_only, 'question')} scored only on this PR (added, or unscored on the base)")
-        lines.append(f"{', '.join(metrics)}: {'; '.join(parts)}")
+        lines.append(f"{_metrics_named(metrics, compared)}: {'; '.join(parts)}")
     return lines
+
+
+def _metrics_named(metrics: list[str], compared: int) -> str:
+    """The metrics a line is about, briefly: one added question is unpaired on all 28 of them."""
+    if len(metrics) == compared and compared > 1:
+        return "every metric"
+    if len(metrics) > 3:
+        return f"{len(metrics)} metrics ({', '.join(metrics[:3])}, …)"
+    return ", ".join(metrics)
 
 
 def flaky_lines(comparison: DatasetComparison | None) -> list[str]:
@@ -126,3 +142,34 @@ def dataset_line(failure: GateFailure) -> str:
         count, before = int(failure.current or 0), int(failure.baseline or 0)
         return f"fails the gate: {count} question{'s' if count != 1 else ''} ended in an error, {before} on the base branch"
     return "fails the gate: " + (failure.detail or failure.message)
+
+
+# The gate's note on each metric whose mean fell beyond max_regression when the per-question
+# test decides it: "cs: tool_usage_accuracy 1 -> 0.6 is worse than max_regression 0.05; decided ...".
+_BY_PASS_TEST = re.compile(
+    r"^(?P<name>.*): (?P<moved>\S+ \S+ -> \S+) is worse than max_regression (?P<limit>\S+); decided question by question by the pass test$"
+)
+
+
+def gate_notes(notes: list[str]) -> list[str]:
+    """The gate's notes as the views show them: one cause said once. A dropped sub-agent moves
+    six metrics of the same questions; the gate notes each one's mean "decided question by
+    question by the pass test", which reads as one line per dataset and limit."""
+    out: list[str] = []
+    folded: dict[tuple[str, str], list[str]] = {}
+    for note in notes:
+        found = _BY_PASS_TEST.match(note)
+        if found is None:
+            out.append(note)
+            continue
+        key = (found["name"], found["limit"])
+        if key not in folded:
+            folded[key] = []
+            out.append(f"\0{len(folded) - 1}")  # its place, filled in below
+        folded[key].append(found["moved"])
+    lines = [
+        f"{name}: {', '.join(moved)} {'is' if len(moved) == 1 else 'are'} worse than max_regression {limit}; "
+        "decided question by question by the pass test"
+        for (name, limit), moved in folded.items()
+    ]
+    return [lines[int(note[1:])] if note.startswith("\0") else note for note in out]

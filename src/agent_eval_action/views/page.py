@@ -24,7 +24,7 @@ from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.headline import Reason, headline, reasons
 from agent_eval_action.views.metric_rows import MARK_ORDER, Change, MetricRow, by_metric, metric_order, metric_row
-from agent_eval_action.views.notes import cost_notes, dataset_line, flaky_lines, paired_notes, run_line, unpaired_lines
+from agent_eval_action.views.notes import cost_notes, dataset_line, flaky_lines, gate_notes, paired_notes, run_line, unpaired_lines
 from agent_eval_action.views.question_diffs import DiffGroup, QuestionDiff, group_diffs, question_diff, runs_by_id
 
 
@@ -303,6 +303,8 @@ class Page:
     base_label: str
     # The most baseline commits any metric's trend shows.
     history_depth: int
+    # The gate's notes, one cause said once (:func:`notes.gate_notes`).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def gate(self) -> GateResult | None:
@@ -329,6 +331,7 @@ class Page:
             # Compared with the base's agent run now: the label names it (and its commit) already.
             "base_is_run": self.base_is_run,
             "history_depth": self.history_depth,
+            "notes": self.notes,
         }
 
     @property
@@ -364,6 +367,7 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
         if results.base_run is not None and results.base_run.commit
         else background.base_label or "the baseline",
         history_depth=max((len(p) for h in background.history.values() for p in h.values()), default=0),
+        notes=gate_notes(results.gate.notes) if results.gate is not None else [],
     )
 
 

@@ -7,7 +7,7 @@ from agent_eval_action.core.results import Results
 from agent_eval_action.core.scores import MetricSummary
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
-from agent_eval_action.views.page import DatasetView, Page, page_of
+from agent_eval_action.views.page import DatasetView, Page, page_of, run_failures
 
 
 def _num(value: float | None) -> str:
@@ -158,18 +158,63 @@ def why_lines(d: DatasetView) -> list[str]:
                 lines.append(f"      ... and {len(rows) - DIFF_ROWS_SHOWN} more differences (report.html)")
         if len(d.groups) > REGRESSED_SHOWN:
             lines.append(f"    ... and {sum(g.count for g in d.groups[REGRESSED_SHOWN:])} more (report.html)")
-    if d.questions:
-        also = " (no worse than on the base)" if d.base is not None else ""
-        named = [
-            f"{q.id}{f' run {q.run}' if q.run else ''} ({'error' if q.status == 'error' else ', '.join(q.failed)})" for q in d.questions
-        ]
-        lines.extend(
-            _wrapped(
-                f"  failing{also}: ",
-                named[:FAILING_SHOWN] + ([f"... and {len(named) - FAILING_SHOWN} more"] if len(named) > FAILING_SHOWN else []),
-            )
-        )
+    lines.extend(failing_lines(d))
     return lines
+
+
+def _named(items: list[str]) -> list[str]:
+    return items[:FAILING_SHOWN] + ([f"... and {len(items) - FAILING_SHOWN} more"] if len(items) > FAILING_SHOWN else [])
+
+
+def failing_lines(d: DatasetView) -> list[str]:
+    """The failing runs that did not get worse, by question: each question once with how many of
+    its runs failed and on what; a metric its questions fail on the base too said once, as a
+    known failure; a question this PR adds apart (it has no base to be no worse than)."""
+    if not d.questions:
+        return []
+    runs: dict[str, int] = {}
+    for run in d.result.questions:
+        runs[run.id] = runs.get(run.id, 0) + 1
+    known = _failing_on_base(d)
+    added = set(d.comparison.added_questions) if d.comparison is not None else set()
+    failed: dict[str, dict[str, None]] = {}
+    count: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    also: dict[str, dict[str, None]] = {}  # metric -> the questions that fail it on the base too
+    for v in d.questions:
+        metrics = failed.setdefault(v.id, {})
+        count[v.id] = count.get(v.id, 0) + 1
+        if v.status == "error":
+            errors[v.id] = errors.get(v.id, 0) + 1
+        metrics.update(dict.fromkeys(m for m in v.failed if (v.id, m) not in known))
+        for m in v.failed:
+            if (v.id, m) in known:
+                also.setdefault(m, {})[v.id] = None
+    lines: list[str] = []
+    for metric, known_ids in also.items():
+        ids = list(known_ids)
+        more = f" and {len(ids) - 3} more" if len(ids) > 3 else ""
+        lines.append(f"  {metric} below its threshold on the base too: {plural(len(ids), 'question')} ({', '.join(ids[:3])}{more})")
+    said: dict[bool, list[str]] = {True: [], False: []}
+    for qid, metrics in failed.items():
+        what = ", ".join(metrics)
+        if errors.get(qid):
+            what = ", ".join(p for p in (f"{plural(errors[qid], 'error')}", what) if p)
+        if not what:
+            continue  # its only failures are known ones, said above
+        of = f"{count[qid]} of {runs[qid]} runs: " if runs[qid] > 1 else ""
+        said[qid in added].append(f"{qid} ({of}{what})")
+    where = " (no worse than on the base)" if d.base is not None else ""
+    lines.extend(_wrapped(f"  failing{where}: ", _named(said[False])))
+    lines.extend(_wrapped("  failing, added by this change (no base to compare with): ", _named(said[True])))
+    return lines
+
+
+def _failing_on_base(d: DatasetView) -> set[tuple[str, str]]:
+    """(question, metric) pairs that some base run of the question misses too."""
+    if d.base is None:
+        return set()
+    return {(q.id, m) for q in d.base.questions if q.status == "ok" for m in run_failures(q, d.base.summary, d.thresholds)}
 
 
 def render(page: Page | Results, thresholds: dict[str, float] | None = None, background: Background | None = None) -> str:
@@ -212,7 +257,7 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
     if shown.run_line:
         lines.append(f"run: {shown.run_line}")
     lines.extend(f"model drift: {line}" for line in results.drift_notes)
-    if results.gate is not None and results.gate.notes:
+    if shown.notes:
         lines.append("notes:")
-        lines.extend(f"  - {note}" for note in results.gate.notes)
+        lines.extend(f"  - {note}" for note in shown.notes)
     return show_controls("\n".join(lines).rstrip("\n"))  # bidi controls in agent text shown as escapes

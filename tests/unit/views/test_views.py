@@ -247,8 +247,7 @@ def test_base_and_pr_columns_average_the_questions_the_change_pairs() -> None:
     grown = compare_dataset(_runs("llm_calls", {"a": 2.0, "d": 9.0}), _runs("llm_calls", {"a": 2.0, "b": 5.0}), baseline_path="b.json")
     assert (grown.metrics[0].baseline, grown.metrics[0].current, grown.metrics[0].delta) == (2.0, 2.0, 0.0)
     assert unpaired_lines(grown) == [
-        "llm_calls: 1 question scored only on the base (removed, or an error or unscored now); "
-        "1 question scored only on this PR (added, or unscored on the base)"
+        "llm_calls: 1 question scored only on the base (removed, or an error or unscored now); 1 question this change adds (d)"
     ]
 
 
@@ -539,3 +538,14 @@ def test_an_aa_pair_timed_side_by_side_reads_neither_better_nor_worse() -> None:
         signs.add(latency.delta is not None and latency.delta > 0)
         assert rows["latency"].words == "changed, within noise"
     assert signs == {True, False}  # both ways were drawn: the PR's side slower, and faster
+
+
+def test_a_cut_never_falls_inside_parentheses() -> None:
+    """The comment's bullet once ended "(Holm over 3…": a figure cut in half."""
+    text = "q_risk_01 passes 0 of 4 runs, 5 of 5 on the base (one-sided Fisher test, Holm over 3 questions, alpha 0.01); more"
+    for limit in range(40, len(text)):
+        cut = escape_md(text, limit).replace("\\", "")
+        head = cut[:-1]
+        assert cut.endswith("…") and text.startswith(head), (limit, cut)
+        assert head.count("(") == head.count(")"), (limit, cut)
+    assert escape_md(text, 70).replace("\\", "") == "q_risk_01 passes 0 of 4 runs, 5 of 5 on the base…"
