@@ -204,7 +204,8 @@ def _rule_words(
     elif rule_name == "question_fall":
         total = len({q.id for q in dataset.questions}) if dataset else len(failures)
         fallen = [f.question or "" for f in failures]
-        short = f"{len(fallen)} of {total} questions pass less often than on the base ({_ids(fallen)})"
+        verb = "passes" if len(fallen) == 1 else "pass"
+        short = f"{len(fallen)} of {plural(total, 'question')} {verb} less often than on the base ({_ids(fallen)})"
         detail = "; ".join((f.detail or f.message).removeprefix("question ") for f in failures)
     elif rule_name == "new_errors":
         count = int(first.current or 0)

@@ -29,7 +29,7 @@ def cost_notes(dataset: DatasetResult) -> list[str]:
     notes = []
     if dataset.reused:
         ran = sum(1 for q in dataset.questions if not q.reused and q.status != "skipped")
-        notes.append(f"{plural(dataset.reused, 'question run')} reused from the baseline, {ran} run")
+        notes.append(f"{plural(dataset.reused, 'question run')} reused from the baseline, {ran} ran")
     skipped: dict[str, int] = {}
     for q in dataset.questions:
         if q.status == "skipped":
@@ -173,3 +173,12 @@ def gate_notes(notes: list[str]) -> list[str]:
         for (name, limit), moved in folded.items()
     ]
     return [lines[int(note[1:])] if note.startswith("\0") else note for note in out]
+
+
+def not_scored_line(metrics: list[str]) -> list[str]:
+    """The metrics the base scored and this run scored on no question, in one line."""
+    if not metrics:
+        return []
+    more = f" and {len(metrics) - IDS_NAMED} more" if len(metrics) > IDS_NAMED else ""
+    verb = "was" if len(metrics) == 1 else "were"
+    return [f"{plural(len(metrics), 'metric')} the base scored {verb} not scored in this run ({', '.join(metrics[:IDS_NAMED])}{more})"]

@@ -24,7 +24,16 @@ from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.headline import Reason, headline, reasons
 from agent_eval_action.views.metric_rows import MARK_ORDER, Change, MetricRow, by_metric, metric_order, metric_row
-from agent_eval_action.views.notes import cost_notes, dataset_line, flaky_lines, gate_notes, paired_notes, run_line, unpaired_lines
+from agent_eval_action.views.notes import (
+    cost_notes,
+    dataset_line,
+    flaky_lines,
+    gate_notes,
+    not_scored_line,
+    paired_notes,
+    run_line,
+    unpaired_lines,
+)
 from agent_eval_action.views.question_diffs import DiffGroup, QuestionDiff, group_diffs, question_diff, runs_by_id
 
 
@@ -165,6 +174,12 @@ class DatasetView:
     # Each thresholded metric's pass threshold (:func:`judged_with`), by name.
     thresholds: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def added_failing(self) -> int:
+        """The failing runs (of ``questions``) of questions this change adds: no base to be no worse than."""
+        added = set(self.comparison.added_questions) if self.comparison is not None else set()
+        return sum(1 for q in self.questions if q.id in added)
+
 
 def dataset_view(
     dataset: DatasetResult,
@@ -175,7 +190,11 @@ def dataset_view(
     same_job: bool = False,
 ) -> DatasetView:
     compared = comparison is not None and comparison.status == "compared"
-    rows = _metric_rows(dataset, comparison, gate, background, compared, same_job)
+    every_row = _metric_rows(dataset, comparison, gate, background, compared, same_job)
+    # Metrics the base scored and this run did not (no API key: every run an outage) are one
+    # line, not a row each of "not scored in this run".
+    unscored_now = [r.metric for r in every_row if r.verdict == "removed" and r.mark == "same"]
+    rows = [r for r in every_row if r.metric not in unscored_now]
     # Without a baseline nothing is unchanged: every figure is new and shown.
     moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
     base = background.base_runs.get(dataset.path) if compared else None
@@ -198,7 +217,7 @@ def dataset_view(
     return DatasetView(
         result=dataset,
         comparison=comparison,
-        rows=rows,
+        rows=every_row,
         moved=moved,
         unchanged=[r for r in rows if r not in moved],
         errors=sum(1 for q in dataset.questions if q.status == "error"),
@@ -210,7 +229,7 @@ def dataset_view(
         base=base,
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
-        notes=cost_notes(dataset) + paired_notes(comparison),
+        notes=cost_notes(dataset) + paired_notes(comparison) + not_scored_line(unscored_now),
         unpaired=unpaired_lines(comparison, len(errored_ids)),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],

@@ -191,10 +191,15 @@ def failing_lines(d: DatasetView) -> list[str]:
             if (v.id, m) in known:
                 also.setdefault(m, {})[v.id] = None
     lines: list[str] = []
+    # Metrics failed on the base too by the same questions: one line for them all.
+    alike: dict[tuple[str, ...], list[str]] = {}
     for metric, known_ids in also.items():
-        ids = list(known_ids)
+        alike.setdefault(tuple(known_ids), []).append(metric)
+    for ids, known_metrics in alike.items():
         more = f" and {len(ids) - 3} more" if len(ids) > 3 else ""
-        lines.append(f"  {metric} below its threshold on the base too: {plural(len(ids), 'question')} ({', '.join(ids[:3])}{more})")
+        whose = "its threshold" if len(known_metrics) == 1 else "their thresholds"
+        named = f"{plural(len(ids), 'question')} ({', '.join(ids[:3])}{more})"
+        lines.append(f"  {', '.join(known_metrics)} below {whose} on the base too: {named}")
     said: dict[bool, list[str]] = {True: [], False: []}
     for qid, metrics in failed.items():
         what = ", ".join(metrics)

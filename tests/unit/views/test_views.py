@@ -549,3 +549,31 @@ def test_a_cut_never_falls_inside_parentheses() -> None:
         assert cut.endswith("…") and text.startswith(head), (limit, cut)
         assert head.count("(") == head.count(")"), (limit, cut)
     assert escape_md(text, 70).replace("\\", "") == "q_risk_01 passes 0 of 4 runs, 5 of 5 on the base…"
+
+
+def test_metrics_no_run_scored_are_one_line_not_a_row_each() -> None:
+    """No API key: every run an outage, and the table had a row of "not scored in this run" for
+    each of the base's 20 metrics."""
+    from agent_eval_action import compare
+    from agent_eval_action.datasets import LoadedDataset
+    from agent_eval_action.metrics import REGISTRY, MetricContext
+    from agent_eval_action.scoring.scorer import Scorer
+
+    metrics = [name for name, m in REGISTRY.items() if m.kind in ("reference", "trace")][:20]
+    scorer = Scorer.for_names(metrics, MetricContext())
+
+    def side(questions: list[QuestionResult]) -> Results:
+        return Results(datasets=[scorer.summarize(LoadedDataset(path=PATH, name="cs", format="golden", records=iter(())), questions)])
+
+    base = side([QuestionResult(id=f"q{i}", scores={m: Score(value=1.0) for m in metrics}) for i in range(3)])
+    outage = "ValueError: No API key was provided. Please pass a valid API key."
+    results = compare(side([QuestionResult(id=f"q{i}", status="error", error=outage) for i in range(3)]), base)
+    shown = build(results)
+    (d,) = shown.datasets
+    assert d.moved == [] and d.unchanged == []
+    line = f"20 metrics the base scored were not scored in this run ({', '.join(r.metric for r in d.rows[:5])} and 15 more)"
+    assert d.notes == [line]
+    terminal = render(shown).splitlines()
+    assert f"  {line}" in terminal and not [t for t in terminal if "not scored in this run" in t and t != f"  {line}"]
+    comment = view(shown)
+    assert Renderer().render("comment.md.j2", comment).count("not scored in this run") == 1
