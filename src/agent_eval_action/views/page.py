@@ -10,6 +10,7 @@ words) and notes.py.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,8 +68,29 @@ def run_failures(question: QuestionResult, summary: dict[str, MetricSummary], th
     return missed_thresholds(question, summary, thresholds)
 
 
+def expected_lines(view: QuestionView) -> list[str]:
+    """What a failing run did against what its question expects, in plain words: the lines the
+    comment shows under a run that needs a look, for the terminal (``evaluate`` has no base run to
+    set beside it, so the question's references are the other side)."""
+    lines: list[str] = []
+    if view.tools:
+        for m in view.tools.get("missing", []):
+            expected = json.dumps(m.get("expected"), separators=(",", ":"), ensure_ascii=False, sort_keys=True, default=str)
+            lines.append(f"missing call {m.get('tool_name')} with {expected}")
+        lines += [f"{w.get('tool_name')}: {'; '.join(w.get('differences', []))}" for w in view.tools.get("wrong_arguments", [])]
+        lines += [f"unexpected call {u.get('tool_name')}" for u in view.tools.get("unexpected", [])]
+    lines += [f"state {line}" for line in view.state]
+    if view.trajectory:
+        expected, got = view.trajectory.get("reference", []), view.trajectory.get("actual", [])
+        lines.append(f"trajectory: expected {' → '.join(map(str, expected))}, got {' → '.join(map(str, got))}")
+    return lines
+
+
 def _question_view(question: QuestionResult, failed: list[str]) -> QuestionView:
     tools = question.scores.get("tool_usage_accuracy")
+    precision = question.scores.get("tool_call_precision")
+    if (tools is None or tools.value is None or tools.value >= 1) and precision is not None and precision.value is not None:
+        tools = precision  # all expected calls made, and some not expected: its details name them
     state = question.scores.get("state_management_fidelity")
     trajectory = question.scores.get("trajectory_accuracy")
     return QuestionView(

@@ -7,7 +7,7 @@ from agent_eval_action.core.results import Results
 from agent_eval_action.core.scores import MetricSummary
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
-from agent_eval_action.views.page import DatasetView, Page, page_of, run_failures
+from agent_eval_action.views.page import DatasetView, Page, expected_lines, page_of, run_failures
 
 
 def _num(value: float | None) -> str:
@@ -24,6 +24,15 @@ def _num(value: float | None) -> str:
 
 def _ci(summary: MetricSummary) -> str:
     return f"[{_num(summary.ci95[0])}, {_num(summary.ci95[1])}]" if summary.ci95 else "-"
+
+
+def unscored_words(summary: MetricSummary) -> str:
+    """Every reason a metric went unscored, with its count: the first reason alone ("no reference
+    response") hid that the questions with a reference were unscored for another."""
+    reasons = sorted(summary.unscored_reasons.items(), key=lambda item: -item[1])
+    if len(reasons) <= 1:
+        return reasons[0][0] if reasons else "unscored"
+    return "; ".join(f"{reason}: {plural(count, 'run')}" for reason, count in reasons)
 
 
 # Failing runs named under a dataset's table; the rest are counted (results.json has them all).
@@ -48,16 +57,19 @@ def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None)
         lines.append(f"  pass^{k} (every run of a question passes): " + ", ".join(passes))
     for name, s in dataset.summary.items():
         if not s.n:
-            reason = next(iter(s.unscored_reasons), "unscored")
-            lines.append(f"  {name}: unscored ({reason})")
+            lines.append(f"  {name}: unscored ({unscored_words(s)})")
     for question in dataset.questions:
         if question.status == "error":
             lines.append(f"  error in {question.id}: {question.error}")
     if thresholds:
         failing = view.failed_runs
+        shown = {(v.id, v.run): v for v in view.questions}
         for question, failed in failing[:FAILING_SHOWN]:
             run = f" (run {question.run})" if question.run else ""
             lines.append(f"  failed {question.id}{run}: {', '.join(failed)}")
+            # What it did against what the question expects, as the comment shows a run that needs a look.
+            seen = shown.get((question.id, question.run))
+            lines.extend(f"    {line}" for line in (expected_lines(seen) if seen is not None else [])[:DIFF_ROWS_SHOWN])
         if len(failing) > FAILING_SHOWN:
             lines.append(f"  ... and {len(failing) - FAILING_SHOWN} more failing runs (see results.json)")
     return lines
