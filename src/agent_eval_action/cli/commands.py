@@ -165,6 +165,11 @@ def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err:
     print(f"wrote {target}", file=out)
     if not results.datasets and not paths and not results.problems:  # a problem says why already (an agent that did not load)
         print("error: no datasets to evaluate: give dataset paths or set `datasets` in agent-eval.toml", file=err)
+    outage = api.outage(results, config.gate.max_not_run)
+    if outage is not None:
+        # As `check` says it: the model/API kept the runs from happening, not the agent. Exit 3.
+        print(f"error: could not evaluate: {outage}", file=err)
+        return int(ExitCode.INFRASTRUCTURE)
     return int(ExitCode.BAD_INPUT if results.problems or not results.datasets else ExitCode.PASSED)
 
 

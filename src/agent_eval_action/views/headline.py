@@ -217,6 +217,14 @@ def _rule_words(
     return short, detail
 
 
+def with_dotenv(cause: str) -> str:
+    """A missing model key's cause, with where else the key can be: the agent folder's ``.env``,
+    which the agent's process reads as ``adk run`` does (agent_worker/loader.py: read_dotenv)."""
+    if cause.startswith("no API key"):
+        return cause + ", or in the agent folder's .env (read as `adk run` reads it)"
+    return cause
+
+
 INTERRUPTED = "interrupted"  # the first reason of an interrupted run starts so (steps.compare_and_gate)
 PARTIAL = "partial"  # and of a run a budget cut short
 
@@ -230,7 +238,7 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
         more = f" (and {len(found) - 1} more reason{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
         return "Agent evaluation failed" + (f": {found[0].short}{more}" if found else "")
     if gate.outcome == "unchecked" and gate.infrastructure:
-        return f"Agent evaluation could not be checked: {gate.infrastructure}"
+        return f"Agent evaluation could not be checked: {with_dotenv(gate.infrastructure)}"
     if gate.outcome == "inconclusive":
         count = len(gate.inconclusive)
         first = gate.inconclusive[0].split("; ")[0] if gate.inconclusive else ""
