@@ -219,6 +219,7 @@ def dataset_view(
     rows = [r for r in every_row if r.metric not in unscored_now]
     # Without a baseline nothing is unchanged: every figure is new and shown.
     moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
+    _said_once(moved)
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids, diffs = _regressed(dataset, comparison, gate, base, background.ignore_state)
     # Each run's missed thresholds, as scoring judged them: every view lists these.
@@ -260,6 +261,20 @@ def dataset_view(
         missed=missed,
         thresholds=judged_with(dataset.summary, thresholds),
     )
+
+
+SAME_AS_ABOVE = "fails the gate: as the row above"
+
+
+def _said_once(rows: list[MetricRow]) -> None:
+    """One cause, said once: a dropped sub-agent fails six metrics of the same questions, and
+    each row said "fails the gate: q1, q2, q3 pass less often"; the rows after the first say so."""
+    previous = None
+    for row in rows:
+        if row.mark == "fail" and row.words == previous:
+            row.words = SAME_AS_ABOVE
+        else:
+            previous = row.words if row.mark == "fail" else None
 
 
 def _metric_rows(
