@@ -81,7 +81,7 @@ def base_run_line(base: BaseRun) -> str:
     return f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}, {plural(base.model_calls, 'model call')}"
 
 
-def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> list[str]:
+def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0, questions: int | None = None) -> list[str]:
     """Per group of metrics, the questions scored on one side only: "1 question scored only on
     the base for llm_calls, tool_calls (removed, or an error or unscored now)". ``errored``: the
     questions whose every run ended in an error now, said once (no metric scored them) instead
@@ -96,7 +96,9 @@ def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> li
     lines = []
     added = comparison.added_questions
     compared = sum(1 for m in comparison.metrics if m.verdict not in ("new", "removed"))
-    if errored:
+    if errored and errored == questions:  # no other question for the rows to compare
+        lines.append(f"every question ended in an error in this run ({errored}), so no metric scored any: there is nothing to compare")
+    elif errored:
         lines.append(
             f"{plural(errored, 'question')} ended in an error in this run, so no metric scored "
             f"{'it' if errored == 1 else 'them'}: the rows compare the other questions"

@@ -253,7 +253,7 @@ def dataset_view(
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
         notes=cost_notes(dataset) + paired_notes(comparison) + not_scored_line(unscored_now),
-        unpaired=unpaired_lines(comparison, len(errored_ids)),
+        unpaired=unpaired_lines(comparison, len(errored_ids), len({q.id for q in dataset.questions})),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
         failed_runs=failed_runs,

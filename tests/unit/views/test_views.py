@@ -577,3 +577,5 @@ def test_metrics_no_run_scored_are_one_line_not_a_row_each() -> None:
     assert f"  {line}" in terminal and not [t for t in terminal if "not scored in this run" in t and t != f"  {line}"]
     comment = view(shown)
     assert Renderer().render("comment.md.j2", comment).count("not scored in this run") == 1
+    # No question left for the rows to compare: not "the rows compare the other questions".
+    assert d.unpaired == ["every question ended in an error in this run (3), so no metric scored any: there is nothing to compare"]
