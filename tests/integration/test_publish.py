@@ -234,7 +234,7 @@ def test_comment_shows_no_escape_artefacts_where_github_renders_html() -> None:
     assert page.summaries == [
         "1 metric unchanged",
         "6 questions in cs_golden got worse than on the base branch",
-        "1 question run needs a look in cs_golden (added by this change: no base to compare with)",
+        "1 question needs a look in cs_golden (added by this change: no base to compare with)",
         "Notes (1)",  # the two means' max_regression, decided question by question by the pass test: one line
     ]
     assert page.headings == [

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
@@ -103,6 +104,37 @@ def _question_view(question: QuestionResult, failed: list[str]) -> QuestionView:
         state=list(state.details.get("mismatches", [])) if state and state.value is not None and state.value < 1 else [],
         trajectory=trajectory.details if trajectory and trajectory.value is not None and trajectory.value < 1 else None,
     )
+
+
+@dataclass
+class Look:
+    """A question whose runs need a look, said once: how many of its runs failed, on what, and
+    one run's details (a failing run that ended "ok" where there is one)."""
+
+    id: str
+    failing: int  # its runs that failed
+    runs: int  # its runs
+    failed: list[str]  # the metrics any of them missed, in the order first seen
+    errors: int
+    error: str | None  # the first error's text
+    shown: QuestionView  # the run whose calls, state and trajectory are shown
+
+
+def looks(views: list[QuestionView], runs: dict[str, int]) -> list[Look]:
+    """``views`` (failing runs, in the page's order) by question, each question once."""
+    out: dict[str, Look] = {}
+    for v in views:
+        look = out.get(v.id)
+        if look is None:
+            look = out[v.id] = Look(id=v.id, failing=0, runs=runs.get(v.id, 1), failed=[], errors=0, error=None, shown=v)
+        look.failing += 1
+        look.failed += [m for m in v.failed if m not in look.failed]
+        if v.status == "error":
+            look.errors += 1
+            look.error = look.error or v.error
+        elif look.shown.status == "error":
+            look.shown = v
+    return list(out.values())
 
 
 # --- what the page reads of the verdict ------------------------------------------------------
@@ -198,9 +230,17 @@ class DatasetView:
 
     @property
     def added_failing(self) -> int:
-        """The failing runs (of ``questions``) of questions this change adds: no base to be no worse than."""
+        """The questions (of ``looks``) this change adds: no base to be no worse than."""
         added = set(self.comparison.added_questions) if self.comparison is not None else set()
-        return sum(1 for q in self.questions if q.id in added)
+        return sum(1 for look in self.looks if look.id in added)
+
+    @cached_property
+    def looks(self) -> list[Look]:
+        """The failing runs of ``questions`` by question: each question once (:func:`looks`)."""
+        runs: dict[str, int] = {}
+        for q in self.result.questions:
+            runs[q.id] = runs.get(q.id, 0) + 1
+        return looks(self.questions, runs)
 
 
 def dataset_view(

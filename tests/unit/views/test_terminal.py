@@ -85,7 +85,16 @@ def test_failing_runs_are_told_by_question_and_known_failures_once() -> None:
         return Results(datasets=[scorer.summarize(loaded, runs)])
 
     base = side(added=False)
-    lines = render(compare(side(added=True), base), background=Background(base_runs={"d.json": base.datasets[0]})).splitlines()
+    results = compare(side(added=True), base)
+    lines = render(results, background=Background(base_runs={"d.json": base.datasets[0]})).splitlines()
+    # The comment too names each question once, with how many of its runs failed.
+    from agent_eval_action.views.page import build
+    from agent_eval_action.views.render import Renderer, view
+
+    comment = Renderer().render("comment.md.j2", view(build(results, background=Background(base_runs={"d.json": base.datasets[0]}))))
+    assert "41 questions need a look in d (no worse than on the base branch; 1 of them added by this change)" in comment
+    assert "**q0** (5 of 5 runs): below threshold on tool\\_call\\_precision" in comment
+    assert "(run 1)" not in comment
     assert "  not paired: every metric: 1 question this change adds (q_new_fails_01)" in lines
     assert "  tool_call_precision below its threshold on the base too: 40 questions (q0, q1, q10 and 37 more)" in lines
     assert "  failing, added by this change (no base to compare with): q_new_fails_01 (5 of 5 runs: tool_usage_accuracy)" in lines
