@@ -37,6 +37,11 @@ def test_init_drafts_a_valid_dataset_from_the_agents_tools_and_sub_agents(tmp_pa
     assert done.returncode == 0, done.stderr
     assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("wrote ")] == WRITTEN
     assert "Next:" in done.stdout and "baseline update" in done.stdout and "check --base main" in done.stdout
+    # The model's key: the workflows pass a repository secret to the agent, and the next steps say to add it.
+    assert "add\n     your model's key as a repository secret named GOOGLE_API_KEY" in done.stdout
+    for workflow in WRITTEN[-2:]:
+        text = (repo / workflow).read_text()
+        assert "        env:\n          GOOGLE_API_KEY: ${{ secrets.GOOGLE_API_KEY }}\n        with:\n" in text, workflow
     # The workflows it wrote install requirements.txt: a repository without one is told so.
     assert ("there is no requirements.txt here" in done.stderr) == (not (repo / "requirements.txt").exists()), done.stderr
 

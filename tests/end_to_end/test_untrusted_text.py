@@ -161,4 +161,4 @@ def test_action_posts_and_prints_no_secret_while_its_own_commands_still_work(rep
     assert "::group::Evaluate" in lines and "::endgroup::" in lines and f"::add-mask::{TOKEN}" in lines
     # The regressed question with the forged id is annotated: one line, its newline escaped.
     annotation = next(line for line in lines if line.startswith("::error file=evaluation/datasets/cs_runs.csv"))
-    assert "on question q_forged%0A::set-output name=passed::true" in annotation
+    assert "question q_forged%0A::set-output name=passed::true fell on" in annotation

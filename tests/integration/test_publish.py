@@ -138,9 +138,12 @@ def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Pat
     errors = [line for line in printed.splitlines() if line.startswith("::error ")]
     assert 0 < len(errors) <= 10
     assert (
-        errors[0]
-        == "::error file=evaluation/datasets/cs_golden.json,line=4,title=agent-eval regression::tool_usage_accuracy fell from 1 to 0 on question q00ok"
+        errors[0] == "::error file=evaluation/datasets/cs_golden.json,line=4,title=agent-eval regression::"
+        "question q00ok fell on tool_usage_accuracy 1 → 0, state_management_fidelity 1 → 0"
     )
+    # One cause, one line of the file: each question is annotated once, with every metric it fell on.
+    named = [line.split("::question ")[1].split(" fell on ")[0] for line in errors]
+    assert len(named) == len(set(named))
     summary = (tmp_path / "step_summary").read_text()
     assert "Every metric, every dataset" in summary and len(summary.encode()) < 1_000_000
     suites = ET.parse(tmp_path / "out" / "junit.xml").getroot()
@@ -231,8 +234,8 @@ def test_comment_shows_no_escape_artefacts_where_github_renders_html() -> None:
     assert page.summaries == [
         "1 metric unchanged",
         "6 questions in cs_golden got worse than on the base branch",
-        "1 question run needs a look in cs_golden (no worse than on the base branch)",
-        "Notes (2)",  # the means' max_regression, decided question by question by the pass test
+        "1 question needs a look in cs_golden (added by this change: no base to compare with)",
+        "Notes (1)",  # the two means' max_regression, decided question by question by the pass test: one line
     ]
     assert page.headings == [
         "❌ Agent evaluation failed: 1 question ended in an error (and 1 more reason)",
@@ -246,8 +249,7 @@ def test_what_moved_marks_and_words() -> None:
     """🔴 for a row that fails the gate, with the rule in words; the trend ends at this PR's value."""
     comment = render_comment(Renderer(), sample_view())
     assert (
-        "| 🔴 | tool\\_usage\\_accuracy | 100% | 50% | 12 | −50\u00a0pts | [−75\u00a0pts, −25\u00a0pts] | ▇██→▅ | fails the gate: 6 questions "
-        "pass less often (100% → 0% of runs) |"
+        "| 🔴 | tool\\_usage\\_accuracy | 100% | 50% | 12 | −50\u00a0pts | [−75\u00a0pts, −25\u00a0pts] | ▇██→▅ | fails the gate: as the row above |"
     ) in comment
     assert "| 🔴 | state\\_management\\_fidelity | 100% | 50% |" in comment and "| █·█→▅ |" in comment
     assert "| latency | 1.55\u00a0s | 1.55\u00a0s | 12 |  | 0 |" in comment  # unchanged, no rule: no trend

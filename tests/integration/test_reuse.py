@@ -57,7 +57,7 @@ def test_a_pr_editing_one_question_runs_one_and_reuses_39(repo: Path) -> None:
     assert all(q["reused"] for qid, q in by_id.items() if qid != "q07")
     assert result["summary"]["tool_usage_accuracy"]["n"] == 40  # compared as today, all 40
     comment = (repo / "agent-eval-results" / "comment.md").read_text()
-    assert "39 question runs reused from the baseline, 1 run." in comment
+    assert "39 question runs reused from the baseline, 1 ran." in comment
 
 
 def test_an_agent_change_runs_all_40(repo: Path) -> None:

@@ -55,6 +55,7 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
         if folder not in sys.path:
             sys.path.insert(0, folder)
     base = Path(cwd).resolve()
+    read_dotenv(agent_folder(spec, base), base)
     path = (base / spec) if not os.path.isabs(spec) else Path(spec)
     if ":" not in spec and path.is_dir():
         obj, where = _from_directory(path)
@@ -75,6 +76,48 @@ def load_agent(spec: str, cwd: str | os.PathLike[str] = ".") -> LoadedAgent:
     if isinstance(obj, BaseAgent):
         return LoadedAgent(target=obj, app_name=obj.name, is_app=False)
     raise AgentLoadError(f"{where} is a {type(obj).__name__}, not an ADK agent or App")
+
+
+def agent_folder(spec: str, base: Path) -> Path:
+    """The agent's folder, as ``adk`` names it: an agent directory, or the package of ``module:attr``
+    (``app.agent:root_agent``: ``app/``)."""
+    path = (base / spec) if not os.path.isabs(spec) else Path(spec)
+    if ":" not in spec and path.is_dir():
+        return path
+    module = spec.partition(":")[0]
+    return base.joinpath(*module.split(".")[:-1]) if "." in module else base
+
+
+def read_dotenv(folder: Path, top: Path) -> list[str]:
+    """The first ``.env`` from the agent's ``folder`` up to ``top`` (the project's folder, never
+    above it), read into this process's environment before the agent is imported, as ``adk run``
+    and ``adk web`` do (ADK's samples keep their model key there). A variable already set wins
+    (the step's secret over a committed placeholder), where ADK's own loader lets the file win.
+    Returns the names it set; values are never printed."""
+    folder, top = folder.resolve(), top.resolve()
+    while True:
+        found = folder / ".env"
+        if found.is_file():
+            break
+        if folder == top or top not in folder.parents:
+            return []
+        folder = folder.parent
+    names = []
+    for line in found.read_text(encoding="utf-8", errors="replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.removeprefix("export ").partition("=")
+        name, value = name.strip(), value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        # Ours (AGENT_EVAL_*) are not the agent's to set: the worker's settings and our secrets.
+        if name.isidentifier() and name not in os.environ and not name.startswith("AGENT_EVAL_"):
+            os.environ[name] = value
+            names.append(name)
+    return names
 
 
 def import_folders(spec: str, cwd: str | os.PathLike[str] = ".") -> list[str]:

@@ -99,8 +99,10 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
         '       git add agent-eval.toml .gitignore evaluation .github/workflows && git commit -m "Evaluate the agent on every PR"\n'
         "       agent-eval baseline update\n"
         '       git add evaluation/baselines && git commit -m "Baselines of the golden datasets"\n'
-        "  3. Name this action's repository in .github/workflows/agent-eval*.yml (your-org/agent-eval-action@v1), push,\n"
-        "     and open a PR: the check comments on it. The same check locally: agent-eval check --base main",
+        "  3. Name this action's repository in .github/workflows/agent-eval*.yml (your-org/agent-eval-action@v1), and add\n"
+        "     your model's key as a repository secret named GOOGLE_API_KEY (Settings > Secrets and variables > Actions;\n"
+        "     the workflows pass it to the agent in the step's env:). Push, and open a PR: the check comments on it.\n"
+        "     The same check locally: agent-eval check --base main",
         file=out,
     )
     if not Path("requirements.txt").exists():
@@ -165,6 +167,11 @@ def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err:
     print(f"wrote {target}", file=out)
     if not results.datasets and not paths and not results.problems:  # a problem says why already (an agent that did not load)
         print("error: no datasets to evaluate: give dataset paths or set `datasets` in agent-eval.toml", file=err)
+    outage = api.outage(results, config.gate.max_not_run)
+    if outage is not None:
+        # As `check` says it: the model/API kept the runs from happening, not the agent. Exit 3.
+        print(f"error: could not evaluate: {outage}", file=err)
+        return int(ExitCode.INFRASTRUCTURE)
     return int(ExitCode.BAD_INPUT if results.problems or not results.datasets else ExitCode.PASSED)
 
 

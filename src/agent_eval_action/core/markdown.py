@@ -44,7 +44,25 @@ def cut(text: str, limit: int) -> str:
     space = head.rfind(" ")
     if space > limit // 3 and not text[len(head)].isspace():
         head = head[:space]
+    # Never inside parentheses: "(Holm over 3…" reads as a figure cut in half; cut before the
+    # outermost one still open, where it opens far enough in.
+    opened = _open_paren(head)
+    if opened is not None and opened > limit // 3:
+        head = head[:opened]
     return head.rstrip(" ,;:") + "…"
+
+
+def _open_paren(text: str) -> int | None:
+    """Where the outermost parenthesis still open at the end of ``text`` opens (None: all closed)."""
+    depth, start = 0, None
+    for i, char in enumerate(text):
+        if char == "(":
+            start = i if depth == 0 else start
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+            start = None if depth == 0 else start
+    return start if depth else None
 
 
 # Bidirectional controls (the RTL override U+202E among them) reorder what follows them on screen:

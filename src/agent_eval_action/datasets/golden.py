@@ -56,7 +56,7 @@ def _records(path: str, questions: list[Any], lines: dict[str, int], warnings: l
         # init's placeholders: valid, so a draft loads, but a baseline of them would record nonsense.
         shown = ", ".join(drafts[:5]) + (", ..." if len(drafts) > 5 else "")
         warnings.append(
-            f"{path}: {len(drafts)} question{'s' if len(drafts) != 1 else ''} still hold TODO placeholders ({shown}): "
+            f"{path}: {len(drafts)} question{'s' if len(drafts) != 1 else ''} still {'holds' if len(drafts) == 1 else 'hold'} TODO placeholders ({shown}): "
             "write the user's words and the references before recording a baseline"
         )
     if unread:

@@ -222,12 +222,17 @@ def _annotations(results: Results, root: Path) -> list[Command]:
     for comparison in results.comparison or []:
         path = comparison.path
         where = _id_lines(root / path)
+        # One annotation a question, listing the metrics it fell on: a dropped sub-agent moves
+        # six metrics of the same question, one cause at one line of the file.
+        fell: dict[str, list[str]] = {}
         for metric in comparison.metrics:
             for drop in metric.drops:
-                if len(lines) >= MAX_ANNOTATIONS:
-                    return lines
-                message = f"{drop.metric} fell from {drop.baseline:.3g} to {drop.current:.3g} on question {drop.id}"
-                lines.append(annotation("error", message, file=path, line=where.get(drop.id), title="agent-eval regression"))
+                fell.setdefault(drop.id, []).append(f"{drop.metric} {drop.baseline:.3g} → {drop.current:.3g}")
+        for question, moved in fell.items():
+            if len(lines) >= MAX_ANNOTATIONS:
+                return lines
+            message = f"question {question} fell on {', '.join(moved)}"
+            lines.append(annotation("error", message, file=path, line=where.get(question), title="agent-eval regression"))
     return lines
 
 

@@ -444,3 +444,26 @@ def commit_baselines(config: Config, message: str, author: tuple[str, str], bran
             "(the workflow needs `permissions: contents: write`, and branch protection must allow the push)"
         )
     return True
+
+
+def outage(results: Results, max_not_run: float) -> str | None:
+    """The cause, said once, when model/API errors kept most of a dataset's runs from happening
+    (more than ``max_not_run`` of them, or every one that ran): the gate's rule for "could not be
+    checked", for a command that has no gate."""
+    from agent_eval_action.verdict.outages import main_cause
+
+    found: list[tuple[str, int, int]] = []
+    for dataset in results.datasets:
+        outage = main_cause(q.error for q in dataset.questions if q.status == "error")
+        if outage is None:
+            continue
+        total = len(dataset.questions)
+        if outage[1] > max_not_run * total or outage[1] == sum(1 for q in dataset.questions if q.status != "skipped"):
+            found.append((outage[0], outage[1], total))
+    if not found:
+        return None
+    from agent_eval_action.views.headline import with_dotenv
+
+    cause = with_dotenv(max(found, key=lambda o: o[1])[0])
+    runs, total = sum(o[1] for o in found), sum(o[2] for o in found)
+    return f"{cause} ({runs} of {total} question runs could not reach the model: their scores are left out)"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from agent_eval_action.core.markdown import plural
 from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.core.scores import Score
-from agent_eval_action.core.verdicts import GateFailure, MetricComparison
+from agent_eval_action.core.verdicts import GateFailure, MetricComparison, PassTest, QuestionTest
 from agent_eval_action.views.figures import ci, fmt, limit_words, signed
 from agent_eval_action.views.metric_rows import metric_order
 
@@ -82,22 +82,21 @@ def reasons(results: Results) -> list[Reason]:
     for failure in gate.failures:
         groups[(failure.dataset or "", failure.rule, failure.metric or "")].append(failure)
     order = metric_order()
-    # Question drops of several metrics on the same questions are one story: one reason.
-    drops: dict[tuple[str, tuple[str, ...]], list[tuple[str, list[GateFailure]]]] = defaultdict(list)
-    said: dict[tuple[str, str], str] = {}  # (path, question) -> how sure the per-question test is, in words
+    # A dataset's question drops and falls are one story (a dropped sub-agent moves several
+    # metrics of the same questions): one reason, each question named once.
+    drops: dict[str, list[tuple[str, list[GateFailure]]]] = defaultdict(list)
     for (path, rule_name, metric), failures in list(groups.items()):
         if rule_name in ("question_drop", "question_fall") and metric:
-            drops[(path, tuple(sorted(f.question or "" for f in failures)))].append((metric, failures))
+            drops[path].append((metric, failures))
             del groups[(path, rule_name, metric)]
-            for f in failures:
-                if rule_name == "question_fall":
-                    said[(path, f.question or "")] = (f.detail or f.message).removeprefix("question ")
     found: list[tuple[Rank, Reason]] = []
-    for (path, ids), metrics in drops.items():
-        dataset = by_path.get(path)
-        if dataset is not None:
-            found.append(_drop_reason(dataset, path, ids, metrics, said, order, several))
     comparisons = {c.path: c for c in results.comparison or []}
+    for path, metrics in drops.items():
+        dataset = by_path.get(path)
+        ids = tuple(dict.fromkeys(f.question or "" for _, failures in metrics for f in failures))
+        if dataset is not None:
+            test = comparisons[path].pass_test if path in comparisons else None
+            found.append(_drop_reason(dataset, path, ids, metrics, test, order, several))
     for (path, rule_name, metric), failures in groups.items():
         dataset = by_path.get(path)
         prefix = f"{dataset.name}: " if dataset and several else ""
@@ -115,31 +114,73 @@ def _drop_reason(
     path: str,
     ids: tuple[str, ...],
     metrics: list[tuple[str, list[GateFailure]]],
-    said: dict[tuple[str, str], str],
+    test: PassTest | None,
     order: dict[str, int],
     several: bool,
 ) -> tuple[Rank, Reason]:
-    """Questions that dropped (or pass less often) on one or more metrics: one reason for them all."""
+    """Questions that dropped (or pass less often) on one or more metrics: one reason for them
+    all, and each question named once with the metrics it moved. A fall of the per-question test
+    is told in runs that pass ("passes 0 of 4 runs, 5 of 5 on the base"): its figures are pass
+    rates of runs, not the metric's score. A drop is told in the metric's own figures."""
     metrics.sort(key=lambda m: (order.get(m[0], len(order)), m[0]))
     named = set(ids)  # once, not once per question run
     runs = [q for q in dataset.questions if q.id in named]
     prefix = f"{dataset.name}: " if several else ""
     total = len({q.id for q in dataset.questions})
     short = f"{len(ids)} of {plural(total, 'question')} {_phrase(metrics[0][0], runs, len(ids) == 1)}"
-    # Each question named once: the questions whose metrics fell alike, then how they fell.
-    fell: dict[str, list[str]] = defaultdict(list)
+    dropped: dict[str, list[str]] = defaultdict(list)  # question -> "metric 100% → 50%"
+    fell: dict[str, list[str]] = defaultdict(list)  # question -> the metrics its runs fell on
+    falls: dict[str, GateFailure] = {}
     for metric, failures in metrics:
         for f in failures:
-            fell[f.question or ""].append(f"{metric} {fmt(f.baseline, metric)} → {fmt(f.current, metric)}")
+            question = f.question or ""
+            if f.rule == "question_fall":
+                fell[question].append(metric)
+                falls.setdefault(question, f)
+            else:
+                dropped[question].append(f"{metric} {fmt(f.baseline, metric)} → {fmt(f.current, metric)}")
+    tests = {q.id: q for q in test.tested} if test is not None else {}
+    # Questions whose runs fell alike, on the same metrics, are said together.
+    fell_alike: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for question in ids:
+        if question in fell:
+            fell_alike[(_fall_rates(tests.get(question), falls[question]), ", ".join(fell[question]))].append(question)
+    parts = [_fall_words(questions, rates, on) for (rates, on), questions in fell_alike.items()]
     alike: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for question, changes in fell.items():
-        alike[tuple(changes)].append(question)
-    detail = "; ".join(f"{_ids(questions)} lost: {', '.join(changes)}" for changes, questions in alike.items())
-    sure = [said[(path, q)] for q in ids if (path, q) in said]
-    if sure:  # the pass rates and how sure: "q26: 0 of 4 runs pass, 5 of 5 on the base: p = 0.0079 (...)"
-        detail += "; " + "; ".join(sure[:IDS_NAMED]) + (f"; and {len(sure) - IDS_NAMED} more" if len(sure) > IDS_NAMED else "")
+    for question in ids:
+        if question in dropped and question not in fell:
+            alike[tuple(dropped[question])].append(question)
+    parts += [f"{_ids(questions)} lost: {', '.join(changes)}" for changes, questions in alike.items()]
+    detail = "; ".join(parts[:IDS_NAMED]) + (f"; and {len(parts) - IDS_NAMED} more" if len(parts) > IDS_NAMED else "")
+    tested = [tests[q] for q in fell if q in tests and not tests[q].short]
+    if tested and test is not None:  # how sure, said once for them all
+        detail += f" (one-sided Fisher test of each question's runs, Holm over {plural(test.m, 'question')} that could fall, alpha {test.alpha:g})"
     rank = (RULE_ORDER.index("question_drop"), -len(ids), order.get(metrics[0][0], 99), path)
     return rank, Reason(short=prefix + short, detail=detail)
+
+
+def _fall_rates(test: QuestionTest | None, failure: GateFailure) -> str:
+    """ "0 of 4 runs, 5 of 5 on the base (p = 0.0079)": how often a question's runs pass on each side."""
+    if test is None:  # an older file without the test's record: the gate's own words
+        return (failure.detail or failure.message).removeprefix("question ").split(" (")[0].split(": ", 1)[-1]
+    rates = f"{test.passes} of {plural(test.runs, 'run')}, {test.baseline_passes} of {test.baseline_runs} on the base"
+    return rates + (" (too few base runs to test by: every run fails where every base run passed)" if test.short else f" ({_p(test.p)})")
+
+
+def _fall_words(questions: list[str], rates: str, on: str) -> str:
+    """ "q_risk_01 passes 0 of 4 runs, 5 of 5 on the base (p = 0.0079); its runs fell on
+    tool_usage_accuracy, trajectory_accuracy": questions' falls, in runs, not the metric's score."""
+    one = len(questions) == 1
+    verb = "passes" if one else "each pass"
+    if " runs pass" in rates:  # the gate's words: "0 of 6 runs pass, 5 of 5 on the base"
+        said = f"{_ids(questions)}: {rates}"
+    else:
+        said = f"{_ids(questions)} {verb} {rates}"
+    return said + (f"; {'its' if one else 'their'} runs fell on {on}" if on else "")
+
+
+def _p(p: float) -> str:
+    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
 
 
 def _rule_words(
@@ -164,7 +205,8 @@ def _rule_words(
     elif rule_name == "question_fall":
         total = len({q.id for q in dataset.questions}) if dataset else len(failures)
         fallen = [f.question or "" for f in failures]
-        short = f"{len(fallen)} of {total} questions pass less often than on the base ({_ids(fallen)})"
+        verb = "passes" if len(fallen) == 1 else "pass"
+        short = f"{len(fallen)} of {plural(total, 'question')} {verb} less often than on the base ({_ids(fallen)})"
         detail = "; ".join((f.detail or f.message).removeprefix("question ") for f in failures)
     elif rule_name == "new_question":
         added = [f.question or "" for f in failures]
@@ -180,6 +222,14 @@ def _rule_words(
     return short, detail
 
 
+def with_dotenv(cause: str) -> str:
+    """A missing model key's cause, with where else the key can be: the agent folder's ``.env``,
+    which the agent's process reads as ``adk run`` does (agent_worker/loader.py: read_dotenv)."""
+    if cause.startswith("no API key"):
+        return cause + ", or in the agent folder's .env (read as `adk run` reads it)"
+    return cause
+
+
 INTERRUPTED = "interrupted"  # the first reason of an interrupted run starts so (steps.compare_and_gate)
 PARTIAL = "partial"  # and of a run a budget cut short
 
@@ -193,7 +243,7 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
         more = f" (and {len(found) - 1} more reason{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
         return "Agent evaluation failed" + (f": {found[0].short}{more}" if found else "")
     if gate.outcome == "unchecked" and gate.infrastructure:
-        return f"Agent evaluation could not be checked: {gate.infrastructure}"
+        return f"Agent evaluation could not be checked: {with_dotenv(gate.infrastructure)}"
     if gate.outcome == "inconclusive":
         count = len(gate.inconclusive)
         first = gate.inconclusive[0].split("; ")[0] if gate.inconclusive else ""

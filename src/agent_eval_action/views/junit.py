@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from agent_eval_action.core.files import write_atomic
+from agent_eval_action.core.markdown import cut
 from agent_eval_action.core.results import Results
 from agent_eval_action.views.page import Page, page_of
 
@@ -66,7 +67,10 @@ def write_junit(page: Page | Results, path: Path, thresholds: dict[str, float] |
         )
         case = ET.SubElement(suite, "testcase", classname="gate", name="regression gate")
         if failed:
-            ET.SubElement(case, "failure", message="; ".join(f.message for f in gate.failures)[:4000])
+            # The verdict's reasons, as the headline tells them: one cause once, each question
+            # named once (a failure a metric it fell on would name a question six times).
+            told = [r.short + (f": {r.detail}" if r.detail else "") for r in shown.reasons]
+            ET.SubElement(case, "failure", message=cut("; ".join(told or [f.message for f in gate.failures]), 4000))
         elif inconclusive:
             message = "inconclusive: " + "; ".join(gate.inconclusive)
             ET.SubElement(case, "failure" if counted else "skipped", message=message[:4000])

@@ -72,10 +72,10 @@ def _fail_words(failures: list[GateFailure], noise: GateFailure | None, metric: 
         change = ", ".join(f"{a} → {b}" for a, b in pairs[:3])
         parts.append(f"{len(drops)} question{'s' if len(drops) != 1 else ''} dropped ({change})")
     falls = [f for f in failures if f.rule == "question_fall"]
-    if falls:  # pass rates, as the per-question test weighed them
-        pairs = sorted({(fmt(f.baseline, "pass_rate"), fmt(f.current, "pass_rate")) for f in falls})
-        change = ", ".join(f"{a} → {b}" for a, b in pairs[:3])
-        parts.append(f"{len(falls)} question{'s' if len(falls) != 1 else ''} pass less often ({change} of runs)")
+    if falls:  # the questions, told once with their runs in the verdict's reason: named here, not told again
+        ids = list(dict.fromkeys(f.question or "" for f in falls))
+        named = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        parts.append(f"{named} {'passes' if len(ids) == 1 else 'pass'} less often than on the base")
     for failure in failures:
         if failure.rule == "max_regression" and row is not None and row.delta is not None:
             parts.append(f"regressed {signed(row.delta, metric)}, more than {limit_words(failure.limit, metric)}")

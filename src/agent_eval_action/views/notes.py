@@ -4,6 +4,7 @@ dataset-level failures."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from agent_eval_action.core.markdown import plural
@@ -28,7 +29,7 @@ def cost_notes(dataset: DatasetResult) -> list[str]:
     notes = []
     if dataset.reused:
         ran = sum(1 for q in dataset.questions if not q.reused and q.status != "skipped")
-        notes.append(f"{plural(dataset.reused, 'question run')} reused from the baseline, {ran} run")
+        notes.append(f"{plural(dataset.reused, 'question run')} reused from the baseline, {ran} ran")
     skipped: dict[str, int] = {}
     for q in dataset.questions:
         if q.status == "skipped":
@@ -80,7 +81,7 @@ def base_run_line(base: BaseRun) -> str:
     return f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}, {plural(base.model_calls, 'model call')}"
 
 
-def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> list[str]:
+def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0, questions: int | None = None) -> list[str]:
     """Per group of metrics, the questions scored on one side only: "1 question scored only on
     the base for llm_calls, tool_calls (removed, or an error or unscored now)". ``errored``: the
     questions whose every run ended in an error now, said once (no metric scored them) instead
@@ -93,7 +94,11 @@ def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> li
         if m.verdict not in ("new", "removed") and (base_only or m.current_only):
             groups[(base_only, m.current_only)].append(m.metric)
     lines = []
-    if errored:
+    added = comparison.added_questions
+    compared = sum(1 for m in comparison.metrics if m.verdict not in ("new", "removed"))
+    if errored and errored == questions:  # no other question for the rows to compare
+        lines.append(f"every question ended in an error in this run ({errored}), so no metric scored any: there is nothing to compare")
+    elif errored:
         lines.append(
             f"{plural(errored, 'question')} ended in an error in this run, so no metric scored "
             f"{'it' if errored == 1 else 'them'}: the rows compare the other questions"
@@ -102,10 +107,23 @@ def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0) -> li
         parts = []
         if base_only:
             parts.append(f"{plural(base_only, 'question')} scored only on the base (removed, or an error or unscored now)")
-        if head_only:
+        if head_only and head_only == len(added):  # what the change adds, named: no guess at why
+            parts.append(
+                f"{plural(head_only, 'question')} this change adds ({', '.join(added[:IDS_NAMED])}{', …' if len(added) > IDS_NAMED else ''})"
+            )
+        elif head_only:
             parts.append(f"{plural(head_only, 'question')} scored only on this PR (added, or unscored on the base)")
-        lines.append(f"{', '.join(metrics)}: {'; '.join(parts)}")
+        lines.append(f"{_metrics_named(metrics, compared)}: {'; '.join(parts)}")
     return lines
+
+
+def _metrics_named(metrics: list[str], compared: int) -> str:
+    """The metrics a line is about, briefly: one added question is unpaired on all 28 of them."""
+    if len(metrics) == compared and compared > 1:
+        return "every metric"
+    if len(metrics) > 3:
+        return f"{len(metrics)} metrics ({', '.join(metrics[:3])}, …)"
+    return ", ".join(metrics)
 
 
 def flaky_lines(comparison: DatasetComparison | None) -> list[str]:
@@ -126,3 +144,43 @@ def dataset_line(failure: GateFailure) -> str:
         count, before = int(failure.current or 0), int(failure.baseline or 0)
         return f"fails the gate: {count} question{'s' if count != 1 else ''} ended in an error, {before} on the base branch"
     return "fails the gate: " + (failure.detail or failure.message)
+
+
+# The gate's note on each metric whose mean fell beyond max_regression when the per-question
+# test decides it: "cs: tool_usage_accuracy 1 -> 0.6 is worse than max_regression 0.05; decided ...".
+_BY_PASS_TEST = re.compile(
+    r"^(?P<name>.*): (?P<moved>\S+ \S+ -> \S+) is worse than max_regression (?P<limit>\S+); decided question by question by the pass test$"
+)
+
+
+def gate_notes(notes: list[str]) -> list[str]:
+    """The gate's notes as the views show them: one cause said once. A dropped sub-agent moves
+    six metrics of the same questions; the gate notes each one's mean "decided question by
+    question by the pass test", which reads as one line per dataset and limit."""
+    out: list[str] = []
+    folded: dict[tuple[str, str], list[str]] = {}
+    for note in notes:
+        found = _BY_PASS_TEST.match(note)
+        if found is None:
+            out.append(note)
+            continue
+        key = (found["name"], found["limit"])
+        if key not in folded:
+            folded[key] = []
+            out.append(f"\0{len(folded) - 1}")  # its place, filled in below
+        folded[key].append(found["moved"])
+    lines = [
+        f"{name}: {', '.join(moved)} {'is' if len(moved) == 1 else 'are'} worse than max_regression {limit}; "
+        "decided question by question by the pass test"
+        for (name, limit), moved in folded.items()
+    ]
+    return [lines[int(note[1:])] if note.startswith("\0") else note for note in out]
+
+
+def not_scored_line(metrics: list[str]) -> list[str]:
+    """The metrics the base scored and this run scored on no question, in one line."""
+    if not metrics:
+        return []
+    more = f" and {len(metrics) - IDS_NAMED} more" if len(metrics) > IDS_NAMED else ""
+    verb = "was" if len(metrics) == 1 else "were"
+    return [f"{plural(len(metrics), 'metric')} the base scored {verb} not scored in this run ({', '.join(metrics[:IDS_NAMED])}{more})"]

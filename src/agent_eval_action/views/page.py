@@ -10,8 +10,10 @@ words) and notes.py.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
@@ -24,7 +26,16 @@ from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.headline import Reason, headline, reasons
 from agent_eval_action.views.metric_rows import MARK_ORDER, Change, MetricRow, by_metric, metric_order, metric_row
-from agent_eval_action.views.notes import cost_notes, dataset_line, flaky_lines, paired_notes, run_line, unpaired_lines
+from agent_eval_action.views.notes import (
+    cost_notes,
+    dataset_line,
+    flaky_lines,
+    gate_notes,
+    not_scored_line,
+    paired_notes,
+    run_line,
+    unpaired_lines,
+)
 from agent_eval_action.views.question_diffs import DiffGroup, QuestionDiff, group_diffs, question_diff, runs_by_id
 
 
@@ -58,8 +69,29 @@ def run_failures(question: QuestionResult, summary: dict[str, MetricSummary], th
     return missed_thresholds(question, summary, thresholds)
 
 
+def expected_lines(view: QuestionView) -> list[str]:
+    """What a failing run did against what its question expects, in plain words: the lines the
+    comment shows under a run that needs a look, for the terminal (``evaluate`` has no base run to
+    set beside it, so the question's references are the other side)."""
+    lines: list[str] = []
+    if view.tools:
+        for m in view.tools.get("missing", []):
+            expected = json.dumps(m.get("expected"), separators=(",", ":"), ensure_ascii=False, sort_keys=True, default=str)
+            lines.append(f"missing call {m.get('tool_name')} with {expected}")
+        lines += [f"{w.get('tool_name')}: {'; '.join(w.get('differences', []))}" for w in view.tools.get("wrong_arguments", [])]
+        lines += [f"unexpected call {u.get('tool_name')}" for u in view.tools.get("unexpected", [])]
+    lines += [f"state {line}" for line in view.state]
+    if view.trajectory:
+        expected, got = view.trajectory.get("reference", []), view.trajectory.get("actual", [])
+        lines.append(f"trajectory: expected {' → '.join(map(str, expected))}, got {' → '.join(map(str, got))}")
+    return lines
+
+
 def _question_view(question: QuestionResult, failed: list[str]) -> QuestionView:
     tools = question.scores.get("tool_usage_accuracy")
+    precision = question.scores.get("tool_call_precision")
+    if (tools is None or tools.value is None or tools.value >= 1) and precision is not None and precision.value is not None:
+        tools = precision  # all expected calls made, and some not expected: its details name them
     state = question.scores.get("state_management_fidelity")
     trajectory = question.scores.get("trajectory_accuracy")
     return QuestionView(
@@ -72,6 +104,37 @@ def _question_view(question: QuestionResult, failed: list[str]) -> QuestionView:
         state=list(state.details.get("mismatches", [])) if state and state.value is not None and state.value < 1 else [],
         trajectory=trajectory.details if trajectory and trajectory.value is not None and trajectory.value < 1 else None,
     )
+
+
+@dataclass
+class Look:
+    """A question whose runs need a look, said once: how many of its runs failed, on what, and
+    one run's details (a failing run that ended "ok" where there is one)."""
+
+    id: str
+    failing: int  # its runs that failed
+    runs: int  # its runs
+    failed: list[str]  # the metrics any of them missed, in the order first seen
+    errors: int
+    error: str | None  # the first error's text
+    shown: QuestionView  # the run whose calls, state and trajectory are shown
+
+
+def looks(views: list[QuestionView], runs: dict[str, int]) -> list[Look]:
+    """``views`` (failing runs, in the page's order) by question, each question once."""
+    out: dict[str, Look] = {}
+    for v in views:
+        look = out.get(v.id)
+        if look is None:
+            look = out[v.id] = Look(id=v.id, failing=0, runs=runs.get(v.id, 1), failed=[], errors=0, error=None, shown=v)
+        look.failing += 1
+        look.failed += [m for m in v.failed if m not in look.failed]
+        if v.status == "error":
+            look.errors += 1
+            look.error = look.error or v.error
+        elif look.shown.status == "error":
+            look.shown = v
+    return list(out.values())
 
 
 # --- what the page reads of the verdict ------------------------------------------------------
@@ -165,6 +228,20 @@ class DatasetView:
     # Each thresholded metric's pass threshold (:func:`judged_with`), by name.
     thresholds: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def added_failing(self) -> int:
+        """The questions (of ``looks``) this change adds: no base to be no worse than."""
+        added = set(self.comparison.added_questions) if self.comparison is not None else set()
+        return sum(1 for look in self.looks if look.id in added)
+
+    @cached_property
+    def looks(self) -> list[Look]:
+        """The failing runs of ``questions`` by question: each question once (:func:`looks`)."""
+        runs: dict[str, int] = {}
+        for q in self.result.questions:
+            runs[q.id] = runs.get(q.id, 0) + 1
+        return looks(self.questions, runs)
+
 
 def dataset_view(
     dataset: DatasetResult,
@@ -175,9 +252,14 @@ def dataset_view(
     same_job: bool = False,
 ) -> DatasetView:
     compared = comparison is not None and comparison.status == "compared"
-    rows = _metric_rows(dataset, comparison, gate, background, compared, same_job)
+    every_row = _metric_rows(dataset, comparison, gate, background, compared, same_job)
+    # Metrics the base scored and this run did not (no API key: every run an outage) are one
+    # line, not a row each of "not scored in this run".
+    unscored_now = [r.metric for r in every_row if r.verdict == "removed" and r.mark == "same"]
+    rows = [r for r in every_row if r.metric not in unscored_now]
     # Without a baseline nothing is unchanged: every figure is new and shown.
     moved = sorted((r for r in rows if r.moved or not compared), key=lambda r: MARK_ORDER[r.mark])
+    _said_once(moved)
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids, diffs = _regressed(dataset, comparison, gate, base, background.ignore_state)
     # Each run's missed thresholds, as scoring judged them: every view lists these.
@@ -198,7 +280,7 @@ def dataset_view(
     return DatasetView(
         result=dataset,
         comparison=comparison,
-        rows=rows,
+        rows=every_row,
         moved=moved,
         unchanged=[r for r in rows if r not in moved],
         errors=sum(1 for q in dataset.questions if q.status == "error"),
@@ -210,8 +292,8 @@ def dataset_view(
         base=base,
         question_count=len({q.id for q in dataset.questions}),
         lines=lines,
-        notes=cost_notes(dataset) + paired_notes(comparison),
-        unpaired=unpaired_lines(comparison, len(errored_ids)),
+        notes=cost_notes(dataset) + paired_notes(comparison) + not_scored_line(unscored_now),
+        unpaired=unpaired_lines(comparison, len(errored_ids), len({q.id for q in dataset.questions})),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
         failed_runs=failed_runs,
@@ -219,6 +301,20 @@ def dataset_view(
         missed=missed,
         thresholds=judged_with(dataset.summary, thresholds),
     )
+
+
+SAME_AS_ABOVE = "fails the gate: as the row above"
+
+
+def _said_once(rows: list[MetricRow]) -> None:
+    """One cause, said once: a dropped sub-agent fails six metrics of the same questions, and
+    each row said "fails the gate: q1, q2, q3 pass less often"; the rows after the first say so."""
+    previous = None
+    for row in rows:
+        if row.mark == "fail" and row.words == previous:
+            row.words = SAME_AS_ABOVE
+        else:
+            previous = row.words if row.mark == "fail" else None
 
 
 def _metric_rows(
@@ -303,6 +399,8 @@ class Page:
     base_label: str
     # The most baseline commits any metric's trend shows.
     history_depth: int
+    # The gate's notes, one cause said once (:func:`notes.gate_notes`).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def gate(self) -> GateResult | None:
@@ -329,6 +427,7 @@ class Page:
             # Compared with the base's agent run now: the label names it (and its commit) already.
             "base_is_run": self.base_is_run,
             "history_depth": self.history_depth,
+            "notes": self.notes,
         }
 
     @property
@@ -364,6 +463,7 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
         if results.base_run is not None and results.base_run.commit
         else background.base_label or "the baseline",
         history_depth=max((len(p) for h in background.history.values() for p in h.values()), default=0),
+        notes=gate_notes(results.gate.notes) if results.gate is not None else [],
     )
 
 

@@ -270,10 +270,18 @@ def context(
         "failing": sum(1 for d in datasets for q in d.questions if q.failing),
         "all": sum(len(d.questions) for d in datasets),
     }
+    # The headline counts questions; the filters show runs. With several runs a question, each
+    # says both, so "Got worse 21" never stands beside "3 questions" as if the same unit.
+    question_counts = {
+        "regressed": len({(i, q.question.id) for i, d in enumerate(datasets) for q in d.questions if q.regressed}),
+        "failing": len({(i, q.question.id) for i, d in enumerate(datasets) for q in d.questions if q.failing}),
+        "all": len({(i, q.question.id) for i, d in enumerate(datasets) for q in d.questions}),
+    }
     return {
         **shared.context(),
         "panels": datasets,
         "counts": counts,
+        "question_counts": question_counts,
         "initial": "regressed" if counts["regressed"] else "failing" if counts["failing"] else "all",
         "sha": sha,
         "run_url": run_url,

@@ -7,7 +7,7 @@ from agent_eval_action.core.results import Results
 from agent_eval_action.core.scores import MetricSummary
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
-from agent_eval_action.views.page import DatasetView, Page, page_of
+from agent_eval_action.views.page import DatasetView, Page, expected_lines, page_of, run_failures
 
 
 def _num(value: float | None) -> str:
@@ -24,6 +24,15 @@ def _num(value: float | None) -> str:
 
 def _ci(summary: MetricSummary) -> str:
     return f"[{_num(summary.ci95[0])}, {_num(summary.ci95[1])}]" if summary.ci95 else "-"
+
+
+def unscored_words(summary: MetricSummary) -> str:
+    """Every reason a metric went unscored, with its count: the first reason alone ("no reference
+    response") hid that the questions with a reference were unscored for another."""
+    reasons = sorted(summary.unscored_reasons.items(), key=lambda item: -item[1])
+    if len(reasons) <= 1:
+        return reasons[0][0] if reasons else "unscored"
+    return "; ".join(f"{reason}: {plural(count, 'run')}" for reason, count in reasons)
 
 
 # Failing runs named under a dataset's table; the rest are counted (results.json has them all).
@@ -48,16 +57,19 @@ def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None)
         lines.append(f"  pass^{k} (every run of a question passes): " + ", ".join(passes))
     for name, s in dataset.summary.items():
         if not s.n:
-            reason = next(iter(s.unscored_reasons), "unscored")
-            lines.append(f"  {name}: unscored ({reason})")
+            lines.append(f"  {name}: unscored ({unscored_words(s)})")
     for question in dataset.questions:
         if question.status == "error":
             lines.append(f"  error in {question.id}: {question.error}")
     if thresholds:
         failing = view.failed_runs
+        shown = {(v.id, v.run): v for v in view.questions}
         for question, failed in failing[:FAILING_SHOWN]:
             run = f" (run {question.run})" if question.run else ""
             lines.append(f"  failed {question.id}{run}: {', '.join(failed)}")
+            # What it did against what the question expects, as the comment shows a run that needs a look.
+            seen = shown.get((question.id, question.run))
+            lines.extend(f"    {line}" for line in (expected_lines(seen) if seen is not None else [])[:DIFF_ROWS_SHOWN])
         if len(failing) > FAILING_SHOWN:
             lines.append(f"  ... and {len(failing) - FAILING_SHOWN} more failing runs (see results.json)")
     return lines
@@ -158,18 +170,68 @@ def why_lines(d: DatasetView) -> list[str]:
                 lines.append(f"      ... and {len(rows) - DIFF_ROWS_SHOWN} more differences (report.html)")
         if len(d.groups) > REGRESSED_SHOWN:
             lines.append(f"    ... and {sum(g.count for g in d.groups[REGRESSED_SHOWN:])} more (report.html)")
-    if d.questions:
-        also = " (no worse than on the base)" if d.base is not None else ""
-        named = [
-            f"{q.id}{f' run {q.run}' if q.run else ''} ({'error' if q.status == 'error' else ', '.join(q.failed)})" for q in d.questions
-        ]
-        lines.extend(
-            _wrapped(
-                f"  failing{also}: ",
-                named[:FAILING_SHOWN] + ([f"... and {len(named) - FAILING_SHOWN} more"] if len(named) > FAILING_SHOWN else []),
-            )
-        )
+    lines.extend(failing_lines(d))
     return lines
+
+
+def _named(items: list[str]) -> list[str]:
+    return items[:FAILING_SHOWN] + ([f"... and {len(items) - FAILING_SHOWN} more"] if len(items) > FAILING_SHOWN else [])
+
+
+def failing_lines(d: DatasetView) -> list[str]:
+    """The failing runs that did not get worse, by question: each question once with how many of
+    its runs failed and on what; a metric its questions fail on the base too said once, as a
+    known failure; a question this PR adds apart (it has no base to be no worse than)."""
+    if not d.questions:
+        return []
+    runs: dict[str, int] = {}
+    for run in d.result.questions:
+        runs[run.id] = runs.get(run.id, 0) + 1
+    known = _failing_on_base(d)
+    added = set(d.comparison.added_questions) if d.comparison is not None else set()
+    failed: dict[str, dict[str, None]] = {}
+    count: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    also: dict[str, dict[str, None]] = {}  # metric -> the questions that fail it on the base too
+    for v in d.questions:
+        metrics = failed.setdefault(v.id, {})
+        count[v.id] = count.get(v.id, 0) + 1
+        if v.status == "error":
+            errors[v.id] = errors.get(v.id, 0) + 1
+        metrics.update(dict.fromkeys(m for m in v.failed if (v.id, m) not in known))
+        for m in v.failed:
+            if (v.id, m) in known:
+                also.setdefault(m, {})[v.id] = None
+    lines: list[str] = []
+    # Metrics failed on the base too by the same questions: one line for them all.
+    alike: dict[tuple[str, ...], list[str]] = {}
+    for metric, known_ids in also.items():
+        alike.setdefault(tuple(known_ids), []).append(metric)
+    for ids, known_metrics in alike.items():
+        more = f" and {len(ids) - 3} more" if len(ids) > 3 else ""
+        whose = "its threshold" if len(known_metrics) == 1 else "their thresholds"
+        named = f"{plural(len(ids), 'question')} ({', '.join(ids[:3])}{more})"
+        lines.append(f"  {', '.join(known_metrics)} below {whose} on the base too: {named}")
+    said: dict[bool, list[str]] = {True: [], False: []}
+    for qid, metrics in failed.items():
+        what = ", ".join(metrics)
+        if errors.get(qid):
+            what = ", ".join(p for p in (f"{plural(errors[qid], 'error')}", what) if p)
+        if not what:
+            continue  # its only failures are known ones, said above
+        of = f"{count[qid]} of {runs[qid]} runs: " if runs[qid] > 1 else ""
+        said[qid in added].append(f"{qid} ({of}{what})")
+    where = " (no worse than on the base)" if d.base is not None else ""
+    lines.extend(_wrapped(f"  failing{where}: ", _named(said[False])))
+    lines.extend(_wrapped("  failing, added by this change (no base to compare with): ", _named(said[True])))
+    return lines
+
+
+def _failing_on_base(d: DatasetView) -> set[tuple[str, str]]:
+    """(question, metric) pairs that some base run of the question misses too."""
+    if d.base is None:
+        return set()
+    return {(q.id, m) for q in d.base.questions if q.status == "ok" for m in run_failures(q, d.base.summary, d.thresholds)}
 
 
 def render(page: Page | Results, thresholds: dict[str, float] | None = None, background: Background | None = None) -> str:
@@ -212,7 +274,7 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
     if shown.run_line:
         lines.append(f"run: {shown.run_line}")
     lines.extend(f"model drift: {line}" for line in results.drift_notes)
-    if results.gate is not None and results.gate.notes:
+    if shown.notes:
         lines.append("notes:")
-        lines.extend(f"  - {note}" for note in results.gate.notes)
+        lines.extend(f"  - {note}" for note in shown.notes)
     return show_controls("\n".join(lines).rstrip("\n"))  # bidi controls in agent text shown as escapes

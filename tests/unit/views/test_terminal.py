@@ -62,3 +62,40 @@ def test_a_run_s_judgement_is_written_only_when_it_missed_a_threshold() -> None:
     assert "failed_thresholds" not in passed.model_dump_json()
     assert json.loads(failed.model_dump_json())["failed_thresholds"] == ["m"]
     assert QuestionResult.model_validate_json(failed.model_dump_json()).failed_thresholds == ["m"]
+
+
+def test_failing_runs_are_told_by_question_and_known_failures_once() -> None:
+    """40 questions that miss tool_call_precision on the base too, 5 runs each, and one added
+    question that fails: the terminal listed every run ("q0 (tool_call_precision), q0 run 1 (...),
+    ... and 185 more") and called the added one "no worse than on the base"."""
+    from agent_eval_action import compare
+    from agent_eval_action.datasets import LoadedDataset
+    from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.metrics.registry import default_pass_thresholds
+    from agent_eval_action.scoring.scorer import Scorer
+
+    scorer = Scorer.for_names(["tool_usage_accuracy", "tool_call_precision"], MetricContext(), pass_thresholds=default_pass_thresholds({}))
+
+    def side(added: bool) -> Results:
+        scores = {"tool_usage_accuracy": Score(value=1.0), "tool_call_precision": Score(value=0.5)}
+        runs = [QuestionResult(id=f"q{i}", run=k, scores=scores) for i in range(40) for k in range(5)]
+        lost = {"tool_usage_accuracy": Score(value=0.0), "tool_call_precision": Score(value=1.0)}
+        runs += [QuestionResult(id="q_new_fails_01", run=k, scores=lost) for k in range(5)] if added else []
+        loaded = LoadedDataset(path="d.json", name="d", format="golden", records=iter(()))
+        return Results(datasets=[scorer.summarize(loaded, runs)])
+
+    base = side(added=False)
+    results = compare(side(added=True), base)
+    lines = render(results, background=Background(base_runs={"d.json": base.datasets[0]})).splitlines()
+    # The comment too names each question once, with how many of its runs failed.
+    from agent_eval_action.views.page import build
+    from agent_eval_action.views.render import Renderer, view
+
+    comment = Renderer().render("comment.md.j2", view(build(results, background=Background(base_runs={"d.json": base.datasets[0]}))))
+    assert "41 questions need a look in d (no worse than on the base branch; 1 of them added by this change)" in comment
+    assert "**q0** (5 of 5 runs): below threshold on tool\\_call\\_precision" in comment
+    assert "(run 1)" not in comment
+    assert "  not paired: every metric: 1 question this change adds (q_new_fails_01)" in lines
+    assert "  tool_call_precision below its threshold on the base too: 40 questions (q0, q1, q10 and 37 more)" in lines
+    assert "  failing, added by this change (no base to compare with): q_new_fails_01 (5 of 5 runs: tool_usage_accuracy)" in lines
+    assert not [line for line in lines if "run 1" in line or "no worse than on the base" in line]

@@ -247,8 +247,7 @@ def test_base_and_pr_columns_average_the_questions_the_change_pairs() -> None:
     grown = compare_dataset(_runs("llm_calls", {"a": 2.0, "d": 9.0}), _runs("llm_calls", {"a": 2.0, "b": 5.0}), baseline_path="b.json")
     assert (grown.metrics[0].baseline, grown.metrics[0].current, grown.metrics[0].delta) == (2.0, 2.0, 0.0)
     assert unpaired_lines(grown) == [
-        "llm_calls: 1 question scored only on the base (removed, or an error or unscored now); "
-        "1 question scored only on this PR (added, or unscored on the base)"
+        "llm_calls: 1 question scored only on the base (removed, or an error or unscored now); 1 question this change adds (d)"
     ]
 
 
@@ -539,3 +538,44 @@ def test_an_aa_pair_timed_side_by_side_reads_neither_better_nor_worse() -> None:
         signs.add(latency.delta is not None and latency.delta > 0)
         assert rows["latency"].words == "changed, within noise"
     assert signs == {True, False}  # both ways were drawn: the PR's side slower, and faster
+
+
+def test_a_cut_never_falls_inside_parentheses() -> None:
+    """The comment's bullet once ended "(Holm over 3…": a figure cut in half."""
+    text = "q_risk_01 passes 0 of 4 runs, 5 of 5 on the base (one-sided Fisher test, Holm over 3 questions, alpha 0.01); more"
+    for limit in range(40, len(text)):
+        cut = escape_md(text, limit).replace("\\", "")
+        head = cut[:-1]
+        assert cut.endswith("…") and text.startswith(head), (limit, cut)
+        assert head.count("(") == head.count(")"), (limit, cut)
+    assert escape_md(text, 70).replace("\\", "") == "q_risk_01 passes 0 of 4 runs, 5 of 5 on the base…"
+
+
+def test_metrics_no_run_scored_are_one_line_not_a_row_each() -> None:
+    """No API key: every run an outage, and the table had a row of "not scored in this run" for
+    each of the base's 20 metrics."""
+    from agent_eval_action import compare
+    from agent_eval_action.datasets import LoadedDataset
+    from agent_eval_action.metrics import REGISTRY, MetricContext
+    from agent_eval_action.scoring.scorer import Scorer
+
+    metrics = [name for name, m in REGISTRY.items() if m.kind in ("reference", "trace")][:20]
+    scorer = Scorer.for_names(metrics, MetricContext())
+
+    def side(questions: list[QuestionResult]) -> Results:
+        return Results(datasets=[scorer.summarize(LoadedDataset(path=PATH, name="cs", format="golden", records=iter(())), questions)])
+
+    base = side([QuestionResult(id=f"q{i}", scores={m: Score(value=1.0) for m in metrics}) for i in range(3)])
+    outage = "ValueError: No API key was provided. Please pass a valid API key."
+    results = compare(side([QuestionResult(id=f"q{i}", status="error", error=outage) for i in range(3)]), base)
+    shown = build(results)
+    (d,) = shown.datasets
+    assert d.moved == [] and d.unchanged == []
+    line = f"20 metrics the base scored were not scored in this run ({', '.join(r.metric for r in d.rows[:5])} and 15 more)"
+    assert d.notes == [line]
+    terminal = render(shown).splitlines()
+    assert f"  {line}" in terminal and not [t for t in terminal if "not scored in this run" in t and t != f"  {line}"]
+    comment = view(shown)
+    assert Renderer().render("comment.md.j2", comment).count("not scored in this run") == 1
+    # No question left for the rows to compare: not "the rows compare the other questions".
+    assert d.unpaired == ["every question ended in an error in this run (3), so no metric scored any: there is nothing to compare"]
