@@ -71,7 +71,7 @@ def test_adk_2x_history_without_session_takes_model_calls_from_invocation_events
     (record,), bad, warnings = load(history(tmp_path / "shop.evalset_result.json", with_session=False))
     assert not bad
     assert warnings == [
-        f"{tmp_path / 'shop.evalset_result.json'} (the criteria ADK recorded): criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
+        f"{tmp_path / 'shop.evalset_result.json'} (the criteria ADK recorded): criterion 'safety_v1' is one of ADK's judged or Vertex metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
     ]
     trace = record.trace
     assert trace is not None and trace.error is None

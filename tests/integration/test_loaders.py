@@ -566,7 +566,7 @@ class TestWorkshopFiles:
         assert dataset.criterion_options == {"tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "IN_ORDER"}}
         config = tmp_path / "test_config.json"
         assert dataset.warnings == [
-            f"{config}: criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
+            f"{config}: criterion 'safety_v1' is one of ADK's judged or Vertex metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
         ]
         with pytest.raises(DatasetError, match=r"ADK's eval config .*, not a dataset"):
             load_dataset(str(tmp_path / "eval_config.json"))

@@ -30,8 +30,14 @@ def test_the_built_in_metrics_declare_their_units() -> None:
         "output_density": "count",
         "agent_handoffs": "count",
         "distinct_tools": "count",
+        "tool_call_count_v1": "count",
+        "inference_call_count_v1": "count",
+        "token_usage_v1": "count",
+        "invocation_duration_v1": "seconds",
     }
-    assert [name for name in REGISTRY if is_timing(name)] == ["latency", "turn_latency", "llm_time", "tool_time", "time_to_first_response"]
+    assert [name for name in REGISTRY if is_timing(name)] == [
+        "latency", "turn_latency", "llm_time", "tool_time", "time_to_first_response", "invocation_duration_v1"
+    ]  # fmt: skip
     assert (recorded_unit("duration_sec"), recorded_unit("tool_calls"), recorded_unit("unique_tools")) == ("seconds", "count", None)
 
 
