@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.jsonish import get, loads, opt_str
@@ -18,7 +18,18 @@ from agent_eval_action.traces.adk_events import EventFacts, facts_from_events
 from agent_eval_action.traces.spans import SpanFacts, facts_from_spans, parse_span, tool_failure
 
 
-def row_to_run(path: str, where: str, raw: dict[str, Any], warnings: list[str] | None = None) -> tuple[Question, Trace, str | None]:
+class RowRun(NamedTuple):
+    """A row read: its question, its recorded run and session, and the question as the row asks
+    it (``asked``): without the user's turns taken from its session, which are what that run's
+    user said (ADK's user simulator, in a scenario's runs), not what the question asks."""
+
+    question: Question
+    trace: Trace
+    session: str | None
+    asked: Question
+
+
+def row_to_run(path: str, where: str, raw: dict[str, Any], warnings: list[str] | None = None) -> RowRun:
     """One row as a question and its recorded run; ``warnings`` collects column warnings.
 
     A row fails only when a cell that a metric reads is broken; columns no metric needs
@@ -29,9 +40,9 @@ def row_to_run(path: str, where: str, raw: dict[str, Any], warnings: list[str] |
     if not qid:
         raise DatasetError(path, "no question_id or eval_id", pointer=where)
     row.question_id = qid.strip()
-    question = _question(row)
-    question, trace = _trace(row, question)
-    return question, trace, row.text("session_id")
+    asked = _question(row)
+    question, trace = _trace(row, asked)
+    return RowRun(question, trace, row.text("session_id"), asked)
 
 
 def _question(row: Cells) -> Question:
