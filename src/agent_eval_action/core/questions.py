@@ -74,10 +74,11 @@ class AdkTurnUsage(Stored):
     a function call or response, text, inline data or grounding), their function calls, the model
     calls among them (usage or a model version), and their tokens as ADK's ``TokenUsage`` sums
     them (input: prompt and tool-use prompt; output: candidates and thinking). A token count is
-    None when no call of the turn reported it, never 0."""
+    None when no call of the turn reported it, never 0; ``model_calls`` is None where the source
+    lists the turn's tool calls only (an older eval history's bare ``tool_uses``), as ADK's is."""
 
     tool_calls: int = 0
-    model_calls: int = 0
+    model_calls: int | None = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
 

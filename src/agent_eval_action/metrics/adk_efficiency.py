@@ -45,14 +45,19 @@ def _turns(trace: Trace) -> list[AdkTurnUsage] | None:
     return usage or None
 
 
-def _mean_of_turns(figure: Callable[[AdkTurnUsage], int], what: str) -> Callable[[Question, Trace, MetricContext], Score]:
+def _mean_of_turns(figure: Callable[[AdkTurnUsage], int | None], what: str) -> Callable[[Question, Trace, MetricContext], Score]:
+    """The mean over the turns that have the figure (ADK's ``_evaluate_efficiency_metric``)."""
+
     def score(question: Question, trace: Trace, ctx: MetricContext) -> Score:
         turns = _turns(trace)
         if turns is None:
             return unscored(NO_EVENTS)
         per_turn = [figure(turn) for turn in turns]
-        mean = sum(per_turn) / len(per_turn)
-        return Score(value=mean, explanation=f"{mean:g} {what} a turn over {len(per_turn)} turn(s)", details={"per_turn": per_turn})
+        known = [value for value in per_turn if value is not None]
+        if not known:
+            return unscored(f"the run's record lists tool calls only: no {what} recorded", per_turn=per_turn)
+        mean = sum(known) / len(known)
+        return Score(value=mean, explanation=f"{mean:g} {what} a turn over {len(known)} turn(s)", details={"per_turn": per_turn})
 
     return score
 

@@ -31,7 +31,7 @@ def turn_usage(events: list[Any]) -> dict[str, AdkTurnUsage]:
         metadata = get(event, "usage_metadata")
         if metadata is None and get(event, "model_version") is None:
             continue
-        usage.model_calls += 1
+        usage.model_calls = (usage.model_calls or 0) + 1
         if isinstance(metadata, dict):
             usage.input_tokens = _plus(usage.input_tokens, _sum(metadata, "prompt_token_count", "tool_use_prompt_token_count"))
             usage.output_tokens = _plus(usage.output_tokens, _sum(metadata, "candidates_token_count", "thoughts_token_count"))
