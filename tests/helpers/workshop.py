@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.seed_pipeline import _camel
+
 APP = "customer_service"
 AGENT = "customer_service_agent"
 MODEL = "gemini-2.5-flash"
@@ -318,9 +320,9 @@ def row(conversation: Conversation, copy: int = 0) -> dict[str, Any]:
     }
 
 
-def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
+def write_rows(path: Path, rows: list[dict[str, Any]], columns: list[str] = COLUMNS) -> Path:
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         for item in rows:
             writer.writerow({k: v if isinstance(v, str) else json.dumps(v) for k, v in item.items()})
@@ -341,4 +343,59 @@ def scenario_case(eval_id: str, starting: str, plan: str, **extra: Any) -> dict[
         "conversation_scenario": {"starting_prompt": starting, "conversation_plan": plan, **extra},
         "session_input": {"app_name": APP, "user_id": "test_user"},
         "creation_timestamp": 1768618442.673241,
+    }
+
+
+# The first of the committed files (run_20260111_115619.csv), written by the first converter
+# (AdkHistoryConverter's forerunner, process_adk_history_file): its 19 columns (no question_id,
+# user_inputs or extracted_data), the session's events dumped by ADK's eval history in snake_case
+# and every key of them camelCased by the converter (tool arguments and state deltas too), the
+# metric.* figures counted from those events, and rows from every eval history in the folder: two
+# runs of each scenario, in which ADK's user simulator said different things.
+EARLY_COLUMNS = [
+    "eval_id", "session_id", "agent_name", "timestamp", "score.hallucinations_v1", "score.safety_v1", "metric.duration_sec",
+    "metric.total_tokens", "metric.turn_count", "metric.tool_calls", "metric.tool_errors", "metric.unique_tools",
+    "eval_set_result_id", "user_id", "final_response", "system_instructions", "custom_extract", "session_state", "session_trace",
+]  # fmt: skip
+
+
+def simulated(conversation: Conversation, run: int) -> Conversation:
+    """The scenario's ``run``-th run: the simulated user says each turn after the first in other words."""
+    turns = [
+        Turn(t.user if i == 0 or not run else f"{t.user} (said again, run {run})", t.tools, t.answer)
+        for i, t in enumerate(conversation.turns)
+    ]
+    return Conversation(conversation.qid, turns, conversation.hallucinations, conversation.usage)
+
+
+def early_row(conversation: Conversation, run: int) -> dict[str, Any]:
+    """One row as the first converter wrote it; ``run`` numbers the eval history it came from."""
+    events, _ = _events(conversation)
+    snake = [event.model_dump(mode="json") for event in events]
+    session_id = f"___eval___session___{uuid.uuid5(uuid.NAMESPACE_URL, f'{conversation.qid}/early/{run}')}"
+    parts = [p for e in snake for p in ((e.get("content") or {}).get("parts") or [])]
+    calls = [p["function_call"]["name"] for p in parts if p.get("function_call")]
+    stamps = [e["timestamp"] for e in snake]
+    camel = _camel(snake)  # every key, tool arguments and state deltas too
+    session = {"id": session_id, "appName": APP, "userId": "test_user", "state": {"customer_profile": PROFILE}, "events": camel}
+    return {
+        "eval_id": conversation.qid,
+        "session_id": session_id,
+        "agent_name": APP,
+        "timestamp": "2026-01-11T07:27:49.756637",
+        "score.hallucinations_v1": conversation.hallucinations,
+        "score.safety_v1": 1.0,
+        "metric.duration_sec": round(stamps[-1] - stamps[0], 2),
+        "metric.total_tokens": sum((e.get("usage_metadata") or {}).get("total_token_count") or 0 for e in snake),
+        "metric.turn_count": sum(1 for e in snake if e["author"] == "user"),
+        "metric.tool_calls": len(calls),
+        "metric.tool_errors": 0,
+        "metric.unique_tools": sorted(set(calls)),
+        "eval_set_result_id": f"{APP}_eval_set_with_scenarios_{1768116588 + 68 * run}.66",
+        "user_id": "test_user",
+        "final_response": conversation.turns[-1].answer,
+        "system_instructions": "\nThe profile of the current customer is: {}\n" + "You are Project Pro.\n" * 20,
+        "custom_extract": [{"turn_index": i, "role": e["author"], "token_usage": e["usage_metadata"]} for i, e in enumerate(snake)],
+        "session_state": session | {"lastUpdateTime": stamps[-1]},
+        "session_trace": _spans(camel, session_id),
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ def test_adk_2x_history_without_session_takes_model_calls_from_invocation_events
     (record,), bad, warnings = load(history(tmp_path / "shop.evalset_result.json", with_session=False))
     assert not bad
     assert warnings == [
-        f"{tmp_path / 'shop.evalset_result.json'} (the criteria ADK recorded): criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
+        f"{tmp_path / 'shop.evalset_result.json'} (the criteria ADK recorded): criterion 'safety_v1' is one of ADK's judged or Vertex metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
     ]
     trace = record.trace
     assert trace is not None and trace.error is None
@@ -137,6 +138,24 @@ def test_older_history_with_bare_tool_uses(tmp_path: Path) -> None:
     assert score("tool_trajectory_avg_score", record, {"tool_trajectory_avg_score": {"threshold": 0.8}}).value == ADK_TRAJECTORY
     assert score("adk_agreement", record).value == 1.0
     assert score("tool_calls", record).value == 4.0  # the reference names the transfer: it counts
+    # ADK's efficiency reports on bare tool uses, as ADK's own evaluators read the file's invocations:
+    # the tool calls a turn; model calls and tokens not available (None, never 0).
+    from google.adk.evaluation import _efficiency_evaluators as adk
+    from google.adk.evaluation.eval_case import Invocation
+
+    path = tmp_path / "shop_1.evalset_result.json"
+    (case,) = json.loads(path.read_text())["eval_case_results"]
+    invocations = [Invocation.model_validate(item["actual_invocation"]) for item in case["eval_metric_result_per_invocation"]]
+    tools = adk._ToolCallCountV1Evaluator().evaluate_invocations(invocations)
+    assert not isinstance(tools, Awaitable)
+    assert score("tool_call_count_v1", record).value == tools.overall_score == 2.0
+    for name, evaluator in (
+        ("inference_call_count_v1", adk._InferenceCallCountV1Evaluator()),
+        ("token_usage_v1", adk._TokenUsageV1Evaluator()),
+    ):
+        theirs = evaluator.evaluate_invocations(invocations)
+        assert not isinstance(theirs, Awaitable)
+        assert score(name, record).value is None and theirs.overall_score is None, name
 
 
 def test_adk_1x_invocation_events_without_usage(tmp_path: Path) -> None:

@@ -233,7 +233,7 @@ def test_worker_traces_equal_in_process_traces(tmp_path: Path) -> None:
 
 # Token counts are left out: the scripted model counts the prompt ADK builds, and ADK 1.x builds
 # other instructions around the same conversation. Everything the agent did must be equal.
-VERSION_BOUND = {*timings(), "input_tokens", "total_tokens", "cost_usd", "max_call_tokens"}
+VERSION_BOUND = {*timings(), "input_tokens", "total_tokens", "cost_usd", "max_call_tokens", "token_usage_v1"}
 
 
 def test_the_example_on_google_adk_1_scores_as_on_2(tmp_path: Path) -> None:

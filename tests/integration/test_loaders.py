@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from agent_eval_action import evaluate
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.traces.spans import MISMATCHED_NOTE
@@ -523,6 +524,37 @@ class TestWorkshopFiles:
         assert first.latency_s is None and first.missing == {"timing": MISMATCHED_NOTE}
         assert [t.response for t in first.turns][-1] == "I can generate a QR code for 15% off your next purchase."
 
+    def test_two_runs_of_each_scenario_are_runs_and_read_as_written(self, tmp_path: Path) -> None:
+        """run_20260111_115619.csv: rows from two eval histories, two runs of each of two scenarios,
+        no user_inputs column, and the simulated user said other things in each run. Its runs were
+        refused as "one id, different questions" (the user's turns read from each session made
+        each row a question of its own): what a row asks is what it states, and its session's user
+        turns are what that run's user said. Every figure the converter wrote is read back."""
+        from tests.helpers import workshop as w
+
+        chats = {c.qid: c for c in w.conversations()}
+        runs = [(chats[qid], run) for qid, run in [("68b39c35", 0), ("c8fa2069", 0), ("c8fa2069", 1), ("68b39c35", 1)]]
+        rows = [w.early_row(w.simulated(chat, run), run) for chat, run in runs]
+        path = w.write_rows(tmp_path / "run_20260111_115619.csv", rows, w.EARLY_COLUMNS)
+        results = evaluate([str(path)])
+        assert not results.problems, results.problems
+        (dataset,) = results.datasets
+        scored = {(q.id, q.run): q for q in dataset.questions}
+        assert sorted(scored) == [("68b39c35", 0), ("68b39c35", 1), ("c8fa2069", 0), ("c8fa2069", 1)]
+        good, bad, _ = records(path)
+        assert not bad
+        for (chat, run), row, record in zip(runs, rows, good, strict=True):
+            question = scored[(chat.qid, run)]
+            trace = present(record.trace)
+            assert question.status == "ok"
+            assert len(trace.turns) == len(record.question.user_inputs) == row["metric.turn_count"]
+            assert record.question.user_inputs == [t.user for t in w.simulated(chat, run).turns]
+            assert question.scores["total_tokens"].value == row["metric.total_tokens"]
+            assert question.scores["tool_calls"].value == row["metric.tool_calls"]
+            assert question.scores["latency"].value == row["metric.duration_sec"]
+            assert question.scores["score.hallucinations_v1"].value == row["score.hallucinations_v1"]
+            assert question.scores["score.safety_v1"].value == row["score.safety_v1"]
+
     def test_the_same_rows_as_jsonl_with_native_lists(self, tmp_path: Path) -> None:
         from tests.helpers.workshop import conversations, row
 
@@ -566,7 +598,7 @@ class TestWorkshopFiles:
         assert dataset.criterion_options == {"tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "IN_ORDER"}}
         config = tmp_path / "test_config.json"
         assert dataset.warnings == [
-            f"{config}: criterion 'safety_v1' is one of ADK's judged or informational metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
+            f"{config}: criterion 'safety_v1' is one of ADK's judged or Vertex metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
         ]
         with pytest.raises(DatasetError, match=r"ADK's eval config .*, not a dataset"):
             load_dataset(str(tmp_path / "eval_config.json"))

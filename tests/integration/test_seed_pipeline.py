@@ -41,8 +41,14 @@ def llm_responses(spans: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]
     return out
 
 
+USAGE_KEYS = ("prompt_token_count", "candidates_token_count", "cached_content_token_count", "thoughts_token_count",
+              "tool_use_prompt_token_count", "total_token_count")  # fmt: skip
+
+
 def usages(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v or 0 for k, v in r["usage_metadata"].items()} for _, r in llm_responses(spans) if r.get("usage_metadata")]
+    """Each model response's usage as the pipeline reads it: ``usage.get(key, 0)`` (ADK leaves out the
+    counts that are None)."""
+    return [{k: r["usage_metadata"].get(k) or 0 for k in USAGE_KEYS} for _, r in llm_responses(spans) if r.get("usage_metadata")]
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +157,34 @@ def test_model_calls_and_tokens_with_the_agent_tools_calls_from_the_spans(live: 
     assert value(question, "cached_tokens") == sum(u["cached_content_token_count"] for u in used)
     assert value(question, "total_tokens") == sum(u["total_token_count"] for u in used)
     # Ours counts thinking as output ("completion_tokens" there is the candidates only).
+    assert value(question, "output_tokens") == sum(u["candidates_token_count"] + u["thoughts_token_count"] for u in used)
+
+
+def test_a_code_executing_agents_call_is_counted_once_as_the_pipeline_counts_it(tmp_path: Path) -> None:
+    """The retail pipeline's numbers (llm_calls 9 against the pipeline's 8, tokens one call
+    higher): for a response of an agent with ADK's BuiltInCodeExecutor, ADK yields the code
+    executor's event first and gives the response's event a new id, so the call's span names an
+    event the session does not hold. That call is the event's, not one more beyond the events.
+    Run by a real ADK Runner; calculate_token_usage counts every span with a model response."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "processed_interaction_app.jsonl"
+    done = subprocess.run([sys.executable, "-m", "tests.helpers.code_exec_run", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    row = json.loads(out.read_text())
+    spans = row["session_trace"]
+    events = row["final_session_state"]["events"]
+    calls = [s for s in spans if s["name"] == "call_llm"]
+    gap = next(s for s in calls if "executable_code" in s["attributes"]["gcp.vertex.agent.llm_response"])
+    assert gap["attributes"]["gcp.vertex.agent.event_id"] not in {e["id"] for e in events}  # the case itself
+    used = usages(spans)
+    assert len(used) == 5 and len([e for e in events if e["usageMetadata"]]) == 4  # the AgentTool's call is in the spans only
+    (question,) = scored(out).values()
+    assert value(question, "llm_calls") == len(used)
+    assert value(question, "input_tokens") == sum(u["prompt_token_count"] for u in used)
+    assert value(question, "cached_tokens") == sum(u["cached_content_token_count"] for u in used)
+    assert value(question, "total_tokens") == sum(u["total_token_count"] for u in used)
     assert value(question, "output_tokens") == sum(u["candidates_token_count"] + u["thoughts_token_count"] for u in used)
 
 

@@ -131,6 +131,20 @@ class GateConfig(BaseModel):
         parse_regression(value)
         return value
 
+    @field_validator("metrics")
+    @classmethod
+    def _not_informational(cls, rules: dict[str, MetricRule]) -> dict[str, MetricRule]:
+        from agent_eval_action.metrics.adk_efficiency import INFORMATIONAL
+
+        named = sorted(name for name in rules if name in INFORMATIONAL)
+        if named:
+            settings = ", ".join(f"[gate.metrics.{name}]" for name in named)
+            raise ValueError(
+                f"{settings}: ADK's efficiency reports never pass or fail, so they take no threshold (ADK refuses one too): "
+                "remove the rule; they are reported on every run"
+            )
+        return rules
+
 
 class AgentEnv(BaseModel):
     """Which environment variables the agent's worker gets besides the defaults (agent_env.py)."""

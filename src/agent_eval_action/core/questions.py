@@ -68,6 +68,21 @@ class Question(Stored):
     user_simulator: dict[str, Any] = Field(default_factory=dict)
 
 
+class AdkTurnUsage(Stored):
+    """One turn as ADK's efficiency reports read it: the events ADK's eval keeps for the
+    invocation (``EvaluationGenerator.convert_events_to_eval_invocations``: an agent's event with
+    a function call or response, text, inline data or grounding), their function calls, the model
+    calls among them (usage or a model version), and their tokens as ADK's ``TokenUsage`` sums
+    them (input: prompt and tool-use prompt; output: candidates and thinking). A token count is
+    None when no call of the turn reported it, never 0; ``model_calls`` is None where the source
+    lists the turn's tool calls only (an older eval history's bare ``tool_uses``), as ADK's is."""
+
+    tool_calls: int = 0
+    model_calls: int | None = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
 class Turn(Stored):
     user_input: str | None = None
     response: str | None = None
@@ -76,6 +91,8 @@ class Turn(Stored):
     response_parts: list[str] | None = None
     start_time: float | None = None  # epoch seconds
     duration_s: float | None = None
+    # What ADK's efficiency reports read of this turn; None where the run's session events are not known.
+    adk_usage: AdkTurnUsage | None = None
 
 
 class TrajectoryStep(Stored):

@@ -32,6 +32,9 @@ class Row:
     pointer: str
     session: str | None
     item: Record | DatasetError
+    # What the row asks (``question_content`` of its question as the row states it), by which its
+    # repeated runs are told from another question under the same id; None: the record's question.
+    content: str | None = None
 
 
 # One batch of raw rows -> its rows and column warnings.

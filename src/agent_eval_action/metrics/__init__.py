@@ -7,7 +7,7 @@ names what the rest of the package uses.
 from agent_eval_action.metrics import efficiency, response, state, tools, trace_metrics, trajectory  # noqa: F401
 
 # ADK's own metrics register after ours, so tables list ours first.
-from agent_eval_action.metrics import adk  # noqa: F401  # isort: skip
+from agent_eval_action.metrics import adk, adk_efficiency  # noqa: F401  # isort: skip
 from agent_eval_action.metrics.registry import REGISTRY, Metric, MetricContext, default_pass_thresholds
 
 __all__ = ["REGISTRY", "Metric", "MetricContext", "default_pass_thresholds"]

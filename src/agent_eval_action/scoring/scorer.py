@@ -231,7 +231,7 @@ class Scorer:
             scored = self.score_record(row.item)
             # The rows of one id are told apart by their content key (the question without its id,
             # hashed once for the result anyway), not by its whole JSON again (question_content).
-            out.append((row.number, row.item.question.id, row.session, row.pointer, scored, scored.content_key))
+            out.append((row.number, row.item.question.id, row.session, row.pointer, scored, row.content or scored.content_key))
         return out
 
     def _score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None) -> DatasetResult:

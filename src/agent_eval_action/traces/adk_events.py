@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval_action.core.jsonish import get, opt_str
-from agent_eval_action.core.questions import Question, ToolInteraction, TrajectoryStep, Turn
+from agent_eval_action.core.questions import AdkTurnUsage, Question, ToolInteraction, TrajectoryStep, Turn
 from agent_eval_action.core.traces import LlmCall, SubAgentResponse, Trace
+from agent_eval_action.traces.adk_usage import turn_usage
 from agent_eval_action.traces.spans import RawSpan, facts_from_spans, grounding_chunks, tool_failure, usage_fields
 
 
@@ -27,6 +28,8 @@ class EventFacts:
     turn_response_parts: list[list[str] | None] = field(default_factory=list)
     # The user's text of each invocation, in order (what a simulated user said).
     user_inputs: list[str | None] = field(default_factory=list)
+    # What ADK's efficiency reports read of each invocation, in order.
+    turn_usage: list[AdkTurnUsage] = field(default_factory=list)
     llm_calls: list[LlmCall] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     root_agent: str | None = None
@@ -125,6 +128,8 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
     facts.turn_responses = [turn_text[i] for i in invocation_order]
     facts.turn_response_parts = [final_response_parts(final_parts[i]) for i in invocation_order]
     facts.user_inputs = [user_text[i] for i in invocation_order]
+    usage = turn_usage(events)
+    facts.turn_usage = [usage.get(i, AdkTurnUsage()) for i in invocation_order]
     return facts
 
 
@@ -225,6 +230,7 @@ def trace_from_run(
             user_input=text,
             response=facts.turn_responses[i] if i < len(facts.turn_responses) else None,
             response_parts=facts.turn_response_parts[i] if i < len(facts.turn_response_parts) else None,
+            adk_usage=facts.turn_usage[i] if i < len(facts.turn_usage) else None,
             start_time=turn_times[i][0] if i < len(turn_times) else None,
             duration_s=turn_times[i][1] if i < len(turn_times) else None,
         )

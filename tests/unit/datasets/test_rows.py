@@ -20,7 +20,7 @@ PATH = "runs.csv"
 
 
 def run(row: dict[str, Any], warnings: list[str] | None = None) -> tuple[Question, Trace]:
-    question, trace, _ = row_to_run(PATH, "row 1", {"question_id": "q1", "user_inputs": '["hi"]', **row}, warnings)
+    question, trace, *_ = row_to_run(PATH, "row 1", {"question_id": "q1", "user_inputs": '["hi"]', **row}, warnings)
     return question, trace
 
 
@@ -117,7 +117,7 @@ def test_a_broken_json_cell_names_its_column() -> None:
 def test_the_users_turns_come_from_the_session_when_the_row_has_none() -> None:
     row = seed.sim_row()
     del row["user_inputs"]
-    question, trace, session = row_to_run(PATH, "line 1", row)
+    question, trace, session, _ = row_to_run(PATH, "line 1", row)
     assert question.user_inputs == ["Can I get a QR code for 15% off?", "Then 100, please."]
     assert session == row["session_id"]
     assert trace.final_response == "Done: 100 QR codes."
@@ -125,13 +125,13 @@ def test_the_users_turns_come_from_the_session_when_the_row_has_none() -> None:
 
 def test_a_row_without_user_inputs_or_a_session_warns_and_is_kept() -> None:
     warnings: list[str] = []
-    question, _, _ = row_to_run(PATH, "row 1", {"question_id": "q1", "final_response": "hello"}, warnings)
+    question, *_ = row_to_run(PATH, "row 1", {"question_id": "q1", "final_response": "hello"}, warnings)
     assert question.user_inputs == []
     assert warnings == [f"{PATH}: a row without user_inputs (and no user message in its session) is scored without the user's turns"]
 
 
 def test_extracted_calls_take_their_errors_and_turns_from_the_sessions_events() -> None:
-    _, trace, _ = row_to_run(PATH, "line 1", seed.sim_row())
+    _, trace, *_ = row_to_run(PATH, "line 1", seed.sim_row())
     (call,) = trace.tool_interactions or []
     assert (call.tool_name, call.input_arguments, call.error, call.turn) == (
         "generate_qr_code",

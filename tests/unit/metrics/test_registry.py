@@ -30,8 +30,14 @@ def test_the_built_in_metrics_declare_their_units() -> None:
         "output_density": "count",
         "agent_handoffs": "count",
         "distinct_tools": "count",
+        "tool_call_count_v1": "count",
+        "inference_call_count_v1": "count",
+        "token_usage_v1": "count",
+        "invocation_duration_v1": "seconds",
     }
-    assert [name for name in REGISTRY if is_timing(name)] == ["latency", "turn_latency", "llm_time", "tool_time", "time_to_first_response"]
+    assert [name for name in REGISTRY if is_timing(name)] == [
+        "latency", "turn_latency", "llm_time", "tool_time", "time_to_first_response", "invocation_duration_v1"
+    ]  # fmt: skip
     assert (recorded_unit("duration_sec"), recorded_unit("tool_calls"), recorded_unit("unique_tools")) == ("seconds", "count", None)
 
 
@@ -73,3 +79,22 @@ def test_a_call_inside_a_command_sees_the_commands_units_and_its_own_go_with_it(
         return inner(), unit_of("inner_only")
 
     assert command() == (("seconds", "count"), "ratio")
+
+
+def test_adks_efficiency_reports_have_no_gate_rule_and_refuse_one() -> None:
+    """Informational, as in ADK: the gate's default rule for them sets nothing, and a rule of the
+    config's naming one is refused (so no path gates them)."""
+    import pytest
+    from pydantic import ValidationError
+
+    from agent_eval_action.config.tables import GateConfig, MetricRule
+    from agent_eval_action.metrics.adk_efficiency import INFORMATIONAL
+    from agent_eval_action.verdict.gate import rule_for
+
+    assert {"tool_call_count_v1", "inference_call_count_v1", "token_usage_v1", "invocation_duration_v1"} == INFORMATIONAL
+    for name in INFORMATIONAL:
+        metric = REGISTRY[name]
+        rule = rule_for(name, metric.kind, metric.direction, GateConfig())
+        assert (rule.min, rule.max, rule.max_regression, rule.pass_threshold) == (None, None, None, None), name
+        with pytest.raises(ValidationError, match=rf"\[gate\.metrics\.{name}\]: ADK's efficiency reports never pass or fail"):
+            GateConfig(metrics={name: MetricRule(max_regression=0.1)})

@@ -14,14 +14,13 @@ from agent_eval_action.core.inside import is_inside, outside_reason
 from agent_eval_action.core.jsonish import get, loads
 from agent_eval_action.datasets.base import LoadedDataset
 
-# ADK's prebuilt metrics that are LLM judges, Vertex services or efficiency reports: criteria
-# naming them are read but not computed here (docs/metrics.md, "ADK's metrics").
+# ADK's prebuilt metrics that are LLM judges or Vertex services: criteria naming them are read
+# but not computed here (docs/metrics.md, "ADK's metrics").
 ADK_NOT_COMPUTED = {
     "response_evaluation_score", "safety_v1", "final_response_match_v2", "rubric_based_final_response_quality_v1",
     "hallucinations_v1", "rubric_based_tool_use_quality_v1", "per_turn_user_simulator_quality_v1",
     "multi_turn_task_success_v1", "multi_turn_trajectory_quality_v1", "multi_turn_tool_use_quality_v1",
-    "rubric_based_multi_turn_trajectory_quality_v1", "tool_call_count_v1", "inference_call_count_v1",
-    "token_usage_v1", "invocation_duration_v1",
+    "rubric_based_multi_turn_trajectory_quality_v1",
 }  # fmt: skip
 NOT_EVALUATED = (3, "NOT_EVALUATED")
 
@@ -73,16 +72,25 @@ def criteria_from(source: str, criteria: Any, warnings: list[str]) -> AdkConfig:
     """ADK criteria (``{name: threshold}`` or ``{name: {threshold, match_type, ...}}``) as thresholds and options."""
     from agent_eval_action.metrics import REGISTRY
     from agent_eval_action.metrics.adk import match_type
+    from agent_eval_action.metrics.adk_efficiency import INFORMATIONAL
 
     out = AdkConfig()
     if not isinstance(criteria, dict):
         raise DatasetError(source, "expected an object of criteria", pointer="$.criteria")
     for name, value in criteria.items():
+        if name in INFORMATIONAL:
+            # As ADK refuses it (_efficiency_evaluators._reject_threshold): a report never passes or fails.
+            raise DatasetError(
+                source,
+                f"{name} is one of ADK's efficiency reports: it never passes or fails, so it takes no threshold "
+                "(ADK refuses one too); remove it from criteria, it is reported on every run",
+                pointer=f"$.criteria.{name}",
+            )
         threshold = value.get("threshold") if isinstance(value, dict) else value
         if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not math.isfinite(threshold):
             raise DatasetError(source, "needs a finite numeric threshold", pointer=f"$.criteria.{name}")
         if name not in REGISTRY:
-            what = "one of ADK's judged or informational metrics" if name in ADK_NOT_COMPUTED else "not a metric known here"
+            what = "one of ADK's judged or Vertex metrics" if name in ADK_NOT_COMPUTED else "not a metric known here"
             warnings.append(f"{source}: criterion {name!r} is {what}; it is not computed here (docs/metrics.md: ADK's metrics)")
             continue
         options = dict(value) if isinstance(value, dict) else {"threshold": threshold}

@@ -112,6 +112,11 @@ def _history_case(path: str, pointer: str, case: Any) -> Record:
         why = "the eval history keeps no session, and its invocations list tool calls only: model calls and tokens are not recorded"
         trace.llm_calls = None
         trace.missing["llm_calls"] = trace.missing["tokens"] = why
+        # As ADK's inference_call_count_v1 reads bare tool uses: the turns' model calls are not known.
+        trace.turns = [
+            turn.model_copy(update={"adk_usage": turn.adk_usage.model_copy(update={"model_calls": None})}) if turn.adk_usage else turn
+            for turn in trace.turns
+        ]
     if state is None:
         trace.final_state = None
         trace.missing["state"] = "the eval history keeps no session state"

@@ -29,6 +29,7 @@ def _latency_tree(value: Any) -> float | None:
 def timing(row: Cells, trace: Trace, question: Question, spans: Any, events: Any) -> None:
     turn_responses = events.turn_responses if events is not None else []
     turn_parts = events.turn_response_parts if events is not None else []
+    turn_usage = events.turn_usage if events is not None else []
     durations = spans.turn_durations if spans is not None else []
     starts = spans.turn_starts if spans is not None else []
     count = max(len(question.user_inputs), len(durations), len(turn_responses))
@@ -37,6 +38,7 @@ def timing(row: Cells, trace: Trace, question: Question, spans: Any, events: Any
             user_input=question.user_inputs[i] if i < len(question.user_inputs) else None,
             response=turn_responses[i] if i < len(turn_responses) else None,
             response_parts=turn_parts[i] if i < len(turn_parts) else None,
+            adk_usage=turn_usage[i] if i < len(turn_usage) else None,
             duration_s=durations[i] if i < len(durations) else None,
             start_time=starts[i] if i < len(starts) else None,
         )

@@ -4,7 +4,8 @@ session's events, the spans, the extracted calls, the status), told apart from t
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from collections import Counter
+from typing import Any, Literal, NamedTuple
 
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.jsonish import get, loads, opt_str
@@ -17,7 +18,18 @@ from agent_eval_action.traces.adk_events import EventFacts, facts_from_events
 from agent_eval_action.traces.spans import SpanFacts, facts_from_spans, parse_span, tool_failure
 
 
-def row_to_run(path: str, where: str, raw: dict[str, Any], warnings: list[str] | None = None) -> tuple[Question, Trace, str | None]:
+class RowRun(NamedTuple):
+    """A row read: its question, its recorded run and session, and the question as the row asks
+    it (``asked``): without the user's turns taken from its session, which are what that run's
+    user said (ADK's user simulator, in a scenario's runs), not what the question asks."""
+
+    question: Question
+    trace: Trace
+    session: str | None
+    asked: Question
+
+
+def row_to_run(path: str, where: str, raw: dict[str, Any], warnings: list[str] | None = None) -> RowRun:
     """One row as a question and its recorded run; ``warnings`` collects column warnings.
 
     A row fails only when a cell that a metric reads is broken; columns no metric needs
@@ -28,9 +40,9 @@ def row_to_run(path: str, where: str, raw: dict[str, Any], warnings: list[str] |
     if not qid:
         raise DatasetError(path, "no question_id or eval_id", pointer=where)
     row.question_id = qid.strip()
-    question = _question(row)
-    question, trace = _trace(row, question)
-    return question, trace, row.text("session_id")
+    asked = _question(row)
+    question, trace = _trace(row, asked)
+    return RowRun(question, trace, row.text("session_id"), asked)
 
 
 def _question(row: Cells) -> Question:
@@ -75,7 +87,8 @@ def _trace(row: Cells, question: Question) -> tuple[Question, Trace]:
     trace.final_state = final_state
 
     if event_facts is not None and event_facts.llm_calls:
-        trace.llm_calls = event_facts.llm_calls + _calls_beyond_events(span_facts, events or [], session_id or row.text("session_id"))
+        beyond = _calls_beyond_events(span_facts, event_facts.llm_calls, events or [], session_id or row.text("session_id"))
+        trace.llm_calls = event_facts.llm_calls + beyond
     elif span_facts is not None and span_facts.llm_calls is not None:
         trace.llm_calls = span_facts.llm_calls
 
@@ -180,20 +193,45 @@ def _status(row: Cells) -> tuple[str, str | None]:
     return (row.text("status") or "").strip(), None
 
 
-def _calls_beyond_events(spans: SpanFacts | None, events: list[Any], session: str | None) -> list[LlmCall]:
+def _calls_beyond_events(spans: SpanFacts | None, event_calls: list[LlmCall], events: list[Any], session: str | None) -> list[LlmCall]:
     """Model calls the spans show and the session's events do not: an AgentTool runs its agent in
-    a session of its own, so its calls are only in the spans. A span's call is beyond the events
-    when the event it wrote is not among them, or (no event id recorded) its session is another."""
+    a session of its own, so its calls are only in the spans.
+
+    A span's call is an event's when the event it names is among them. One that names no stored
+    event is still an event's when it is of the events' session and an event's call of the same
+    usage is not yet claimed: ADK names in the span the id its response event had when the model
+    answered, and gives that event a new id when a response processor yielded an event first (a
+    BuiltInCodeExecutor's, for every response of a code-executing agent), so a span of the run's
+    own session can name an id no stored event has. Otherwise the call is beyond the events when
+    its session is another, or it names an event the session does not hold.
+    """
     if spans is None or not spans.llm_calls or not spans.llm_call_origins:
         return []
     ids = {str(get(event, "id")) for event in events if isinstance(event, dict) and get(event, "id")}
+    unclaimed = Counter(_usage_key(call) for call in event_calls)
+    named = [(call, origin) for call, origin in zip(spans.llm_calls, spans.llm_call_origins, strict=True)]
+    for call, (event_id, _) in named:
+        if event_id is not None and event_id in ids:
+            unclaimed[_usage_key(call)] -= 1
     out = []
-    for call, (event_id, span_session) in zip(spans.llm_calls, spans.llm_call_origins, strict=True):
-        if (event_id is not None and ids and event_id not in ids) or (
-            event_id is None and span_session and session and span_session != session
-        ):
+    for call, (event_id, span_session) in named:
+        if event_id is not None and event_id in ids:
+            continue
+        other_session = bool(span_session and session and span_session != session)
+        if not other_session and unclaimed[_usage_key(call)] > 0:
+            unclaimed[_usage_key(call)] -= 1
+            continue
+        if other_session or (event_id is not None and ids):
             out.append(call)
     return out
+
+
+def _usage_key(call: LlmCall) -> tuple[int, ...] | None:
+    """What identifies one model call's answer across its event and its span: its token counts
+    (None for a call whose counts were not recorded, which no span can be matched to)."""
+    if not call.usage_recorded:
+        return None
+    return (call.input_tokens, call.output_tokens, call.cached_tokens, call.thoughts_tokens, call.tool_use_prompt_tokens)
 
 
 def _is_session(value: dict[str, Any]) -> bool:

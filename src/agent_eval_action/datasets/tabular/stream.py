@@ -224,11 +224,12 @@ def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list
             if fmt == "jsonl" and not set(row) <= columns:
                 _check_columns(path, sorted(set(row) - columns - KNOWN_COLUMNS), warnings)
                 columns.update(row)
-            question, trace, session = row_to_run(path, pointer, row, warnings)
+            read = row_to_run(path, pointer, row, warnings)
         except DatasetError as error:
             out.append(Row(number=number, pointer=pointer, session=None, item=_unwound(error)))
             continue
-        out.append(Row(number=number, pointer=pointer, session=session, item=Record(question=question, trace=trace)))
+        record = Record(question=read.question, trace=read.trace)
+        out.append(Row(number=number, pointer=pointer, session=read.session, item=record, content=question_content(read.asked)))
     return out, warnings
 
 
@@ -292,7 +293,7 @@ def _records(path: str, rows: Iterator[Row]) -> Iterator[Record | DatasetError]:
         if isinstance(row.item, DatasetError):
             yield row.item
             continue
-        run = resolver.admit(row.item.question.id, row.session, row.pointer, question_content(row.item.question))
+        run = resolver.admit(row.item.question.id, row.session, row.pointer, row.content or question_content(row.item.question))
         if isinstance(run, DatasetError):
             yield run
         else:
