@@ -28,7 +28,6 @@ from agent_eval_action.repo.git import Git
 from agent_eval_action.run.agent_env import agent_environment
 
 READY = ".agent-eval-ready"  # written last: a venv whose install failed or was cut off is never reused
-COMMAND = ".agent-eval-install"  # the install command that made it: part of the environment's fingerprint
 
 
 def environment_key(command: str, project: Path, python: str, source: str | None = None) -> str:
@@ -90,7 +89,6 @@ def install_environment(
         done = subprocess.run(command, shell=True, check=False, env=clean, cwd=project)
     if done.returncode != 0:
         raise InfrastructureError(f"the install command exited with {done.returncode} for {label}: {command}")
-    (venv / COMMAND).write_text(command)
     (venv / READY).write_text(key)
     return str(python)
 

@@ -79,7 +79,7 @@ def reusable_baselines(
         if found.environment is not None:
             # The config's agent-paths are agent code whatever the agent read: a change to them re-runs all.
             declared = config.agent_paths is not None and bool(selection.agent_changes)
-            same = observed is not None and found.environment == observed.environment
+            same = observed is not None and observed.environment is not None and found.environment == observed.environment.fingerprint
             return found if same and not declared else None
         same_code = fingerprint is not None and not selection.agent_changes and found.agent_fingerprint == fingerprint
         return found if same_code else None

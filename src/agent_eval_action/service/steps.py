@@ -23,10 +23,10 @@ from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base
 from agent_eval_action.repo.observed import RepositoryInputs
-from agent_eval_action.run.fingerprint import environment_fingerprint
+from agent_eval_action.run.fingerprint import Environment, environment_changes, environment_fingerprint
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
 from agent_eval_action.verdict.rules import Rules, rules_at_base
-from agent_eval_action.verdict.selection import ENVIRONMENT, Observations, PathRoles, renames, select, select_all
+from agent_eval_action.verdict.selection import Observations, PathRoles, renames, select, select_all
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,10 @@ def runner_of(config: Config) -> Runner:
 @dataclass(frozen=True)
 class Observed:
     """What the agent's observed inputs are recorded and compared against: the repository as it
-    is now, and the agent's environment fingerprint (None: not taken, nothing is recorded)."""
+    is now, and the agent's environment (None: not taken, nothing is recorded)."""
 
     inputs: RepositoryInputs
-    environment: str | None
+    environment: Environment | None
 
 
 def observed_now(config: Config, git: Git) -> Observed | None:
@@ -83,14 +83,16 @@ def observed_now(config: Config, git: Git) -> Observed | None:
     return Observed(RepositoryInputs(git, skip), environment_fingerprint(config, workspace))
 
 
-def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> list[str] | None:
-    """What changed among the inputs a baseline's runs observed (``[ENVIRONMENT]`` when the
-    environment did; a question run with nothing observed: ``["(a question run whose reads were
-    not observed)"]``); None when the baseline observed nothing (older, or recorded)."""
+def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> tuple[list[str], list[str]] | None:
+    """What changed since a baseline's runs: (the parts of the agent's environment, each named,
+    run/fingerprint.py; the inputs they observed, a question run with nothing observed as
+    ``"(a question run whose reads were not observed)"``); None when the baseline observed
+    nothing (older, or recorded)."""
     if baseline.environment is None or baseline.format in RECORDED_FORMATS:
         return None
-    if observed is None or observed.environment != baseline.environment:
-        return [ENVIRONMENT]
+    now = observed.environment if observed is not None else None
+    if observed is None or now is None or now.fingerprint != baseline.environment:
+        return environment_changes(baseline.environment_parts, now) or ["the agent's environment"], []
     changed: dict[str, None] = {}
     for question in baseline.questions:
         if question.status != "ok":
@@ -99,7 +101,7 @@ def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> list[str
             changed["(a question run whose reads were not observed)"] = None
             continue
         changed.update(dict.fromkeys(observed.inputs.changed(question.inputs, baseline.imports or ())))
-    return list(changed)
+    return [], list(changed)
 
 
 def observations_at_base(
@@ -110,6 +112,7 @@ def observations_at_base(
     baselines_dir = git.workspace().rel(config.baselines_dir)
     moved = renames(changes)
     changed: dict[str, list[str]] = {}
+    environment: dict[str, list[str]] = {}
     unobserved: set[str] = set()
     for path in paths:
         old = moved.get(path)
@@ -121,10 +124,14 @@ def observations_at_base(
             continue
         stale = stale_inputs(found.dataset, observed)
         if stale is not None:
-            changed[path] = stale
+            changed[path] = stale[1]
+            if stale[0]:
+                environment[path] = stale[0]
         elif found.dataset.format not in RECORDED_FORMATS and in_repository(runner_of(config)):
             unobserved.add(path)
-    return Observations(changed=changed, unobserved=frozenset(unobserved), agent_paths_given=config.agent_paths is not None)
+    return Observations(
+        changed=changed, environment=environment, unobserved=frozenset(unobserved), agent_paths_given=config.agent_paths is not None
+    )
 
 
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.
