@@ -132,6 +132,30 @@ def install_base(command: str | None, base: BaseTree, prefix: str, env: Mapping[
     return install_environment(command, project, env, out, label="the base's agent", fresh=False, source=base.tree)
 
 
+def base_paths(env: Mapping[str, str], workspace: Path, base: Path) -> tuple[dict[str, str], str | None]:
+    """The base's ``PYTHONPATH``: ours with each entry into the PR's ``workspace`` taken from
+    the base's checkout (``base``) at the same place, so an absolute ``PYTHONPATH=<workspace>/src``
+    of the job cannot make the base import the PR's code; relative entries already resolve in
+    the base's checkout. Returns the variables to set for the base's workers and the line that
+    says what was moved (None: nothing was)."""
+    value = env.get("PYTHONPATH")
+    if not value:
+        return {}, None
+    top = workspace.resolve()
+    kept, moved = [], []
+    for entry in value.split(os.pathsep):
+        full = Path(entry).resolve() if entry and os.path.isabs(entry) else None
+        if full is not None and full.is_relative_to(top):
+            kept.append(str(base / full.relative_to(top)))
+            moved.append(entry)
+        else:
+            kept.append(entry)
+    if not moved:
+        return {}, None
+    said = f"the base's agent: PYTHONPATH {', '.join(moved)} (the PR's workspace) taken from the base's checkout instead"
+    return {"PYTHONPATH": os.pathsep.join(kept)}, said
+
+
 def _hashes(top: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for root, dirs, files in os.walk(top):

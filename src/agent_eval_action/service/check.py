@@ -27,7 +27,7 @@ from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState
 from agent_eval_action.repo.metric_code import changed as changed_code
 from agent_eval_action.repo.metric_code import code_at, written
-from agent_eval_action.run.base_run import base_checkout, base_config, install_base
+from agent_eval_action.run.base_run import base_checkout, base_config, base_paths, install_base
 from agent_eval_action.service.compared import (
     BaselineLookup,
     Outcome,
@@ -196,7 +196,10 @@ def run_sides(check: Prepared, *, progress: TextIO | None, install: str | None, 
         if tree is not None:
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
             here = tree.top / workspace.prefix if workspace.prefix else tree.top
-            twin = (base_config(config, tree.top, workspace.prefix, python=python), here)
+            paths, moved = base_paths(os.environ, workspace.root, tree.top)
+            if moved:
+                print(moved, file=progress or io.StringIO())
+            twin = (base_config(config, tree.top, workspace.prefix, python=python), here, paths)
             tree.seal()  # what the base runs from now on: the PR's agent must not change it
         # The stored baseline each dataset's questions in doubt are re-run against; with the base
         # beside, its runs that still stand for the base's code pool with the base's runs now.

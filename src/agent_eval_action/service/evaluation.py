@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -122,9 +123,10 @@ class Evaluation:
         # compare-with = "base": the stored runs pooled into the base's record of the file being evaluated.
         self._base_pool: list[QuestionResult] = []
 
-    def beside(self, config: Config, workdir: Path) -> None:
-        """compare-with = "base": the base's agent (its config, its checkout) runs beside ours."""
-        self.inference.beside(config, workdir)
+    def beside(self, config: Config, workdir: Path, env: Mapping[str, str] | None = None) -> None:
+        """compare-with = "base": the base's agent (its config, its checkout, ``env`` laid over
+        its environment) runs beside ours."""
+        self.inference.beside(config, workdir, env)
 
     def evaluate(
         self, path: str, reuse: DatasetResult | None = None, also: tuple[str, ...] = (), history: History | None = None

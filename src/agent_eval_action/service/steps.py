@@ -149,7 +149,7 @@ def evaluate_files(
     progress: TextIO | None,
     fingerprint: str | None = None,
     reuse: Callable[[DatasetFile], DatasetResult | None] | None = None,
-    beside: tuple[Config, Path] | None = None,
+    beside: tuple[Config, Path, dict[str, str]] | None = None,
     collector: Collector = LIBRARY,
     observed: Observed | None = None,
     history: Callable[[DatasetFile], History | None] | None = None,
@@ -158,7 +158,7 @@ def evaluate_files(
     and scored; those that could not be are problems. ``progress``: where the progress line of
     long runs goes (None: nowhere). ``fingerprint``: the agent code's hash, recorded with the
     runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again;
-    ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base");
+    ``beside``: the base's agent's config, checkout and variables, run beside ours (compare-with = "base");
     ``collector``: the garbage collector's policy while scoring (the process owner's);
     ``history``: a dataset's stored baseline, pooled with (`baseline update`) or re-run against
     (the questions in doubt of a check); ``observed``: the repository and environment the agent's
