@@ -25,6 +25,7 @@ from typing import TextIO
 
 from agent_eval_action.config import Config, file_reader, find_again, placed
 from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.core.files import read_only, writable
 from agent_eval_action.repo.git import Git
 
 # How the run is carried out, the same on both sides (the base runs interleaved with the PR's,
@@ -46,7 +47,7 @@ class BaseTree:
 
     def seal(self) -> None:
         """Makes the files read-only and remembers each one's hash: what the base runs from now on."""
-        _read_only(self.top)
+        read_only(self.top)
         self.sealed, self.stamps = _hashes(self.top), _stamps(self.top)
 
     def changed(self) -> list[str]:
@@ -69,7 +70,7 @@ def base_checkout(git: Git, merge_base: str) -> Iterator[BaseTree]:
         (parent / "index").unlink(missing_ok=True)
         yield BaseTree(top=top, tree=git.tree(merge_base))
     finally:
-        _writable(parent)
+        writable(parent)
         shutil.rmtree(parent, ignore_errors=True)
 
 
@@ -184,22 +185,3 @@ def _stamps(top: Path) -> dict[str, tuple[int, int]]:
             info = os.lstat(path)
             out[os.path.normpath(os.path.relpath(path, top))] = (info.st_ino, info.st_ctime_ns)
     return out
-
-
-def _read_only(top: Path) -> None:
-    for root, dirs, files in os.walk(top):
-        for name in [*files, *dirs]:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.lstat(path).st_mode & ~0o222)
-    os.chmod(top, os.lstat(top).st_mode & ~0o222)
-
-
-def _writable(top: Path) -> None:
-    for root, dirs, _ in os.walk(top):
-        for name in dirs:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.lstat(path).st_mode | 0o700)
-    if top.exists():
-        os.chmod(top, os.lstat(top).st_mode | 0o700)

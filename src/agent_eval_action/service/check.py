@@ -26,7 +26,7 @@ from agent_eval_action.repo.discovery import dataset_files
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState
 from agent_eval_action.repo.metric_code import changed as changed_code
-from agent_eval_action.repo.metric_code import code_at, written
+from agent_eval_action.repo.metric_code import changed_since_written, code_at, written
 from agent_eval_action.run.base_run import base_checkout, base_config, base_paths, install_base
 from agent_eval_action.service.compared import (
     BaselineLookup,
@@ -221,6 +221,8 @@ def run_sides(check: Prepared, *, progress: TextIO | None, install: str | None, 
             history=history,
         )
         disturbed = tampered(tree.changed()) + done.base_disturbed if tree is not None else []
+        if metrics_folder is not None:
+            disturbed += tampered(changed_since_written(metrics_folder), "the base's metric code")
     return Sides(done=done, disturbed=disturbed)
 
 
@@ -239,7 +241,9 @@ def finish(check: Prepared, sides: Sides) -> Outcome:
     )
     stored = baselines_in_repository(check.git, check.selection, config, check.snapshot)
     if not plan.base_beside:  # compared with the stored baselines: timings are information
-        outcome = compare_and_gate(results, check.rules, stored, plan=plan, notes=[plan.fallback] if plan.fallback else [])
+        outcome = compare_and_gate(
+            results, check.rules, stored, plan=plan, unsound=sides.disturbed, notes=[plan.fallback] if plan.fallback else []
+        )
         hint = drift_hint(results, lambda d: found.dataset if (found := stored(d)) is not None else None)
         results.drift_notes = [hint] if hint else []
     else:

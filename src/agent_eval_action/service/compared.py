@@ -233,8 +233,9 @@ def compare_and_gate(
     gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds, timings=timings_gated(plan))
     stopped = interrupted_runs(results)
     # An interrupted run decides nothing: no "failed" from the part that ran, and no advice to
-    # add reference data to a dataset whose questions simply did not get to run.
-    for dataset in [] if stopped else unchecked_datasets(results.datasets, config.gate, kinds):
+    # add reference data to a dataset whose questions simply did not get to run; nor one whose
+    # comparison is unsound (its scores were not all made as they should have been).
+    for dataset in [] if stopped or unsound else unchecked_datasets(results.datasets, config.gate, kinds):
         results.problems.append(
             Problem(
                 path=dataset.path,

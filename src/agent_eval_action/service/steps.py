@@ -233,14 +233,15 @@ def base_datasets(git: Git, base: Snapshot | None, rules: Rules, workspace: Work
     return dataset_paths(git.files(base.rev), [workspace.glob(g) for g in rules.base.datasets])
 
 
-def tampered(changed: list[str]) -> list[str]:
-    """The problem a base side changed while it ran makes (``base_run.BaseTree.changed``)."""
+def tampered(changed: list[str], what: str = "the base's files") -> list[str]:
+    """The problem a base side changed while it ran makes (``base_run.BaseTree.changed``, or
+    ``metric_code.changed_since_written``: ``what`` names them)."""
     if not changed:
         return []
     shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
     return [
-        f"the base's files changed while its agent ran ({shown}): something in this job (the PR's agent?) wrote to "
-        "the base's checkout, so the base's runs are not the base's; the comparison could not be made"
+        f"{what} changed while its agent ran ({shown}): something in this job (the PR's agent?) wrote to "
+        "the base's copy, so what stands for the base here is not the base's; the comparison could not be made"
     ]
 
 
