@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import sys
 from pathlib import Path
 
+from agent_eval_action.core.questions import Question
+from agent_eval_action.core.traces import Trace
+from agent_eval_action.repo.metric_code import changed_since_written, written
+from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.run.metric_worker import MetricWorker
 from tests.helpers.commands import cli
 from tests.helpers.factories import runs, write_dataset
 from tests.helpers.repos import commit, counting_repo, git, new_repo
@@ -228,3 +236,29 @@ def test_the_prs_agent_cannot_rewrite_the_bases_metric_that_judges_it(tmp_path: 
     done = cli(repo, "check", "--base", "main", env=env, subprocess=True)
     assert done.returncode == 3, done.stdout + done.stderr
     assert "the base's metric code changed while its agent ran (my_metrics.py)" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_a_metric_copy_changed_before_its_process_first_starts_is_never_imported(tmp_path: Path) -> None:
+    """The other order: the PR's agent rewrites the base's copy before the metric process ever
+    started. Nothing is imported; each score says why."""
+    with written({"my_metrics.py": PRICED}, "") as folder:
+        module = folder / "my_metrics.py"
+        module.chmod(0o644)
+        module.write_text(f"open({str(tmp_path / 'imported')!r}, 'w').close()\n" + PRICED.replace("0.0 if", "1.0 if"))
+        worker = MetricWorker(
+            {"priced": "my_metrics:priced"},
+            python=sys.executable,
+            cwd=folder,
+            env=agent_environment(os.environ),
+            timeout_s=60,
+            changed=functools.partial(changed_since_written, folder),
+        )
+        worker.start()
+        try:
+            score = worker.score("priced", Question(id="q", user_inputs=["the price of fig"]), Trace(final_response="fig costs 9"))
+        finally:
+            worker.close()
+    assert score.value is None and score.explanation.startswith(
+        "metric not scored: the base's metric code changed since it was read (my_metrics.py)"
+    )
+    assert not (tmp_path / "imported").exists()

@@ -78,7 +78,10 @@ class MetricWorker:
         """Starts the process; a metric that cannot be imported is a :class:`ConfigError` naming
         its setting (the metric's import ran there, never here)."""
         with self.lock:
-            self._spawn()
+            try:
+                self._spawn()
+            except MetricCodeChanged:
+                return  # nothing imported: each score says why, and the check counts it unsound
         if self.failures:
             name, why = next(iter(self.failures.items()))
             self.close()
