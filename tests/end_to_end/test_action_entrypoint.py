@@ -3,6 +3,7 @@ payload file, GITHUB_OUTPUT / GITHUB_STEP_SUMMARY files, a loopback GitHub API."
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -229,6 +230,31 @@ def test_install_makes_a_venv_for_the_agent_and_never_touches_ours(workspace: Pa
     assert f"the agent's Python: {sys.executable} (agent-python)" in explicit.stdout
     (question,) = json.loads((workspace / "agent-eval-results" / "results.json").read_text())["datasets"][0]["questions"]
     assert question["status"] == "ok"
+
+
+def test_the_checkouts_token_is_out_of_the_agents_reach_and_put_back_after(workspace: Path, tmp_path: Path) -> None:
+    """actions/checkout without ``persist-credentials: false`` leaves the token in .git/config: a
+    PR's tool that copies that file finds no credential, and the config has it again after."""
+    hostile_agent(workspace)
+    leaked = tmp_path / "leaked"
+    golden = json.loads((workspace / "hostile_golden.json").read_text())
+    golden["golden_questions"][0]["user_inputs"] = [f"call leak_git_config {leaked}"]
+    (workspace / "hostile_golden.json").write_text(json.dumps(golden))
+    key = "http.https://github.com/.extraheader"
+    header = "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+    git(workspace, "config", "--local", key, header)
+    env = base_env(tmp_path, workspace, {}, "workflow_dispatch")
+    env.update(
+        {"INPUT_AGENT": "hostile", "INPUT_DATASETS": "hostile_golden.json", "INPUT_COMMENT": "false", "INPUT_AGENT-PYTHON": sys.executable}
+    )
+    done = action(workspace, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    copied = leaked.read_text()
+    assert '[remote "origin"]' in copied and "extraheader" not in copied and header.split()[-1] not in copied, copied
+    said = [line for line in done.stdout.splitlines() if "persist-credentials: false" in line]
+    assert said == [f"the checkout's credential ({key}) is out of its git config while the agent runs, put back after it: "
+                    "set `persist-credentials: false` on actions/checkout"], done.stdout  # fmt: skip
+    assert git(workspace, "config", "--local", "--get", key).strip() == header
 
 
 def test_the_action_finds_the_agents_python_as_the_command_line_does_and_says_which(workspace: Path, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ cannot change unnoticed. Real git repositories, the CLI as a subprocess."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -89,6 +90,21 @@ def test_an_installed_package_runs_the_bases_code_on_the_base_side(tmp_path: Pat
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"]), results["gate"]
     # Two trees, two environments: the base's made from the base's files.
     assert len(list((tmp_path / "runner").glob("agent-eval-venv-*"))) == 2
+
+
+def test_a_pythonpath_into_the_workspace_never_serves_the_base(tmp_path: Path) -> None:
+    """The job's PYTHONPATH names the PR's src/ absolutely: the base imports its own src/ there,
+    so the PR's regression is not read as the model's drift, and the run says what it moved."""
+    repo = src_layout_repo(tmp_path / "repo")
+    break_prices(repo / "src" / "pricing" / "agent.py")
+    commit(repo, "a faster price table")
+    done = cli(
+        repo, "check", "--base", "main", env={"MODEL_VERSION": "v1", "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(repo / "src")])}
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"the base's agent: PYTHONPATH {repo / 'src'} (the PR's workspace) taken from the base's checkout instead" in done.stderr
+    results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
+    assert any(f["metric"] == "response_match" for f in results["gate"]["failures"]), results["gate"]
 
 
 WRAPPER = """#!/bin/sh

@@ -200,13 +200,21 @@ def test_what_the_agent_left_running_ends_with_the_run(repo: Path) -> None:
     assert not straggler.with_suffix(".late").exists()
 
 
-def test_a_daemon_the_agent_starts_in_a_session_of_its_own_dies_before_the_run_writes(repo: Path) -> None:
+@pytest.mark.parametrize(
+    ("own_process", "flags"),
+    [(False, []), (True, []), (True, ["--no-warm-start"])],
+    ids=["in-process", "command-forked-workers", "command-spawned-workers"],
+)
+def test_a_daemon_the_agent_starts_in_a_session_of_its_own_dies_before_the_run_writes(
+    repo: Path, own_process: bool, flags: list[str]
+) -> None:
     """A plain child and one that calls setsid: the command line is their subreaper, so both are
-    killed when the workers close, and neither can overwrite the outputs after the verdict."""
+    killed when the workers close, and neither can overwrite the outputs after the verdict; the
+    command as its own process too, its workers forked by the zygote or spawned."""
     golden(repo / "hostile_golden.json", {"q_daemon": f"call spawn_daemon {repo / 'spawned'}"})
     github_output = repo / "github_output"
     github_output.write_text("")
-    done = cli(repo, "check", "--workers", "1", env={"GITHUB_OUTPUT": str(github_output)})
+    done = cli(repo, "check", "--workers", "1", *flags, env={"GITHUB_OUTPUT": str(github_output)}, subprocess=own_process)
     assert done.returncode == 0, done.stdout + done.stderr
     pids = [int((repo / f"spawned.{kind}").read_text()) for kind in ("child", "daemon")]
     left = wait_until_gone(pids)

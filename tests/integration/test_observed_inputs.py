@@ -12,10 +12,13 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from agent_eval_action.config import Config
 from agent_eval_action.run.environments import install_environment
@@ -136,7 +139,8 @@ def test_the_agent_input_switched_to_another_agent_in_the_same_module(tmp_path: 
     repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent})
     pr(repo, "README.md", "# shop\n\nNow trying the experimental agent.\n")
     assert_caught(repo, "--agent", "shop.agent:experimental")
-    assert results(repo)["selection"]["selected"][0]["reason"].startswith("the agent's environment changed")
+    reason = results(repo)["selection"]["selected"][0]["reason"]
+    assert reason == "the agent's environment changed: agent shop.agent:root_agent → shop.agent:experimental", reason
 
 
 def test_a_model_setting_changed_is_never_replayed_from_the_cache(tmp_path: Path) -> None:
@@ -234,6 +238,8 @@ def test_a_pin_bumped_in_a_requirements_file_included_by_r(tmp_path: Path) -> No
     repo, env = installed_repo(tmp_path, files, {"1.0": "Answer prices.", "2.0": "BROKEN"})
     pr(repo, "requirements/base.txt", "helper==2.0\n")
     assert_caught(repo, "--install", INSTALL, env=env)
+    reason = results(repo)["selection"]["selected"][0]["reason"]
+    assert reason == "the agent's environment changed: distribution helper 1.0 → 2.0", reason
 
 
 def test_a_vendored_wheel_swapped_under_the_same_name(tmp_path: Path) -> None:
@@ -241,6 +247,8 @@ def test_a_vendored_wheel_swapped_under_the_same_name(tmp_path: Path) -> None:
     wheel(repo / "vendor" / "helper-1.0-py3-none-any.whl", "1.0", "BROKEN")
     commit(repo, "helper 1.0, rebuilt")
     assert_caught(repo, "--install", INSTALL, env=env)
+    reason = results(repo)["selection"]["selected"][0]["reason"]
+    assert reason == "the agent's environment changed: distribution helper 1.0 (other files)", reason
 
 
 def test_a_file_looked_for_and_not_found_is_an_input_the_pr_may_add(tmp_path: Path) -> None:
@@ -304,11 +312,89 @@ def test_baseline_update_and_evaluate_run_the_agent_in_the_venv_their_install_co
     assert "No module named 'helper'" in failed, failed
 
 
-def test_the_same_install_reuses_and_another_install_command_re_runs(tmp_path: Path) -> None:
+def test_another_install_command_that_installs_the_same_reuses_and_a_pin_in_requirements_re_runs(tmp_path: Path) -> None:
+    """What the command installed counts, not its text: a baseline made by uv, a check by pip."""
     repo, env = installed_repo(tmp_path, {"requirements.txt": "helper==1.0\n"}, {"1.0": "Answer prices."})
     pr(repo, "README.md", "# shop\n\nInstalled from vendor/.\n")
+    out, calls = run(repo, "check", "--base", "main", "--all", "--install", PIP_INSTALL, env=env)
+    assert calls == 0, out
+    assert results(repo)["datasets"][0]["reused"] == QUESTIONS * BASELINE_RUNS
+    pr(repo, "requirements.txt", "helper>=1.0\n")  # the same version installed: the file alone says another environment
     out, calls = run(repo, "check", "--base", "main", "--install", INSTALL, env=env)
-    assert calls == 0, out  # made again, the same environment: every question reused or unselected
-    out, calls = run(repo, "check", "--base", "main", "--install", INSTALL + " && true", env=env)  # nothing else installed
     assert calls == 2 * QUESTIONS, out
-    assert results(repo)["selection"]["selected"][0]["reason"].startswith("the agent's environment changed")
+    assert results(repo)["selection"]["selected"][0]["reason"] == "the agent's environment changed: requirements.txt"
+
+
+# -- the agent as an installable package (google/adk-samples' layout), installed editable as CI does
+
+PACKAGE_PYPROJECT = """[build-system]
+requires = ["flit_core"]
+build-backend = "flit_core.buildapi"
+
+[project]
+name = "shop"
+version = "0.1.0"
+description = "A shop's agent."
+readme = "README.md"
+dependencies = ["helper==1.0"]
+"""
+PACKAGE_FROM_VENDOR = "install -q --no-index --find-links vendor -e ."
+PIP_PACKAGE = f"{LINK_ADK} && python -m pip {PACKAGE_FROM_VENDOR}"
+UV_PACKAGE = f"{LINK_ADK} && {UV} pip {PACKAGE_FROM_VENDOR} --no-cache" if UV else PIP_PACKAGE
+
+
+@pytest.fixture(scope="module")
+def flit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The build backend's wheel, from the package index pip is configured with (a local one here)."""
+    folder = tmp_path_factory.mktemp("backend")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(folder), "flit_core"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = next(folder.glob("flit_core-*.whl"), None)
+    if found is None:
+        pytest.skip(f"no flit_core wheel from the package index: {done.stderr[-300:]}")
+    return found
+
+
+def package_repo(tmp_path: Path, backend: Path) -> tuple[Path, dict[str, str]]:
+    """main: the agent as the package ``shop`` (its README its long description) that needs
+    ``helper``, its baseline made by ``baseline update --install`` with uv; a PR branch checked out."""
+    repo, env = helper_repo(
+        tmp_path, {"pyproject.toml": PACKAGE_PYPROJECT, "README.md": "# shop\n"}, {"1.0": "Answer prices.", "2.0": "BROKEN"}
+    )
+    shutil.copy(backend, repo / "vendor" / backend.name)
+    commit(repo, "its build backend")
+    assert run(repo, "baseline", "update", "--install", UV_PACKAGE, env=env)[1] == 2 * QUESTIONS * BASELINE_RUNS
+    commit(repo, "baselines")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo, env
+
+
+def test_an_installed_agent_package_re_runs_nothing_for_its_readme_version_description_or_tool_tables(tmp_path: Path, flit: Path) -> None:
+    """In CI the agent's own package is installed (pip, where its baseline was made with uv): what
+    it imports is read from the repository (observed), its metadata is nothing the agent runs."""
+    repo, env = package_repo(tmp_path, flit)
+    pyproject = PACKAGE_PYPROJECT
+    # One PR commit after another, each changing one thing more: each check runs all the questions (--all).
+    edits = [
+        ("README.md", "README.md", "", "\nHow to run it.\n"),
+        ("version", "pyproject.toml", 'version = "0.1.0"', 'version = "0.2.0"'),
+        ("description", "pyproject.toml", "A shop's agent.", "The shop's pricing agent."),
+        ("[tool.ruff]", "pyproject.toml", "", "\n[tool.ruff]\nline-length = 100\n"),
+    ]
+    for what, path, before, after in edits:
+        if path == "README.md":
+            pr(repo, path, (repo / path).read_text() + after)
+        else:
+            pyproject = pyproject.replace(before, after) if before else pyproject + after
+            pr(repo, path, pyproject)
+        out, calls = run(repo, "check", "--base", "main", "--all", "--install", PIP_PACKAGE, env=env)
+        assert calls == 0, (what, out)
+        assert results(repo)["datasets"][0]["reused"] == QUESTIONS * BASELINE_RUNS, what
+    pr(repo, "pyproject.toml", pyproject.replace("helper==1.0", "helper==2.0"))
+    assert_caught(repo, "--install", PIP_PACKAGE, env=env)
+    reason = results(repo)["selection"]["selected"][0]["reason"]
+    assert reason == "the agent's environment changed: distribution helper 1.0 → 2.0, pyproject.toml dependencies", reason

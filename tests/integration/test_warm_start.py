@@ -194,3 +194,38 @@ def test_when_the_zygote_is_killed_its_workers_ends_are_still_seen_and_replaceme
     assert [r.getMessage() for r in caplog.records if "warm-start process ended" in r.getMessage()] == [
         "the warm-start process ended: the agent's workers are spawned from now on"
     ]
+
+
+def drawn(warm_start: bool, questions: int, seed: str | None = None) -> dict[int, list[float]]:
+    """The first draws each worker made from ``random`` (two workers), by its process id."""
+
+    async def go() -> list[Trace]:
+        pool = pool_of(2, warm_start=warm_start, WARM_SEED=seed) if seed else pool_of(2, warm_start=warm_start)
+        await pool.start()
+        try:
+            return list(
+                await asyncio.gather(*(pool.run_question(Question(id=f"q{i}", user_inputs=["call draw"]), 60) for i in range(questions)))
+            )
+        finally:
+            await pool.close()
+
+    first: dict[int, list[float]] = {}
+    for trace in asyncio.run(go()):
+        said = ast.literal_eval(trace.final_response or "")
+        first.setdefault(said["pid"], said["draws"])
+    return first
+
+
+def test_an_agent_that_seeds_random_at_import_draws_the_same_in_forked_and_spawned_workers() -> None:
+    """os.fork() re-seeds random's generator in the child: a forked worker must draw what a fresh
+    process that imported the agent draws, and every worker the same."""
+    forked = drawn(True, 2, seed="7")
+    spawned = drawn(False, 2, seed="7")
+    assert len({str(d) for d in forked.values()}) == 1 and len({str(d) for d in spawned.values()}) == 1, (forked, spawned)
+    assert next(iter(forked.values())) == next(iter(spawned.values()))
+
+
+def test_an_agent_that_seeds_nothing_draws_apart_in_each_forked_worker() -> None:
+    """As two fresh processes do: the zygote's generator is not handed to every worker."""
+    forked = drawn(True, 8)
+    assert len(forked) == 2 and len({str(d) for d in forked.values()}) == 2, forked

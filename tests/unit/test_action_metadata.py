@@ -39,3 +39,19 @@ def test_the_workflows_init_writes_are_the_linted_examples() -> None:
     assert sorted(p.name for p in templates.glob("*.yml")) == ["agent-eval-baseline.yml", "agent-eval-pr.yml"]
     for template in templates.glob("*.yml"):
         assert template.read_bytes() == (ROOT / "examples" / "workflows" / template.name).read_bytes(), template.name
+
+
+def test_every_checkout_in_the_workflows_and_the_docs_keeps_the_token_out_of_git_config() -> None:
+    """actions/checkout persists its token in .git/config unless told not to, where the agent (the
+    PR's code) could read it: every workflow init writes, every example and every snippet says not to."""
+    steps = []
+    for workflow in (ROOT / "examples" / "workflows").glob("*.yml"):
+        for job in yaml.safe_load(workflow.read_text())["jobs"].values():
+            steps += [(workflow.name, step) for step in job.get("steps", []) if str(step.get("uses", "")).startswith("actions/checkout")]
+    for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        for block in re.findall(r"```ya?ml\n(.*?)```", page.read_text(), re.S):
+            for job in (yaml.safe_load(block) or {}).get("jobs", {}).values():
+                steps += [(page.name, step) for step in job.get("steps", []) if str(step.get("uses", "")).startswith("actions/checkout")]
+    assert len(steps) >= 7, steps  # the six examples and action.md's snippet
+    for where, step in steps:
+        assert (step.get("with") or {}).get("persist-credentials") is False, (where, step)

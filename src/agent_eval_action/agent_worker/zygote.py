@@ -22,6 +22,13 @@ agent, so a forked worker starts its first question with them, instead of each w
 them while its questions and the parent wait for CPU. Names this ADK does not have are skipped;
 a module that starts a thread or opens a socket on import makes the zygote ``cold`` as above.
 
+A forked worker is a fresh process that imported the agent: what the interpreter re-seeds in a
+forked child (``random``'s module generator, registered with ``os.register_at_fork``; nothing
+else of the standard library's) is put back as the agent's import left it when the import set
+it (``random.seed(7)``, ``random.setstate``: :func:`seeding_watched`), so every worker draws what
+a spawned worker (``--no-warm-start``) draws; an agent that seeded nothing gets a generator
+seeded anew in each worker, as each spawned one does.
+
 Messages: ``protocol.py`` (the zygote's part). Standard library only, like the rest of the worker.
 """
 
@@ -35,6 +42,7 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 from typing import IO, Any
 
 from . import protocol
@@ -76,6 +84,31 @@ def first_run_imports(names: tuple[str, ...] = FIRST_RUN) -> list[str]:
     return done
 
 
+@contextlib.contextmanager
+def seeding_watched() -> Iterator[list[bool]]:
+    """While the block runs, whether the code it runs left ``random``'s module generator in a
+    state of its choosing: its last ``random.seed(a)`` had a seed (``a`` not None), or it called
+    ``random.setstate``. Yields a one-item list that says so after the block."""
+    import random
+
+    seeded = [False]
+    seed, setstate = random.seed, random.setstate
+
+    def watched_seed(a: Any = None, *args: Any, **kwargs: Any) -> None:
+        seeded[0] = a is not None
+        seed(a, *args, **kwargs)
+
+    def watched_setstate(state: Any) -> None:
+        seeded[0] = True
+        setstate(state)
+
+    random.seed, random.setstate = watched_seed, watched_setstate
+    try:
+        yield seeded
+    finally:
+        random.seed, random.setstate = seed, setstate
+
+
 def unsafe(control: int) -> str | None:
     """Why forking this process now would be unsafe (None: it is safe); ``control``: our socket
     (and fd 0 is the same socket)."""
@@ -104,12 +137,14 @@ def _is_socket(fd: str) -> bool:
 
 
 class Zygote:
-    def __init__(self, worker: Any, control: socket.socket, out: IO[str], loaded: Any, observation: Any):
+    def __init__(self, worker: Any, control: socket.socket, out: IO[str], loaded: Any, observation: Any, random_state: Any = None):
         self.worker = worker  # the worker's module (``__main__``)
         self.control = control
         self.out = out
         self.loaded = loaded
         self.observation = observation
+        # ``random``'s state as the agent's import set it (None: it set none): each worker's own.
+        self.random_state = random_state
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
 
@@ -171,6 +206,10 @@ class Zygote:
         """In the forked child: become a worker of our own session on the parent's pipes."""
         worker = self.worker
         os.setsid()  # killed with whatever it starts, as a spawned worker is
+        if self.random_state is not None:
+            import random
+
+            random.setstate(self.random_state)  # os.fork() re-seeded it: as the import left it, as in a spawned worker
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd, target in zip(fds, (0, 1, 2), strict=True):
@@ -192,15 +231,17 @@ def main(worker: Any) -> int:
     # What the import makes lives as long as every worker: frozen out of the collector's scans,
     # whose writes to each object's header would copy every page of it into each forked worker.
     with worker.loading():
-        loaded = worker.load(out)
+        with seeding_watched() as seeded:
+            loaded = worker.load(out)
         if isinstance(loaded, int):
             return loaded  # said ``fatal``: the parent spawns a worker, which says it again, with its output
+        random_state = sys.modules["random"].getstate() if seeded[0] else None
         first_run_imports()
     why = unsafe(control.fileno())
     if why is not None:
         out.write(protocol.encode(protocol.cold(why)) + "\n")
         out.flush()
         return 0
-    zygote = Zygote(worker, control, out, loaded, observation)
+    zygote = Zygote(worker, control, out, loaded, observation, random_state)
     zygote.send(protocol.warm())
     return zygote.run()

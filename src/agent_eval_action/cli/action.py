@@ -27,11 +27,8 @@ BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    from agent_eval_action.cli.commands import agent_python, check_and_publish
-    from agent_eval_action.config import load_config
-    from agent_eval_action.core.workflow import group, in_actions, mask, redactor_for
-    from agent_eval_action.publish.publisher import GitHubContext
-    from agent_eval_action.service.api import base_ref, trust_checkouts
+    from agent_eval_action.core.workflow import in_actions, mask
+    from agent_eval_action.service.api import credentials_held_out, trust_checkouts
 
     env = dict(os.environ if env is None else env)
     actions = in_actions(env)
@@ -44,6 +41,19 @@ def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: Te
         return fork_comment(str(workspace / inputs["fork-comment"]), comment_key=inputs["comment-key"] or "default", out=out, env=env)
     # The workspace is mounted from the host, owned by another user: git refuses it otherwise.
     trust_checkouts(workspace)
+    with credentials_held_out(workspace, out):
+        return _act(env, inputs, token, workspace, out, err)
+
+
+def _act(env: dict[str, str], inputs: dict[str, str], token: str, workspace: Path, out: TextIO, err: TextIO) -> int:
+    """The action's work in ``workspace``: the check, the baselines or the evaluation the event asks for."""
+    from agent_eval_action.cli.commands import agent_python, check_and_publish
+    from agent_eval_action.config import load_config
+    from agent_eval_action.core.workflow import group, in_actions, redactor_for
+    from agent_eval_action.publish.publisher import GitHubContext
+    from agent_eval_action.service.api import base_ref
+
+    actions = in_actions(env)
     directory = workspace / inputs["working-directory"] if inputs["working-directory"] else workspace
     if not directory.is_dir():
         raise ConfigError("input working-directory", f"{directory} is not a directory")

@@ -95,3 +95,26 @@ def output_lock(folder: str | Path) -> Iterator[None]:
         yield
     finally:
         handle.close()  # the lock goes with it; the file stays (removing it would race a new holder)
+
+
+def read_only(top: Path) -> None:
+    """Every file and folder under ``top`` (and ``top``) without write permission: what a
+    process of ours does not change by mistake (the same user can put it back: callers that
+    must know hash what is there too)."""
+    for root, dirs, files in os.walk(top):
+        for name in [*files, *dirs]:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.lstat(path).st_mode & ~0o222)
+    os.chmod(top, os.lstat(top).st_mode & ~0o222)
+
+
+def writable(top: Path) -> None:
+    """The folders under ``top`` (and ``top``) writable again by their owner, so they can be removed."""
+    for root, dirs, _ in os.walk(top):
+        for name in dirs:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.lstat(path).st_mode | 0o700)
+    if top.exists():
+        os.chmod(top, os.lstat(top).st_mode | 0o700)

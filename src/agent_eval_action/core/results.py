@@ -97,9 +97,12 @@ class DatasetResult(Stored):
     # unknown (a dirty working tree, no repository) or when no agent ran.
     agent_fingerprint: str | None = None
     # The agent's environment fingerprint (run/fingerprint.py: interpreter, installed
-    # distributions, agent reference, agent-python, agent-env) the runs were made in; None when
-    # not taken (an older file, no agent run here): then no question's inputs were observed.
+    # distributions, agent reference, agent-python, agent-env, dependency files) the runs were
+    # made in; None when not taken (an older file, no agent run here): then no question's inputs
+    # were observed. And its parts by name ("distribution helper": "1.0 #<files>"): what a later
+    # run names as changed; None in files written before they were recorded.
     environment: str | None = None
+    environment_parts: dict[str, str] | None = None
     # The module names the agent imported (or tried to): which names in a folder an import
     # searched could shadow a module (repo/observed.py). None: not observed.
     imports: list[str] | None = None

@@ -29,7 +29,11 @@ class Change:
 # grafts are ignored (a PR's agent that runs `git replace <baseline blob> <fake>` or writes
 # .git/info/grafts must not change what we read of the base), and paths are literal (a dataset
 # named `what?.json` is that file, not a pattern).
-GIT_ENV = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.devnull, "GIT_LITERAL_PATHSPECS": "1"}
+# Never a prompt: a push whose credentials are refused (or held out) fails, it does not wait for a user.
+GIT_ENV = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.devnull, "GIT_LITERAL_PATHSPECS": "1", "GIT_TERMINAL_PROMPT": "0"}
+# What actions/checkout persists for later steps (``persist-credentials``, its default): the
+# token as an auth header, in .git/config or in a file it includes.
+CREDENTIALS = r"^http\..*extraheader$"
 
 SHALLOW_HINT = "the checkout is shallow: use actions/checkout with `fetch-depth: 0` so the base branch's history is there"
 
@@ -198,6 +202,26 @@ class Git:
         work in it unless told it is safe (this one, and any checkout below it)."""
         for directory in (str(self.cwd), "*"):
             self.run("config", "--global", "--add", "safe.directory", directory, check=False)
+
+    def take_credentials(self) -> list[tuple[str, str, str]]:
+        """Takes the checkout's credentials (:data:`CREDENTIALS`) out of the repository's git
+        config, in whichever file of it they are: (file, key, value) each, for
+        :meth:`put_back_credentials`. Empty when there are none."""
+        done = self.run("config", "--local", "--includes", "--show-origin", "--null", "--get-regexp", CREDENTIALS, check=False)
+        fields = done.stdout.split("\0")
+        held = []
+        for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
+            key, _, value = entry.partition("\n")
+            if origin.startswith("file:") and key:
+                held.append((str(self.cwd / origin.removeprefix("file:")), key, value))
+        for file, key in dict.fromkeys((file, key) for file, key, _ in held):
+            self.run("config", "--file", file, "--unset-all", key, check=False)
+        return held
+
+    def put_back_credentials(self, held: list[tuple[str, str, str]]) -> None:
+        """Puts back what :meth:`take_credentials` took, where it was."""
+        for file, key, value in held:
+            self.run("config", "--file", file, "--add", key, value, check=False)
 
     def commit_paths(self, paths: list[str], message: str, *, author: tuple[str, str]) -> bool:
         """Stages ``paths`` (deletions too) and commits them as ``author`` (name, email); False when

@@ -9,12 +9,14 @@ process imports from.
 from __future__ import annotations
 
 import contextlib
+import os
 import posixpath
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from agent_eval_action.core.files import read_only, writable
 from agent_eval_action.repo.git import Git
 
 
@@ -49,16 +51,46 @@ def changed(specs: dict[str, str], root: str, paths: Iterable[str]) -> dict[str,
     return out
 
 
+# The folders :func:`written` holds: each file's bytes as written, checked before every import.
+_WRITTEN: dict[str, dict[str, bytes]] = {}
+
+
 @contextlib.contextmanager
 def written(files: dict[str, str], root: str) -> Iterator[Path]:
     """``files`` (repository paths under ``root``) written to a new temporary folder, as they
-    lie under ``root``; removed when the block ends."""
+    lie under ``root``, and made read-only; removed when the block ends. What is there is
+    checked against what was written (:func:`changed_since_written`) before every import."""
     folder = Path(tempfile.mkdtemp(prefix="agent-eval-base-metrics-"))
     try:
+        expected: dict[str, bytes] = {}
         for path, text in files.items():
-            target = folder / posixpath.relpath(path, root or ".")
+            name = posixpath.relpath(path, root or ".")
+            target = folder / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
+            expected[name] = target.read_bytes()
+        read_only(folder)  # no bytecode either: the metric process imports from the source alone
+        _WRITTEN[str(folder)] = expected
         yield folder
     finally:
+        _WRITTEN.pop(str(folder), None)
+        writable(folder)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def changed_since_written(folder: str | Path) -> list[str]:
+    """The files of a folder :func:`written` holds that are not as it wrote them: changed,
+    removed, or added (a module that would shadow another, a ``.pth``), by path in the folder.
+    Empty for any other folder."""
+    expected = _WRITTEN.get(str(folder))
+    if expected is None:
+        return []
+    found: dict[str, bytes | None] = {}
+    for top, dirs, names in os.walk(folder):
+        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(top, d)))]:
+            path = os.path.join(top, name)
+            try:
+                found[os.path.relpath(path, folder)] = None if os.path.islink(path) else Path(path).read_bytes()
+            except OSError:
+                found[os.path.relpath(path, folder)] = None
+    return sorted(p for p in expected.keys() | found.keys() if expected.get(p) != found.get(p))

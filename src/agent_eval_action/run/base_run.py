@@ -25,6 +25,7 @@ from typing import TextIO
 
 from agent_eval_action.config import Config, file_reader, find_again, placed
 from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.core.files import read_only, writable
 from agent_eval_action.repo.git import Git
 
 # How the run is carried out, the same on both sides (the base runs interleaved with the PR's,
@@ -46,7 +47,7 @@ class BaseTree:
 
     def seal(self) -> None:
         """Makes the files read-only and remembers each one's hash: what the base runs from now on."""
-        _read_only(self.top)
+        read_only(self.top)
         self.sealed, self.stamps = _hashes(self.top), _stamps(self.top)
 
     def changed(self) -> list[str]:
@@ -69,7 +70,7 @@ def base_checkout(git: Git, merge_base: str) -> Iterator[BaseTree]:
         (parent / "index").unlink(missing_ok=True)
         yield BaseTree(top=top, tree=git.tree(merge_base))
     finally:
-        _writable(parent)
+        writable(parent)
         shutil.rmtree(parent, ignore_errors=True)
 
 
@@ -132,6 +133,30 @@ def install_base(command: str | None, base: BaseTree, prefix: str, env: Mapping[
     return install_environment(command, project, env, out, label="the base's agent", fresh=False, source=base.tree)
 
 
+def base_paths(env: Mapping[str, str], workspace: Path, base: Path) -> tuple[dict[str, str], str | None]:
+    """The base's ``PYTHONPATH``: ours with each entry into the PR's ``workspace`` taken from
+    the base's checkout (``base``) at the same place, so an absolute ``PYTHONPATH=<workspace>/src``
+    of the job cannot make the base import the PR's code; relative entries already resolve in
+    the base's checkout. Returns the variables to set for the base's workers and the line that
+    says what was moved (None: nothing was)."""
+    value = env.get("PYTHONPATH")
+    if not value:
+        return {}, None
+    top = workspace.resolve()
+    kept, moved = [], []
+    for entry in value.split(os.pathsep):
+        full = Path(entry).resolve() if entry and os.path.isabs(entry) else None
+        if full is not None and full.is_relative_to(top):
+            kept.append(str(base / full.relative_to(top)))
+            moved.append(entry)
+        else:
+            kept.append(entry)
+    if not moved:
+        return {}, None
+    said = f"the base's agent: PYTHONPATH {', '.join(moved)} (the PR's workspace) taken from the base's checkout instead"
+    return {"PYTHONPATH": os.pathsep.join(kept)}, said
+
+
 def _hashes(top: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for root, dirs, files in os.walk(top):
@@ -160,22 +185,3 @@ def _stamps(top: Path) -> dict[str, tuple[int, int]]:
             info = os.lstat(path)
             out[os.path.normpath(os.path.relpath(path, top))] = (info.st_ino, info.st_ctime_ns)
     return out
-
-
-def _read_only(top: Path) -> None:
-    for root, dirs, files in os.walk(top):
-        for name in [*files, *dirs]:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.lstat(path).st_mode & ~0o222)
-    os.chmod(top, os.lstat(top).st_mode & ~0o222)
-
-
-def _writable(top: Path) -> None:
-    for root, dirs, _ in os.walk(top):
-        for name in dirs:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.lstat(path).st_mode | 0o700)
-    if top.exists():
-        os.chmod(top, os.lstat(top).st_mode | 0o700)

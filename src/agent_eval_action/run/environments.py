@@ -28,7 +28,6 @@ from agent_eval_action.repo.git import Git
 from agent_eval_action.run.agent_env import agent_environment
 
 READY = ".agent-eval-ready"  # written last: a venv whose install failed or was cut off is never reused
-COMMAND = ".agent-eval-install"  # the install command that made it: part of the environment's fingerprint
 # The files the install command wrote in the repository that git ignores (a prompt rendered into
 # build/ from a committed template): read by the agent, they are inputs by their content.
 MADE = ".agent-eval-made"
@@ -97,7 +96,6 @@ def install_environment(
         raise InfrastructureError(f"the install command exited with {done.returncode} for {label}: {command}")
     after = _ignored_files(project)
     (venv / MADE).write_text("\n".join(sorted(name for name, seen in after.items() if before.get(name) != seen)))
-    (venv / COMMAND).write_text(command)
     (venv / READY).write_text(key)
     return str(python)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -121,13 +121,14 @@ class Inference:
         # compare-with = "base": the merge-base's agent, run beside this one question by question.
         self.base: Inference | None = None
 
-    def beside(self, config: Config, workdir: Path) -> None:
-        """Runs the base's agent (its config, its checkout) beside this one from now on: on this
-        loop, so both sides' questions go through one limiter and one budget, interleaved."""
+    def beside(self, config: Config, workdir: Path, env: Mapping[str, str] | None = None) -> None:
+        """Runs the base's agent (its config, its checkout, ``env`` laid over its environment:
+        base_run.base_paths) beside this one from now on: on this loop, so both sides' questions
+        go through one limiter and one budget, interleaved."""
         self.base = Inference(config, progress=self.progress, workdir=workdir, loop=self.loop, pacer=self.pacer)
         # Its files are hashed before and after the run (base_run.py): nothing of its own may
         # write there, bytecode included.
-        self.base.extra_env = {"PYTHONDONTWRITEBYTECODE": "1"}
+        self.base.extra_env = {"PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
 
     def launch(self, question_runs: int) -> None:
         """With an agent to run in worker processes, starts them as soon as the questions to run

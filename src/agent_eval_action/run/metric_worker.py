@@ -10,6 +10,7 @@ metric's code is ever imported here.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -17,7 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from agent_eval_action.core.questions import Question
 from agent_eval_action.core.scores import Score
 from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.registry import unscored
+from agent_eval_action.repo.metric_code import changed_since_written
 from agent_eval_action.run.agent_env import agent_environment
 from agent_eval_action.run.worker_start import interpreter, kill_session, worker_files
 
@@ -37,12 +39,32 @@ if TYPE_CHECKING:
 STARTUP_TIMEOUT_S = 180.0
 
 
+class MetricCodeChanged(Exception):
+    """The metrics' code is not as it was read: never imported so."""
+
+    def __init__(self, paths: list[str]):
+        super().__init__(f"the base's metric code changed since it was read ({', '.join(paths[:5])}): not imported")
+        self.paths = paths
+
+
 class MetricWorker:
     """One metric process for a run; :meth:`score` is safe to call from several threads."""
 
-    def __init__(self, specs: Mapping[str, str], *, python: str, cwd: Path, env: Mapping[str, str], timeout_s: float):
+    def __init__(
+        self,
+        specs: Mapping[str, str],
+        *,
+        python: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout_s: float,
+        changed: Callable[[], list[str]] | None = None,
+    ):
         self.specs = dict(specs)
         self.python, self.cwd, self.timeout_s = python, cwd, timeout_s
+        # What of the metrics' code is not as it was read (the base's, repo/metric_code.py): asked
+        # before every start, which imports it; a process is never started on changed code.
+        self.changed = changed
         self.env = dict(env)
         self.lock = threading.Lock()
         self.files: Path | None = None
@@ -56,13 +78,19 @@ class MetricWorker:
         """Starts the process; a metric that cannot be imported is a :class:`ConfigError` naming
         its setting (the metric's import ran there, never here)."""
         with self.lock:
-            self._spawn()
+            try:
+                self._spawn()
+            except MetricCodeChanged:
+                return  # nothing imported: each score says why, and the check counts it unsound
         if self.failures:
             name, why = next(iter(self.failures.items()))
             self.close()
             raise ConfigError(f"custom-metrics.{name}.function", why)
 
     def _spawn(self) -> None:
+        moved = self.changed() if self.changed is not None else []
+        if moved:
+            raise MetricCodeChanged(moved)
         if self.files is None:
             self.files = worker_files()
         env = dict(self.env)
@@ -129,7 +157,10 @@ class MetricWorker:
         request_trace = trace.model_dump(mode="json")
         with self.lock:
             if self.process is None:
-                self._spawn()
+                try:
+                    self._spawn()
+                except MetricCodeChanged as changed:
+                    return unscored(f"metric not scored: {changed}")
             assert self.process is not None and self.process.stdin is not None
             self.number += 1
             number = self.number
@@ -187,6 +218,7 @@ def metric_worker(config: Config) -> MetricWorker:
         cwd=Path(c.origin.metrics_folder) if c.origin.metrics_folder else c.import_root(),
         env=env,
         timeout_s=c.timeout,
+        changed=functools.partial(changed_since_written, c.origin.metrics_folder) if c.origin.metrics_folder else None,
     )
     worker.start()
     return worker

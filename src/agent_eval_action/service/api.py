@@ -14,9 +14,10 @@ own, and nothing global (gc, OpenTelemetry, ``sys.path``, logging) outlives the 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -429,6 +430,27 @@ def workspace(cwd: Path) -> Workspace:
 def trust_checkouts(path: Path) -> None:
     """Lets git read a checkout owned by another user (the Action's mounted workspace)."""
     Git(path).trust_checkouts()
+
+
+@contextlib.contextmanager
+def credentials_held_out(path: Path, out: TextIO) -> Iterator[None]:
+    """The checkout's credential (the token actions/checkout persists as ``http.*.extraheader``)
+    out of the git config of the repository at ``path`` while the block runs (the agent's
+    processes run, and are ended, inside it), put back after: the agent cannot read it from
+    ``.git/config``. Said in one line. A push in the block authenticates with the token input."""
+    git = Git(path)
+    held = git.take_credentials() if git.is_repository() else []
+    if held:
+        names = ", ".join(dict.fromkeys(key for _, key, _ in held))
+        print(
+            f"the checkout's credential ({names}) is out of its git config while the agent runs, put back after it: "
+            "set `persist-credentials: false` on actions/checkout",
+            file=out,
+        )
+    try:
+        yield
+    finally:
+        git.put_back_credentials(held)
 
 
 def commit_baselines(config: Config, message: str, author: tuple[str, str], branch: str, token: str | None) -> bool:

@@ -26,8 +26,8 @@ from agent_eval_action.repo.discovery import dataset_files
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState
 from agent_eval_action.repo.metric_code import changed as changed_code
-from agent_eval_action.repo.metric_code import code_at, written
-from agent_eval_action.run.base_run import base_checkout, base_config, install_base
+from agent_eval_action.repo.metric_code import changed_since_written, code_at, written
+from agent_eval_action.run.base_run import base_checkout, base_config, base_paths, install_base
 from agent_eval_action.service.compared import (
     BaselineLookup,
     Outcome,
@@ -200,7 +200,10 @@ def run_sides(check: Prepared, *, progress: TextIO | None, install: str | None, 
         if tree is not None:
             python = install_base(install, tree, workspace.prefix, os.environ, progress or io.StringIO())
             here = tree.top / workspace.prefix if workspace.prefix else tree.top
-            twin = (base_config(config, tree.top, workspace.prefix, python=python), here)
+            paths, moved = base_paths(os.environ, workspace.root, tree.top)
+            if moved:
+                print(moved, file=progress or io.StringIO())
+            twin = (base_config(config, tree.top, workspace.prefix, python=python), here, paths)
             tree.seal()  # what the base runs from now on: the PR's agent must not change it
         # The stored baseline each dataset's questions in doubt are re-run against; with the base
         # beside, its runs that still stand for the base's code pool with the base's runs now.
@@ -222,6 +225,8 @@ def run_sides(check: Prepared, *, progress: TextIO | None, install: str | None, 
             history=history,
         )
         disturbed = tampered(tree.changed()) + done.base_disturbed if tree is not None else []
+        if metrics_folder is not None:
+            disturbed += tampered(changed_since_written(metrics_folder), "the base's metric code")
     return Sides(done=done, disturbed=disturbed)
 
 
@@ -241,7 +246,12 @@ def finish(check: Prepared, sides: Sides) -> Outcome:
     stored = baselines_in_repository(check.git, check.selection, config, check.snapshot)
     if not plan.base_beside:  # compared with the stored baselines: timings are information
         outcome = compare_and_gate(
-            results, check.rules, stored, plan=plan, unsound=not_the_bases(check), notes=[plan.fallback] if plan.fallback else []
+            results,
+            check.rules,
+            stored,
+            plan=plan,
+            unsound=[*not_the_bases(check), *sides.disturbed],
+            notes=[plan.fallback] if plan.fallback else [],
         )
         hint = drift_hint(results, lambda d: found.dataset if (found := stored(d)) is not None else None)
         results.drift_notes = [hint] if hint else []

@@ -79,7 +79,7 @@ def reusable_baselines(
         if found.environment is not None:
             # The config's agent-paths are agent code whatever the agent read: a change to them re-runs all.
             declared = config.agent_paths is not None and bool(selection.agent_changes)
-            same = observed is not None and found.environment == observed.environment
+            same = observed is not None and observed.environment is not None and found.environment == observed.environment.fingerprint
             return found if same and not declared else None
         same_code = fingerprint is not None and not selection.agent_changes and found.agent_fingerprint == fingerprint
         return found if same_code else None
@@ -233,11 +233,13 @@ def compare_and_gate(
     gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds, timings=timings_gated(plan))
     stopped = interrupted_runs(results)
     # An interrupted run decides nothing: no "failed" from the part that ran, and no advice to
-    # add reference data to a dataset whose questions simply did not get to run.
-    # A shard's slice of a dataset may hold no question at all: a shard with nothing to do (merged
-    # as nothing), not a dataset of which nothing could be checked.
+    # add reference data to a dataset whose questions simply did not get to run; nor one whose
+    # comparison is unsound (its scores were not all made as they should have been). A shard's
+    # slice of a dataset may hold no question at all: a shard with nothing to do (merged as
+    # nothing), not a dataset of which nothing could be checked.
     sliced = results.shard is not None
-    for dataset in [] if stopped else unchecked_datasets([d for d in results.datasets if d.questions or not sliced], config.gate, kinds):
+    shown = [d for d in results.datasets if d.questions or not sliced]
+    for dataset in [] if stopped or unsound else unchecked_datasets(shown, config.gate, kinds):
         results.problems.append(
             Problem(
                 path=dataset.path,

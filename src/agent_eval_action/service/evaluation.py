@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -27,6 +28,7 @@ from agent_eval_action.core.results import DatasetResult, Problem, QuestionResul
 from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
+from agent_eval_action.run.fingerprint import Environment
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
@@ -109,13 +111,14 @@ class Evaluation:
         collector: Collector = LIBRARY,
         workdir: Path | None = None,
         inputs: RepositoryInputs | None = None,
-        environment: str | None = None,
+        environment: Environment | None = None,
     ):
         self.config = config
         # What the agent's reads are named and hashed by (None: not recorded), and the
-        # environment's fingerprint the runs are made in (run/fingerprint.py).
+        # environment the runs are made in (run/fingerprint.py) and its fingerprint.
         self.inputs = inputs
         self.environment = environment
+        self.fingerprint = environment.fingerprint if environment is not None else None
         self.imported: set[str] = set()  # the module names the run's workers imported so far
         self.err = err or sys.stderr
         self.collector = collector
@@ -125,9 +128,10 @@ class Evaluation:
         # compare-with = "base": the stored runs pooled into the base's record of the file being evaluated.
         self._base_pool: list[QuestionResult] = []
 
-    def beside(self, config: Config, workdir: Path) -> None:
-        """compare-with = "base": the base's agent (its config, its checkout) runs beside ours."""
-        self.inference.beside(config, workdir)
+    def beside(self, config: Config, workdir: Path, env: Mapping[str, str] | None = None) -> None:
+        """compare-with = "base": the base's agent (its config, its checkout, ``env`` laid over
+        its environment) runs beside ours."""
+        self.inference.beside(config, workdir, env)
 
     def evaluate(
         self, path: str, reuse: DatasetResult | None = None, also: tuple[str, ...] = (), history: History | None = None
@@ -203,7 +207,7 @@ class Evaluation:
                 pool.fingerprint,
                 want,
                 inputs=self.inputs,
-                environment=self.environment,
+                environment=self.fingerprint,
                 errored=lambda run: not outage_cause(run.error),
             )
             counts = sorted(set(need.values()), reverse=True)
@@ -220,7 +224,7 @@ class Evaluation:
                 first_run={q: want - n for q, n in need.items()},
                 carried_imports=_imports(pool.stored) if carried else (),
             )
-        carried, to_run = split_reusable(to_run, reuse, runs, inputs=self.inputs, environment=self.environment)
+        carried, to_run = split_reusable(to_run, reuse, runs, inputs=self.inputs, environment=self.fingerprint)
         hashes = {q: h for q, h in hashes.items() if any(r.question.id == q for r in to_run)}
         return Plan(
             dataset=dataset,
@@ -392,7 +396,8 @@ class Evaluation:
         baseline made again of the same runs keeps its bytes."""
         if self.inputs is None or self.environment is None or result.format in RECORDED_FORMATS:
             return
-        result.environment = self.environment
+        result.environment = self.environment.fingerprint
+        result.environment_parts = dict(self.environment.parts)
         traces = [(r, r.trace) for r in inference.records if isinstance(r, Record) and r.trace is not None and r.trace.observed is not None]
         for _, trace in traces:
             self.imported.update((trace.observed or {}).get(IMPORTED, []))

@@ -24,10 +24,10 @@ from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base
 from agent_eval_action.repo.observed import MISSING, RepositoryInputs
 from agent_eval_action.run.environments import made_files
-from agent_eval_action.run.fingerprint import environment_fingerprint
+from agent_eval_action.run.fingerprint import Environment, environment_changes, environment_fingerprint
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
 from agent_eval_action.verdict.rules import Rules, rules_at_base
-from agent_eval_action.verdict.selection import ENVIRONMENT, Observations, PathRoles, renames, select, select_all
+from agent_eval_action.verdict.selection import Observations, PathRoles, renames, select, select_all
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,10 @@ def runner_of(config: Config) -> Runner:
 @dataclass(frozen=True)
 class Observed:
     """What the agent's observed inputs are recorded and compared against: the repository as it
-    is now, and the agent's environment fingerprint (None: not taken, nothing is recorded)."""
+    is now, and the agent's environment (None: not taken, nothing is recorded)."""
 
     inputs: RepositoryInputs
-    environment: str | None
+    environment: Environment | None
 
 
 def observed_now(config: Config, git: Git) -> Observed | None:
@@ -87,14 +87,16 @@ def observed_now(config: Config, git: Git) -> Observed | None:
     return Observed(RepositoryInputs(git, skip, made), environment_fingerprint(config, workspace))
 
 
-def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> list[str] | None:
-    """What changed among the inputs a baseline's runs observed (``[ENVIRONMENT]`` when the
-    environment did; a question run with nothing observed: ``["(a question run whose reads were
-    not observed)"]``); None when the baseline observed nothing (older, or recorded)."""
+def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> tuple[list[str], list[str]] | None:
+    """What changed since a baseline's runs: (the parts of the agent's environment, each named,
+    run/fingerprint.py; the inputs they observed, a question run with nothing observed as
+    ``"(a question run whose reads were not observed)"``); None when the baseline observed
+    nothing (older, or recorded)."""
     if baseline.environment is None or baseline.format in RECORDED_FORMATS:
         return None
-    if observed is None or observed.environment != baseline.environment:
-        return [ENVIRONMENT]
+    now = observed.environment if observed is not None else None
+    if observed is None or now is None or now.fingerprint != baseline.environment:
+        return environment_changes(baseline.environment_parts, now) or ["the agent's environment"], []
     changed: dict[str, None] = {}
     for question in baseline.questions:
         if question.status != "ok":
@@ -103,7 +105,7 @@ def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> list[str
             changed["(a question run whose reads were not observed)"] = None
             continue
         changed.update(dict.fromkeys(observed.inputs.changed(question.inputs, baseline.imports or ())))
-    return list(changed)
+    return [], list(changed)
 
 
 def observations_at_base(
@@ -114,6 +116,7 @@ def observations_at_base(
     baselines_dir = git.workspace().rel(config.baselines_dir)
     moved = renames(changes)
     changed: dict[str, list[str]] = {}
+    environment: dict[str, list[str]] = {}
     unobserved: set[str] = set()
     not_base: dict[str, list[str]] = {}
     for path in paths:
@@ -126,14 +129,20 @@ def observations_at_base(
             continue
         stale = stale_inputs(found.dataset, observed)
         if stale is not None:
-            changed[path] = stale
-            moved_on = files_the_base_changed(git, base.rev, found.dataset, stale)
+            changed[path] = stale[1]
+            if stale[0]:
+                environment[path] = stale[0]
+            moved_on = files_the_base_changed(git, base.rev, found.dataset, stale[1])
             if moved_on:
                 not_base[path] = moved_on
         elif found.dataset.format not in RECORDED_FORMATS and in_repository(runner_of(config)):
             unobserved.add(path)
     return Observations(
-        changed=changed, unobserved=frozenset(unobserved), agent_paths_given=config.agent_paths is not None, not_base=not_base
+        changed=changed,
+        environment=environment,
+        unobserved=frozenset(unobserved),
+        agent_paths_given=config.agent_paths is not None,
+        not_base=not_base,
     )
 
 
@@ -141,7 +150,7 @@ def files_the_base_changed(git: Git, rev: str, baseline: DatasetResult, keys: li
     """Of the files ``keys`` (the inputs that changed since the baseline was recorded), those whose
     recorded content is not their content at ``rev`` (the merge-base): the base changed them after
     its baseline was recorded, so the record is not the base's and the change not the PR's."""
-    files = [k for k in keys if not k.endswith(("/", "/*")) and not k.startswith("(") and k != ENVIRONMENT]
+    files = [k for k in keys if not k.endswith(("/", "/*")) and not k.startswith("(")]
     if not files:
         return []
     recorded: dict[str, set[str]] = {}
@@ -168,7 +177,7 @@ def evaluate_files(
     progress: TextIO | None,
     fingerprint: str | None = None,
     reuse: Callable[[DatasetFile], DatasetResult | None] | None = None,
-    beside: tuple[Config, Path] | None = None,
+    beside: tuple[Config, Path, dict[str, str]] | None = None,
     collector: Collector = LIBRARY,
     observed: Observed | None = None,
     history: Callable[[DatasetFile], History | None] | None = None,
@@ -177,7 +186,7 @@ def evaluate_files(
     and scored; those that could not be are problems. ``progress``: where the progress line of
     long runs goes (None: nowhere). ``fingerprint``: the agent code's hash, recorded with the
     runs made now; ``reuse``: a dataset's baseline whose unchanged questions need not run again;
-    ``beside``: the base's agent's config and checkout, run beside ours (compare-with = "base");
+    ``beside``: the base's agent's config, checkout and variables, run beside ours (compare-with = "base");
     ``collector``: the garbage collector's policy while scoring (the process owner's);
     ``history``: a dataset's stored baseline, pooled with (`baseline update`) or re-run against
     (the questions in doubt of a check); ``observed``: the repository and environment the agent's
@@ -255,14 +264,15 @@ def base_datasets(git: Git, base: Snapshot | None, rules: Rules, workspace: Work
     return dataset_paths(git.files(base.rev), [workspace.glob(g) for g in rules.base.datasets])
 
 
-def tampered(changed: list[str]) -> list[str]:
-    """The problem a base side changed while it ran makes (``base_run.BaseTree.changed``)."""
+def tampered(changed: list[str], what: str = "the base's files") -> list[str]:
+    """The problem a base side changed while it ran makes (``base_run.BaseTree.changed``, or
+    ``metric_code.changed_since_written``: ``what`` names them)."""
     if not changed:
         return []
     shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
     return [
-        f"the base's files changed while its agent ran ({shown}): something in this job (the PR's agent?) wrote to "
-        "the base's checkout, so the base's runs are not the base's; the comparison could not be made"
+        f"{what} changed while its agent ran ({shown}): something in this job (the PR's agent?) wrote to "
+        "the base's copy, so what stands for the base here is not the base's; the comparison could not be made"
     ]
 
 

@@ -15,9 +15,6 @@ from agent_eval_action.repo.git import Change
 from agent_eval_action.repo.globs import matches
 
 MAX_LISTED = 5
-# What Observations.changed names when the agent's environment (interpreter, distributions,
-# agent reference, agent-python, agent-env, dependency files, config) is not the baseline's.
-ENVIRONMENT = "the agent's environment"
 
 
 @dataclass(frozen=True)
@@ -46,10 +43,13 @@ class PathRoles:
 @dataclass(frozen=True)
 class Observations:
     """What the base's baselines know of the agent's inputs: ``changed``, dataset -> the inputs
-    its runs observed that changed (empty: none did); ``unobserved``: datasets whose baseline
-    recorded none (older files)."""
+    its runs observed that changed (empty: none did); ``environment``, dataset -> the parts of
+    the agent's environment that are not its baseline's, named ("distribution helper 1.0 → 2.0",
+    "requirements.txt"; run/fingerprint.py); ``unobserved``: datasets whose baseline recorded
+    none (older files)."""
 
     changed: Mapping[str, list[str]] = field(default_factory=dict)
+    environment: Mapping[str, list[str]] = field(default_factory=dict)
     unobserved: frozenset[str] = frozenset()
     # The config names the agent's paths (agent-paths): a change to them re-runs every dataset still.
     agent_paths_given: bool = False
@@ -84,16 +84,16 @@ def select(all_datasets: list[str], changes: list[Change], roles: PathRoles, obs
             agent.append(change.path)
     others = [c.path for c in changes if not roles.is_dataset(c.path) and not any(roles.is_baseline(p) for p in [c.path, c.old_path] if p)]
     inputs = [i for p in all_datasets for i in seen.changed.get(p, [])]
-    selection.agent_changes = list(dict.fromkeys([*agent, *(i for i in inputs if not i.startswith("(") and i != ENVIRONMENT)]))
+    selection.agent_changes = list(dict.fromkeys([*agent, *(i for i in inputs if not i.startswith("("))]))
     moved = renames(changes)
     chosen = []
     for p in all_datasets:
         if p in changed:
             chosen.append((p, changed[p]))
+        elif p in seen.environment:
+            chosen.append((p, f"the agent's environment changed: {_listed(list(seen.environment[p]))}"))
         elif p in seen.changed:
-            if seen.changed[p] == [ENVIRONMENT]:
-                chosen.append((p, "the agent's environment changed (interpreter, distributions, agent, settings or dependency files)"))
-            elif seen.changed[p]:
+            if seen.changed[p]:
                 chosen.append((p, f"inputs the agent read changed: {_listed(seen.changed[p])}"))
             elif agent and seen.agent_paths_given:
                 chosen.append((p, f"agent code changed: {_listed(agent)}"))

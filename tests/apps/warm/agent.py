@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import signal
 import threading
 from collections.abc import AsyncGenerator
@@ -18,6 +19,8 @@ from google.genai import types
 COLLECTOR_AT_IMPORT = gc.isenabled()
 PROMPT = (Path(__file__).parent / "prompt.txt").read_text(encoding="utf-8").strip()
 
+if os.environ.get("WARM_SEED"):
+    random.seed(int(os.environ["WARM_SEED"]))  # as an agent that wants its draws repeatable does
 if os.environ.get("WARM_IMPORT_HANG") == "1":
     threading.Event().wait()  # an import that never ends
 if os.environ.get("WARM_IMPORT_THREAD") == "1":
@@ -33,6 +36,11 @@ def kill_self() -> dict:
 def pid() -> dict:
     """Says which process answers."""
     return {"pid": os.getpid()}
+
+
+def draw() -> dict:
+    """Three draws of ``random``'s module generator, and which process made them."""
+    return {"pid": os.getpid(), "draws": [random.random() for _ in range(3)]}
 
 
 def collector() -> dict:
@@ -57,4 +65,4 @@ class WarmModel(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
-root_agent = LlmAgent(name="warm", model=WarmModel(), instruction=PROMPT, tools=[kill_self, pid, collector])
+root_agent = LlmAgent(name="warm", model=WarmModel(), instruction=PROMPT, tools=[kill_self, pid, collector, draw])
