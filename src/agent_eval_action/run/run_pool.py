@@ -19,7 +19,7 @@ from agent_eval_action.datasets import Record
 from agent_eval_action.run.adaptive import CEILING, Limiter
 from agent_eval_action.run.budget import Budget
 from agent_eval_action.run.progress import Progress
-from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe, is_congestion
+from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe, is_congestion, origin
 
 __all__ = ["QuestionRunner", "RunSettings", "keep_partial", "run_records"]
 
@@ -38,8 +38,8 @@ def failed_trace(error: BaseException) -> Trace:
     """The trace of a run that ended in ``error``: what it did before, if its runner kept that."""
     partial = getattr(error, _PARTIAL, None)
     if isinstance(partial, Trace):
-        return partial.model_copy(update={"error": describe(error)})
-    return Trace(error=describe(error))
+        return partial.model_copy(update={"error": describe(error), "error_origin": origin(error)})
+    return Trace(error=describe(error), error_origin=origin(error))
 
 
 class QuestionRunner(Protocol):
@@ -152,8 +152,8 @@ class _Pool:
             assert self.budget is not None
             self.budget.skipped += 1
             return Trace(skipped=str(spent))
-        except TimeoutError:
-            return Trace(error=f"timed out after {self.settings.timeout_s:g} s")
+        except TimeoutError as error:
+            return Trace(error=f"timed out after {self.settings.timeout_s:g} s", error_origin=origin(error))
         except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
             return failed_trace(error)
 

@@ -151,11 +151,11 @@ def _gate_dataset(
 ) -> None:
     """Every rule on one dataset, in order: outages, errors, thresholds, then what the comparison says."""
     name = dataset.name
-    outage = main_cause(q.error for q in dataset.questions if q.status == "error")
+    outage = main_cause((q.error, q.error_origin) for q in dataset.questions if q.status == "error")
     not_run = outage[1] if outage else 0
     # A model/API error ran nothing of the PR's: it is no error of the agent's. Counted by
     # question: the re-runs of one question that errs are one question that errs.
-    errors = len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error)})
+    errors = len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error, q.error_origin)})
     if outage is not None:
         total = len(dataset.questions)
         if not_run > config.max_not_run * total or not_run == sum(1 for q in dataset.questions if q.status != "skipped"):
