@@ -124,13 +124,15 @@ def test_a_tools_connection_refused_is_the_prs_error(tmp_path: Path, gemini: Fak
         ({"json": 0.1}, ()),
         ({"503": 0.1}, ()),
         ({"stall": 0.08}, ("--timeout", "4")),
+        ({"retry_info": 0.1}, ("--timeout", "20")),
     ],
-    ids=["body-cut-short", "json-cut-short", "503", "stall-past-timeout"],
+    ids=["body-cut-short", "json-cut-short", "503", "stall-past-timeout", "429-retry-info"],
 )
 def test_model_call_faults_on_an_unchanged_pr_are_retried_and_pass(
     tmp_path: Path, gemini: FakeGemini, faults: dict[str, float], extra: tuple[str, ...]
 ) -> None:
-    """Before: none of these (but the 503) was retried or an outage: exit 1 on an unchanged PR."""
+    """Before: none of these (but the 503) was retried or an outage, and a 429's RetryInfo taught
+    the pacing a rate of a few requests a minute for good: exit 1 on an unchanged PR."""
     repo = _baselined(tmp_path, gemini)
     gemini.faults, gemini.stall_s = faults, 8.0
     code, results, output = _check(repo, gemini, "--runs", "3", *extra)

@@ -236,6 +236,8 @@ def paced_model(inner: Any, permits: Permits, key: str) -> Any:
                     is_throttled, delay = throttled(error)
                     if not seen and is_throttled:
                         permits.spent(permit, protocol.THROTTLED, retry_delay=delay)
+                        if delay:
+                            await asyncio.sleep(delay)  # this call waits what the API said, whatever the others do
                         continue  # asked again: the turn goes on where it was
                     permits.spent(permit, protocol.FAILED)
                     if seen or faults >= MODEL_RETRIES or not origin.worth_retrying(error):
