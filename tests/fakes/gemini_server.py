@@ -4,14 +4,22 @@ so the real google-genai client can be pointed at it.
 With ``rpm``, each model takes that many requests in any ``minute_s`` (a sliding window, as a
 per-minute quota); beyond it a request is answered 429 RESOURCE_EXHAUSTED shaped as the real API
 answers it: a ``google.rpc.QuotaFailure`` naming the quota, a ``Help`` link and a
-``google.rpc.RetryInfo`` whose ``retryDelay`` is when the window's oldest request leaves it."""
+``google.rpc.RetryInfo`` whose ``retryDelay`` is when the window's oldest request leaves it.
+
+With ``faults`` (kind -> share of requests) it misbehaves on a seeded schedule (``seed``), one
+kind a request at most: ``stall`` answers after ``stall_s``; ``cut`` sends the headers and half
+the body, then closes the connection; ``json`` answers 200 with a JSON body cut short (its length
+right); ``503`` answers UNAVAILABLE; ``retry_info`` answers 429 with a RetryInfo ``retryDelay``
+of ``retry_delay_s``. ``faulted`` counts each kind made. ``on_request`` hears each request's body
+before it is answered."""
 
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,6 +35,11 @@ class FakeGemini:
         *,
         rpm: int | None = None,
         minute_s: float = 60.0,
+        faults: dict[str, float] | None = None,
+        seed: int = 0,
+        stall_s: float = 30.0,
+        retry_delay_s: float = 2.0,
+        on_request: Callable[[dict[str, Any]], None] | None = None,
     ):
         """``limit``: requests in flight above it are answered 429 RESOURCE_EXHAUSTED, as a
         quota would (``in_flight_peak`` records the most ever answered at once). ``parts``: the
@@ -47,6 +60,11 @@ class FakeGemini:
         self.accepted: dict[str, deque[float]] = {}  # per model: when the window's requests came
         self.requests = self.over_quota = 0
         self.lock = threading.Lock()
+        self.faults = dict(faults or {})
+        self.schedule = random.Random(seed)
+        self.stall_s, self.retry_delay_s = stall_s, retry_delay_s
+        self.faulted: Counter[str] = Counter()
+        self.on_request = on_request
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -64,13 +82,49 @@ class FakeGemini:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _cut(self, data: bytes) -> None:
+                """Headers that promise ``data`` and half of it, then the connection closed."""
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 model = self.path.split("/models/")[-1].split(":")[0]
                 retry_in: float | None = None
+                if outer.on_request is not None:
+                    outer.on_request(body)
                 with outer.lock:
                     outer.requests += 1
+                    fault = outer._fault()
+                if fault == "503":
+                    self._send(503, {"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}})
+                    return
+                if fault == "retry_info":
+                    delay = f"{outer.retry_delay_s:g}s"
+                    details = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]
+                    self._send(429, {"error": {"code": 429, "message": "try later", "status": "RESOURCE_EXHAUSTED", "details": details}})
+                    return
+                if fault == "stall":
+                    time.sleep(outer.stall_s)
+                if fault in ("cut", "json"):
+                    data = json.dumps(outer._reply(body)).encode()
+                    if fault == "cut":
+                        self._cut(data)
+                    else:
+                        cut = data[: len(data) // 2]
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(cut)))
+                        self.end_headers()
+                        self.wfile.write(cut)
+                    return
+                with outer.lock:
                     failure = outer.failures.pop(0) if outer.failures else None
                     over = outer.limit is not None and outer.in_flight >= outer.limit
                     if not failure and not over:
@@ -106,11 +160,7 @@ class FakeGemini:
                     outer.clients.append(self.headers.get("x-goog-api-client", ""))
                     outer.prompts.append(prompt)
                     outer.models.append(self.path.split("/models/")[-1].split(":")[0])
-                parts = outer.parts(body) if outer.parts else [{"text": outer.reply(prompt)}]
-                self._send(200, {
-                    "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-                    "usageMetadata": {"promptTokenCount": len(prompt) // 4, "candidatesTokenCount": 12, "totalTokenCount": len(prompt) // 4 + 12},
-                })  # fmt: skip
+                self._send(200, outer._reply(body))
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # a real API takes many connections at once
@@ -119,6 +169,26 @@ class FakeGemini:
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def _reply(self, body: Any) -> dict[str, Any]:
+        prompt = "".join(p.get("text", "") for c in body.get("contents", []) for p in c.get("parts", []))
+        parts = self.parts(body) if self.parts else [{"text": self.reply(prompt)}]
+        return {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": len(prompt) // 4, "candidatesTokenCount": 12, "totalTokenCount": len(prompt) // 4 + 12},
+        }  # fmt: skip
+
+    def _fault(self) -> str | None:
+        """Under the lock: the fault this request gets by the schedule (None: answered as asked)."""
+        if not self.faults:
+            return None
+        draw, edge = self.schedule.random(), 0.0
+        for kind, share in self.faults.items():
+            edge += share
+            if draw < edge:
+                self.faulted[kind] += 1
+                return kind
+        return None
 
     def _quota_refuses(self, model: str) -> float | None:
         """Under the lock: None when the model's quota takes one more request now (counted),

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from typing import IO, Any
 
-from . import observe, protocol
+from . import observe, origin, protocol
 from .loader import AgentLoadError, LoadedAgent, load_agent
 from .pacing import LocalPermits, RemotePermits
 from .runner import AgentSessions, partial_run
@@ -86,23 +86,17 @@ def _original(error: BaseException) -> BaseException:
 
 
 def error_payload(error: BaseException) -> dict[str, Any]:
+    raised = error
     error = _original(error)
-    code = None
-    for attribute in ("code", "status_code"):
-        value = getattr(error, attribute, None)
-        if isinstance(value, int) and not isinstance(value, bool):
-            code = value
-            break
-    if code is None:
-        value = getattr(getattr(error, "response", None), "status_code", None)
-        code = value if isinstance(value, int) else None
     if isinstance(error, SystemExit):
         message = f"the agent called sys.exit({error.code!r})"
     elif isinstance(error, KeyboardInterrupt):
         message = "the agent raised KeyboardInterrupt"
     else:
         message = str(error).strip() or repr(error)
-    return protocol.error_payload(type(error).__name__, message, code)
+    # Where it was raised, as the model wrapper marked it (origin.py); unmarked: the agent's own code.
+    where = origin.origin_of(raised) or protocol.AGENT
+    return protocol.error_payload(type(error).__name__, message, origin.status_code(error), where)
 
 
 class Worker:
@@ -119,6 +113,8 @@ class Worker:
         self.beat = time.monotonic()
         # The parent's pacing of the model calls, when it paces them (``pacing.py``).
         self.permits: RemotePermits | None = None
+        # Per question in flight: how many of its model calls wait for their reply (origin.WAITING).
+        self.waiting: dict[Any, list[int]] = {}
 
     def send(self, message: dict[str, Any]) -> None:
         self._write(protocol.encode(message))
@@ -132,6 +128,8 @@ class Worker:
         number = request.get(protocol.ID)
         # Said before the agent runs: a question this worker never started is safe to give to another.
         self.send(protocol.started(number))
+        waiting = self.waiting[number] = [0]
+        origin.WAITING.set(waiting)  # in this question's task: its model calls count themselves there
         own, token = self.observation.begin() if self.observation is not None else (None, None)
         try:
             if request.get(protocol.DESCRIBE):
@@ -154,6 +152,7 @@ class Worker:
                 self._write(text)
             return
         finally:
+            self.waiting.pop(number, None)
             if token is not None:
                 observe.Observation.end(token)
         try:
@@ -166,11 +165,15 @@ class Worker:
             self._write(text)
 
     def cancel(self, number: Any) -> None:
+        """The question's time is up: cancelled, and said whether a model call of it was still
+        waiting for its reply (the time ran out in the model API, not in the agent)."""
+        waiting = self.waiting.get(number)
+        stalled_in_model = waiting is not None and waiting[0] > 0
         task = self.tasks.get(number)
         if task is not None and not task.done():
             self.abandoned.add(number)
             task.cancel()
-        self.send(protocol.cancelled(number))
+        self.send(protocol.cancelled(number, protocol.MODEL if stalled_in_model else None))
 
     def _forget(self, number: Any) -> Callable[[asyncio.Task[None]], None]:
         def forget(_: asyncio.Task[None]) -> None:
@@ -246,6 +249,30 @@ class Worker:
             os._exit(3)  # the agent's threads and tasks are not ours to wind down
         loop.close()
         return 0
+
+
+# Audit events of a signal sent, and where their target is: a process (id), a process group, a thread of ours.
+_SIGNAL_EVENTS = {"os.kill": "pid", "os.killpg": "group", "signal.pthread_kill": "thread"}
+
+
+def _own_signals(worker: Worker) -> Callable[[str, tuple[Any, ...]], None]:
+    """An audit hook that says ``signalled`` before the agent's code signals its own process: a
+    kill the parent then sees is the agent's doing, not one from outside (run/worker_process.py)."""
+    me = os.getpid()
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        target = _SIGNAL_EVENTS.get(event)
+        if target is None or len(args) != 2:
+            return
+        who, signal_number = args
+        own = (
+            target == "thread" or (target == "pid" and who in (me, 0, -os.getpgid(0))) or (target == "group" and who in (0, os.getpgid(0)))
+        )
+        if own and isinstance(signal_number, int) and signal_number != 0:
+            with contextlib.suppress(OSError, ValueError):
+                worker.send(protocol.signalled(signal_number))
+
+    return hook
 
 
 def _unsendable(error: BaseException) -> dict[str, Any]:
@@ -327,6 +354,7 @@ def serve(
     except ImportError:
         adk_version = "unknown"
     worker = Worker(sessions, out, agent, observation)
+    sys.addaudithook(_own_signals(worker))
     if remote is not None:
         remote.send, worker.permits = worker.send, remote
     worker.send(protocol.ready(sessions.app_name, sessions.models, adk_version, sys.version.split()[0]))

@@ -10,6 +10,11 @@ that delay, and asked again with a new permit: the pacing that grants it waits a
 learns the rate from it. Only a call that raised before the agent saw any of its answer is
 retried; a question's time limit, enforced from outside, is what ends a call throttled for good.
 
+The wrapper is also where a model error is told from the agent's: what the inner model's call
+raises is marked the model's (``origin.py``) and, when it came before any reply, asked again up
+to ``MODEL_RETRIES`` times inside the turn; while the call waits for a reply the question counts
+it as waiting (a question whose time runs out then ran out in the model API).
+
 Permits come from the parent (``RemotePermits``, over the protocol: one pacing per model and key
 for every worker and the judges, ``run/pacing.py``), or, in a worker started without it, from
 :class:`LocalPermits`, which only waits as each 429 says.
@@ -22,21 +27,31 @@ import contextlib
 import hashlib
 import itertools
 import math
+import random
 import re
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
-from . import protocol
+from . import origin, protocol
+from .origin import API_DETAILS, API_ERROR
 
 RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
-API_ERROR = "error"  # the Gemini API's error object (its key, not our protocol's)
-API_DETAILS = "details"  # the Gemini API error's details list (its key, not our protocol's)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)s\s*$")
 # A 429 that names no delay is waited out this long at first, doubling while they keep coming.
 BACKOFF_S = (0.5, 30.0)
 # A ``pace`` message's model or key that stands for any.
 ANY = "*"
+# A model call that failed before any reply (a 5xx, a reply cut short or unreadable, a dropped
+# connection) is asked again inside its turn this many times, after a backoff doubling from the
+# first of FAULT_BACKOFF_S up to the second, with jitter; then the question's error, the model's.
+MODEL_RETRIES = 3
+FAULT_BACKOFF_S = (0.5, 8.0)
+
+
+def fault_backoff(faults: int) -> float:
+    first, longest = FAULT_BACKOFF_S
+    return min(longest, first * 2.0 ** (faults - 1)) * random.uniform(0.5, 1.0)
 
 
 class Permits(Protocol):
@@ -198,21 +213,37 @@ def paced_model(inner: Any, permits: Permits, key: str) -> Any:
             return inner
 
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+            faults = 0
             while True:
                 permit = await permits.acquire(inner.model, key)
                 tokens, seen = 0, False
                 try:
                     async with contextlib.aclosing(inner.generate_content_async(llm_request, stream=stream)) as responses:
-                        async for response in responses:
+                        while True:
+                            try:
+                                with origin.waiting_for_model():
+                                    response = await anext(responses)
+                            except StopAsyncIteration:
+                                break
+                            except Exception as error:
+                                # Raised by the model call itself: the client, its transport, the reply.
+                                origin.tag(error, origin.model_call_origin(error))
+                                raise
                             tokens, seen = max(tokens, _tokens(response)), True
                             yield response
                 except Exception as error:
                     is_throttled, delay = throttled(error)
-                    if seen or not is_throttled:
-                        permits.spent(permit, protocol.FAILED)
+                    if not seen and is_throttled:
+                        permits.spent(permit, protocol.THROTTLED, retry_delay=delay)
+                        if delay:
+                            await asyncio.sleep(delay)  # this call waits what the API said, whatever the others do
+                        continue  # asked again: the turn goes on where it was
+                    permits.spent(permit, protocol.FAILED)
+                    if seen or faults >= MODEL_RETRIES or not origin.worth_retrying(error):
                         raise
-                    permits.spent(permit, protocol.THROTTLED, retry_delay=delay)
-                    continue  # asked again: the turn goes on where it was
+                    faults += 1
+                    await asyncio.sleep(fault_backoff(faults))
+                    continue  # a model fault before any reply: asked again, the turn goes on
                 except BaseException:
                     permits.spent(permit, protocol.OK, tokens=tokens)  # stopped while the call was made: it counted
                     raise

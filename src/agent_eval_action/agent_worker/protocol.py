@@ -18,11 +18,15 @@ The worker answers on the file descriptor that was its stdout:
 
 - first ``ready({app_name, models, adk_version, python})`` or ``fatal("why")``
 - per request ``started(N)`` when it is read, then ``result(N, {...})`` or
-  ``error(N, {type, message, code[, partial]})`` (``partial``: the run so far, when the agent
-  raised mid-question); ``cancelled(N)`` answers a ``cancel``
+  ``error(N, {type, message, code, origin[, partial]})`` (``partial``: the run so far, when the agent
+  raised mid-question; ``origin``: where it was raised, see ``ORIGINS``); ``cancelled(N[, origin])``
+  answers a ``cancel`` (``origin`` ``model``: the time ran out while a model call waited for its reply)
 - ``stalled(seconds)`` when its event loop has not turned for ``STALL_S`` (a call that blocks
   it: no ``cancel`` can be read until it returns), ``running()`` when it turns again
 - ``exiting("why")`` before the process ends on its own.
+- ``signalled(signal)`` when the agent's code sends a signal to its own process (``os.kill``,
+  ``os.killpg``, ``signal.pthread_kill``), before it goes: a kill that follows is the agent's,
+  not one from outside.
 - ``permit(P, model, key)`` before each model call of the agent (with ``ENV_PACING`` = "1") that
   the parent paces (``pace``): one pacing per model and API key, the parent's (``run/pacing.py``),
   shared by every worker and the judges; ``took(P, model, key)`` instead, sent as the call goes,
@@ -74,11 +78,12 @@ CANCELLED = "cancelled"
 STALLED = "stalled"
 RUNNING = "running"
 EXITING = "exiting"
+SIGNALLED = "signalled"
 PERMIT = "permit"
 TOOK = "took"
 SPENT = "spent"
 REQUESTS = (QUESTION, DESCRIBE, CANCEL, GRANT, PACE)
-ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, STALLED, RUNNING, EXITING, PERMIT, TOOK, SPENT)
+ANSWERS = (READY, FATAL, STARTED, RESULT, ERROR, CANCELLED, STALLED, RUNNING, EXITING, SIGNALLED, PERMIT, TOOK, SPENT)
 
 # The worker's event loop is stalled when it has not turned for this long (its heartbeat, a
 # timer every HEARTBEAT_S, has not run): a busy loop still turns between callbacks; only a call
@@ -107,6 +112,18 @@ TYPE = "type"
 MESSAGE = "message"
 CODE = "code"
 PARTIAL = "partial"
+ORIGIN = "origin"
+# Where an error was raised, as the worker knows it (never read from its text): ``model``: inside
+# the model call (the LLM client and its transport: a status, a timeout, a reply cut short or
+# unreadable); ``agent``: anywhere else (a tool, a callback, the agent's own code), and a model
+# call the API refused for what the agent asked (a 4xx other than credentials, 408 and 429).
+# ``outside`` is the parent's: the worker was killed by a signal nothing of ours sent.
+MODEL = "model"
+AGENT = "agent"
+OUTSIDE = "outside"
+ORIGINS = (MODEL, AGENT, OUTSIDE)
+# The attribute an exception carries its origin in, in the worker and in the parent alike.
+ORIGIN_ATTRIBUTE = "agent_eval_origin"
 
 # The metric worker's (``python -m PACKAGE.METRIC_MODULE``; see the last section) request, its
 # fields, what ``ready`` says there, and a score's fields.
@@ -157,6 +174,7 @@ KEYS = (
     MESSAGE,
     CODE,
     PARTIAL,
+    ORIGIN,
     MODEL_NAME,
     API_KEY_ID,
     OUTCOME,
@@ -211,6 +229,7 @@ def kind(message: Message) -> str | None:
         READY,
         FATAL,
         EXITING,
+        SIGNALLED,
         STARTED,
         CANCELLED,
         STALLED,
@@ -287,8 +306,8 @@ def error(number: Any, payload: dict[str, Any]) -> Message:
     return {ID: number, ERROR: payload}
 
 
-def cancelled(number: Any) -> Message:
-    return {ID: number, CANCELLED: True}
+def cancelled(number: Any, origin: str | None = None) -> Message:
+    return {ID: number, CANCELLED: True} if origin is None else {ID: number, CANCELLED: True, ORIGIN: origin}
 
 
 def stalled(seconds: float) -> Message:
@@ -303,6 +322,10 @@ def exiting(why: str) -> Message:
     return {EXITING: why}
 
 
+def signalled(signal: int) -> Message:
+    return {SIGNALLED: signal}
+
+
 def permit(number: int, model: str, key: str) -> Message:
     return {PERMIT: {ID: number, MODEL_NAME: model, API_KEY_ID: key}}
 
@@ -315,9 +338,9 @@ def spent(number: int, outcome: str, *, retry_delay: float | None = None, tokens
     return {SPENT: {ID: number, OUTCOME: outcome, RETRY_DELAY: retry_delay, TOKENS: tokens}}
 
 
-def error_payload(type_name: str, message: str, code: int | None) -> dict[str, Any]:
+def error_payload(type_name: str, message: str, code: int | None, origin: str = AGENT) -> dict[str, Any]:
     """An error's fields (``PARTIAL`` is added beside them when the run so far can travel)."""
-    return {TYPE: type_name, MESSAGE: message, CODE: code}
+    return {TYPE: type_name, MESSAGE: message, CODE: code, ORIGIN: origin}
 
 
 def run_result(

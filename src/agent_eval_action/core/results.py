@@ -23,6 +23,11 @@ class QuestionResult(Stored):
     # "skipped": the question could not be run here (``skip_reason`` says why); never a zero.
     status: Literal["ok", "error", "skipped"] = "ok"
     error: str | None = None
+    # Where the error was raised: "model" (the model call: the API, its client, its transport),
+    # "outside" (the agent's process killed by a signal nothing of ours or the agent's sent), or
+    # "agent" (a tool, a callback, the agent's code). What the verdict reads (verdict/outages.py);
+    # absent in older files and recorded runs, whose error text is read instead.
+    error_origin: Literal["model", "agent", "outside"] | None = Field(default=None, exclude_if=lambda origin: origin is None)
     skip_reason: str | None = None
     run: int = 0
     scores: dict[str, Score] = Field(default_factory=dict)

@@ -92,6 +92,9 @@ class Trace(Stored):
     # "tool_calls"): the unscored reason instead of a guess.
     missing: dict[str, str] = Field(default_factory=dict)
     error: str | None = None
+    # Where the error was raised (agent_worker/protocol.py's ORIGINS: "model", "agent", "outside"),
+    # as the runner knew it; None: it did not say (a recorded run, an agent served over HTTP).
+    error_origin: str | None = None
     # Model calls answered from the model-call cache instead of the model (None: no cache).
     replayed_model_calls: int | None = None
     # Model calls the agent's worker handed to the model, counted there (an AgentTool's runner and

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.agent_worker.origin import origin_of, tag
 from agent_eval_action.agent_worker.runner import AgentSessions, partial_run
 from agent_eval_action.core.questions import Question
 from agent_eval_action.core.traces import Trace
@@ -38,6 +40,8 @@ class AdkRunner:
         try:
             result = await asyncio.wait_for(self.sessions.run(question_request(question, self.user_simulator)), timeout_s)
         except Exception as error:
+            if origin_of(error) is None:
+                tag(error, protocol.AGENT)  # not raised in a model call (pacing.py marks those): the agent's
             partial = partial_run(error)
             if partial is not None:
                 keep_partial(error, self._trace(question, partial))

@@ -28,6 +28,7 @@ from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.run import worker_start
 from agent_eval_action.run.adaptive import Limiter
+from agent_eval_action.run.breaker import Breaker
 from agent_eval_action.run.budget import Budget, live_calls
 from agent_eval_action.run.pacing import Pacer, Quota
 from agent_eval_action.run.progress import Progress
@@ -109,6 +110,8 @@ class Inference:
         # model API carries over, and the budget is the run's, not each dataset's.
         self.limiter: Limiter | None = None
         self.budget = Budget(config.max_model_calls, config.max_cost_usd, prices=config.price_table())
+        # And one breaker: a model API found down stays down for the rest of the run (breaker.py).
+        self.breaker = Breaker()
         # One pacing of the model calls per model and key for the run: the agent's (and the
         # base's) workers and the judges ask it for every call (pacing.py).
         self.pacer = pacer or Pacer({model: Quota(q.rpm, q.tpm) for model, q in config.quota.items()})
@@ -169,7 +172,7 @@ class Inference:
         try:
             if base is None:
                 ran = self.loop.run_until_complete(
-                    run_records(records, runner, settings, progress, limiter=self.limiter, budget=self.budget)
+                    run_records(records, runner, settings, progress, limiter=self.limiter, budget=self.budget, breaker=self.breaker)
                 )
             else:
                 ran, theirs = self._run_beside(records, runner, base, settings, progress)
@@ -292,7 +295,9 @@ class Inference:
         # Which side starts first alternates question by question: a side always first would meet
         # the pool's start (and its queue) first every time, and an A/A pair would read as faster.
         interleaved = [record for i, pair in enumerate(zip(copies, to_run, strict=True)) for record in (pair if i % 2 == 0 else pair[::-1])]
-        done = self.loop.run_until_complete(run_records(interleaved, both, settings, progress, limiter=self.limiter, budget=self.budget))
+        done = self.loop.run_until_complete(
+            run_records(interleaved, both, settings, progress, limiter=self.limiter, budget=self.budget, breaker=self.breaker)
+        )
         mine = [r for r in done if id(r.question) not in base_side]
         base = [r for r in done if id(r.question) in base_side]
         return mine, base

@@ -8,8 +8,15 @@ once until a minute holds that many, then each waits until the oldest of them is
 once until the API throttles one: a 429 RESOURCE_EXHAUSTED whose RetryInfo names a delay ``d``
 says the window is full until ``d`` from now, so every call of that model waits that long, and
 the calls that succeeded between ``now + d - minute`` and now (plus the one that will expire
-then) are the rate learnt; a later 429 can only lower it. A 429 that names no delay is "too much
-at once", not a rate: the calls wait a backoff and the concurrency limiter hears it.
+then) are the rate learnt; unless the window it speaks of began before our first call, or the
+API took a call while its window held more than that in the last minute: then it is not our full
+window (a refusal, or a quota others share) and only the refused call waits as told, the others
+go on. A later 429 lowers a learnt rate. A learnt rate is a guess (an API that refuses a
+share of calls at random, with a RetryInfo of a few seconds, looks like a full window of what was
+going at the time): each minute without a 429 raises it by half (never above a quota given), so
+the pace recovers when the refusals stop, and a real quota, overshot, says so again with a 429.
+A 429 that names no delay is "too much at once", not a rate: the calls wait a backoff and the
+concurrency limiter hears it.
 
 Time is the clock and sleep given (simulated in the unit tests).
 """
@@ -22,6 +29,7 @@ import itertools
 import math
 import os
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -36,6 +44,8 @@ MINUTE_S = 60.0
 # calls at the rate paced to: enough to keep the quota busy, few enough that no question's time
 # runs out in the queue (at 10 requests a minute: 3 questions, each call waiting 18 s at most).
 BACKLOG_S = 15.0
+# Each quiet minute (no 429) raises a learnt rate by this factor.
+RECOVERY = 1.5
 # A loopback stand-in of the API may count a shorter "minute" (tests, benches): set to its length.
 ENV_MINUTE = "AGENT_EVAL_QUOTA_MINUTE_S"
 
@@ -73,6 +83,11 @@ class Bucket:
     hold_until: float = -math.inf
     backoff_s: float | None = None
     congested_at: float = -math.inf  # when the backoff last grew
+    quiet_since: float = math.inf  # since when no 429 lowered (nor a quiet minute raised) a learnt rate
+    first_at: float = math.inf  # when its first call went
+    # (when, how many calls the window held) for each call the API took in the last minute: a
+    # 429 that speaks of a window holding fewer than it took then is a refusal, not a full window.
+    took_at: deque[tuple[float, int]] = field(default_factory=deque)
     calls = throttles = waiting = 0
     lock: asyncio.Lock | None = None
 
@@ -87,8 +102,19 @@ class Bucket:
         self.granted = [g for g in self.granted if g.done is None or g.done > now - self.minute_s]
         return sorted(self.granted, key=_Grant.seen)
 
+    def _recover(self, now: float) -> None:
+        """A learnt rate raised by half for each minute without a 429 since it was last set."""
+        while self.rpm is not None and now - self.quiet_since >= self.minute_s:
+            raised = math.ceil(self.rpm * RECOVERY)
+            self.rpm = raised if self.quota.rpm is None else min(self.quota.rpm, raised)
+            self.quiet_since += self.minute_s
+            if self.rpm == self.quota.rpm:
+                self.quiet_since = math.inf  # back to the quota given: nothing left to recover
+                return
+
     def next_time(self, now: float) -> float:
         """The earliest time the next call may go."""
+        self._recover(now)
         window = self._window(now)
         at = max(now, self.hold_until)
         if self.rpm is not None and len(window) >= self.rpm:
@@ -106,6 +132,7 @@ class Bucket:
         return at
 
     def grant(self, now: float) -> _Grant:
+        self.first_at = min(self.first_at, now)
         given = _Grant(at=now, bucket=self)
         self.granted.append(given)
         self.calls += 1
@@ -130,19 +157,37 @@ class Bucket:
                 self.congested_at = now
             self.hold_until = max(self.hold_until, now + self.backoff_s)
             return True
-        self.hold_until = max(self.hold_until, now + delay_s)
         # The API's window is full until delay_s after it refused the call, which it had no
         # earlier than it was granted: the calls it holds are among those over since then minus
         # a minute, and those still in flight. Too many, maybe (a 429 still on its way counts
         # until it arrives): a later 429 lowers the rate, never raises it.
         since = grant.at + delay_s - self.minute_s
         learnt = max(1, sum(1 for g in self._window(now) if g.done is None or g.done >= since))
+        if since < self.first_at - self.margin_s or learnt < self._took_most(now):
+            # Not our full window: it speaks of calls from before our first (a quota others
+            # share, a fixed minute begun before we were), or of fewer calls than the API took in
+            # the last minute (a refusal). The refused call waits as told (its caller does); the
+            # others go on, and no rate is learnt from it.
+            return False
+        self.hold_until = max(self.hold_until, now + delay_s)
         self.rpm = learnt if self.rpm is None else min(self.rpm, learnt)
+        self.quiet_since = now
         return False
 
     def succeeded(self, grant: _Grant, now: float, tokens: int) -> None:
         grant.done, grant.tokens = now, tokens
         self.backoff_s = None
+        # What the API held at least when it took this call: itself, and the calls over before it went.
+        held = 1 + sum(
+            1 for g in self._window(now) if g is not grant and g.done is not None and grant.at - self.minute_s < g.done <= grant.at
+        )
+        self.took_at.append((now, held))
+
+    def _took_most(self, now: float) -> int:
+        """The most calls the window held when the API took one, in the last minute."""
+        while self.took_at and self.took_at[0][0] <= now - self.minute_s:
+            self.took_at.popleft()
+        return max((held for _, held in self.took_at), default=0)
 
     def failed(self, grant: _Grant, now: float) -> None:
         grant.done = now
@@ -263,6 +308,8 @@ async def paced_call(permits: Pacer, model: str, key: str, call: Callable[[], Aw
             permits.spent(permit, protocol.THROTTLED if is_throttled else protocol.FAILED, retry_delay=delay)
             if not is_throttled:
                 raise
+            if delay:
+                await permits.sleep(delay)  # this call waits what the API said, whatever the others do
             continue
         except BaseException:
             permits.spent(permit, protocol.OK)  # stopped while it was asked: it counted

@@ -1,9 +1,13 @@
 """One retry policy for every call that goes over the network: the agent's questions
 (``run_pool``) and the judges' calls (``judges/engine``).
 
-Transient errors (429 / RESOURCE_EXHAUSTED, 503, deadlines) are tried again after an exponential
-backoff with jitter, out of the caller's concurrency slot so others run meanwhile; anything else
-is raised at once.
+Transient errors are tried again after an exponential backoff with jitter, out of the caller's
+concurrency slot so others run meanwhile; anything else is raised at once. What is transient is
+decided by where the error was raised (``protocol.ORIGIN_ATTRIBUTE``, set by the agent's worker
+and the judges' client): a fault of the model call (a status, a timeout, a reply cut short or
+unreadable) or a worker killed from outside is, unless credentials are wrong (400 / 401 / 403); an
+error of the agent's own code never is, whatever its text. An error that says no origin (an
+agent served over HTTP) is read by its status code and words, as before.
 
 Not built on tenacity: the one part that is no stock policy, attempts that do not use up
 ``retries`` because the adaptive limiter takes the blame for them (its own throttling, decided
@@ -19,6 +23,9 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TypeVar
+
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.agent_worker.origin import origin_of, status_code, worth_retrying
 
 T = TypeVar("T")
 
@@ -44,24 +51,28 @@ class RetryPolicy:
         return min(self.backoff_max_s, self.backoff_initial_s * 2.0**attempt) + random.uniform(0, self.backoff_initial_s)
 
 
-def _code(error: BaseException) -> int | None:
-    for attribute in ("code", "status_code"):
-        value = getattr(error, attribute, None)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    value = getattr(getattr(error, "response", None), "status_code", None)
-    return value if isinstance(value, int) else None
-
-
 def _matches(error: BaseException, codes: set[int], words: tuple[str, ...]) -> bool:
-    if _code(error) in codes:
+    if status_code(error) in codes:
         return True
     text = f"{_type_name(error)} {error}"
     return any(word in text for word in words) or str(error).startswith(tuple(str(c) for c in codes))
 
 
+def origin(error: BaseException) -> str | None:
+    """Where ``error`` was raised (``protocol.ORIGINS``); None: it does not say."""
+    return origin_of(error)
+
+
+def is_infrastructure(error: BaseException) -> bool:
+    """Raised by the model call or by a kill from outside: nothing of the PR's."""
+    return origin(error) in (protocol.MODEL, protocol.OUTSIDE)
+
+
 def is_transient(error: BaseException) -> bool:
-    """429 / 503 / deadline errors from a model or an API server: worth another attempt."""
+    """Worth another attempt: infrastructure that may pass (not missing credentials); for an
+    error that says no origin, 429 / 503 / deadline errors by code or words."""
+    if origin(error) is not None:
+        return worth_retrying(error)
     return _matches(error, TRANSIENT_CODES, TRANSIENT_WORDS)
 
 

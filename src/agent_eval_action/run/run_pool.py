@@ -12,14 +12,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
+from agent_eval_action.agent_worker import protocol
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.questions import Question
 from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.run.adaptive import CEILING, Limiter
+from agent_eval_action.run.breaker import Breaker, OutageDeclared
 from agent_eval_action.run.budget import Budget
 from agent_eval_action.run.progress import Progress
-from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe, is_congestion
+from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe, is_congestion, origin
 
 __all__ = ["QuestionRunner", "RunSettings", "keep_partial", "run_records"]
 
@@ -38,8 +40,8 @@ def failed_trace(error: BaseException) -> Trace:
     """The trace of a run that ended in ``error``: what it did before, if its runner kept that."""
     partial = getattr(error, _PARTIAL, None)
     if isinstance(partial, Trace):
-        return partial.model_copy(update={"error": describe(error)})
-    return Trace(error=describe(error))
+        return partial.model_copy(update={"error": describe(error), "error_origin": origin(error)})
+    return Trace(error=describe(error), error_origin=origin(error))
 
 
 class QuestionRunner(Protocol):
@@ -75,14 +77,17 @@ async def run_records(
     *,
     limiter: Limiter | None = None,
     budget: Budget | None = None,
+    breaker: Breaker | None = None,
 ) -> list[Record]:
     """Each record's question run ``settings.runs`` times; results in input order, run by run.
 
     ``limiter``: shared by the datasets of one run, so what it learnt of the API carries over.
     ``budget``: once reached, the questions not yet started come back skipped, with the reason.
+    ``breaker``: shared by the run as well; once it takes the model API for down, the questions
+    not yet started come back "not run" at once (``breaker.py``).
     Once the run is interrupted (:mod:`interrupt`), every question not finished comes back
     skipped as "interrupted", at once."""
-    pool = _Pool(runner, settings, progress, limiter or settings.limiter(), budget)
+    pool = _Pool(runner, settings, progress, limiter or settings.limiter(), budget, breaker or Breaker())
     # Run-major start order gets every question's first run going before anyone's second.
     jobs = [pool.one(index, record, run) for run in range(settings.runs) for index, record in enumerate(records)]
     adapting = asyncio.ensure_future(pool.limit.adapt())
@@ -99,8 +104,17 @@ class _Pool:
     """One call of :func:`run_records`: its limiter and budget, the questions in flight, the
     interruption it listens for."""
 
-    def __init__(self, runner: QuestionRunner, settings: RunSettings, progress: Progress | None, limit: Limiter, budget: Budget | None):
+    def __init__(
+        self,
+        runner: QuestionRunner,
+        settings: RunSettings,
+        progress: Progress | None,
+        limit: Limiter,
+        budget: Budget | None,
+        breaker: Breaker,
+    ):
         self.runner, self.settings, self.progress, self.limit, self.budget = runner, settings, progress, limit, budget
+        self.breaker = breaker
         self.policy = settings.retry_policy()
         self.stop = interrupt.stopped()
         self.working: set[asyncio.Future[Trace]] = set()
@@ -152,24 +166,34 @@ class _Pool:
             assert self.budget is not None
             self.budget.skipped += 1
             return Trace(skipped=str(spent))
-        except TimeoutError:
-            return Trace(error=f"timed out after {self.settings.timeout_s:g} s")
+        except OutageDeclared as down:
+            return Trace(error=str(down), error_origin=protocol.MODEL)
+        except TimeoutError as error:
+            return Trace(error=f"timed out after {self.settings.timeout_s:g} s", error_origin=origin(error))
         except Exception as error:  # noqa: BLE001 - the agent's failure is this question's result
             return failed_trace(error)
 
     async def _attempt(self, question: Question) -> Trace:
         try:
-            return await self.runner.run_question(question, self.settings.timeout_s)
-        except TimeoutError:
+            trace = await self.runner.run_question(question, self.settings.timeout_s)
+        except TimeoutError as error:
             self.limit.congested()  # a deadline: maybe too much in flight
+            self.breaker.heard(error)
             raise
+        except Exception as error:
+            self.breaker.heard(error)
+            raise
+        self.breaker.heard(None)
+        return trace
 
     @asynccontextmanager
     async def _slot(self) -> AsyncIterator[None]:
         """A place in flight, when the budget still allows one more question to start."""
         while True:
+            self.breaker.check()
             await self._budget_allows()
             async with self.limit.slot():
+                self.breaker.check()  # tripped while this one waited for its place
                 if self._admitted():  # still, now that there is a slot
                     self.running += 1
                     try:

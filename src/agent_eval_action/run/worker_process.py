@@ -44,16 +44,31 @@ class Suspect(Exception):
 
 
 class RemoteError(Exception):
-    """What the agent raised in the worker, carried over: type name, message, status code."""
+    """What the agent raised in the worker, carried over: type name, message, status code, and
+    where it was raised (``protocol.ORIGINS``; an older worker's error, which says none: the agent's)."""
 
-    def __init__(self, type_name: str, message: str, code: int | None):
+    def __init__(self, type_name: str, message: str, code: int | None, origin: str = protocol.AGENT):
         super().__init__(message)
         self.remote_type = type_name
         self.code = code
+        setattr(self, protocol.ORIGIN_ATTRIBUTE, origin if origin in protocol.ORIGINS else protocol.AGENT)
 
 
 def remote_error(error: dict[str, Any]) -> RemoteError:
-    return RemoteError(str(error.get(protocol.TYPE, "Error")), str(error.get(protocol.MESSAGE, "")), error.get(protocol.CODE))
+    return RemoteError(
+        str(error.get(protocol.TYPE, "Error")),
+        str(error.get(protocol.MESSAGE, "")),
+        error.get(protocol.CODE),
+        str(error.get(protocol.ORIGIN, protocol.AGENT)),
+    )
+
+
+def timed_out(origin: str) -> TimeoutError:
+    """A question's time ran out: in a model call waiting for its reply (``protocol.MODEL``), or
+    in the agent (``protocol.AGENT``)."""
+    error = TimeoutError()
+    setattr(error, protocol.ORIGIN_ATTRIBUTE, origin)
+    return error
 
 
 # Exit codes of a worker killed by a signal a process sends (a crash signals SIGSEGV or SIGABRT).
@@ -94,6 +109,8 @@ class Worker:
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
     ready: asyncio.Future[dict[str, Any]] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     stop_reason: str | None = None
+    # The agent's code signalled its own process (protocol.SIGNALLED): a kill is then its doing.
+    signalled_itself: bool = False
     dead: bool = False
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     # Set while the worker says its event loop is stalled (protocol.STALLED .. RUNNING).
@@ -146,6 +163,8 @@ class Worker:
             self.dead = True  # no new questions: it is on its way out
             if self.stop_reason is None:
                 self.stop_reason = f"the agent process ended ({message[protocol.EXITING]})"
+        elif kind == protocol.SIGNALLED:
+            self.signalled_itself = True
         elif kind == protocol.STALLED:
             self.stalled.set()
         elif kind == protocol.RUNNING:
@@ -165,7 +184,8 @@ class Worker:
         """Its process ended: its permits given back, what was in flight settled (see the pool's doc)."""
         self.dead = True
         self.pacer.listeners.discard(self._paced)
-        if self.stop_reason is None and code in OUTSIDE_SIGNALS:
+        outside = self.stop_reason is None and code in OUTSIDE_SIGNALS and not self.signalled_itself
+        if outside:
             self.on_outside_kill(_exit_reason(code))
         for asking in self.asking.values():
             asking.cancel()
@@ -182,7 +202,10 @@ class Worker:
             if not call.started.done():
                 call.answer.set_exception(NotStarted())
             elif len(running) == 1 or self.alone:
-                call.answer.set_exception(WorkerDied(f"{reason} while running this question{self.tail()}"))
+                died = WorkerDied(f"{reason} while running this question{self.tail()}")
+                if outside:
+                    setattr(died, protocol.ORIGIN_ATTRIBUTE, protocol.OUTSIDE)  # nothing the agent ran did it
+                call.answer.set_exception(died)
             else:
                 call.answer.set_exception(Suspect())
             call.answer.exception()  # retrieved here: a caller that left does not leave it unread
@@ -296,7 +319,7 @@ class Worker:
                 pass
             answer = await self._cancelled(number, call, what)
             if protocol.kind(answer) == protocol.CANCELLED:
-                raise TimeoutError
+                raise timed_out(protocol.MODEL if answer.get(protocol.ORIGIN) == protocol.MODEL else protocol.AGENT)
             return answer
         except asyncio.CancelledError:
             if self.pending.pop(number, None) is not None:
@@ -314,7 +337,7 @@ class Worker:
         try:
             return await call.answer
         except WorkerDied:
-            raise TimeoutError from None  # it was alone in there: its own time ran out
+            raise timed_out(protocol.AGENT) from None  # it was alone in there: its own time ran out
 
     async def _settled_in_grace(self, call: _Call) -> bool:
         """Whether ``call``'s answer (or the worker's end) came within CANCEL_GRACE_S of its

@@ -118,7 +118,14 @@ class Scorer:
             raise UsageError("no trace to score")
         transcript = Transcript.of(record.question, trace)
         if trace.error:
-            return QuestionResult(id=record.question.id, run=record.run, status="error", error=trace.error, transcript=transcript)
+            return QuestionResult(
+                id=record.question.id,
+                run=record.run,
+                status="error",
+                error=trace.error,
+                error_origin=trace.error_origin,  # type: ignore[arg-type]  # one of protocol.ORIGINS, as the runner set it
+                transcript=transcript,
+            )
         if trace.skipped:
             # Not run, so nothing is known: every metric unscored with the reason, never a zero.
             why = f"skipped: {trace.skipped}"

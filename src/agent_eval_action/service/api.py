@@ -476,7 +476,7 @@ def outage(results: Results, max_not_run: float) -> str | None:
 
     found: list[tuple[str, int, int]] = []
     for dataset in results.datasets:
-        outage = main_cause(q.error for q in dataset.questions if q.status == "error")
+        outage = main_cause((q.error, q.error_origin) for q in dataset.questions if q.status == "error")
         if outage is None:
             continue
         total = len(dataset.questions)

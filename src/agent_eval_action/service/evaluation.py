@@ -208,7 +208,7 @@ class Evaluation:
                 want,
                 inputs=self.inputs,
                 environment=self.fingerprint,
-                errored=lambda run: not outage_cause(run.error),
+                errored=lambda run: not outage_cause(run.error, run.error_origin),
             )
             counts = sorted(set(need.values()), reverse=True)
             by_count = {n: [r for r in to_run if need.get(r.question.id) == n] for n in counts}
@@ -317,7 +317,7 @@ class Evaluation:
         was, and the update says so (exit 3)."""
         if done.result is None:
             return done
-        causes = {q.id: cause for q in done.result.questions if q.status == "error" and (cause := outage_cause(q.error))}
+        causes = {q.id: cause for q in done.result.questions if q.status == "error" and (cause := outage_cause(q.error, q.error_origin))}
         if not causes:
             return done
         previous = [r for r in (history.stored.questions if history.stored is not None else []) if r.id in causes]

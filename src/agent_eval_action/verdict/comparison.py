@@ -84,7 +84,7 @@ def flaky_questions(current: DatasetResult, baseline: DatasetResult | None) -> l
 def _errors(dataset: DatasetResult) -> int:
     """How many questions ended in an error of the agent's in some run (a question re-run or run
     several times counts once; a model/API outage is no error of the agent's)."""
-    return len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error)})
+    return len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error, q.error_origin)})
 
 
 def compare_dataset(

@@ -162,11 +162,11 @@ def _gate_dataset(
 ) -> None:
     """Every rule on one dataset, in order: outages, errors, thresholds, then what the comparison says."""
     name = dataset.name
-    outage = main_cause(q.error for q in dataset.questions if q.status == "error")
+    outage = main_cause((q.error, q.error_origin) for q in dataset.questions if q.status == "error")
     not_run = outage[1] if outage else 0
     # A model/API error ran nothing of the PR's: it is no error of the agent's. Counted by
     # question: the re-runs of one question that errs are one question that errs.
-    errors = len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error)})
+    errors = len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error, q.error_origin)})
     if outage is not None:
         total = len(dataset.questions)
         if not_run > config.max_not_run * total or not_run == sum(1 for q in dataset.questions if q.status != "skipped"):
@@ -216,7 +216,7 @@ def _error_rules(
     if comparison is not None and comparison.pass_test is not None and config.fail_on_new_failing:
         # A question the PR adds whose runs end in an error is told once, as a new failing question.
         told = {q.id for q in comparison.pass_test.new_failing}
-        errors -= len({q.id for q in dataset.questions if q.status == "error" and q.id in told and not outage_cause(q.error)})
+        errors -= len({q.id for q in dataset.questions if q.status == "error" and q.id in told and not outage_cause(q.error, q.error_origin)})
     if comparison is not None and comparison.status == "compared" and config.fail_on_new_errors and errors > comparison.baseline_errors:
         detail = f"{plural(errors, 'question')} ended in an error, {comparison.baseline_errors} on the base branch"
         found.failures.append(_failure(dataset, "new_errors", detail, baseline=comparison.baseline_errors, current=errors))

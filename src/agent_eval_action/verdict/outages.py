@@ -1,7 +1,14 @@
-"""Infrastructure is not the PR: a question run that ended in a model/API error (no key, no
-connection, quota still exhausted after the retries, a 5xx) did not run the PR's agent at all. It
-is "not run", never a regression; when such runs dominate, the check could not be checked, and
-the cause is said once. A tool's or the agent's own error stays the PR's."""
+"""Infrastructure is not the PR: a question run that ended in an error of the model call (no key,
+no connection, quota still exhausted after the retries, a 5xx, a stall, a reply cut short or
+unreadable) or whose worker was killed from outside did not run the PR's agent to its end. It is
+"not run", never a regression; when such runs dominate, the check could not be checked, and the
+cause is said once. A tool's, a callback's or the agent's own error stays the PR's, whatever its
+text says.
+
+Decided by where the error was raised (``QuestionResult.error_origin``, set by the agent's
+worker), never by its text. The text patterns below only *name* the cause of a model error, and
+decide alone for results that carry no origin: recorded files and results written before it was
+recorded."""
 
 from __future__ import annotations
 
@@ -35,21 +42,28 @@ CAUSES: tuple[tuple[str, tuple[str, ...]], ...] = (
 _COMPILED = tuple((cause, re.compile("|".join(patterns), re.IGNORECASE)) for cause, patterns in CAUSES)
 
 
-def outage_cause(error: str | None) -> str | None:
+MODEL_FAULT = "the model API failed (a stall past the time limit, a reply cut short or unreadable)"
+KILLED = "the agent's process was killed from outside (a signal nothing of the agent's sent)"
+
+
+def outage_cause(error: str | None, origin: str | None = None) -> str | None:
     """The infrastructure cause of a question's error, None when the error is the agent's (a tool
-    that raised, a timeout, a crash of its process)."""
-    if not error:
+    that raised, a timeout in its code, a crash of its process). ``origin``: where the error was
+    raised ("model", "outside", "agent"); None (an older or recorded result) reads the text."""
+    if not error or origin == "agent":
         return None
+    if origin == "outside":
+        return KILLED
     for cause, pattern in _COMPILED:
         if pattern.search(error):
             return cause
-    return None
+    return MODEL_FAULT if origin == "model" else None
 
 
-def main_cause(errors: Iterable[str | None]) -> tuple[str, int] | None:
-    """The most frequent infrastructure cause among ``errors`` and how many runs ended in one
-    (any cause), or None when none did."""
-    causes = Counter(c for c in (outage_cause(e) for e in errors) if c is not None)
+def main_cause(errors: Iterable[tuple[str | None, str | None]]) -> tuple[str, int] | None:
+    """The most frequent infrastructure cause among ``errors`` (each an error and its origin) and
+    how many runs ended in one (any cause), or None when none did."""
+    causes = Counter(c for c in (outage_cause(e, o) for e, o in errors) if c is not None)
     if not causes:
         return None
     return causes.most_common(1)[0][0], sum(causes.values())

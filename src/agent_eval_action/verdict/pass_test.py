@@ -34,7 +34,7 @@ def run_passes(run: QuestionResult, metrics: dict[str, tuple[float, str]]) -> bo
     if run.status == "skipped":
         return None
     if run.status == "error":
-        return None if outage_cause(run.error) else False
+        return None if outage_cause(run.error, run.error_origin) else False
     values = [(run.scores[m].value, t, d) for m, (t, d) in metrics.items() if m in run.scores and run.scores[m].value is not None]
     if not values:
         return None

@@ -189,7 +189,12 @@ def regressed_questions(current: DatasetResult, base: DatasetResult | None, comp
 def outage_run(question: QuestionResult, gate: GateResult | None) -> bool:
     """A run that ended in an error the model/API caused, in a check the gate could not make for
     that reason: said once, in the headline, not run by run."""
-    return gate is not None and gate.infrastructure is not None and question.status == "error" and bool(outage_cause(question.error))
+    return (
+        gate is not None
+        and gate.infrastructure is not None
+        and question.status == "error"
+        and bool(outage_cause(question.error, question.error_origin))
+    )
 
 
 # --- the page ----------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import errors, types
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.pacing import LocalPermits, key_id, paced_model, retry_delay, throttled
+from agent_eval_action.agent_worker.origin import model_call_origin, origin_of
+from agent_eval_action.agent_worker.pacing import MODEL_RETRIES, LocalPermits, key_id, paced_model, retry_delay, throttled
 
 QUOTA_429 = {
     "error": {
@@ -66,6 +67,10 @@ def test_the_key_is_told_apart_without_being_said() -> None:
     assert key_id({}) == ""
 
 
+# The same 429 with a RetryInfo short enough for a test to wait it out (the throttled call does).
+SHORT_429 = {"error": {**QUOTA_429["error"], "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.01s"}]}}
+
+
 class Scripted(BaseLlm):
     """Answers 429 (with RetryInfo) to its first ``throttle`` calls, then "fine"."""
 
@@ -75,7 +80,7 @@ class Scripted(BaseLlm):
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
         self.calls += 1
         if self.calls <= self.throttle:
-            raise errors.ClientError(429, QUOTA_429)
+            raise errors.ClientError(429, SHORT_429)
         yield LlmResponse(
             content=types.Content(role="model", parts=[types.Part(text="fine")]),
             usage_metadata=types.GenerateContentResponseUsageMetadata(total_token_count=7),
@@ -111,7 +116,7 @@ def test_a_throttled_call_is_asked_again_with_a_new_permit() -> None:
     answers = _ask(paced_model(inner, permits, "key"))
     assert [a.content.parts[0].text for a in answers if a.content and a.content.parts] == ["fine"]
     assert inner.calls == 3 and permits.asked == [("gemini-2.5-flash", "key")] * 3
-    assert permits.said == [(0, protocol.THROTTLED, 26.0, 0), (1, protocol.THROTTLED, 26.0, 0), (2, protocol.OK, None, 7)]
+    assert permits.said == [(0, protocol.THROTTLED, 0.01, 0), (1, protocol.THROTTLED, 0.01, 0), (2, protocol.OK, None, 7)]
 
 
 def test_other_errors_are_the_agents_and_say_failed() -> None:
@@ -129,6 +134,59 @@ def test_other_errors_are_the_agents_and_say_failed() -> None:
     else:
         raise AssertionError("the 400 was swallowed")
     assert permits.said == [(0, protocol.FAILED, None, 0)]
+
+
+class Faulty(BaseLlm):
+    """Its first ``faults`` calls fail as a transport does (httpx's body cut short); with
+    ``partial``, after one partial chunk of a stream (a stream cut mid-event), else before any."""
+
+    faults: int = 1
+    partial: bool = False
+    calls: int = 0
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+        import httpx
+
+        self.calls += 1
+        if self.calls <= self.faults:
+            if self.partial:
+                yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="fi")]), partial=True)
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+        yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text="fine")]))
+
+
+def test_a_model_fault_before_any_reply_is_asked_again_inside_the_turn() -> None:
+    inner = Faulty(model="m", faults=2)
+    permits = Recorded()
+    answers = _ask(paced_model(inner, permits, "key"))
+    assert [a.content.parts[0].text for a in answers if a.content and a.content.parts] == ["fine"]
+    assert inner.calls == 3 and [outcome for _, outcome, _, _ in permits.said] == [protocol.FAILED, protocol.FAILED, protocol.OK]
+
+
+def test_a_model_fault_that_persists_or_cuts_a_reply_is_marked_the_models() -> None:
+    import httpx
+
+    for inner in (Faulty(model="m", faults=99), Faulty(model="m", faults=1, partial=True)):
+        with pytest.raises(httpx.RemoteProtocolError) as raised:
+            _ask(paced_model(inner, Recorded(), "key"))
+        assert origin_of(raised.value) == protocol.MODEL
+        assert inner.calls == (MODEL_RETRIES + 1 if inner.faults == 99 else 1)  # a reply begun is not asked again
+
+
+def test_a_request_the_api_refused_is_the_agents() -> None:
+    class Refused(Scripted):
+        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+            self.calls += 1
+            if self.calls:  # always: the generator raises before its first answer
+                raise errors.ClientError(400, {"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "bad schema"}})
+            yield LlmResponse()
+
+    inner = Refused(model="m")
+    with pytest.raises(errors.ClientError) as raised:
+        _ask(paced_model(inner, Recorded(), "key"))
+    assert origin_of(raised.value) == protocol.AGENT and inner.calls == 1
+    bad_key = errors.ClientError(400, {"error": {"code": 400, "details": [{"reason": "API_KEY_INVALID"}]}})
+    assert model_call_origin(bad_key) == protocol.MODEL  # a bad key is not what the agent asked
 
 
 def test_local_permits_wait_as_the_api_said() -> None:

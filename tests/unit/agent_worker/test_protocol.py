@@ -300,6 +300,7 @@ def test_kind_tells_every_message_apart() -> None:
         protocol.STALLED: protocol.stalled(1.25),
         protocol.RUNNING: protocol.running(),
         protocol.EXITING: protocol.exiting("why"),
+        protocol.SIGNALLED: protocol.signalled(9),
         protocol.GRANT: protocol.grant(0),
         protocol.PACE: protocol.pace("gemini-2.5-flash", "*"),
         protocol.PERMIT: protocol.permit(0, "gemini-2.5-flash", "key"),

@@ -9,6 +9,7 @@ import asyncio
 import heapq
 import itertools
 import math
+import random
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -90,7 +91,9 @@ def test_a_known_quota_is_never_exceeded_and_costs_no_more_than_its_floor() -> N
 def test_an_unknown_quota_is_learnt_from_its_first_429s_and_kept_to() -> None:
     api = Api(rpm=120)
     done = simulate(api, 600, concurrency=64, latency_s=0.5)
-    assert done.bucket.rpm == 120  # learnt exactly: the calls the window held when it refused
+    # Learnt exactly (the calls the window held when it refused), then probed above it each
+    # minute without a 429, and lowered again by the 429 that answers the probe.
+    assert done.bucket.rpm is not None and done.bucket.rpm >= 120
     # Only the calls in flight while the first 429s were on their way: then none.
     assert done.throttled <= 64 and done.throttled <= 0.1 * done.requests
     assert done.end <= 1.1 * 600 / 120 * MINUTE_S
@@ -99,8 +102,9 @@ def test_an_unknown_quota_is_learnt_from_its_first_429s_and_kept_to() -> None:
 def test_a_quota_stated_too_high_is_lowered_by_the_api() -> None:
     api = Api(rpm=60)
     done = simulate(api, 300, concurrency=16, latency_s=0.2, quota=Quota(rpm=100))
-    assert done.bucket.rpm == 60
+    assert done.bucket.rpm is not None and 60 <= done.bucket.rpm <= 100  # lowered to 60, probed again, never above the quota given
     assert done.throttled <= 0.1 * done.requests
+    assert done.end <= 1.1 * 300 / 60 * MINUTE_S
 
 
 def test_a_429_naming_no_delay_waits_a_backoff_and_learns_no_rate() -> None:
@@ -129,6 +133,57 @@ def test_a_429_with_retry_info_holds_every_call_of_the_model_as_long_as_it_says(
     assert bucket.hold_until == pytest.approx(60.1)
     # and the two in the window leave it a minute after they were over
     assert bucket.next_time(0.2) == pytest.approx(0.1 + MINUTE_S + bucket.margin_s)
+
+
+@dataclass
+class Refusing(Api):
+    """An API with no quota that refuses ``share`` of its first ``until`` requests at random
+    (seeded), each with a RetryInfo of ``delay_s``: refusals, not a full window."""
+
+    share: float = 0.1
+    delay_s: float = 2.0
+    until: int = 10**9
+    draws: random.Random = field(default_factory=lambda: random.Random(7))
+
+    def ask(self, now: float) -> float | bool | None:
+        self.requests += 1
+        if self.requests <= self.until and self.draws.random() < self.share:
+            self.throttled += 1
+            return self.delay_s
+        return True
+
+
+UNPACED_S = 3000 / 8 * 0.5  # 3,000 calls, 8 at once, half a second each
+
+
+def test_refusals_at_random_learn_no_rate() -> None:
+    """10% of calls refused with RetryInfo 2 s: before, the first refusals learnt 1 request a
+    minute and nothing raised it again (181,580 s instead of 188)."""
+    done = simulate(Refusing(rpm=10**9), 3000, concurrency=8, latency_s=0.5)
+    assert done.throttled > 250
+    assert done.end <= 1.25 * UNPACED_S
+
+
+def test_a_learnt_rate_recovers_when_the_refusals_stop() -> None:
+    """Refusals for the first 300 requests only: the pace is back to what the calls want."""
+    done = simulate(Refusing(rpm=10**9, until=300), 3000, concurrency=8, latency_s=0.5)
+    assert done.throttled > 0
+    assert done.end <= 1.1 * UNPACED_S
+
+
+def test_a_learnt_rate_rises_by_half_each_minute_without_a_429() -> None:
+    bucket = Bucket(quota=Quota(), minute_s=MINUTE_S)
+    calls = [bucket.grant(0.0) for _ in range(3)]
+    for call in calls[:2]:
+        bucket.succeeded(call, 0.1, 0)
+    bucket.throttled(calls[2], 0.2, 59.9)
+    assert bucket.rpm == 2
+    bucket.next_time(60.1)
+    assert bucket.rpm == 2  # not a whole minute since the 429 yet
+    bucket.next_time(60.3)
+    assert bucket.rpm == 3
+    bucket.next_time(180.3)
+    assert bucket.rpm == 8  # two more quiet minutes: 3 -> 5 -> 8
 
 
 def test_tokens_per_minute_pace_by_what_the_calls_used() -> None:
@@ -182,10 +237,11 @@ def test_a_throttled_permit_tells_the_limiter_only_when_no_delay_was_named() -> 
     pacer = Pacer(minute_s=MINUTE_S, clock=time, sleep=time.sleep, on_congestion=lambda: heard.append("429"))
 
     async def run() -> None:
-        pacer.spent(await pacer.acquire("m", "k"), protocol.THROTTLED, retry_delay=3.0)
+        # A full window of ours (it began with our call): every call of the model waits as told.
+        pacer.spent(await pacer.acquire("m", "k"), protocol.THROTTLED, retry_delay=59.95)
         assert heard == []
-        pacer.spent(await pacer.acquire("m", "k"), protocol.THROTTLED)  # waited the 3 s first
-        assert heard == ["429"] and time.slept == [3.0]
+        pacer.spent(await pacer.acquire("m", "k"), protocol.THROTTLED)  # waited the 59.95 s first
+        assert heard == ["429"] and time.slept == [59.95]
 
     asyncio.run(run())
     assert pacer.throttled() == 2 and pacer.questions_served() is None  # nothing waits now
@@ -216,7 +272,7 @@ def test_calls_of_a_model_not_paced_go_unasked_and_still_count_until_a_429_paces
     assert bucket.calls == 3 and len(bucket.granted) == 3
     for permit in went[:2]:
         pacer.spent(permit, protocol.OK, tokens=1)
-    pacer.spent(went[2], protocol.THROTTLED, retry_delay=30.0)
+    pacer.spent(went[2], protocol.THROTTLED, retry_delay=59.95)
     # The 429's rate is learnt from the calls it heard of, and every worker is told to ask now.
     assert bucket.rpm == 2 and heard == [("open", "k")]
     assert pacer.paced() == [("quota-given", "*"), ("open", "k")]

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe, is_congestion, is_transient
+from agent_eval_action.run.worker_process import RemoteError
 
 NO_WAIT = RetryPolicy(retries=3, backoff_initial_s=0.0, backoff_max_s=0.0)
 
@@ -144,3 +145,20 @@ def test_a_non_transient_error_is_not_reported_to_the_pool() -> None:
     with pytest.raises(ApiError):
         asyncio.run(call_with_retries(flaky, NO_WAIT, flaky.slot, on_transient=blame))
     assert heard == []
+
+
+@pytest.mark.parametrize(
+    ("origin", "type_name", "message", "code", "transient"),
+    [
+        ("model", "RemoteProtocolError", "peer closed connection without sending complete message body", None, True),
+        ("model", "UnknownApiResponseError", "Failed to parse response as JSON", None, True),
+        ("outside", "WorkerDied", "the agent process was killed by signal SIGKILL", None, True),
+        ("model", "ClientError", "403 PERMISSION_DENIED", 403, False),  # asking again changes no credentials
+        ("agent", "URLError", "<urlopen error [Errno 111] Connection refused>", None, False),
+        ("agent", "ServerError", "503 UNAVAILABLE. a tool's own backend", 503, False),  # a tool's 503 is the tool's
+    ],
+)
+def test_what_is_retried_is_decided_by_where_it_was_raised(
+    origin: str, type_name: str, message: str, code: int | None, transient: bool
+) -> None:
+    assert is_transient(RemoteError(type_name, message, code, origin)) is transient

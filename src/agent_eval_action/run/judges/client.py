@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent_eval_action.agent_worker.origin import model_call_origin, tag
 from agent_eval_action.agent_worker.pacing import key_id
 
 NO_CREDENTIALS = (
@@ -46,7 +47,13 @@ class GenaiJudge:
         from google.genai import types
 
         config = types.GenerateContentConfig(temperature=0.0, response_mime_type="application/json", response_schema=SCHEMA)
-        response = await self.client.aio.models.generate_content(model=model, contents=prompt, config=config)
+        try:
+            response = await self.client.aio.models.generate_content(model=model, contents=prompt, config=config)
+        except Exception as error:
+            # The judge's model call itself failed (a status, its transport, a reply it could not
+            # read): the model's, retried as such (run/retry.py), never the PR's.
+            tag(error, model_call_origin(error))
+            raise
         usage = response.usage_metadata
         return Answer(
             text=response.text or "",

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agent_eval_action.agent_worker import protocol
+from agent_eval_action.agent_worker.origin import tag
 from agent_eval_action.config import default_prices
 from agent_eval_action.core.files import write_atomic
 from agent_eval_action.core.scores import JudgeUsage, Score
@@ -249,7 +251,15 @@ class JudgeEngine:
                     self._in_flight -= 1
 
         policy = RetryPolicy(retries=self.settings.retries, backoff_initial_s=self.settings.backoff_initial_s)
-        return await call_with_retries(lambda: asyncio.wait_for(call(), self.settings.timeout_s), policy, slot)
+
+        async def timed() -> T:
+            try:
+                return await asyncio.wait_for(call(), self.settings.timeout_s)
+            except TimeoutError as error:
+                tag(error, protocol.MODEL)  # the judge's model did not answer in time
+                raise
+
+        return await call_with_retries(timed, policy, slot)
 
     def _cached(self, key: str) -> Answer | None:
         if self.settings.cache_dir is None:
