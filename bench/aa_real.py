@@ -233,13 +233,33 @@ def summarize(out: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+GOALS = "unchanged PRs failed <= 2%, inconclusive <= 3% (200+ checks); one broken failed naming it >= 95%; PR-side calls <= 1.3x"
+
+
+def row(result: dict[str, Any]) -> str:
+    """The benchmark table's row: unchanged PRs and one broken question, through the real command."""
+    u, b = result["unchanged"], result.get("one_broken")
+    cell = (
+        f"{u['checks']} unchanged checks: failed {u['failed']:.1%}, inconclusive {u['inconclusive']:.1%}, "
+        f"could not be checked {u['unchecked']:.1%}, PR calls {u['calls']:.2f}x"
+    )
+    if b:
+        cell += f"; one broken ({b['checks']} checks): failed naming it {b['failed_naming']:.0%}"
+    met = u["failed"] <= 0.02 and u["inconclusive"] <= 0.03 and u["calls"] <= 1.3 and (not b or b["failed_naming"] >= 0.95)
+    judged = u["checks"] >= 200
+    verdict = ("met" if met else "missed") if judged else f"not judged: {u['checks']} checks ({'met' if met else 'missed'} so far)"
+    return f"| verdict through the tool on a real stochastic ADK agent (issue 46) | {cell} | {GOALS} | {verdict} |"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, default=200)
     parser.add_argument("--per-round", type=int, default=10)
     parser.add_argument("--broken", type=int, default=20)
     args = parser.parse_args()
-    print(json.dumps(measure(args.checks, args.per_round, args.broken), indent=1))
+    result = measure(args.checks, args.per_round, args.broken)
+    print(json.dumps(result, indent=1))
+    print(row(result))
 
 
 if __name__ == "__main__":

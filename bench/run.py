@@ -46,6 +46,10 @@ def run_all(quick: bool) -> dict[str, Any]:
     results["pr_reuse"] = pr_reuse(40 if quick else 200, repeats=runs)
     results["cli_start"] = cli_start()
     results["aa_gate"] = aa_gate(checks=20 if quick else 200)
+    # Issue 46: the same through the real command on a real stochastic agent.
+    from bench.aa_real import measure as aa_real
+
+    results["aa_real"] = aa_real(checks=4 if quick else 200, per_round=4 if quick else 20, broken_checks=2 if quick else 20)
     # Issue 39: base mode against baseline mode, and the re-runs' cost per question.
     results["base_mode"] = base_mode.measure(questions=8 if quick else 64, latency_ms=200 if quick else 1000, repeats=runs)
     # Issue 39: a quota of 120 requests a minute; --quick on a 6 s stand-in minute.
@@ -61,6 +65,7 @@ def run_all(quick: bool) -> dict[str, Any]:
 def table(results: dict[str, Any], *, quick: bool) -> list[str]:
     """The rows, each figure with its goal and verdict (bench/verdicts.py), one family after another."""
     from bench.aa_gate import row as aa_gate_row
+    from bench.aa_real import row as aa_real_row
     from bench.action_start import rows as action_start_rows
     from bench.observed_inputs import rows as observed_inputs_rows
     from bench.quota import rows as quota_rows
@@ -75,6 +80,7 @@ def table(results: dict[str, Any], *, quick: bool) -> list[str]:
     if "suite" in results:
         lines += rows.suite_rows(results["suite"])
     lines.append(aa_gate_row(results["aa_gate"]))
+    lines.append(aa_real_row(results["aa_real"]))
     lines += base_mode.rows(results["base_mode"], simulated=results["aa_gate"])
     lines += quota_rows(results["quota"])
     lines += observed_inputs_rows(results["observed_inputs"])
