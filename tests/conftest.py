@@ -59,7 +59,7 @@ SLOW_TESTS = (
     "tests/integration/test_seed_pipeline.py::test_validate_accepts_the_pipelines_metric_definitions_and_lists_each_judge",
     "tests/end_to_end/test_init.py::test_the_pr_check_is_check_and_run_is_its_alias_with_a_note",
     "tests/integration/test_observed_inputs.py::test_a_model_setting_changed_is_never_replayed_from_the_cache",
-    "tests/integration/test_observed_inputs.py::test_the_same_install_reuses_and_another_install_command_re_runs",
+    "tests/integration/test_observed_inputs.py::test_another_install_command_that_installs_the_same_reuses_and_a_pin_in_requirements_re_runs",
     "tests/integration/test_quota_pacing.py::test_the_judges_share_the_agents_quota",
     "tests/integration/test_observed_inputs.py::test_a_dot_env_file_in_the_agent_folder",
     "tests/integration/test_agent_worker.py::test_each_hostile_question_errors_alone_and_the_run_ends_within_its_timeouts",

@@ -132,11 +132,11 @@ def test_baseline_update_says_when_uncommitted_agent_code_leaves_its_baselines_w
     git(repo, "checkout", "-q", "main")
     prices = repo / "lib" / "prices.py"
     prices.write_text(prices.read_text() + "# cheaper soon\n")
-    done = cli(repo, "baseline", "update")
+    done = cli(repo, "baseline", "update", env={"CALLS_FILE": str(repo / "calls.txt")})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "the agent's code has changes not committed (lib/prices.py)" in done.stderr, done.stderr
     baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())
     assert baseline["datasets"][0]["agent_fingerprint"] is None
     git(repo, "commit", "-qam", "cheaper soon")
-    done = cli(repo, "baseline", "update")
+    done = cli(repo, "baseline", "update", env={"CALLS_FILE": str(repo / "calls.txt")})
     assert "not committed" not in done.stderr, done.stderr

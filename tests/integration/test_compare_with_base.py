@@ -109,7 +109,8 @@ def test_a_broken_tool_fails_in_both_modes(repo: Path) -> None:
     assert any(f["metric"] == "response_match" for f in results["gate"]["failures"])
     # runs = K applies to both sides.
     assert results["base_run"]["runs"] == 2 and results["base_run"]["model_calls"] == 2 * 2 * QUESTIONS
-    assert {q["run"] for q in results["datasets"][0]["questions"]} == {0, 1}
+    # (and the questions in doubt run on: 0 of 2 against the base's runs is not yet a decision)
+    assert {q["run"] for q in results["datasets"][0]["questions"]} >= {0, 1}
     # The base's own run under the baseline's model version: nothing but the timings moved.
     untimed = [m for m in results["drift"][0]["metrics"] if m["metric"] not in timings()]
     assert untimed and all(m["verdict"] in ("unchanged", "new") for m in untimed), untimed
@@ -277,7 +278,10 @@ def test_the_base_runs_the_agent_its_own_config_names(repo: Path) -> None:
 
 def test_the_runs_beside_the_worse_questions_are_the_base_run_made_now(repo: Path) -> None:
     edit(repo, "drifting/agent.py", "PRICES.get(item, 9)}", "PRICES.get(item, 9) + 10}", "break the tool")
-    check(repo, "--compare-with", "base", version="v2", code=1)
+    # Under v2 the base's own answers already miss response_match's pass threshold (0.67 < 0.8):
+    # a fall among runs that fail on both sides is shown, not decided (the per-question test
+    # needs a pass to lose). The worse questions still show the base's run made now beside them.
+    check(repo, "--compare-with", "base", version="v2", code=0)
     # The stored baseline (v1) answered "apple costs 1"; the base's agent answers so now under v2.
     assert "| answer | apple costs 1 (as of v2) | apple costs 11 (as of v2) |" in comment(repo)
 

@@ -13,8 +13,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from tests.helpers.observed_repos import CONFIG, LINK_ADK, PACKAGE_INIT, SCRIPTED, assert_caught, repo_with, run
 from tests.helpers.repos import DATASET, commit, git, golden, new_repo
-from tests.integration.test_observed_inputs import CONFIG, LINK_ADK, PACKAGE_INIT, SCRIPTED, assert_caught, repo_with, run
 
 GOOD, BAD = "Answer prices with the tool.\n", "BROKEN\n"
 

@@ -93,13 +93,9 @@ def test_the_terminal_says_each_question_once_in_runs(files: Path) -> None:
     assert len(rows) == 6
     assert rows[0].endswith("fails the gate: q_data_then_risk_01, q_full_flow_01, q_risk_01 pass less often than on the base")
     assert all(line.endswith("  fails the gate: as the row above") for line in rows[1:])
-    # The gate's six notes on the means, one line.
-    notes = lines[lines.index("notes:") + 1 : -1]
-    assert notes == [
-        "  - financial_advisor: "
-        + ", ".join(f"{m} 1 -> 0.825" for m in METRICS)
-        + " are worse than max_regression 0.05; decided question by question by the pass test"
-    ]
+    # The means' max_regression is no rule of its own for these metrics (the per-question test
+    # decides them): no note repeats the cause, metric by metric or at all.
+    assert "notes:" not in lines
 
 
 def test_the_comment_junit_and_report_say_the_cause_once(files: Path, tmp_path: Path) -> None:
@@ -112,7 +108,7 @@ def test_the_comment_junit_and_report_say_the_cause_once(files: Path, tmp_path: 
     # The comment shows the reason in full: a cut never falls inside its parentheses.
     said = comment.split("\n\n")[1]
     assert said.replace("\\", "").replace("&lt;", "<") == WHY
-    assert "<summary>Notes (1)</summary>" in comment
+    assert "<summary>Notes" not in comment
     # Each lost question's own scores, in the details: 50%, 75% and 0%, not the pass rate.
     assert "**q\\_full\\_flow\\_01**: tool\\_usage\\_accuracy 100% → 75%" in comment
     junit = write_junit(page, tmp_path / "junit.xml")

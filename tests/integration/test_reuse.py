@@ -86,7 +86,10 @@ def test_a_stale_baseline_is_not_reused(repo: Path) -> None:
     git(repo, "merge", "-q", "main")
     golden(repo / DATASET, 40, edited={7})
     git(repo, "commit", "-qam", "reword q07")
-    assert calls(repo, "run", "--base", "main") == 80
+    # Every question runs again, and the record, which main's change left behind, is not blamed
+    # on the PR nor taken for the base's: the check says so (exit 3).
+    assert calls(repo, "run", "--base", "main", code=3) == 80
+    assert "the stored baseline of evaluation/datasets/prices.json is not the base's: the base changed counting/agent.py" in LAST_OUTPUT[0]
 
 
 def scores_of(path: Path) -> dict[str, dict[str, float | None]]:

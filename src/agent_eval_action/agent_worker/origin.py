@@ -68,10 +68,54 @@ def _reasons(error: BaseException) -> set[str]:
     )
 
 
+# Where a model client and its transport live: an error raised in their code (a status, a
+# timeout, a cut body or stream, an unreadable reply, no key) is the model call's. One raised in
+# any other module during the call is the agent's own: a BaseLlm the project wrote itself (a
+# scripted model, a router) that fails is the PR's bug, whatever the call it was making.
+CLIENT_MODULES = (
+    "google.",
+    "httpx",
+    "httpcore",
+    "h11",
+    "h2",
+    "aiohttp",
+    "requests",
+    "urllib3",
+    "urllib.",
+    "http.",
+    "ssl",
+    "socket",
+    "asyncio",
+    "anyio",
+    "json",
+    "grpc",
+    "websockets",
+    "litellm",
+    "openai",
+    "anthropic",
+    "concurrent.",
+    "agent_eval_",
+)
+
+
+def raised_in(error: BaseException) -> str:
+    """The module whose code raised ``error`` (its innermost frame): '' when unknown."""
+    tb = error.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return str(tb.tb_frame.f_globals.get("__name__", ""))
+
+
 def model_call_origin(error: BaseException) -> str:
-    """The origin of an error the model call raised: the model's, unless the API refused the
-    agent's request (``REFUSED_REQUEST``; an invalid API key, which the API answers 400, is not
-    the request's)."""
+    """The origin of an error the model call raised: the model's when a client's or transport's
+    code raised it (``CLIENT_MODULES``), unless the API refused the agent's request
+    (``REFUSED_REQUEST``; an invalid API key, which the API answers 400, is not the request's);
+    the agent's when its own code did (its own BaseLlm's bug)."""
+    site = raised_in(error)
+    if site and not site.startswith(CLIENT_MODULES) and not type(error).__module__.startswith(CLIENT_MODULES):
+        return protocol.AGENT
     if status_code(error) in REFUSED_REQUEST and not (_reasons(error) & CREDENTIAL_REASONS):
         return protocol.AGENT
     return protocol.MODEL

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from agent_eval_action.cli.outputs import unwritten, written_results
 from agent_eval_action.cli.settings import laid_over
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.core import interrupt
@@ -51,20 +52,6 @@ def exit_code(results: Results) -> int:
 def _report_problems(problems: list[Problem], err: TextIO) -> None:
     for problem in problems:
         print(f"error: {problem.message}", file=err)
-
-
-def _written(results: Results, config: Config, *, alone: bool = False) -> Path:
-    """results.json in the output directory, secrets redacted (the config's ``agent_auth_env`` too).
-    ``alone``: this command writes no views, so the views an earlier run left there (its
-    comment.md, summary.md, junit.xml, report.html) are removed: the folder never holds one run's
-    results beside another run's views."""
-    folder = Path(config.output_dir)
-    if alone:
-        from agent_eval_action.publish.publisher import VIEWS
-
-        for name in VIEWS:
-            (folder / name).unlink(missing_ok=True)
-    return api.write_results(results, folder / "results.json", redactor_for([config.agent_auth_env]))
 
 
 def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -161,7 +148,7 @@ def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err:
     from agent_eval_action.views.terminal import render
 
     results = api.evaluate(paths or None, config=config, progress=err, collector=OWN_PROCESS)
-    target = _written(results, config, alone=True)
+    target = written_results(results, config, alone=True)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
@@ -264,12 +251,12 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
 
     results, rules = outcome.results, outcome.config
     redactor = redactor_for([config.agent_auth_env])
-    unwritten: str | None = None
+    failed: str | None = None
     target = Path(config.output_dir) / "results.json"
     try:
-        target = _written(results, config)
+        target = written_results(results, config)
     except OSError as error:
-        unwritten = f"results.json: {error}"
+        failed = f"results.json: {error}"
     thresholds = rules.pass_thresholds()
     # The base runs, baseline history and gate rules: the views' side-by-side rows and trends.
     background = api.background(outcome, Path.cwd())
@@ -288,27 +275,11 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
         root=api.workspace(Path.cwd()).root,
     )
     published = publish(shown, Path(config.output_dir), settings, context, out=out, redactor=redactor, background=background, built=built)
-    unwritten = unwritten or published.unwritten
-    if unwritten:
-        return _unwritten(Path(config.output_dir), unwritten, err)
+    failed = failed or published.unwritten
+    if failed:
+        return unwritten(Path(config.output_dir), failed, err)
     print(f"wrote {target}" + (f"; comment: {published.comment_url}" if published.comment_url else ""), file=out)
     return exit_code(results)
-
-
-def _unwritten(folder: Path, what: str, err: TextIO) -> int:
-    """The output directory could not take this run's files (a full disk): none of them stays, nor
-    an earlier run's, so nothing stale is uploaded or published beside a part of this run (exit 3)."""
-    from agent_eval_action.publish.publisher import VIEWS
-
-    for name in ("results.json", *VIEWS):
-        with contextlib.suppress(OSError):
-            (folder / name).unlink(missing_ok=True)
-    print(
-        f"error: could not write the output folder {folder} ({what}): it now holds none of this run's files (nor an earlier run's); "
-        "free some space and run again",
-        file=err,
-    )
-    return int(ExitCode.INFRASTRUCTURE)
 
 
 def compare_files(current: str, baseline: str, config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -316,7 +287,7 @@ def compare_files(current: str, baseline: str, config: Config, *, out: TextIO = 
     from agent_eval_action.views.terminal import render
 
     results = api.compare(Path(current), Path(baseline), config=config)
-    target = _written(results, config, alone=True)
+    target = written_results(results, config, alone=True)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)

@@ -128,10 +128,10 @@ def unscored(reason: str, **details: object) -> Score:
     return Score(value=None, explanation=reason, details=dict(details))
 
 
-# A run passes our ROUGE-L response_match when its answer shares at least half the reference's
-# words, in order: a pass threshold like every reference metric's, so its falls are decided
+# A run passes our ROUGE-L response_match at 0.8, the level ADK's own response match passes at
+# (0.5 let "apple costs 11" pass for "apple costs 1"): a pass threshold like every reference metric's, so its falls are decided
 # question by question from runs (verdict/noise.py), not by one run's score against five.
-RESPONSE_MATCH_PASS = 0.5
+RESPONSE_MATCH_PASS = 0.8
 # ADK's default criteria (evaluation/eval_config.py: _DEFAULT_EVAL_CONFIG), when no test_config.json gives any.
 ADK_DEFAULT_CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 

@@ -22,7 +22,7 @@ from agent_eval_action.repo.baseline import find_baseline
 from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base
-from agent_eval_action.repo.observed import MISSING, RepositoryInputs
+from agent_eval_action.repo.observed import RepositoryInputs
 from agent_eval_action.run.environments import made_files
 from agent_eval_action.run.fingerprint import Environment, environment_changes, environment_fingerprint
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
@@ -159,7 +159,9 @@ def files_the_base_changed(git: Git, rev: str, baseline: DatasetResult, keys: li
             if key in files:
                 recorded.setdefault(key, set()).add(value)
     at_base = git.blob_ids([f"{rev}:{key}" for key in recorded])
-    return sorted(key for key, values in recorded.items() if values != {at_base[f"{rev}:{key}"] or MISSING})
+    # Only a file the base's tree holds tells: one it does not (ignored and made by the install,
+    # inside a submodule, gone) may be what the record saw, and then the record may stand.
+    return sorted(key for key, values in recorded.items() if (blob := at_base[f"{rev}:{key}"]) is not None and values != {blob})
 
 
 # A dataset's baseline, None when it has none; raises DatasetError when its file is unreadable.

@@ -216,7 +216,9 @@ def _error_rules(
     if comparison is not None and comparison.pass_test is not None and config.fail_on_new_failing:
         # A question the PR adds whose runs end in an error is told once, as a new failing question.
         told = {q.id for q in comparison.pass_test.new_failing}
-        errors -= len({q.id for q in dataset.questions if q.status == "error" and q.id in told and not outage_cause(q.error, q.error_origin)})
+        errors -= len(
+            {q.id for q in dataset.questions if q.status == "error" and q.id in told and not outage_cause(q.error, q.error_origin)}
+        )
     if comparison is not None and comparison.status == "compared" and config.fail_on_new_errors and errors > comparison.baseline_errors:
         detail = f"{plural(errors, 'question')} ended in an error, {comparison.baseline_errors} on the base branch"
         found.failures.append(_failure(dataset, "new_errors", detail, baseline=comparison.baseline_errors, current=errors))

@@ -42,8 +42,12 @@ class CountingModel(BaseLlm):
         said = "".join(p.text or "" for p in last.parts or [])
         first = "".join(p.text or "" for p in llm_request.contents[0].parts or [])
         if os.environ.get("COUNTING_OUTAGE") and first.startswith(os.environ["COUNTING_OUTAGE"]):
-            # What google-genai raises without a key: the model call itself failed (infrastructure).
-            raise ValueError("Missing key inputs argument! To use the Google AI API, provide (`api_key`) arguments.")
+            # What google-genai does without a key: its client raises, in its own code (infrastructure).
+            from google import genai
+
+            for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+                os.environ.pop(name, None)
+            genai.Client()
         if os.environ.get("COUNTING_BROKEN"):  # a change nothing observed (the environment, not a file)
             said = "nothing"
         if answer is None:

@@ -95,9 +95,11 @@ def test_baseline_update_pools_the_runs_that_still_stand_and_asks_only_for_the_r
     before.agent_fingerprint = "abc"
     records = [Record(question=q) for q in (kept, edited, fresh, old)]
     carried, need = pooled_runs(records, before, "abc", 5)
-    # An unchanged question re-runs nothing; an older baseline's one run is kept and topped up.
+    # An unchanged question keeps its newest 4 runs and refreshes one (a record ages out within 5
+    # updates); an older baseline's one run is kept and topped up.
     assert sorted({r.id for r in carried}) == ["kept", "old"]
-    assert need == {"edited": 5, "fresh": 5, "old": 4}
+    assert [r.run for r in carried if r.id == "kept"] == [0, 1, 2, 3]
+    assert need == {"kept": 1, "edited": 5, "fresh": 5, "old": 4}
     # Other agent code (or code not committed: no hash): nothing stands.
     assert pooled_runs(records, before, "xyz", 5) == ([], {q.id: 5 for q in (kept, edited, fresh, old)})
     assert not same_code(None, None) and same_code("abc", "abc")
