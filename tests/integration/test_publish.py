@@ -235,10 +235,9 @@ def test_comment_shows_no_escape_artefacts_where_github_renders_html() -> None:
         "1 metric unchanged",
         "6 questions in cs_golden got worse than on the base branch",
         "1 question needs a look in cs_golden (added by this change: no base to compare with)",
-        "Notes (1)",  # the two means' max_regression, decided question by question by the pass test: one line
-    ]
+    ]  # no notes: the means' max_regression is decided question by question, and said there
     assert page.headings == [
-        "❌ Agent evaluation failed: 1 question ended in an error (and 1 more reason)",
+        "❌ Agent evaluation failed: 6 of 13 questions end in a different state (and 1 more reason)",
         "cs_golden",
     ]
     for rows in page.tables:

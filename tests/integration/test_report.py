@@ -58,7 +58,7 @@ def test_regressed_questions_first_with_the_base_run_beside_them(tab: Page, tmp_
     assert tab.evaluate("document.body.dataset.filter") == "regressed"
     assert visible_ids(tab) == REGRESSED
     assert tab.evaluate("document.querySelector('h1').textContent") == (
-        "❌ Agent evaluation failed: 1 question ended in an error (and 1 more reason)"
+        "❌ Agent evaluation failed: 6 of 13 questions end in a different state (and 1 more reason)"
     )
     metrics = rows(tab, "table.metrics tbody tr")
     assert [r[:6] for r in metrics] == [
