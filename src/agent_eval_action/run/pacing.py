@@ -13,8 +13,9 @@ API took a call while its window held more than that in the last minute: then it
 window (a refusal, or a quota others share) and only the refused call waits as told, the others
 go on. A later 429 lowers a learnt rate. A learnt rate is a guess (an API that refuses a
 share of calls at random, with a RetryInfo of a few seconds, looks like a full window of what was
-going at the time): each minute without a 429 raises it by half (never above a quota given), so
-the pace recovers when the refusals stop, and a real quota, overshot, says so again with a 429.
+going at the time): each minute without a 429 raises it by a fifth (never above a quota given), so
+the pace recovers when the refusals stop, and a real quota, overshot, says so again with a 429
+(by half, a real quota's probes cost 12% of a run's calls in 429s; the goal is at most 10%).
 A 429 that names no delay is "too much at once", not a rate: the calls wait a backoff and the
 concurrency limiter hears it.
 
@@ -45,7 +46,7 @@ MINUTE_S = 60.0
 # runs out in the queue (at 10 requests a minute: 3 questions, each call waiting 18 s at most).
 BACKLOG_S = 15.0
 # Each quiet minute (no 429) raises a learnt rate by this factor.
-RECOVERY = 1.5
+RECOVERY = 1.2
 # A loopback stand-in of the API may count a shorter "minute" (tests, benches): set to its length.
 ENV_MINUTE = "AGENT_EVAL_QUOTA_MINUTE_S"
 
@@ -103,7 +104,7 @@ class Bucket:
         return sorted(self.granted, key=_Grant.seen)
 
     def _recover(self, now: float) -> None:
-        """A learnt rate raised by half for each minute without a 429 since it was last set."""
+        """A learnt rate raised by a fifth for each minute without a 429 since it was last set."""
         while self.rpm is not None and now - self.quiet_since >= self.minute_s:
             raised = math.ceil(self.rpm * RECOVERY)
             self.rpm = raised if self.quota.rpm is None else min(self.quota.rpm, raised)

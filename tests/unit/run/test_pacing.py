@@ -171,7 +171,7 @@ def test_a_learnt_rate_recovers_when_the_refusals_stop() -> None:
     assert done.end <= 1.1 * UNPACED_S
 
 
-def test_a_learnt_rate_rises_by_half_each_minute_without_a_429() -> None:
+def test_a_learnt_rate_rises_by_a_fifth_each_minute_without_a_429() -> None:
     bucket = Bucket(quota=Quota(), minute_s=MINUTE_S)
     calls = [bucket.grant(0.0) for _ in range(3)]
     for call in calls[:2]:
@@ -183,7 +183,7 @@ def test_a_learnt_rate_rises_by_half_each_minute_without_a_429() -> None:
     bucket.next_time(60.3)
     assert bucket.rpm == 3
     bucket.next_time(180.3)
-    assert bucket.rpm == 8  # two more quiet minutes: 3 -> 5 -> 8
+    assert bucket.rpm == 5  # two more quiet minutes: 3 -> 4 -> 5
 
 
 def test_tokens_per_minute_pace_by_what_the_calls_used() -> None:
