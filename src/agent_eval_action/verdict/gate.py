@@ -166,14 +166,14 @@ def _gate_dataset(
     not_run = outage[1] if outage else 0
     # A model/API error ran nothing of the PR's: it is no error of the agent's. Counted by
     # question: the re-runs of one question that errs are one question that errs.
-    errors = len({q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error, q.error_origin)})
+    errored = {q.id for q in dataset.questions if q.status == "error" and not outage_cause(q.error, q.error_origin)}
     if outage is not None:
         total = len(dataset.questions)
         if not_run > config.max_not_run * total or not_run == sum(1 for q in dataset.questions if q.status != "skipped"):
             found.outages.append((outage[0], not_run, total))
             return
         found.notes.append(f"{name}: {plural(not_run, 'question run')} not run ({outage[0]}): not counted")
-    _error_rules(dataset, comparison, errors, not_run, config, kinds, found)
+    _error_rules(dataset, comparison, errored, not_run, config, kinds, found)
     _threshold_rules(dataset, config, kinds, found)
     if comparison is None or comparison.status != "compared":
         if comparison is not None and comparison.status == "new":
@@ -196,12 +196,14 @@ def _gate_dataset(
 def _error_rules(
     dataset: DatasetResult,
     comparison: DatasetComparison | None,
-    errors: int,
+    errored: set[str],
     not_run: int,
     config: GateConfig,
     kinds: dict[str, str],
     found: _Found,
 ) -> None:
+    """``errored``: the questions that ended in the agent's own error (a model/API error is none)."""
+    errors = len(errored)
     if errors and _nothing_scored(dataset, config, kinds) and not not_run:
         found.failures.append(
             _failure(
@@ -215,10 +217,7 @@ def _error_rules(
         found.failures.append(_failure(dataset, "max_errors", detail, current=errors))
     if comparison is not None and comparison.pass_test is not None and config.fail_on_new_failing:
         # A question the PR adds whose runs end in an error is told once, as a new failing question.
-        told = {q.id for q in comparison.pass_test.new_failing}
-        errors -= len(
-            {q.id for q in dataset.questions if q.status == "error" and q.id in told and not outage_cause(q.error, q.error_origin)}
-        )
+        errors = len(errored - {q.id for q in comparison.pass_test.new_failing})
     if comparison is not None and comparison.status == "compared" and config.fail_on_new_errors and errors > comparison.baseline_errors:
         detail = f"{plural(errors, 'question')} ended in an error, {comparison.baseline_errors} on the base branch"
         found.failures.append(_failure(dataset, "new_errors", detail, baseline=comparison.baseline_errors, current=errors))
