@@ -186,6 +186,30 @@ def test_a_learnt_rate_rises_by_a_fifth_each_minute_without_a_429() -> None:
     assert bucket.rpm == 5  # two more quiet minutes: 3 -> 4 -> 5
 
 
+def test_a_raised_rate_probes_one_call_at_a_time_so_an_overshoot_costs_one_429() -> None:
+    """60 requests a minute, 16 at once, 20 minutes of calls: the first burst's 429s (the 16 in
+    flight), then one a probe at most. Before, each raise let a fifth of the rate go at once and
+    all of it came back 429 (76 of 1,276 requests)."""
+    api = Api(rpm=60)
+    done = simulate(api, 1200, concurrency=16, latency_s=1.0)
+    assert done.throttled <= 16 + done.end / MINUTE_S
+    assert done.end <= 1.1 * 1200 / 60 * MINUTE_S
+
+
+def test_a_probe_never_answered_holds_the_next_probe_a_minute_at_most() -> None:
+    bucket = Bucket(quota=Quota(), minute_s=MINUTE_S)
+    calls = [bucket.grant(0.0) for _ in range(3)]
+    for call in calls[:2]:
+        bucket.succeeded(call, 0.1, 0)
+    bucket.throttled(calls[2], 0.2, 59.9)  # learnt: 2 a minute
+    bucket.next_time(120.3)  # two quiet minutes: 2 -> 3 -> 4
+    assert bucket.rpm == 4
+    probe = bucket.grant(120.3)  # nothing taken in the last minute: each call is a probe
+    assert bucket.next_time(121.0) > 121.0  # the next waits for its answer
+    assert bucket.next_time(180.4) == 180.4  # never answered (a permit lost): a minute, then on
+    bucket.succeeded(probe, 180.5, 0)
+
+
 def test_tokens_per_minute_pace_by_what_the_calls_used() -> None:
     api = Api(rpm=10_000)
     done = simulate(api, 40, concurrency=8, latency_s=0.1, quota=Quota(tpm=1000), tokens=100)
