@@ -123,7 +123,13 @@ class Bucket:
         window = self._window(now)
         at = max(now, self.hold_until)
         if self.rpm is not None and len(window) >= self.rpm:
-            at = max(at, window[-self.rpm].seen() + self.minute_s + self.margin_s)
+            edge = window[-self.rpm]
+            at = max(at, edge.seen() + self.minute_s + self.margin_s)
+            if at <= now and edge.done is None and edge.at > now - 2 * self.minute_s:
+                # Granted a minute ago and still in flight: the API counted it when it arrived,
+                # which on a busy machine can be well after it was granted. It leaves the window
+                # a minute after it is over (a permit lost: two minutes after it was granted).
+                at = now + self.margin_s
         if at <= now and self._probe_out(now, window):
             at = now + self.margin_s  # asked again soon: the probe's answer decides
         if self.tpm is not None:
