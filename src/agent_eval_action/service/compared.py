@@ -24,7 +24,7 @@ from agent_eval_action.service.steps import DatasetFile, Observed
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.drift import drift_failures, drift_lines, finished
 from agent_eval_action.verdict.gate import evaluate_gate, metric_kinds, rules_of, unchecked_datasets
-from agent_eval_action.verdict.noise import Settings, settings_for
+from agent_eval_action.verdict.noise import gate_settings
 from agent_eval_action.verdict.outcome import interrupted_reason, settle
 from agent_eval_action.verdict.outcome import partial_reason as verdict_partial
 from agent_eval_action.verdict.rules import Rules
@@ -170,7 +170,7 @@ def compare(
             baseline_path=baseline.path if baseline else None,
             seed=config.seed,
             max_question_drop=config.gate.max_question_drop,
-            settings=noise_settings(config, len({q.id for q in dataset.questions})),
+            settings=gate_settings(config, len({q.id for q in dataset.questions})),
             pass_baseline=(pooled or {}).get(dataset.path),
         )
         comparison.paired_by_content = pairs
@@ -182,12 +182,6 @@ def compare(
     for deleted in results.selection.deleted if results.selection else []:
         comparisons.append(DatasetComparison(dataset=Path(deleted).stem, path=deleted, status="removed"))
     return comparisons
-
-
-def noise_settings(config: Config, questions: int) -> Settings:
-    """The per-question test's settings from the gate's config, for a dataset of ``questions``."""
-    gate = config.gate
-    return settings_for(alpha=gate.alpha, doubt=gate.doubt, max_reruns=gate.max_reruns, questions=questions, base_runs=config.baseline_runs)
 
 
 def interrupted_runs(results: Results) -> int:
@@ -299,7 +293,7 @@ def drift(base_datasets: list[DatasetResult], config: Config, stored: BaselineLo
     comparisons = compare(scratch, config, stored)
     lines = [f"{p.message} (drift not measured)" for p in scratch.problems]
     return comparisons, lines + drift_lines(
-        ran, comparisons, stored_runs(stored), noise_settings(config, max((len({q.id for q in d.questions}) for d in ran), default=1))
+        ran, comparisons, stored_runs(stored), gate_settings(config, max((len({q.id for q in d.questions}) for d in ran), default=1))
     )
 
 

@@ -33,7 +33,7 @@ from agent_eval_action.run.inference import Inference, InferenceRequest, Inferen
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
-from agent_eval_action.verdict.noise import settings_for
+from agent_eval_action.verdict.noise import gate_settings
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.verdict.pass_test import agreeing_runs, to_rerun
 
@@ -256,18 +256,10 @@ class Evaluation:
         base's record (``verdict/noise.py``), it runs once more (and, when the base's record of it
         is too short to judge by, the base's agent too), until each is decided, reaches its cap,
         or the budget or an interrupt stops them."""
-        gate = self.config.gate
         by_id = {r.question.id: r.question for r in plan.request.records}
         # The cap as the comparison will take it: from every question of the dataset (reused ones too).
         questions = len({q.id for q in done.result.questions}) if done.result is not None else len(by_id)
-        settings = settings_for(
-            alpha=gate.alpha,
-            doubt=gate.doubt,
-            max_reruns=gate.max_reruns,
-            questions=questions,
-            base_runs=self.config.baseline_runs,
-            whole=plan.dataset.whole,
-        )
+        settings = gate_settings(self.config, questions, whole=plan.dataset.whole)
         ours = Counter(r.question.id for r in inference.records)
         theirs = Counter(r.question.id for r in inference.base or [])
         beside = self.inference.base is not None

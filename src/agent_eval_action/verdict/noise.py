@@ -21,7 +21,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from agent_eval_action.config import Config
 
 # The error rate of a whole check (every question, and the dataset-wide test, share it).
 ALPHA = 0.01
@@ -218,6 +221,14 @@ def settings_for(
     count = max(questions, whole or 0)
     cap = max_reruns if max_reruns is not None else cap_to_decide(count, max(base_runs, MIN_BASE_RUNS), alpha)
     return Settings(alpha=alpha, doubt=doubt, cap=cap, whole=whole or 0)
+
+
+def gate_settings(config: Config, questions: int, whole: int | None = None) -> Settings:
+    """:func:`settings_for` from the gate's config, for a dataset of ``questions``."""
+    gate = config.gate
+    return settings_for(
+        alpha=gate.alpha, doubt=gate.doubt, max_reruns=gate.max_reruns, questions=questions, base_runs=config.baseline_runs, whole=whole
+    )
 
 
 @dataclass(frozen=True)
