@@ -5,7 +5,7 @@ with a pass threshold meets it), the tallies of both sides, and the test's decis
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from agent_eval_action.core.results import DatasetResult, QuestionResult
 from agent_eval_action.core.verdicts import PassTest, QuestionTest
@@ -60,15 +60,15 @@ def passable(baseline: DatasetResult, metrics: Metrics) -> dict[str, Metrics]:
 
 
 def tallies(
-    dataset: DatasetResult, metrics: Metrics, per_question: dict[str, Metrics] | None = None
+    runs: DatasetResult | Iterable[QuestionResult], metrics: Metrics, per_question: dict[str, Metrics] | None = None
 ) -> tuple[dict[str, Tally], dict[str, int]]:
     """(question id -> its runs and passes, question id -> its runs that did not run: model/API
-    errors). ``per_question``: each question's own metrics (:func:`passable`); a question not in
-    it has no evidence."""
-    out: dict[str, Tally] = defaultdict(lambda: Tally(0, 0))
+    errors), over a dataset's runs or any runs. ``per_question``: each question's own metrics
+    (:func:`passable`); a question not in it has no evidence."""
+    counted: dict[str, list[int]] = {}
     not_run: dict[str, int] = defaultdict(int)
-    for run in dataset.questions:
-        own = metrics if per_question is None else per_question.get(run.id, {})
+    for run in runs.questions if isinstance(runs, DatasetResult) else runs:
+        own = metrics if per_question is None else per_question.get(run.id)
         if not own:
             continue
         passed = run_passes(run, own)
@@ -76,8 +76,10 @@ def tallies(
             if run.status == "error":
                 not_run[run.id] += 1
             continue
-        out[run.id] = out[run.id] + Tally(1, int(passed))
-    return dict(out), dict(not_run)
+        tally = counted.setdefault(run.id, [0, 0])
+        tally[0] += 1
+        tally[1] += passed
+    return {q: Tally(n, k) for q, (n, k) in counted.items()}, dict(not_run)
 
 
 def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Settings = DEFAULTS) -> PassTest | None:
@@ -202,11 +204,7 @@ def agreeing_runs(fresh: DatasetResult, stored: Sequence[QuestionResult], level:
     if not metrics or not stored:
         return list(stored)
     now, _ = tallies(fresh, metrics)
-    before: dict[str, Tally] = defaultdict(lambda: Tally(0, 0))
-    for run in stored:
-        passed = run_passes(run, metrics)
-        if passed is not None:
-            before[run.id] = before[run.id] + Tally(1, int(passed))
+    before, _ = tallies(stored, metrics)
     shared = {q: (now[q], before[q]) for q in now.keys() & before.keys()}
     if min(spread_fall(shared), spread_fall({q: (b, n) for q, (n, b) in shared.items()})) <= level:
         return []
