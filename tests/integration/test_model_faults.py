@@ -60,7 +60,7 @@ def _cli(repo: Path, server: FakeGemini, *args: str, env: dict[str, str] | None 
     return run_cli(args, cwd=repo, env=full)
 
 
-def _baselined(tmp_path: Path, server: FakeGemini) -> Path:
+def _record(tmp_path: Path, server: FakeGemini) -> Path:
     """A repository whose baseline was recorded against a well-behaved API, on branch pr, unchanged."""
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -92,6 +92,22 @@ def _baselined(tmp_path: Path, server: FakeGemini) -> Path:
     return repo
 
 
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The baselined repository, recorded once for the module against an API of its own."""
+    server = FakeGemini(parts=_parts)
+    try:
+        return _record(tmp_path_factory.mktemp("recorded"), server)
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, recorded: Path) -> Path:
+    """A copy of the baselined repository for one test (each test's checks change its files)."""
+    return Path(shutil.copytree(recorded, tmp_path / "repo", symlinks=True))
+
+
 def _check(repo: Path, server: FakeGemini, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
     done = _cli(repo, server, "check", "--base", "main", "--all", "--no-reuse", "--no-comment", *args, env=env)
     results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
@@ -104,9 +120,8 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])  # closed when the block ends: nothing listens there
 
 
-def test_a_tools_connection_refused_is_the_prs_error(tmp_path: Path, gemini: FakeGemini) -> None:
+def test_a_tools_connection_refused_is_the_prs_error(repo: Path, gemini: FakeGemini) -> None:
     """Before: "the model API could not be reached: not counted", gate passed, exit 0."""
-    repo = _baselined(tmp_path, gemini)
     code, results, output = _check(repo, gemini, env={"FAULTY_TOOL_URL": f"http://127.0.0.1:{_closed_port()}/price"})
     assert code == 1, output
     questions = results["datasets"][0]["questions"]
@@ -130,11 +145,10 @@ def test_a_tools_connection_refused_is_the_prs_error(tmp_path: Path, gemini: Fak
     ids=["body-cut-short", "json-cut-short", "503", "stall-past-timeout", "429-retry-info"],
 )
 def test_model_call_faults_on_an_unchanged_pr_are_retried_and_pass(
-    tmp_path: Path, gemini: FakeGemini, faults: dict[str, float], extra: tuple[str, ...]
+    repo: Path, gemini: FakeGemini, faults: dict[str, float], extra: tuple[str, ...]
 ) -> None:
     """Before: none of these (but the 503) was retried or an outage, and a 429's RetryInfo taught
     the pacing a rate of a few requests a minute for good: exit 1 on an unchanged PR."""
-    repo = _baselined(tmp_path, gemini)
     gemini.faults, gemini.stall_s = faults, 30.0
     code, results, output = _check(repo, gemini, "--runs", "3", *extra)
     assert sum(gemini.faulted.values()) > 0, f"no fault was made in {gemini.requests} requests: nothing was tested\n{output}"
@@ -144,9 +158,8 @@ def test_model_call_faults_on_an_unchanged_pr_are_retried_and_pass(
     assert results["gate"]["outcome"] == "passed"
 
 
-def test_a_worker_killed_from_outside_with_one_question_in_flight_is_run_again(tmp_path: Path, gemini: FakeGemini) -> None:
+def test_a_worker_killed_from_outside_with_one_question_in_flight_is_run_again(tmp_path: Path, repo: Path, gemini: FakeGemini) -> None:
     """Before: "1 question ended in an error … killed by signal SIGKILL", exit 1."""
-    repo = _baselined(tmp_path, gemini)
     pid_file = tmp_path / "pid"
     killed: list[int] = []
 
@@ -166,9 +179,8 @@ def test_a_worker_killed_from_outside_with_one_question_in_flight_is_run_again(t
     assert [q["status"] for q in questions] == ["ok"] * len(ITEMS), [q.get("error") for q in questions]
 
 
-def test_a_total_outage_is_recognised_within_a_few_calls(tmp_path: Path, gemini: FakeGemini) -> None:
+def test_a_total_outage_is_recognised_within_a_few_calls(repo: Path, gemini: FakeGemini) -> None:
     """Every model call answered 503: before, each question was tried 4-19 times before "could not be checked"."""
-    repo = _baselined(tmp_path, gemini)
     gemini.faults = {"503": 1.0}
     before = gemini.requests
     code, results, output = _check(repo, gemini, "--runs", "3", "--concurrency", "2")
