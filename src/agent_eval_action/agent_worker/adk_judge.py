@@ -95,7 +95,7 @@ async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
     # As ADK's AgentEvaluator reads test_config.json (a number, or an object ADK's criterion reads).
     config = EvalConfig.model_validate({"criteria": {name: criterion}})
     (metric,) = [m for m in get_eval_metrics_from_config(config) if m.metric_name == name]
-    evaluator = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
+    evaluator: Any = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
     needs: dict[str, dict[str, Any]] = {}
     texts: list[dict[str, Any]] = []
     judge = _judge_class(request.get("answers") or {}, needs, texts)

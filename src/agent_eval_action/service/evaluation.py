@@ -30,6 +30,7 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
 from agent_eval_action.run.fingerprint import Environment
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
+from agent_eval_action.run.judges.adk import adk_judged_criteria
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
@@ -124,6 +125,8 @@ class Evaluation:
         self.collector = collector
         self.inference = Inference(config, progress=self.err, workdir=workdir)
         self.judges = Judges(config, self.inference.pacer) if config.judges or config.metric_definitions or config.managed_metrics else None
+        # ADK's judged criteria of a dataset's test_config.json (or its eval history): judged too.
+        self._adk_judges: Judges | None = None
         self.metric_worker: MetricWorker | None = None
         # compare-with = "base": the stored runs pooled into the base's record of the file being evaluated.
         self._base_pool: list[QuestionResult] = []
@@ -356,8 +359,12 @@ class Evaluation:
         dataset = plan.dataset
         items = [*plan.ready, *inference.records]
         judged = None
-        if self.judges is not None:
-            judged = self.judges.judge([item for item in items if isinstance(item, Record)], self.inference.loop)
+        adk = adk_judged_criteria(dataset.criterion_options)
+        if adk and self.judges is None:
+            self._adk_judges = self._adk_judges or Judges(self.config, self.inference.pacer, only_adk=True)
+        judges = self.judges or (self._adk_judges if adk else None)
+        if judges is not None:
+            judged = judges.judge([item for item in items if isinstance(item, Record)], self.inference.loop, adk)
         ours = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=judged.scores if judged else None)
         result = ours.score_dataset(dataset, items)
         result.model_calls = inference.model_calls
@@ -435,7 +442,8 @@ class Evaluation:
     def stats(self) -> RunStats | None:
         """How the agent ran over the whole run (None when nothing ran it or judged it)."""
         stats = self.inference.stats()
-        spent = self.judges.spent if self.judges is not None else None
+        judges = self.judges or self._adk_judges
+        spent = judges.spent if judges is not None else None
         if stats is None and spent is None:
             return None
         stats = stats or RunStats(concurrency=str(self.config.concurrency))
