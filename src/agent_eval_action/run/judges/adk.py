@@ -130,8 +130,9 @@ def _content(text: str | None, role: str) -> dict[str, Any] | None:
 
 
 def actual_invocations(trace: Trace) -> list[dict[str, Any]]:
-    """The run's turns as ADK's ``Invocation`` JSON: user text, final response, tool calls with
-    their responses (every call ADK's events hold, ``transfer_to_agent`` included)."""
+    """The run's turns as ADK's ``Invocation`` JSON, as ADK's eval makes them of its events
+    (``InvocationEvents``): each tool call and its response, then the final response; user text
+    and final response apart. Every call ADK's events hold, ``transfer_to_agent`` included."""
     turns = trace.turns
     calls: list[list[Any]] = [[] for _ in turns]
     for call in trace.tool_interactions or []:
@@ -149,20 +150,40 @@ def actual_invocations(trace: Trace) -> list[dict[str, Any]]:
             final = _content(trace.final_response, "model")
         else:
             final = None
-        uses, responses = [], []
+        agent = trace.root_agent or trace.app_name or "agent"
+        events: list[dict[str, Any]] = []
         for k, call in enumerate(calls[index]):
             call_id = f"call-{index}-{k}"  # stable: the same run asks the same prompt
-            uses.append({"id": call_id, "name": call.tool_name, "args": call.input_arguments})
             result = call.output_result if isinstance(call.output_result, dict) else {"result": call.output_result}
             if call.error is not None:
                 result = {"error": call.error}
-            responses.append({"id": call_id, "name": call.tool_name, "response": result})
+            who = call.agent or agent
+            events.append(
+                {
+                    "author": who,
+                    "content": {
+                        "role": "model",
+                        "parts": [{"function_call": {"id": call_id, "name": call.tool_name, "args": call.input_arguments}}],
+                    },
+                }
+            )
+            events.append(
+                {
+                    "author": who,
+                    "content": {
+                        "role": "user",
+                        "parts": [{"function_response": {"id": call_id, "name": call.tool_name, "response": result}}],
+                    },
+                }
+            )
+        if final is not None:  # ADK keeps the final event without its text (on final_response already)
+            events.append({"author": agent})
         out.append(
             {
                 "invocation_id": f"turn-{index}",
                 "user_content": _content(turn.user_input or "", "user"),
                 "final_response": final,
-                "intermediate_data": {"tool_uses": uses, "tool_responses": responses, "intermediate_responses": []},
+                "intermediate_data": {"invocation_events": events},
             }
         )
     return out
