@@ -359,6 +359,11 @@ class Evaluation:
         dataset = plan.dataset
         items = [*plan.ready, *inference.records]
         judged = None
+        for name in self.config.gate.skip_criteria:
+            if name in dataset.criteria:  # neither computed nor gated: the config says so
+                dataset.criteria.pop(name)
+                dataset.criterion_options.pop(name, None)
+                dataset.warnings.append(f"{dataset.path}: criterion {name!r} is skipped ([gate] skip-criteria): not computed, not gated")
         adk = adk_judged_criteria(dataset.criterion_options)
         if adk and self.judges is None:
             self._adk_judges = self._adk_judges or Judges(self.config, self.inference.pacer, only_adk=True)

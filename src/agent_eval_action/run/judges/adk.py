@@ -29,24 +29,17 @@ from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from agent_eval_action.core.questions import Question
-from agent_eval_action.core.scores import Score
+from agent_eval_action.core.scores import NOT_COMPUTED, Score
 from agent_eval_action.core.traces import Trace
+from agent_eval_action.datasets.adk.config import ADK_JUDGED as JUDGED
+from agent_eval_action.datasets.adk.config import ADK_VERTEX as VERTEX
+from agent_eval_action.datasets.adk.eval_sets import RUBRICS, TURN_RUBRICS
 
-JUDGED = (
-    "final_response_match_v2",
-    "rubric_based_final_response_quality_v1",
-    "rubric_based_tool_use_quality_v1",
-    "rubric_based_multi_turn_trajectory_quality_v1",
-    "hallucinations_v1",
-)
-RUBRICS, TURN_RUBRICS = "adk_rubrics", "adk_turn_rubrics"  # datasets/adk/eval_sets.py keeps them there
+NOT_VIA_VERTEX = "not computed: ADK computes {name} through the Vertex AI evaluation service, which this check does not call"
 NO_ADK_EVAL = (
     "not judged: ADK's evaluation modules do not import here ({error}); they need the Vertex AI SDK: "
     'install "agent-eval-action[vertex]" (the action\'s image has it)'
 )
-# A score's details key saying it could not be computed (no judge, the judge unreachable, the
-# budget, ADK's evaluators not importable): a criterion that gates then leaves the check unchecked.
-NOT_JUDGED = "not_judged"
 # Rounds of asking: hallucinations_v1 needs two (segmenter, validator), the others one.
 ROUNDS = 4
 
@@ -56,7 +49,17 @@ Ask = Callable[[str, dict[str, Any], str, int], Awaitable["str | tuple[str, str]
 
 def adk_judged_criteria(criteria: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The criteria of a dataset (its ``criterion_options``) that ADK's judged evaluators compute."""
-    return {name: criteria[name] for name in JUDGED if name in criteria}
+    return {name: criteria[name] for name in (*JUDGED, *VERTEX) if name in criteria}
+
+
+def vertex_score(name: str, trace: Trace) -> Score:
+    """A Vertex-backed criterion's score: the one ADK recorded for the run (an eval history), else
+    not computed, with the reason."""
+    recorded = trace.recorded_metrics.get(f"score.{name}")
+    if recorded is not None:
+        return Score(value=recorded, explanation=f"ADK's recorded {name} (the eval history's)", details={"recorded_by_adk": True})
+    why = NOT_VIA_VERTEX.format(name=name)
+    return Score(value=None, explanation=why, details={NOT_COMPUTED: why})
 
 
 class AdkJudgeWorker:
@@ -228,7 +231,7 @@ async def judge_case(name: str, criterion: dict[str, Any], question: Question, t
         reply = await asyncio.to_thread(worker.ask, request)
         if "error" in reply:
             error = str(reply["error"])
-            details = {NOT_JUDGED: error} if error.startswith("not judged") else {}
+            details = {NOT_COMPUTED: error} if error.startswith("not judged") else {}
             return Score(value=None, explanation=error if details else f"ADK's evaluator could not score it: {error}", details=details)
         if "result" in reply:
             return _score(name, criterion, reply["result"])
@@ -240,7 +243,7 @@ async def judge_case(name: str, criterion: dict[str, Any], question: Question, t
             for got in asked:
                 if isinstance(got, tuple):  # (kind, why): the judge could not be reached, or the budget
                     kind, why = got
-                    return Score(value=None, explanation=why, details={NOT_JUDGED: why, "cause": kind})
+                    return Score(value=None, explanation=why, details={NOT_COMPUTED: why, "cause": kind})
                 known.append(got)
     return Score(value=None, explanation=f"ADK's evaluator asked the judge more than {ROUNDS} rounds")
 

@@ -19,10 +19,11 @@ from agent_eval_action.agent_worker import protocol
 from agent_eval_action.agent_worker.origin import tag
 from agent_eval_action.config import default_prices
 from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.scores import JudgeUsage, Score
+from agent_eval_action.core.scores import NOT_COMPUTED, JudgeUsage, Score
 from agent_eval_action.datasets import Record
+from agent_eval_action.datasets.adk.config import ADK_VERTEX as VERTEX
 from agent_eval_action.run.budget import SKIPPED, Budget
-from agent_eval_action.run.judges.adk import NOT_JUDGED, AdkJudgeWorker, judge_case
+from agent_eval_action.run.judges.adk import AdkJudgeWorker, judge_case, vertex_score
 from agent_eval_action.run.judges.client import NO_CREDENTIALS, Answer, JudgeClient
 from agent_eval_action.run.judges.managed import NO_VERTEX
 from agent_eval_action.run.judges.prompts import judge_context, user_turns
@@ -30,7 +31,7 @@ from agent_eval_action.run.pacing import Pacer, paced_call
 from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe
 
 T = TypeVar("T")
-NOT_JUDGED_NO_JUDGE = (
+NOT_COMPUTED_NO_JUDGE = (
     "not judged: no judge credentials for ADK's judged criteria (set AGENT_EVAL_JUDGE_API_KEY or GOOGLE_API_KEY, "
     "or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS)"
 )
@@ -142,8 +143,10 @@ class JudgeEngine:
                     continue
                 jobs.append(self._one(metric, record, scores, gate, limit))
             for name, criterion in self.adk_criteria.items():
-                if self.client is None or self.adk_worker is None:
-                    scores[name] = Score(value=None, explanation=NOT_JUDGED_NO_JUDGE, details={NOT_JUDGED: NOT_JUDGED_NO_JUDGE})
+                if name in VERTEX:
+                    scores[name] = vertex_score(name, record.trace)
+                elif self.client is None or self.adk_worker is None:
+                    scores[name] = Score(value=None, explanation=NOT_COMPUTED_NO_JUDGE, details={NOT_COMPUTED: NOT_COMPUTED_NO_JUDGE})
                     continue
                 jobs.append(self._adk(name, criterion, record, scores, gate, limit))
         await asyncio.gather(*jobs)
