@@ -232,3 +232,58 @@ def test_every_case_scores_as_adks_agent_evaluator(judge: tuple[AdkJudge, FakeGe
     for question in dataset_again["questions"]:
         for name in JUDGED:
             assert question["scores"][name]["value"] == mine[question["id"]][name]["value"], (question["id"], name)
+
+
+def gated(project: Path) -> tuple[int, dict[str, Any], str]:
+    """The gate over the run (``compare``, the one compare-and-gate of every check), its own
+    results as the baseline: what the check's verdict would be."""
+    done = cli(project, "compare", "out/results.json", "out/results.json", "--output-dir", "gated")
+    return done.returncode, json.loads((project / "gated" / "results.json").read_text()), done.stdout + done.stderr
+
+
+def small_project(root: Path, criteria: dict[str, Any], toml: str = "") -> Path:
+    shutil.copytree(ROOT / "tests" / "apps" / "judged", root / "judged")
+    (root / "evals").mkdir()
+    (root / "evals" / "desk.evalset.json").write_text(json.dumps({"eval_set_id": "desk", "eval_cases": CASES[:2]}))
+    (root / "evals" / "test_config.json").write_text(json.dumps({"criteria": {"response_match_score": 0.0, **criteria}}))
+    (root / "agent-eval.toml").write_text(toml)
+    return root
+
+
+def test_a_judge_that_cannot_be_reached_is_an_outage_not_a_fail(tmp_path: Path) -> None:
+    down = FakeGemini(faults={"503": 1.0})  # every request UNAVAILABLE, after every retry
+    try:
+        project = small_project(tmp_path, {"final_response_match_v2": 0.6}, "[judge]\nretries = 0\n")
+        code, results, stderr = ours(project, down.url)
+    finally:
+        down.close()
+    assert code == 0, stderr  # evaluate scores; it does not gate
+    (dataset,) = results["datasets"]
+    for question in dataset["questions"]:
+        score = question["scores"]["final_response_match_v2"]
+        assert score["value"] is None and "could not be reached" in score["details"]["not_computed"]
+    code, results, said = gated(project)
+    assert code == 3, said  # not a fail: the judge was not there
+    (line,) = results["gate"]["unchecked"]
+    assert line.startswith("final_response_match_v2 could not be computed for 2 of 2 question run(s)"), line
+    assert '[gate] skip-criteria = ["final_response_match_v2"]' in line and line in said
+
+
+def test_a_vertex_criterion_that_gates_stops_the_check_until_skipped(tmp_path: Path, judge: tuple[AdkJudge, FakeGemini]) -> None:
+    _, server = judge
+    project = small_project(tmp_path, {"safety_v1": 0.8})
+    ours(project, server.url)
+    code, results, said = gated(project)
+    assert code == 3, said
+    (line,) = results["gate"]["unchecked"]
+    assert line.startswith("safety_v1 could not be computed for 2 of 2 question run(s)")
+    assert "through the Vertex AI evaluation service" in line and '`[gate] skip-criteria = ["safety_v1"]`' in line
+    # Skipped by the config: neither computed nor gated, and said so.
+    (project / "agent-eval.toml").write_text('[gate]\nskip-criteria = ["safety_v1"]\n')
+    code, results, stderr = ours(project, server.url)
+    assert code == 0, stderr
+    code, gate, said = gated(project)
+    assert code == 0, said
+    (dataset,) = results["datasets"]
+    assert "safety_v1" not in dataset["questions"][0]["scores"]
+    assert any("criterion 'safety_v1' is skipped ([gate] skip-criteria)" in w for w in dataset["warnings"])

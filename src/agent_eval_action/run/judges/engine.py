@@ -147,8 +147,8 @@ class JudgeEngine:
                     scores[name] = vertex_score(name, record.trace)
                 elif self.client is None or self.adk_worker is None:
                     scores[name] = Score(value=None, explanation=NOT_COMPUTED_NO_JUDGE, details={NOT_COMPUTED: NOT_COMPUTED_NO_JUDGE})
-                    continue
-                jobs.append(self._adk(name, criterion, record, scores, gate, limit))
+                else:
+                    jobs.append(self._adk(name, criterion, record, scores, gate, limit))
         await asyncio.gather(*jobs)
         return out
 
