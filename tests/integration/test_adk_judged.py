@@ -283,7 +283,7 @@ def test_a_vertex_criterion_that_gates_stops_the_check_until_skipped(tmp_path: P
     code, results, stderr = ours(project, server.url)
     assert code == 0, stderr
     code, gate, said = gated(project)
-    assert code == 0, said
+    assert code == 0 and gate["gate"]["outcome"] == "passed" and not gate["gate"]["unchecked"], said
     (dataset,) = results["datasets"]
     assert "safety_v1" not in dataset["questions"][0]["scores"]
     assert any("criterion 'safety_v1' is skipped ([gate] skip-criteria)" in w for w in dataset["warnings"])
