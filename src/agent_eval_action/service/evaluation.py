@@ -150,7 +150,9 @@ class Evaluation:
                 from agent_eval_action.scoring.shards import keep_shard
 
                 keep_shard(dataset, self.config.shard)
-            if dataset.format in RECORDED_FORMATS and self.judges is None:  # every row holds its run: stream it
+            self._skip_criteria(dataset)
+            judged = self.judges is not None or bool(adk_judged_criteria(dataset.criterion_options))
+            if dataset.format in RECORDED_FORMATS and not judged:  # every row holds its run: stream it
                 done = self._streamed(dataset, scorer)
             else:
                 plan = self.plan(dataset, reuse, history if history is not None and history.pool else None)
@@ -352,6 +354,14 @@ class Evaluation:
                 seen[run.id] += 1
         return out
 
+    def _skip_criteria(self, dataset: LoadedDataset) -> None:
+        """The dataset's ADK criteria the config skips (``[gate] skip-criteria``): neither computed nor gated."""
+        for name in self.config.gate.skip_criteria:
+            if name in dataset.criteria:
+                dataset.criteria.pop(name)
+                dataset.criterion_options.pop(name, None)
+                dataset.warnings.append(f"{dataset.path}: criterion {name!r} is skipped ([gate] skip-criteria): not computed, not gated")
+
     def score(self, plan: Plan, inference: InferenceResult, scorer: Scorer | None = None) -> FileEvaluation:
         """Scores what the plan had ready and what inference ran (judged first when judges are
         configured); with the base's runs in ``inference``, those too, as ours were."""
@@ -359,11 +369,6 @@ class Evaluation:
         dataset = plan.dataset
         items = [*plan.ready, *inference.records]
         judged = None
-        for name in self.config.gate.skip_criteria:
-            if name in dataset.criteria:  # neither computed nor gated: the config says so
-                dataset.criteria.pop(name)
-                dataset.criterion_options.pop(name, None)
-                dataset.warnings.append(f"{dataset.path}: criterion {name!r} is skipped ([gate] skip-criteria): not computed, not gated")
         adk = adk_judged_criteria(dataset.criterion_options)
         if adk and self.judges is None:
             self._adk_judges = self._adk_judges or Judges(self.config, self.inference.pacer, only_adk=True)
