@@ -586,7 +586,7 @@ def test_a_question_a_judge_failed_shows_the_judges_rationale() -> None:
     that fell on one shows it beside the base run's."""
 
     def run(value: float, said: str) -> QuestionResult:
-        details = {"adk_status": "PASSED" if value else "FAILED", "samples": []}
+        details: dict[str, object] = {"adk_status": "PASSED" if value else "FAILED", "samples": []}
         return QuestionResult(id="q", scores={"final_response_match_v2": Score(value=value, explanation=said, details=details)})
 
     base = run(1.0, "ADK final_response_match_v2: 1 over 1 judged turn(s), passed")
