@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -321,8 +322,8 @@ def test_the_judges_budget_leaves_a_gated_criterion_not_computed(tmp_path: Path,
     project = small_project(tmp_path, {"final_response_match_v2": 0.6}, "[judge]\nmax-calls = 5\n")
     before = len(server.prompts)
     ours(project, server.url)
-    assert len(server.prompts) - before == 5  # one case's five samples; the other's none
+    assert len(server.prompts) - before == 5  # ten samples wanted, five allowed (in whichever case they fall)
     code, results, said = gated(project)
     assert code == 3, said
     (line,) = results["gate"]["unchecked"]
-    assert line.startswith("final_response_match_v2 could not be computed for 1 of 2 question run(s)") and "max-calls" in line, line
+    assert re.match(r"final_response_match_v2 could not be computed for [12] of 2 question run\(s\)", line) and "max-calls" in line, line
