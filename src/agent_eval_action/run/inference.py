@@ -375,6 +375,11 @@ class Judges:
             self.spent = spent
         return Judged(scores=scores, usage=engine.usage)
 
+    def close(self) -> None:
+        """Ends the process of ADK's evaluators, if one was started."""
+        if self._adk_worker is not None:
+            self._adk_worker.close()
+
     def _set_up(self) -> tuple[list[JudgeMetric], JudgeClient | None, ManagedJudge | None]:
         if self._setup is None:
             from agent_eval_action.run.judges.client import judge_from_env

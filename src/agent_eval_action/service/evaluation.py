@@ -473,6 +473,9 @@ class Evaluation:
         self.inference.close()
         if self.metric_worker is not None:
             self.metric_worker.close()
+        for judges in (self.judges, self._adk_judges):
+            if judges is not None:
+                judges.close()
         # What the agent started and left running (a daemon in a session of its own) dies now,
         # before anything is written; only where the command line made this process its
         # subreaper (core/reaper.py), never in a library caller's process.

@@ -117,6 +117,8 @@ class AdkJudgeWorker:
                 except subprocess.TimeoutExpired:
                     self._process.kill()
                     self._process.wait()
+            if self._process is not None and self._process.stdout is not None:
+                self._process.stdout.close()
             self._process = None
 
 
