@@ -4,7 +4,7 @@ its prompts, its parsers, ``num_samples`` samples a turn decided by its majority
 filtering and aggregation, its threshold and pass/fail.
 
 ADK's evaluation modules import the Vertex AI SDK at import time, so they run in a process of
-their own (``agent_worker/adk_judge.py``, under our Python). That process never calls the judge
+their own (``run/judges/adk_worker.py``, under our Python). That process never calls the judge
 model: it says which requests its evaluator makes, and each is asked here, through the judge
 path every judge call takes (``engine.py``: the judge cache, the run's pacing, retries, the
 judges' budget); the answers go back and ADK's evaluator finishes with them. A judge that could
@@ -73,7 +73,7 @@ class AdkJudgeWorker:
 
     def _start(self) -> subprocess.Popen[str]:
         process = subprocess.Popen(
-            [self.python, "-m", "agent_eval_action.agent_worker.adk_judge"],
+            [self.python, "-m", "agent_eval_action.run.judges.adk_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

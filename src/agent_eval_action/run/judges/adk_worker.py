@@ -1,5 +1,5 @@
 """ADK's LLM-judged criteria computed by ADK's own evaluator classes, in a process of their own:
-``python -m agent_eval_action.agent_worker.adk_judge`` (ADK's evaluation modules import the
+``python -m agent_eval_action.run.judges.adk_worker`` (ADK's evaluation modules import the
 Vertex AI SDK at import time; the process that decides the gate never imports them).
 
 The judge model is never called from here. Each request carries one eval case's invocations (as
