@@ -22,6 +22,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # (tests/helpers/commands.py): every module with a test of 9 s or more, by its longest test, and
 # every test of 15 s or more; tests/unit/test_test_layout.py checks that each name still exists.
 SLOW_MODULES = (
+    "tests/integration/test_adk_judged.py",
     "tests/integration/test_budgets_and_concurrency.py",
     "tests/integration/test_observed_inputs.py",
     "tests/integration/test_subfolder_run.py",
@@ -48,6 +49,7 @@ SLOW_MODULES = (
     "tests/unit/run/test_environments.py",
 )
 SLOW_TESTS = (
+    "tests/integration/test_adk_judged.py::test_every_case_scores_as_adks_agent_evaluator",
     "tests/integration/test_budgets_and_concurrency.py::test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing",
     "tests/integration/test_observed_inputs.py::test_a_pin_bumped_in_a_requirements_file_included_by_r",
     "tests/integration/test_observed_inputs.py::test_a_vendored_wheel_swapped_under_the_same_name",

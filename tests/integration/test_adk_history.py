@@ -71,9 +71,7 @@ def test_adk_values_recorded_here_are_adks() -> None:
 def test_adk_2x_history_without_session_takes_model_calls_from_invocation_events(tmp_path: Path) -> None:
     (record,), bad, warnings = load(history(tmp_path / "shop.evalset_result.json", with_session=False))
     assert not bad
-    assert warnings == [
-        f"{tmp_path / 'shop.evalset_result.json'} (the criteria ADK recorded): criterion 'safety_v1' is one of ADK's judged or Vertex metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
-    ]
+    assert warnings == []  # its Vertex-backed safety_v1 is gated on with the score ADK recorded
     trace = record.trace
     assert trace is not None and trace.error is None
     assert record.question.user_inputs == INPUTS
@@ -107,7 +105,7 @@ def test_adk_2x_history_without_session_takes_model_calls_from_invocation_events
 def test_adk_2x_history_with_session(tmp_path: Path) -> None:
     path = history(tmp_path / "shop.evalset_result.json", with_session=True)
     dataset = load_dataset(str(path))
-    assert dataset.criteria == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5}
+    assert dataset.criteria == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5, "safety_v1": 0.8}
     (record,) = [r for r in dataset.records if isinstance(r, Record)]
     trace = record.trace
     assert trace is not None and trace.final_state == {"last_order": "A1", "lookups": 2, "refund": {"order_id": "A1", "amount": 10}}

@@ -44,8 +44,10 @@ def test_rule_for_takes_the_criterion_as_minimum_unless_the_config_sets_one() ->
 def test_recorded_criteria_become_pass_thresholds_and_gate_minimums(tmp_path: Path) -> None:
     path = history(tmp_path / "shop.evalset_result.json", with_session=False)
     result = evaluate(path, Config())
-    # ADK ran the history with tool_trajectory_avg_score 1.0 and response_match_score 0.5.
-    assert result.criteria == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5}
+    # ADK ran the history with tool_trajectory_avg_score 1.0, response_match_score 0.5 and its
+    # Vertex-backed safety_v1 0.8, whose score ADK recorded (1.0) is taken as ADK's.
+    assert result.criteria == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5, "safety_v1": 0.8}
+    assert result.summary["safety_v1"].mean == 1.0 and result.summary["safety_v1"].pass_rate == 1.0
     summary = result.summary["response_match_score"]
     assert summary.mean == ADK_ROUGE and summary.pass_rate == 0.0  # under the criterion's 0.5 (ADK's own default would be 0.8)
     assert result.summary["tool_trajectory_avg_score"].pass_rate == 0.0
@@ -74,7 +76,11 @@ def test_test_config_criteria_of_an_eval_file_reach_the_results(tmp_path: Path) 
     path = tmp_path / "refund.test.json"
     path.write_text(json.dumps([{"query": "I want a refund", "expected_tool_use": [{"tool_name": "refund", "tool_input": {}}]}]))
     dataset = load_dataset(str(path))
-    assert dataset.criteria == {"tool_trajectory_avg_score": 0.9}
-    assert dataset.criterion_options == {"tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "ANY_ORDER"}}
+    # safety_v1 is ADK's Vertex-backed metric: kept, so that the check gates on it or says it could not.
+    assert dataset.criteria == {"tool_trajectory_avg_score": 0.9, "safety_v1": 0.8}
+    assert dataset.criterion_options == {
+        "tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "ANY_ORDER"},
+        "safety_v1": {"threshold": 0.8},
+    }
     result = Scorer.for_names(["tool_trajectory_avg_score"], MetricContext(criteria=dataset.criterion_options)).summarize(dataset, [])
-    assert result.criteria == {"tool_trajectory_avg_score": 0.9}
+    assert result.criteria == {"tool_trajectory_avg_score": 0.9, "safety_v1": 0.8}

@@ -594,12 +594,12 @@ class TestWorkshopFiles:
         assert present(good[1].question.conversation_scenario)["user_persona"] == "NOVICE"
         assert good[0].question.user_simulator == {"model": "gemini-2.5-flash", "max_allowed_invocations": 20}
         assert good[0].question.agents_evaluated == ["customer_service"]
-        assert dataset.criteria == {"tool_trajectory_avg_score": 0.9}
-        assert dataset.criterion_options == {"tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "IN_ORDER"}}
-        config = tmp_path / "test_config.json"
-        assert dataset.warnings == [
-            f"{config}: criterion 'safety_v1' is one of ADK's judged or Vertex metrics; it is not computed here (docs/metrics.md: ADK's metrics)"
-        ]
+        assert dataset.criteria == {"safety_v1": 0.8, "tool_trajectory_avg_score": 0.9}
+        assert dataset.criterion_options == {
+            "safety_v1": {"threshold": 0.8},
+            "tool_trajectory_avg_score": {"threshold": 0.9, "match_type": "IN_ORDER"},
+        }
+        assert dataset.warnings == []
         with pytest.raises(DatasetError, match=r"ADK's eval config .*, not a dataset"):
             load_dataset(str(tmp_path / "eval_config.json"))
 

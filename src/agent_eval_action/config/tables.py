@@ -124,6 +124,10 @@ class GateConfig(BaseModel):
     # quota, 5xx) before the check could not be checked (exit 3); below it they are "not run".
     max_not_run: float = Field(default=0.5, ge=0, le=1)
     metrics: dict[str, MetricRule] = Field(default_factory=dict)
+    # ADK criteria of the datasets' test_config.json (or an eval history) not computed or gated
+    # here: one that could not be computed (a Vertex-backed one, a judge not set up) otherwise
+    # leaves the check unchecked (exit 3).
+    skip_criteria: list[str] = Field(default_factory=list)
 
     @field_validator("max_regression")
     @classmethod

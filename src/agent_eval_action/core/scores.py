@@ -18,6 +18,12 @@ Direction = Literal["higher", "lower", "neutral"]
 Unit = Literal["ratio", "count", "seconds", "usd", "number"]
 
 
+# A score's details key saying the metric could not be computed for the run, and why (no judge,
+# a judge that could not be reached, the judges' budget, a Vertex-backed ADK criterion): a
+# criterion that gates then leaves the check unchecked (exit 3), never passed or failed on it.
+NOT_COMPUTED = "not_computed"
+
+
 class Score(Stored):
     """A metric's verdict on one question. ``value=None`` is unscored, with the reason in ``explanation``."""
 

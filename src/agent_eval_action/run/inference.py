@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent_eval_action.config import Config
 from agent_eval_action.core import interrupt
@@ -35,6 +35,7 @@ from agent_eval_action.run.progress import Progress
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
 
 if TYPE_CHECKING:
+    from agent_eval_action.run.judges.adk import AdkJudgeWorker
     from agent_eval_action.run.judges.client import JudgeClient
     from agent_eval_action.run.judges.engine import JudgeMetric
     from agent_eval_action.run.judges.managed import ManagedJudge
@@ -327,18 +328,27 @@ class Judges:
     """The LLM judges of one run: set up on first use; their budget is the run's, carried from
     dataset to dataset."""
 
-    def __init__(self, config: Config, pacer: Pacer | None = None):
+    def __init__(self, config: Config, pacer: Pacer | None = None, *, only_adk: bool = False):
         self.config = config
+        # Only ADK's judged criteria of the datasets' configs: none of the config's judges.
+        self.only_adk = only_adk
+        self._adk_worker: AdkJudgeWorker | None = None
         # The run's pacing, shared with the agent's workers: a judge of the same model and key
         # counts against the same quota.
         self.pacer = pacer
         self._setup: tuple[list[JudgeMetric], JudgeClient | None, ManagedJudge | None] | None = None
         self.spent: BudgetUse | None = None
 
-    def judge(self, records: Sequence[Record], loop: asyncio.AbstractEventLoop) -> Judged:
+    def judge(
+        self, records: Sequence[Record], loop: asyncio.AbstractEventLoop, adk_criteria: Mapping[str, dict[str, Any]] | None = None
+    ) -> Judged:
+        """``adk_criteria``: the dataset's criteria that ADK's judged evaluators compute."""
+        from agent_eval_action.run.judges.adk import AdkJudgeWorker
         from agent_eval_action.run.judges.engine import JudgeEngine, JudgeSettings
 
         metrics, client, managed = self._set_up()
+        if adk_criteria and self._adk_worker is None:
+            self._adk_worker = AdkJudgeWorker()  # started on its first request, kept for the run's datasets
         judge = self.config.judge
         settings = JudgeSettings(
             concurrency=judge.concurrency,
@@ -350,12 +360,12 @@ class Judges:
             max_calls=judge.max_calls,
             max_cost_usd=judge.max_cost_usd,
         )
-        engine = JudgeEngine(metrics, settings, client, managed, pacer=self.pacer)
+        engine = JudgeEngine(metrics, settings, client, managed, pacer=self.pacer, adk_criteria=adk_criteria, adk_worker=self._adk_worker)
         if self.spent is not None:  # the judges' budget is the run's: carry what was spent
             engine.budget.spend(self.spent.calls, self.spent.cost_usd, units=self.spent.calls)
         if interrupt.requested():  # Ctrl-C, SIGTERM: no judge call starts; the scores say why
             unjudged = Score(value=None, explanation="not judged: the run was interrupted")
-            scores = {(r.question.id, r.run): {m.name: unjudged for m in metrics} for r in records}
+            scores = {(r.question.id, r.run): dict.fromkeys([*(m.name for m in metrics), *(adk_criteria or {})], unjudged) for r in records}
         else:
             scores = loop.run_until_complete(engine.score(records))
         if engine.budget.limited:
@@ -365,13 +375,18 @@ class Judges:
             self.spent = spent
         return Judged(scores=scores, usage=engine.usage)
 
+    def close(self) -> None:
+        """Ends the process of ADK's evaluators, if one was started."""
+        if self._adk_worker is not None:
+            self._adk_worker.close()
+
     def _set_up(self) -> tuple[list[JudgeMetric], JudgeClient | None, ManagedJudge | None]:
         if self._setup is None:
             from agent_eval_action.run.judges.client import judge_from_env
             from agent_eval_action.run.judges.managed import managed_from_env
             from agent_eval_action.run.judges.setup import judge_metrics
 
-            metrics = judge_metrics(self.config)
+            metrics = [] if self.only_adk else judge_metrics(self.config)
             managed = managed_from_env() if any(m.managed for m in metrics) else None
             self._setup = (metrics, judge_from_env(), managed)
         return self._setup

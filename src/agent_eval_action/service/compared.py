@@ -23,8 +23,9 @@ from agent_eval_action.scoring.reuse import pair_by_content, renamed
 from agent_eval_action.service.steps import DatasetFile, Observed
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.drift import drift_failures, drift_lines, finished
-from agent_eval_action.verdict.gate import evaluate_gate, metric_kinds, rules_of, unchecked_datasets
+from agent_eval_action.verdict.gate import evaluate_gate, gated_metrics, metric_kinds, rules_of, unchecked_datasets
 from agent_eval_action.verdict.noise import gate_settings
+from agent_eval_action.verdict.outages import uncomputed_criteria
 from agent_eval_action.verdict.outcome import interrupted_reason, settle
 from agent_eval_action.verdict.outcome import partial_reason as verdict_partial
 from agent_eval_action.verdict.rules import Rules
@@ -243,6 +244,14 @@ def compare_and_gate(
             )
         )
     why = list(unsound)
+    notes = list(notes)
+    for dataset in results.datasets:
+        # A metric some runs could not be computed for (ADK's judged criteria without a judge,
+        # an unreachable judge, a Vertex-backed criterion): no pass on what was not seen.
+        gated = {*gated_metrics(dataset, config.gate, kinds), *(n for n, s in dataset.summary.items() if s.pass_threshold is not None)}
+        unseen, noted = uncomputed_criteria(dataset, gated)
+        why += unseen
+        notes += noted
     if stopped:
         why.append(interrupted_reason(stopped, sum(len(d.questions) for d in results.datasets)))
     elif (partial := budget_skipped(results)) and not config.gate.allow_partial:

@@ -30,6 +30,7 @@ from agent_eval_action.metrics import MetricContext
 from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
 from agent_eval_action.run.fingerprint import Environment
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
+from agent_eval_action.run.judges.adk import adk_judged_criteria
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
@@ -124,6 +125,8 @@ class Evaluation:
         self.collector = collector
         self.inference = Inference(config, progress=self.err, workdir=workdir)
         self.judges = Judges(config, self.inference.pacer) if config.judges or config.metric_definitions or config.managed_metrics else None
+        # ADK's judged criteria of a dataset's test_config.json (or its eval history): judged too.
+        self._adk_judges: Judges | None = None
         self.metric_worker: MetricWorker | None = None
         # compare-with = "base": the stored runs pooled into the base's record of the file being evaluated.
         self._base_pool: list[QuestionResult] = []
@@ -147,7 +150,9 @@ class Evaluation:
                 from agent_eval_action.scoring.shards import keep_shard
 
                 keep_shard(dataset, self.config.shard)
-            if dataset.format in RECORDED_FORMATS and self.judges is None:  # every row holds its run: stream it
+            self._skip_criteria(dataset)
+            judged = self.judges is not None or bool(adk_judged_criteria(dataset.criterion_options))
+            if dataset.format in RECORDED_FORMATS and not judged:  # every row holds its run: stream it
                 done = self._streamed(dataset, scorer)
             else:
                 plan = self.plan(dataset, reuse, history if history is not None and history.pool else None)
@@ -341,6 +346,14 @@ class Evaluation:
                 seen[run.id] += 1
         return out
 
+    def _skip_criteria(self, dataset: LoadedDataset) -> None:
+        """The dataset's ADK criteria the config skips (``[gate] skip-criteria``): neither computed nor gated."""
+        for name in self.config.gate.skip_criteria:
+            if name in dataset.criteria:
+                dataset.criteria.pop(name)
+                dataset.criterion_options.pop(name, None)
+                dataset.warnings.append(f"{dataset.path}: criterion {name!r} is skipped ([gate] skip-criteria): not computed, not gated")
+
     def score(self, plan: Plan, inference: InferenceResult, scorer: Scorer | None = None) -> FileEvaluation:
         """Scores what the plan had ready and what inference ran (judged first when judges are
         configured); with the base's runs in ``inference``, those too, as ours were."""
@@ -348,8 +361,12 @@ class Evaluation:
         dataset = plan.dataset
         items = [*plan.ready, *inference.records]
         judged = None
-        if self.judges is not None:
-            judged = self.judges.judge([item for item in items if isinstance(item, Record)], self.inference.loop)
+        adk = adk_judged_criteria(dataset.criterion_options)
+        if adk and self.judges is None:
+            self._adk_judges = self._adk_judges or Judges(self.config, self.inference.pacer, only_adk=True)
+        judges = self.judges or (self._adk_judges if adk else None)
+        if judges is not None:
+            judged = judges.judge([item for item in items if isinstance(item, Record)], self.inference.loop, adk)
         ours = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=judged.scores if judged else None)
         result = ours.score_dataset(dataset, items)
         result.model_calls = inference.model_calls
@@ -427,7 +444,8 @@ class Evaluation:
     def stats(self) -> RunStats | None:
         """How the agent ran over the whole run (None when nothing ran it or judged it)."""
         stats = self.inference.stats()
-        spent = self.judges.spent if self.judges is not None else None
+        judges = self.judges or self._adk_judges
+        spent = judges.spent if judges is not None else None
         if stats is None and spent is None:
             return None
         stats = stats or RunStats(concurrency=str(self.config.concurrency))
@@ -447,6 +465,9 @@ class Evaluation:
         self.inference.close()
         if self.metric_worker is not None:
             self.metric_worker.close()
+        for judges in (self.judges, self._adk_judges):
+            if judges is not None:
+                judges.close()
         # What the agent started and left running (a daemon in a session of its own) dies now,
         # before anything is written; only where the command line made this process its
         # subreaper (core/reaper.py), never in a library caller's process.

@@ -16,6 +16,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from agent_eval_action.core.results import DatasetResult
+from agent_eval_action.core.scores import NOT_COMPUTED
+
 # (cause said once, patterns of the error text), checked in order: the first that matches names it.
 CAUSES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -67,3 +70,31 @@ def main_cause(errors: Iterable[tuple[str | None, str | None]]) -> tuple[str, in
     if not causes:
         return None
     return causes.most_common(1)[0][0], sum(causes.values())
+
+
+def uncomputed_criteria(dataset: DatasetResult, gated: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(why the check decided nothing, notes): the metrics some runs of ``dataset`` could not be
+    computed for (a score's ``details[NOT_COMPUTED]``: no judge, a judge that could not be
+    reached, a Vertex-backed ADK criterion), one line each. Those in ``gated`` stop the check
+    (exit 3): it must not pass on what it could not see; the others are a note."""
+    gated = set(gated)
+    found: dict[str, list[str]] = {}
+    runs = 0
+    for question in dataset.questions:
+        if question.status != "ok":
+            continue
+        runs += 1
+        for name, score in question.scores.items():
+            if score.value is None and NOT_COMPUTED in score.details:
+                found.setdefault(name, []).append(str(score.details[NOT_COMPUTED]))
+    why, notes = [], []
+    for name, reasons in sorted(found.items()):
+        head = f"{name} could not be computed for {len(reasons)} of {runs} question run(s) of {dataset.path} ({reasons[0]})"
+        if name in gated:
+            why.append(
+                f"{head}; it gates this check, so the check decided nothing: make it computable, or set "
+                f'`[gate] skip-criteria = ["{name}"]` in the base branch\'s config to gate without it'
+            )
+        else:
+            notes.append(f"{head}; it does not gate this check")
+    return why, notes

@@ -181,6 +181,11 @@ def _score_text(score: Score | None, metric: str) -> str:
     return fmt(score.value, metric) if score.value is not None else "unscored"
 
 
+def _judged(score: Score) -> bool:
+    """A judge's score (ADK's judged criteria, our judges): its explanation is the judge's rationale."""
+    return score.value is not None and ("adk_status" in score.details or "raw_score" in score.details)
+
+
 def runs_by_id(dataset: DatasetResult) -> dict[str, list[QuestionResult]]:
     """Question id -> its runs, in the dataset's order: made once per dataset, so finding a
     question's runs costs the same at 10,000 questions as at 10 (a scan per question made the
@@ -218,6 +223,11 @@ def question_diff(
             continue
         b, h = (before.scores.get(metric) if before else None), head.scores.get(metric)
         rows.append(DiffRow(label=metric, base=_score_text(b, metric), head=_score_text(h, metric), kind="score"))
+        if h is not None and _judged(h):  # what the judge said, for the run that fell
+            said = DiffRow(
+                label=f"{metric}: the judge", base=compact(b.explanation) if b else "–", head=compact(h.explanation), kind="score"
+            )
+            rows.append(said)
         fell_text.append(f"{metric} {_score_text(b, metric)} → {_score_text(h, metric)}")
     # Only a base run without a transcript predates them: this run may lack tool calls because
     # it ended in an error before it made any (or its process died).

@@ -61,8 +61,8 @@ def test_a_case_is_a_recorded_run_with_its_references_and_adks_scores(with_sessi
     # The shop app's scripted answers, one a turn (the references above are what was expected).
     assert [turn.response for turn in trace.turns] == ["shop: where is my order", "Refunded 10 on order A1."]
     assert trace.llm_calls and "llm_calls" not in trace.missing
-    # The criteria ADK ran with: its judged safety_v1 is read but not computed here.
-    assert criteria == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5}
+    # The criteria ADK ran with, its Vertex-backed safety_v1 too (gated on ADK's recorded score).
+    assert criteria == {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5, "safety_v1": 0.8}
 
 
 def test_without_a_session_the_invocations_make_the_run(tmp_path: Path) -> None:

@@ -579,3 +579,28 @@ def test_metrics_no_run_scored_are_one_line_not_a_row_each() -> None:
     assert Renderer().render("comment.md.j2", comment).count("not scored in this run") == 1
     # No question left for the rows to compare: not "the rows compare the other questions".
     assert d.unpaired == ["every question ended in an error in this run (3), so no metric scored any: there is nothing to compare"]
+
+
+def test_a_question_a_judge_failed_shows_the_judges_rationale() -> None:
+    """ADK's judged criteria keep the judge's rationale in the explanation: the diff of a question
+    that fell on one shows it beside the base run's."""
+
+    def run(value: float, said: str) -> QuestionResult:
+        details: dict[str, object] = {"adk_status": "PASSED" if value else "FAILED", "samples": []}
+        return QuestionResult(id="q", scores={"final_response_match_v2": Score(value=value, explanation=said, details=details)})
+
+    base = run(1.0, "ADK final_response_match_v2: 1 over 1 judged turn(s), passed")
+    head = run(0.0, "ADK final_response_match_v2: 0 over 1 judged turn(s), failed; turn 1: the price is wrong")
+    rows = question_diff("q", ["final_response_match_v2"], [head], [base], set()).rows
+    assert (
+        DiffRow(
+            label="final_response_match_v2: the judge",
+            base="ADK final_response_match_v2: 1 over 1 judged turn(s), passed",
+            head="ADK final_response_match_v2: 0 over 1 judged turn(s), failed; turn 1: the price is wrong",
+            kind="score",
+        )
+        in rows
+    )
+    # A computed metric has no judge to quote.
+    plain = QuestionResult(id="q", scores={"tool_usage_accuracy": Score(value=0.0, explanation="0 of 1 calls")})
+    assert not [r for r in question_diff("q", ["tool_usage_accuracy"], [plain], [], set()).rows if r.label.endswith("the judge")]

@@ -14,14 +14,23 @@ from agent_eval_action.core.inside import is_inside, outside_reason
 from agent_eval_action.core.jsonish import get, loads
 from agent_eval_action.datasets.base import LoadedDataset
 
-# ADK's prebuilt metrics that are LLM judges or Vertex services: criteria naming them are read
-# but not computed here (docs/metrics.md, "ADK's metrics").
-ADK_NOT_COMPUTED = {
-    "response_evaluation_score", "safety_v1", "final_response_match_v2", "rubric_based_final_response_quality_v1",
-    "hallucinations_v1", "rubric_based_tool_use_quality_v1", "per_turn_user_simulator_quality_v1",
-    "multi_turn_task_success_v1", "multi_turn_trajectory_quality_v1", "multi_turn_tool_use_quality_v1",
-    "rubric_based_multi_turn_trajectory_quality_v1",
-}  # fmt: skip
+# ADK's LLM-judged metrics that ADK computes locally with a judge model: computed here by ADK's
+# own evaluator classes (run/judges/adk.py), their judge calls made through our judge path.
+ADK_JUDGED = (
+    "final_response_match_v2", "rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1",
+    "rubric_based_multi_turn_trajectory_quality_v1", "hallucinations_v1",
+)  # fmt: skip
+# ADK's metrics computed by the Vertex AI evaluation service: read and gated on, not computed here
+# (an eval history's recorded score is taken as ADK's).
+ADK_VERTEX = (
+    "safety_v1",
+    "response_evaluation_score",
+    "multi_turn_task_success_v1",
+    "multi_turn_trajectory_quality_v1",
+    "multi_turn_tool_use_quality_v1",
+)
+# ADK's prebuilt metrics that are neither: read but not computed here (docs/metrics.md, "ADK's metrics").
+ADK_NOT_COMPUTED = {"per_turn_user_simulator_quality_v1"}
 NOT_EVALUATED = (3, "NOT_EVALUATED")
 
 
@@ -89,8 +98,16 @@ def criteria_from(source: str, criteria: Any, warnings: list[str]) -> AdkConfig:
         threshold = value.get("threshold") if isinstance(value, dict) else value
         if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not math.isfinite(threshold):
             raise DatasetError(source, "needs a finite numeric threshold", pointer=f"$.criteria.{name}")
+        if name in ADK_JUDGED or name in ADK_VERTEX:
+            if isinstance(value, dict) and not isinstance(get(value, "judge_model_options") or {}, dict):
+                raise DatasetError(source, "judge_model_options must be an object", pointer=f"$.criteria.{name}.judge_model_options")
+            # Kept as written: ADK's own evaluator reads it (its judge, num_samples, rubrics); a
+            # Vertex-backed one gates too, and is said not computed where it is not (run/judges/adk.py).
+            out.thresholds[name] = float(threshold)
+            out.criteria[name] = dict(value) if isinstance(value, dict) else {"threshold": threshold}
+            continue
         if name not in REGISTRY:
-            what = "one of ADK's judged or Vertex metrics" if name in ADK_NOT_COMPUTED else "not a metric known here"
+            what = "ADK's user simulator's judged metric" if name in ADK_NOT_COMPUTED else "not a metric known here"
             warnings.append(f"{source}: criterion {name!r} is {what}; it is not computed here (docs/metrics.md: ADK's metrics)")
             continue
         options = dict(value) if isinstance(value, dict) else {"threshold": threshold}

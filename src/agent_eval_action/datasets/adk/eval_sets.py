@@ -21,6 +21,8 @@ from agent_eval_action.datasets.adk.schema import eval_case_model, validate
 from agent_eval_action.datasets.base import LoadedDataset, Record
 from agent_eval_action.datasets.fields import Where, expect_type, tool_calls
 
+# Where a question keeps ADK's rubrics (its metadata): the eval case's, and each turn's.
+RUBRICS, TURN_RUBRICS = "adk_rubrics", "adk_turn_rubrics"
 TEST_TURN_KEYS = ("query", "expected_tool_use", "reference", "expected_intermediate_agent_responses")
 
 
@@ -174,6 +176,7 @@ def _eval_case(path: str, index: int, case: Any, simulator: dict[str, Any]) -> Q
     inputs: list[str] = []
     per_turn: list[list[ReferenceToolCall]] = []
     references: list[str | None] = []
+    turn_rubrics: list[Any] = []
     for j, invocation in enumerate(conversation):
         sub = f"{pointer}.conversation[{j}]"
         text = content_text(get(invocation, "user_content"))
@@ -182,10 +185,19 @@ def _eval_case(path: str, index: int, case: Any, simulator: dict[str, Any]) -> Q
         inputs.append(text)
         references.append(reference_text(get(invocation, "final_response")))
         per_turn.append(expected_calls(get(invocation, "intermediate_data")))
+        turn_rubrics.append(get(invocation, "rubrics"))
     if not inputs:
         raise where.error(f"{pointer}.conversation", "no invocations: a question needs the user's input")
+    # ADK's rubrics (the case's, each turn's), for its rubric-based judged criteria; kept only
+    # where given, so a question without them is the question it was.
+    rubrics: dict[str, Any] = {}
+    if get(case, "rubrics"):
+        rubrics[RUBRICS] = get(case, "rubrics")
+    if any(turn_rubrics):
+        rubrics[TURN_RUBRICS] = turn_rubrics
     return Question(
         user_inputs=inputs,
+        metadata=rubrics,
         reference_data=ReferenceData(
             reference_tool_interactions=[call for calls in per_turn for call in calls],
             reference_response=references[-1] if references else None,

@@ -43,6 +43,9 @@ class GenaiJudge:
         self.client = client
         self.key = key
 
+    async def generate_text(self, model: str, prompt: str, config: dict[str, Any]) -> Answer:
+        return await _text_answer(self, model, prompt, config)
+
     async def generate(self, model: str, prompt: str) -> Answer:
         from google.genai import types
 
@@ -61,6 +64,26 @@ class GenaiJudge:
             output_tokens=int(getattr(usage, "candidates_token_count", 0) or 0) + int(getattr(usage, "thoughts_token_count", 0) or 0),
             cached_tokens=int(getattr(usage, "cached_content_token_count", 0) or 0),
         )
+
+
+async def _text_answer(judge: GenaiJudge, model: str, prompt: str, config: dict[str, Any]) -> Answer:
+    """One of ADK's judge requests as ADK's Gemini model sends it: the prompt as the user's
+    content, the criterion's ``judge_model_config`` (plain text back, no schema)."""
+    from google.genai import types
+
+    settings = types.GenerateContentConfig.model_validate(config) if config else None
+    try:
+        response = await judge.client.aio.models.generate_content(model=model, contents=prompt, config=settings)
+    except Exception as error:
+        tag(error, model_call_origin(error))
+        raise
+    usage = response.usage_metadata
+    return Answer(
+        text=response.text or "",
+        input_tokens=int(getattr(usage, "prompt_token_count", 0) or 0),
+        output_tokens=int(getattr(usage, "candidates_token_count", 0) or 0) + int(getattr(usage, "thoughts_token_count", 0) or 0),
+        cached_tokens=int(getattr(usage, "cached_content_token_count", 0) or 0),
+    )
 
 
 def judge_from_env(env: Mapping[str, str] | None = None) -> JudgeClient | None:

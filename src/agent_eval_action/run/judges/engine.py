@@ -9,7 +9,7 @@ import hashlib
 import json
 import statistics
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +19,11 @@ from agent_eval_action.agent_worker import protocol
 from agent_eval_action.agent_worker.origin import tag
 from agent_eval_action.config import default_prices
 from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.scores import JudgeUsage, Score
+from agent_eval_action.core.scores import NOT_COMPUTED, JudgeUsage, Score
 from agent_eval_action.datasets import Record
+from agent_eval_action.datasets.adk.config import ADK_VERTEX as VERTEX
 from agent_eval_action.run.budget import SKIPPED, Budget
+from agent_eval_action.run.judges.adk import AdkJudgeWorker, judge_case, vertex_score
 from agent_eval_action.run.judges.client import NO_CREDENTIALS, Answer, JudgeClient
 from agent_eval_action.run.judges.managed import NO_VERTEX
 from agent_eval_action.run.judges.prompts import judge_context, user_turns
@@ -29,6 +31,10 @@ from agent_eval_action.run.pacing import Pacer, paced_call
 from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe
 
 T = TypeVar("T")
+NOT_COMPUTED_NO_JUDGE = (
+    "not judged: no judge credentials for ADK's judged criteria (set AGENT_EVAL_JUDGE_API_KEY or GOOGLE_API_KEY, "
+    "or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,10 +95,16 @@ class JudgeEngine:
         managed: Any = None,
         *,
         pacer: Pacer | None = None,
+        adk_criteria: Mapping[str, dict[str, Any]] | None = None,
+        adk_worker: AdkJudgeWorker | None = None,
     ):
         from jinja2.sandbox import SandboxedEnvironment
 
         self.metrics = list(metrics)
+        # ADK's judged criteria of the dataset (name -> the criterion as written), scored by ADK's
+        # evaluators in ``adk_worker`` (run/judges/adk.py).
+        self.adk_criteria = dict(adk_criteria or {})
+        self.adk_worker = adk_worker
         self.settings = settings
         self.client = client
         self.managed = managed
@@ -130,8 +142,61 @@ class JudgeEngine:
                     scores[metric.name] = Score(value=None, explanation=NO_CREDENTIALS)
                     continue
                 jobs.append(self._one(metric, record, scores, gate, limit))
+            for name, criterion in self.adk_criteria.items():
+                if name in VERTEX:
+                    scores[name] = vertex_score(name, record.trace)
+                elif self.client is None or self.adk_worker is None:
+                    scores[name] = Score(value=None, explanation=NOT_COMPUTED_NO_JUDGE, details={NOT_COMPUTED: NOT_COMPUTED_NO_JUDGE})
+                else:
+                    jobs.append(self._adk(name, criterion, record, scores, gate, limit))
         await asyncio.gather(*jobs)
         return out
+
+    async def _adk(
+        self, name: str, criterion: dict[str, Any], record: Record, into: dict[str, Score], gate: asyncio.Semaphore, limit: _RateLimit
+    ) -> None:
+        assert record.trace is not None and self.adk_worker is not None
+
+        async def ask(model: str, config: dict[str, Any], prompt: str, k: int) -> str | tuple[str, str]:
+            return await self._adk_sample(model, config, prompt, k, gate, limit)
+
+        into[name] = await judge_case(name, criterion, record.question, record.trace, self.adk_worker, ask)
+
+    async def _adk_sample(
+        self, model: str, config: dict[str, Any], prompt: str, k: int, gate: asyncio.Semaphore, limit: _RateLimit
+    ) -> str | tuple[str, str]:
+        """The k-th sample of one of ADK's judge requests: from the judge cache, else asked (paced,
+        retried, within the budget); ("budget" | "outage", why) when it could not be had."""
+        key = hashlib.sha256(json.dumps(["adk", model, config, prompt, k], sort_keys=True).encode()).hexdigest()
+        answer = self._cached(key)
+        if answer is not None:
+            self.usage.cached += 1
+            return answer.text
+        client = self.client
+        generate = getattr(client, "generate_text", None)
+        if generate is None:
+            return ("outage", "not judged: the judge client cannot send ADK's judge requests")
+        quota = str(getattr(client, "key", ""))
+
+        def call() -> Awaitable[Answer]:
+            return paced_call(self.pacer, model, quota, lambda: generate(model, prompt, config), _tokens)
+
+        try:
+            answer = await self._retrying(call, gate, limit)
+        except _BudgetSpent as spent:
+            self.budget.skipped += 1
+            return ("budget", f"not judged: {spent}")
+        except Exception as error:  # noqa: BLE001 - an unreachable judge is an outage, never a fail
+            self.usage.failed += 1
+            return ("outage", f"not judged: the judge model could not be reached ({describe(error)})")
+        self._store(key, answer)
+        cost = _cost(model, answer, self.settings.prices)
+        self.budget.spend(1, cost)
+        self.usage.calls += 1
+        self.usage.input_tokens += answer.input_tokens
+        self.usage.output_tokens += answer.output_tokens
+        self.usage.cost_usd += cost
+        return answer.text
 
     async def _one(self, metric: JudgeMetric, record: Record, into: dict[str, Score], gate: asyncio.Semaphore, limit: _RateLimit) -> None:
         assert record.trace is not None

@@ -1,0 +1,204 @@
+"""ADK's LLM-judged criteria computed by ADK's own evaluator classes, in a process of their own:
+``python -m agent_eval_action.run.judges.adk_worker`` (ADK's evaluation modules import the
+Vertex AI SDK at import time; the process that decides the gate never imports them).
+
+The judge model is never called from here. Each request carries one eval case's invocations (as
+ADK's ``Invocation`` JSON), the criterion as written and the judge's answers known so far, keyed
+by :func:`request_key`. ADK's evaluator runs as ``adk eval`` runs it (the evaluator ADK's
+registry gives for the metric, case and turn rubrics copied onto the actual invocations as
+ADK's ``LocalEvalService`` copies them), with a judge model that answers each request from those
+answers: the k-th identical request gets the k-th answer, as ADK samples ``num_samples`` times.
+A request with no answer yet is listed in ``needs`` (with how many times it was asked) and the
+result is dropped; the caller asks the judge model through its own path (cache, pacing,
+retries, budget) and sends the case again with the answers. ``hallucinations_v1`` asks in two
+rounds (its segmenter, then its validator); the others in one.
+
+One JSON object a line each way. Request: ``{"metric", "criterion", "actual": [invocation],
+"expected": [invocation] | null, "case_rubrics": [rubric] | null, "answers": {key: [text]}}``.
+Answer: ``{"needs": [{"key", "model", "config", "prompt", "count"}]}`` or ``{"result": {...}}``
+or ``{"error": "..."}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import traceback
+from collections import Counter
+from collections.abc import AsyncGenerator
+from typing import IO, Any
+
+
+def request_key(model: str, config: dict[str, Any], prompt: str) -> str:
+    """What identifies one judge request: its model, its settings (ADK's judge config as sent,
+    without the HTTP options) and its prompt."""
+    return hashlib.sha256(json.dumps([model, config, prompt], sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class _Unanswered(Exception):
+    """A judge request whose answer the caller has not sent yet."""
+
+
+def _judge_class(answers: dict[str, list[str]], needs: dict[str, dict[str, Any]], texts: list[dict[str, Any]]) -> Any:
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    asked: Counter[str] = Counter()
+
+    class ReplayJudge(BaseLlm):
+        """ADK's judge model, answered from what the caller asked the real judge."""
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[Any, None]:
+            prompt = "".join(p.text or "" for c in llm_request.contents or [] for p in c.parts or [])
+            config = (
+                llm_request.config.model_dump(mode="json", exclude_none=True, exclude={"http_options", "automatic_function_calling"})
+                if llm_request.config is not None
+                else {}
+            )
+            model = llm_request.model or self.model
+            key = request_key(model, config, prompt)
+            index = asked[key]
+            asked[key] += 1
+            known = answers.get(key, [])
+            if index >= len(known):
+                need = needs.setdefault(key, {"key": key, "model": model, "config": config, "prompt": prompt, "count": 0})
+                need["count"] = max(need["count"], index + 1)
+                raise _Unanswered(key)
+            texts.append({"key": key, "sample": index, "text": known[index]})
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=known[index])]))
+
+    return ReplayJudge
+
+
+async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
+    from google.adk.evaluation.eval_case import Invocation
+    from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
+    from google.adk.evaluation.eval_rubrics import Rubric
+    from google.adk.evaluation.local_eval_service import (
+        _copy_eval_case_rubrics_to_actual_invocations,
+        _copy_invocation_rubrics_to_actual_invocations,
+    )
+    from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
+
+    name = request["metric"]
+    criterion = request["criterion"]
+    actual = [Invocation.model_validate(i) for i in request["actual"]]
+    expected = [Invocation.model_validate(i) for i in request["expected"]] if request.get("expected") is not None else None
+
+    class _Case:  # what ADK's copy reads of an eval case: its rubrics
+        rubrics = [Rubric.model_validate(r) for r in request.get("case_rubrics") or []] or None
+
+    _copy_eval_case_rubrics_to_actual_invocations(_Case(), actual)  # type: ignore[arg-type]
+    _copy_invocation_rubrics_to_actual_invocations(expected, actual)
+    # As ADK's AgentEvaluator reads test_config.json (a number, or an object ADK's criterion reads).
+    config = EvalConfig.model_validate({"criteria": {name: criterion}})
+    (metric,) = [m for m in get_eval_metrics_from_config(config) if m.metric_name == name]
+    evaluator: Any = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
+    needs: dict[str, dict[str, Any]] = {}
+    texts: list[dict[str, Any]] = []
+    judge = _judge_class(request.get("answers") or {}, needs, texts)
+    evaluator._judge_model = judge(model=str(getattr(evaluator._judge_model, "model", "judge")))
+    samples: list[dict[str, Any]] = []
+    _keep_samples(evaluator, samples)
+    result = evaluator.evaluate_invocations(actual_invocations=actual, expected_invocations=expected, conversation_scenario=None)
+    if hasattr(result, "__await__"):
+        result = await result
+    if needs:
+        return {"needs": list(needs.values())}
+    return {
+        "result": {
+            "score": result.overall_score,
+            "status": result.overall_eval_status.name,
+            "per_turn": [r.score for r in result.per_invocation_results],
+            "per_turn_status": [r.eval_status.name for r in result.per_invocation_results],
+            "rubric_scores": [_rubric(r) for r in result.overall_rubric_scores or []],
+            "turn_rubric_scores": [[_rubric(s) for s in r.rubric_scores or []] for r in result.per_invocation_results],
+            "samples": samples,
+            "judge_calls": len(texts),
+        }
+    }
+
+
+def _keep_samples(evaluator: Any, into: list[dict[str, Any]]) -> None:
+    """Each sample's verdict and the judge's text, kept beside the majority ADK takes of them
+    (one entry a turn ADK judged). Only observed: what ADK computes is left as it is."""
+    aggregate = getattr(evaluator, "aggregate_per_invocation_samples", None)
+    convert = getattr(evaluator, "convert_auto_rater_response_to_score", None)
+    single = getattr(evaluator, "_evaluate_single_sample", None)
+    if aggregate is None or convert is None or single is None:
+        return  # hallucinations_v1: its own two-step sampling, its result only
+    pending: list[str] = []
+    text_of: dict[int, str] = {}
+
+    def converted(response: Any) -> Any:
+        content = response.content
+        pending.append("".join(p.text or "" for p in (content.parts or [] if content is not None else [])))
+        return convert(response)
+
+    async def one(*args: Any, **kwargs: Any) -> Any:
+        # ADK's samples run one at a time (its judge's parallelism_limit, 1 unless set): the text
+        # just converted is this sample's.
+        result = await single(*args, **kwargs)
+        if pending:
+            text_of[id(result)] = pending.pop()
+        return result
+
+    def kept(per_invocation_samples: list[Any]) -> Any:
+        chosen = aggregate(per_invocation_samples)
+        into.append(
+            {
+                "samples": [{**_sample(s), "text": text_of.get(id(s))} for s in per_invocation_samples],
+                "majority": {**_sample(chosen), "text": text_of.get(id(chosen))},
+            }
+        )
+        return chosen
+
+    evaluator.convert_auto_rater_response_to_score = converted
+    evaluator._evaluate_single_sample = one
+    evaluator.aggregate_per_invocation_samples = kept
+
+
+def _rubric(score: Any) -> dict[str, Any]:
+    return {"rubric_id": score.rubric_id, "score": score.score, "rationale": score.rationale}
+
+
+def _sample(result: Any) -> dict[str, Any]:
+    return {"score": result.score, "rubric_scores": [_rubric(s) for s in result.rubric_scores or []]}
+
+
+def serve(stdin: IO[str], stdout: IO[str]) -> None:
+    import asyncio
+    import logging
+
+    logging.getLogger("google_adk").setLevel(logging.CRITICAL)  # the failed samples of unanswered requests
+    loop = asyncio.new_event_loop()
+    stdout.write(json.dumps({"ready": True}) + "\n")
+    stdout.flush()
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            answer = loop.run_until_complete(evaluate(json.loads(line)))
+        except Exception as error:  # noqa: BLE001 - said to the caller, which leaves the score unscored
+            answer = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc(limit=5)}
+        stdout.write(json.dumps(answer, default=str) + "\n")
+        stdout.flush()
+
+
+def main() -> None:
+    try:
+        import warnings
+
+        warnings.simplefilter("ignore")
+        import google.adk.evaluation.metric_evaluator_registry  # noqa: F401 - fails early without the Vertex AI SDK
+    except Exception as error:  # noqa: BLE001 - the caller says it in one line
+        sys.stdout.write(json.dumps({"ready": False, "error": f"{type(error).__name__}: {error}"}) + "\n")
+        sys.stdout.flush()
+        return
+    serve(sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
