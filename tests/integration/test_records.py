@@ -4,7 +4,6 @@ refreshes every question on each update, so a change nothing observed ages out o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
