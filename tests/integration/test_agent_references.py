@@ -81,12 +81,12 @@ def test_an_agent_tool_sub_agent_is_suggested_and_a_toolset_leaves_tool_names_un
         "tools": [{"name": "data_analyst_agent", "agent": True}, {"name": "trading_analyst_agent", "agent": True}],
         "toolsets": [],
         "sub_agents": [],
+        "app_name": "financial_advisor",  # stands for its root agent in a trajectory
     }
     question = Question.model_validate(
         {
             "id": "q_data_01",
             "user_inputs": ["analyse AAPL"],
-            "agents_evaluated": ["financial_advisor"],
             "reference_data": {
                 "reference_tool_interactions": [{"tool_name": "data_analyst", "input_arguments": {}}],
                 "reference_trajectory": ["financial_advisor", "financial_coordinator", "data_analyst_agent"],

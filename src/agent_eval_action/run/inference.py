@@ -214,7 +214,7 @@ class Inference:
 
     def agent_tree(self) -> dict[str, Any]:
         """The agent's tree (``agent_worker.tree``: its agents, tools and sub-agents) as the loaded
-        agent has it, asked once; {} when no agent of ours was loaded (over HTTP, not yet, or
+        agent has it, with its ``app_name``, asked once; {} when no agent of ours was loaded (over HTTP, not yet, or
         it failed) or it could not be described."""
         if self._tree is None and self._runner is not None:
             self._tree = {}
@@ -222,9 +222,9 @@ class Inference:
                 if self._loaded is not None:
                     from agent_eval_action.agent_worker.tree import agent_tree
 
-                    self._tree = agent_tree(self._loaded.root_agent)
+                    self._tree = {**agent_tree(self._loaded.root_agent), "app_name": self._loaded.app_name}
                 elif self._pool is not None and self._runner is self._pool:
-                    self._tree = self.loop.run_until_complete(self._pool.describe())
+                    self._tree = {**self.loop.run_until_complete(self._pool.describe()), "app_name": self._pool.info.get("app_name")}
             except Exception as error:  # noqa: BLE001 - the names are a hint beside the run: a failure to describe them is only logged
                 log.info("the agent's tools and sub-agents could not be described: %s", error)
         return self._tree or {}

@@ -24,8 +24,9 @@ TRANSFER = "transfer_to_agent"
 
 @dataclass(frozen=True)
 class AgentNames:
-    """What the agent has: its agents' names, its tools' names, and whether a toolset (an MCP
-    server's, whose tools are listed only when it is opened) may hold tools not named here."""
+    """What the agent has: its agents' names (and the app's, which stands for its root agent),
+    its tools' names, and whether a toolset (an MCP server's, whose tools are listed only when it
+    is opened) may hold tools not named here."""
 
     agents: frozenset[str]
     tools: frozenset[str]
@@ -47,6 +48,7 @@ class AgentNames:
         walk(tree)
         if len(agents) > 1:
             tools.add(TRANSFER)
+        agents.add(str(tree.get("app_name") or ""))  # the app's name stands for its root agent
         return cls(frozenset(agents - {""}), frozenset(tools - {""}), tuple(toolsets))
 
 
