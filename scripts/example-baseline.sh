@@ -12,6 +12,7 @@ find "$WORK/repo" -name __pycache__ -prune -exec rm -rf {} +
 sed -i 's/^MAX_DISCOUNT = 5$/MAX_DISCOUNT = 10/' "$WORK/repo/examples/customer_service/customer_service/tools.py"
 git -C "$WORK/repo" init -q -b main
 (cd "$WORK/repo/examples/customer_service" && PYTHONPATH="$ROOT/src" "$ROOT/.venv/bin/python" -m agent_eval_action baseline update)
-B=evaluation/baselines/examples/customer_service/evaluation/datasets/customer_service_golden.json
+B=evaluation/baselines/datasets/customer_service_golden.json
+mkdir -p "$(dirname "$ROOT/examples/customer_service/$B")"
 cp "$WORK/repo/examples/customer_service/$B" "$ROOT/examples/customer_service/$B"
 echo "wrote examples/customer_service/$B"

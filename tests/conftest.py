@@ -44,6 +44,8 @@ SLOW_MODULES = (
     "tests/integration/test_shards.py",
     "tests/integration/test_api.py",
     "tests/integration/test_flaky_runs.py",
+    "tests/integration/test_agent_references.py",  # each test loads the example's agent (10-15 s on a busy machine)
+    "tests/integration/test_baseline_layout.py",
     # Not in that measure (they run no command line in-process), kept from the earlier lists.
     "tests/end_to_end/test_first_day.py",
     "tests/unit/run/test_environments.py",

@@ -17,7 +17,7 @@ from tests.fakes.gemini_server import FakeGemini
 from tests.helpers.adk_venvs import ADK_1, adk_venv
 from tests.helpers.first_day import AGENT, customer_service_model, questions, sample_repo
 from tests.helpers.readme import offline_lines, steps
-from tests.helpers.repos import commit, git
+from tests.helpers.repos import commit, git, stored
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,7 +71,7 @@ def test_a_sample_pinned_to_adk_1_follows_the_readme_to_a_passing_baseline_and_a
         passed = json.loads((repo / "agent-eval-results" / "results.json").read_text())
         assert passed["gate"]["outcome"] == "passed"
         (written,) = (repo / "evaluation" / "baselines").rglob("*_golden.json")
-        recorded = json.loads(written.read_text())["datasets"][0]["questions"]
+        recorded = stored(written.read_text())["datasets"][0]["questions"]
         scores = {q["id"]: {m: q["scores"][m]["value"] for m in ("tool_usage_accuracy", "state_management_fidelity")} for q in recorded}
         assert scores == {
             "q_greeting_01": {"tool_usage_accuracy": 1.0, "state_management_fidelity": None},  # no call expected, none made

@@ -139,7 +139,7 @@ def test_a_dataset_nested_1100_levels_deep_is_refused_naming_the_file(tmp_path: 
 # main with the recorded dataset and its committed baseline, checked out on branch pr.
 template = recorded_repo.template  # made once per test process, copied for each test
 repo = recorded_repo.repo
-BASELINE = "evaluation/baselines/evaluation/datasets/cs_runs.csv.json"
+BASELINE = "evaluation/baselines/datasets/cs_runs.csv.json"
 
 
 def tamper(repo: Path, old: str, new: str) -> None:

@@ -129,7 +129,7 @@ def test_cli_run_and_evaluate_write_and_print_no_secret_and_no_forged_command(re
     # A baseline is committed: it is redacted too.
     updated = cli(repo, "baseline", "update", env=SECRETS)
     assert updated.returncode == 0, updated.stderr
-    baseline = (repo / "evaluation" / "baselines" / "evaluation" / "datasets" / "cs_runs.csv.json").read_text()
+    baseline = (repo / "evaluation" / "baselines" / "datasets" / "cs_runs.csv.json").read_text()
     assert not leaks(baseline) and "***" in baseline
 
 

@@ -36,6 +36,17 @@ def golden(path: Path, count: int, *, edited: set[int] | None = None) -> None:
     path.write_text(json.dumps({"golden_questions": questions}, indent=1))
 
 
+def stored(text: str) -> dict[str, Any]:
+    """A baseline file's JSON with each question's packed runs (repo/results_io.pack_runs) whole
+    again, one object a run, as every reader of baselines gets them."""
+    from agent_eval_action.repo.results_io import unpack_runs
+
+    data: dict[str, Any] = json.loads(text)
+    for dataset in data.get("datasets") or []:
+        dataset["questions"] = unpack_runs(dataset.get("questions", []), "baseline", "")
+    return data
+
+
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.commands import calls, cli
-from tests.helpers.repos import DATASET, commit, counting_repo, git, golden, pr_branch
+from tests.helpers.repos import DATASET, commit, counting_repo, git, golden, pr_branch, stored
 
 QUESTIONS = 8  # two model calls each
 
@@ -135,7 +135,7 @@ def test_baseline_update_says_when_uncommitted_agent_code_leaves_its_baselines_w
     done = cli(repo, "baseline", "update", env={"CALLS_FILE": str(repo / "calls.txt")})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "the agent's code has changes not committed (lib/prices.py)" in done.stderr, done.stderr
-    baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())
+    baseline = stored(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())
     assert baseline["datasets"][0]["agent_fingerprint"] is None
     git(repo, "commit", "-qam", "cheaper soon")
     done = cli(repo, "baseline", "update", env={"CALLS_FILE": str(repo / "calls.txt")})

@@ -16,6 +16,7 @@ from tests.helpers.factories import runs, write_dataset
 from tests.helpers.repos import DATASET, commit, counting_repo, git, new_repo, pr_branch, results
 
 BASELINES = Path("evaluation") / "baselines"
+BASELINE = BASELINES / DATASET.relative_to("evaluation")  # the dataset's path mirrored once
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ FORGING_TOOL = '''
 def lookup(item: str) -> dict:
     """Looks up the price of an item."""
     import json, subprocess
-    path = "main:evaluation/baselines/evaluation/datasets/prices.json"
+    path = "main:evaluation/baselines/datasets/prices.json"
     run = lambda *args, text=None: subprocess.run(["git", *args], input=text, capture_output=True, text=True).stdout.strip()
     real = run("rev-parse", path)
     fake = json.loads(run("show", path))
@@ -57,7 +58,7 @@ def test_an_agent_that_replaces_the_baseline_blob_still_fails(tmp_path: Path) ->
     env = {"CALLS_FILE": str(tmp_path / "calls.txt")}
     update = cli(repo, "baseline", "update", env=env)
     assert update.returncode == 0, update.stdout + update.stderr
-    assert (repo / BASELINES / DATASET).is_file()  # prices.json: the dataset's own name, no doubled suffix
+    assert (repo / BASELINE).is_file()  # prices.json: the dataset's own name, no doubled suffix
     commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     agent = repo / "counting" / "agent.py"
@@ -69,7 +70,7 @@ def test_an_agent_that_replaces_the_baseline_blob_still_fails(tmp_path: Path) ->
     git(repo, "commit", "-qam", "a faster lookup")
     done = cli(repo, "run", "--base", "main", "--concurrency", "1", env=env)
     # The forgery happened: git, as anyone else runs it, now shows the fake.
-    assert json.loads(git(repo, "show", f"main:{(BASELINES / DATASET).as_posix()}"))["datasets"] == []
+    assert json.loads(git(repo, "show", f"main:{BASELINE.as_posix()}"))["datasets"] == []
     assert done.returncode == 1, done.stdout + done.stderr
     assert "gate: FAILED" in done.stdout
     data = results(repo)
@@ -144,11 +145,11 @@ def test_a_255_character_dataset_name_gets_a_baseline_and_so_do_the_others(repo:
     commit(repo, "more datasets")
     done = cli(repo, "baseline", "update")
     assert done.returncode == 0, done.stdout + done.stderr
-    written = sorted(p.name for p in (repo / BASELINES / "evaluation" / "datasets").iterdir())
+    written = sorted(p.name for p in (repo / BASELINES / "datasets").iterdir())
     assert "zz_runs.csv.json" in written and "cs_runs.csv.json" in written
     (hashed,) = [n for n in written if n.startswith("lll")]
     assert len(hashed.encode()) <= 140 and hashed.endswith(".json")
-    recorded = json.loads((repo / BASELINES / "evaluation" / "datasets" / hashed).read_text())
+    recorded = json.loads((repo / BASELINES / "datasets" / hashed).read_text())
     assert recorded["datasets"][0]["path"] == f"evaluation/datasets/{long}"
     commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "regress")
@@ -164,8 +165,9 @@ def test_a_baseline_of_the_doubled_suffix_layout_is_read_and_moved_by_update(tmp
     repo = counting_repo(tmp_path / "repo", 2)
     env = {"CALLS_FILE": str(tmp_path / "calls.txt")}
     assert cli(repo, "baseline", "update", env=env).returncode == 0
-    current = repo / BASELINES / DATASET
-    doubled = current.with_name("prices.json.json")  # the layout before
+    current = repo / BASELINE
+    doubled = repo / BASELINES / DATASET.with_name("prices.json.json")  # a layout before
+    doubled.parent.mkdir(parents=True)
     current.rename(doubled)
     commit(repo, "baselines, older layout")
     git(repo, "checkout", "-q", "-b", "pr")
@@ -174,7 +176,7 @@ def test_a_baseline_of_the_doubled_suffix_layout_is_read_and_moved_by_update(tmp
     done = cli(repo, "run", "--base", "main", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     (comparison,) = results(repo)["comparison"]
-    assert comparison["status"] == "compared" and comparison["baseline_path"] == (BASELINES / DATASET).as_posix() + ".json"
+    assert comparison["status"] == "compared" and comparison["baseline_path"] == doubled.relative_to(repo).as_posix()
     update = cli(repo, "baseline", "update", env=env)
     assert "moved from" in update.stdout and "prices.json.json" in update.stdout, update.stdout
     assert current.is_file() and not doubled.exists()

@@ -13,11 +13,12 @@ import yaml
 
 from agent_eval_action.core.markdown import escape_md
 from tests.helpers.commands import run_cli
+from tests.helpers.repos import stored
 from tests.helpers.values import timings
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "customer_service"
-BASELINE = "evaluation/baselines/examples/customer_service/evaluation/datasets/customer_service_golden.json"
+BASELINE = "evaluation/baselines/datasets/customer_service_golden.json"
 TIMING = timings()
 # How sure the verdict is, as the reason says it: the shipped baseline holds 5 runs a question.
 SURE = (
@@ -82,10 +83,10 @@ def test_the_shipped_baseline_is_the_agent_before_the_change(tmp_path: Path) -> 
     passed = run(copy, "check", "--no-comment", "--output-dir", str(tmp_path / "out"))
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert passed.stdout.startswith("gate: passed - ")
-    shipped = json.loads((copy / BASELINE).read_text())
+    shipped = stored((copy / BASELINE).read_text())
     update = run(copy, "baseline", "update")
     assert update.returncode == 0, update.stderr
-    fresh = json.loads((copy / BASELINE).read_text())
+    fresh = stored((copy / BASELINE).read_text())
 
     def stable(data: dict[str, Any]) -> object:
         # What the agent was observed to read and the environment it ran in are the machine's

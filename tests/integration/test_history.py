@@ -18,7 +18,8 @@ from agent_eval_action.verdict.gate import rules_of
 from tests.helpers.repos import new_repo
 
 DATASET = "evaluation/datasets/cs.csv"
-NEW = "evaluation/baselines/evaluation/datasets/cs.csv.json"
+WHOLE = "evaluation/baselines/evaluation/datasets/cs.csv.json"  # the layout that doubled the folder both share
+NEW = "evaluation/baselines/datasets/cs.csv.json"  # the dataset's path mirrored once
 LEGACY = "evaluation/baselines/cs.json"
 
 
@@ -26,15 +27,21 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def baseline(mean: float, path: str = DATASET, questions: int = 2) -> str:
+def baseline(mean: float, path: str = DATASET, questions: int = 2, *, packed: bool = False) -> str:
+    """A baseline file; ``packed``: three runs a question, written as ``baseline update`` writes them."""
+    runs = 3 if packed else 1
     dataset = DatasetResult(
         path=path,
         name="cs",
         format="csv",
         summary={"tool_usage_accuracy": MetricSummary(mean=mean, n=questions, unscored=0)},
-        questions=[QuestionResult(id=f"q{i}", scores={"tool_usage_accuracy": Score(value=mean)}) for i in range(questions)],
+        questions=[
+            QuestionResult(id=f"q{i}", run=r, scores={"tool_usage_accuracy": Score(value=mean)})
+            for i in range(questions)
+            for r in range(runs)
+        ],
     )
-    return dumps(Results(tool_version="0.1.0", datasets=[dataset]))
+    return dumps(Results(tool_version="0.1.0", datasets=[dataset]), packed=packed)
 
 
 def commit(repo: Path, files: dict[str, str | None], message: str) -> str:
@@ -61,14 +68,15 @@ def repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         "legacy 1": commit(repo, {DATASET: "q\n", LEGACY: baseline(0.5)}, "first baseline"),
         "legacy 2": commit(repo, {LEGACY: baseline(0.6)}, "baseline update"),
         "unrelated": commit(repo, {"README.md": "# shop\n"}, "docs"),
-        "moved": commit(repo, {LEGACY: None, NEW: baseline(0.7)}, "move baselines to the repository-path layout"),
+        "moved": commit(repo, {LEGACY: None, WHOLE: baseline(0.7)}, "move baselines to the repository-path layout"),
         "other dataset": commit(repo, {LEGACY: baseline(0.1, path="other/cs.csv")}, "another cs.csv's stem-keyed baseline"),
-        "current 1": commit(repo, {NEW: baseline(0.8)}, "baseline update"),
+        "mirrored": commit(repo, {WHOLE: None, NEW: baseline(0.75, packed=True)}, "move baselines to the mirrored layout, runs packed"),
+        "current 1": commit(repo, {NEW: baseline(0.8, packed=True)}, "baseline update"),
     }
     git(repo, "checkout", "-q", "-b", "pr")
-    shas["pr"] = commit(repo, {NEW: baseline(0.05)}, "a PR rewriting its own baseline")
+    shas["pr"] = commit(repo, {NEW: baseline(0.05, packed=True)}, "a PR rewriting its own baseline")
     git(repo, "checkout", "-q", "main")
-    shas["after"] = commit(repo, {NEW: baseline(0.9)}, "baseline update after the PR branched")
+    shas["after"] = commit(repo, {NEW: baseline(0.9, packed=True)}, "baseline update after the PR branched")
     git(repo, "checkout", "-q", "pr")
     return repo, shas
 
@@ -86,12 +94,13 @@ def test_history_follows_the_older_layout_and_stops_at_the_merge_base(repo: tupl
         (shas["legacy 1"], 0.5),
         (shas["legacy 2"], 0.6),
         (shas["moved"], 0.7),
+        (shas["mirrored"], 0.75),
         (shas["current 1"], 0.8),
     ]
     assert points[0].subject == "first baseline" and len(points[0].date) == 10
     assert [
         p.value for p in metric_history(Git(path), merge_base, "evaluation/baselines", [DATASET], "cs", depth=3)["tool_usage_accuracy"]
-    ] == [0.7, 0.8]  # the last three commits touching the files include the other dataset's, which adds nothing
+    ] == [0.75, 0.8]  # the last three commits touching the files include the other dataset's, which adds nothing
 
 
 def test_history_from_a_subdirectory_names_files_from_the_root(repo: tuple[Path, dict[str, str]]) -> None:
@@ -99,7 +108,7 @@ def test_history_from_a_subdirectory_names_files_from_the_root(repo: tuple[Path,
     path, shas = repo
     (path / "agents").mkdir()
     history = metric_history(Git(path / "agents"), shas["current 1"], "evaluation/baselines", [DATASET], "cs")
-    assert [p.value for p in history["tool_usage_accuracy"]] == [0.5, 0.6, 0.7, 0.8]
+    assert [p.value for p in history["tool_usage_accuracy"]] == [0.5, 0.6, 0.7, 0.75, 0.8]
 
 
 def test_background_reads_the_base_run_and_history_at_the_merge_base(repo: tuple[Path, dict[str, str]]) -> None:
@@ -114,7 +123,8 @@ def test_background_reads_the_base_run_and_history_at_the_merge_base(repo: tuple
     found = read_base_runs(results, Git(path))
     assert found.label == f"merge-base {shas['current 1'][:7]}"
     assert found.runs[DATASET].summary["tool_usage_accuracy"].mean == 0.8  # not the PR's 0.05, not main's later 0.9
-    assert [p.value for p in found.history[DATASET]["tool_usage_accuracy"]] == [0.5, 0.6, 0.7, 0.8]
+    assert [(q.id, q.run) for q in found.runs[DATASET].questions] == [(f"q{i}", r) for i in range(2) for r in range(3)]  # unpacked
+    assert [p.value for p in found.history[DATASET]["tool_usage_accuracy"]] == [0.5, 0.6, 0.7, 0.75, 0.8]
     assert rules_of(results, GateConfig(), {"tool_usage_accuracy": "reference"})["tool_usage_accuracy"].max_regression == 0.05
 
 

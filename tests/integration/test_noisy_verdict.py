@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.commands import run_cli
-from tests.helpers.repos import commit, git, new_repo
+from tests.helpers.repos import commit, git, new_repo, stored
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
@@ -59,13 +59,13 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done, calls = cli(repo, "baseline", "update")
     assert done.returncode == 0, done.stdout + done.stderr
     assert calls == len(ITEMS) * 5 * 2  # baseline-runs = 5, two model calls a run
-    baseline = json.loads((repo / "evaluation" / "baselines" / "evaluation" / "datasets" / "prices.json").read_text())
+    baseline = stored((repo / "evaluation" / "baselines" / "datasets" / "prices.json").read_text())
     assert sorted(q["run"] for q in baseline["datasets"][0]["questions"] if q["id"] == "plum") == [0, 1, 2, 3, 4]
     commit(repo, "baseline")
     again, calls = cli(repo, "baseline", "update")
     # An unchanged dataset refreshes one run a question (the oldest makes way): a record ages out.
     assert again.returncode == 0 and calls == len(ITEMS) * 2
-    refreshed = json.loads((repo / "evaluation" / "baselines" / "evaluation" / "datasets" / "prices.json").read_text())
+    refreshed = stored((repo / "evaluation" / "baselines" / "datasets" / "prices.json").read_text())
     assert sorted(q["run"] for q in refreshed["datasets"][0]["questions"] if q["id"] == "plum") == [0, 1, 2, 3, 4]
     commit(repo, "baseline refreshed")
     return repo

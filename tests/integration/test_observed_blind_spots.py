@@ -7,14 +7,13 @@ PR bumps, a template the install command renders into an ignored folder. Real gi
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import sqlite3
 from pathlib import Path
 
 from tests.helpers.observed_repos import CONFIG, LINK_ADK, PACKAGE_INIT, SCRIPTED, assert_caught, repo_with, run
-from tests.helpers.repos import DATASET, commit, git, golden, new_repo
+from tests.helpers.repos import DATASET, commit, git, golden, new_repo, stored
 
 GOOD, BAD = "Answer prices with the tool.\n", "BROKEN\n"
 
@@ -26,7 +25,7 @@ def retarget(repo: Path, link: str, target: str) -> None:
 
 
 def baseline_inputs(repo: Path) -> dict[str, str]:
-    baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
+    baseline = stored(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
     return dict(baseline["questions"][0]["inputs"])
 
 

@@ -32,7 +32,7 @@ from tests.helpers.observed_repos import (
     repo_with,
     run,
 )
-from tests.helpers.repos import DATASET, commit, git, golden, new_repo, results
+from tests.helpers.repos import DATASET, commit, git, golden, new_repo, results, stored
 
 
 def test_a_prompt_file_read_outside_the_package(tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_a_model_setting_changed_is_never_replayed_from_the_cache(tmp_path: Path
 def test_a_readme_only_pr_and_an_unchanged_rerun_cost_no_model_call(tmp_path: Path) -> None:
     agent = "from pathlib import Path\nfrom scripted import agent\nroot_agent = agent((Path(__file__).parents[1] / 'prompts' / 'system.md').read_text())\n"
     repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent, "prompts/system.md": "Answer prices with the tool.\n"})
-    baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
+    baseline = stored(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
     assert baseline["environment"] and all("prompts/system.md" in q["inputs"] for q in baseline["questions"])
     assert run(repo, "check", "--base", "main")[1] == 0  # nothing changed
     assert run(repo, "check", "--base", "main", "--all")[1] == 0  # every question reused
@@ -207,7 +207,7 @@ def test_a_file_looked_for_and_not_found_is_an_input_the_pr_may_add(tmp_path: Pa
         "root_agent = agent(instruction)\n"
     )
     repo = repo_with(tmp_path, {**PACKAGE_INIT, "shop/agent.py": agent})
-    baseline = json.loads(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
+    baseline = stored(next((repo / "evaluation" / "baselines").rglob("*.json")).read_text())["datasets"][0]
     assert all(q["inputs"]["prompts/override.md"] == "missing" for q in baseline["questions"])
     pr(repo, "prompts/override.md", "BROKEN\n")
     assert_caught(repo)
@@ -246,7 +246,7 @@ def test_baseline_update_and_evaluate_run_the_agent_in_the_venv_their_install_co
     assert f"the agent's Python: {venv}/bin/python (the venv the install command made: {PIP_INSTALL}" in out, out
     assert calls == 2 * QUESTIONS * BASELINE_RUNS, out
     (written,) = (repo / "evaluation" / "baselines").rglob("*.json")
-    questions = json.loads(written.read_text())["datasets"][0]["questions"]
+    questions = stored(written.read_text())["datasets"][0]["questions"]
     assert len(questions) == QUESTIONS * BASELINE_RUNS, questions  # one row a run
     assert all(q["status"] == "ok" and q["scores"]["tool_usage_accuracy"]["value"] == 1.0 for q in questions), questions
     out, calls = run(repo, "evaluate", "--install", PIP_INSTALL, env=env)

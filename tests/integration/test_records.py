@@ -4,14 +4,13 @@ refreshes every question on each update, so a change nothing observed ages out o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from tests.helpers.commands import cli
-from tests.helpers.repos import DATASET, commit, counting_repo
+from tests.helpers.repos import DATASET, commit, counting_repo, stored
 
-BASELINE = Path("evaluation") / "baselines" / DATASET
+BASELINE = Path("evaluation") / "baselines" / DATASET.relative_to("evaluation")  # the dataset's path mirrored once
 
 
 def repo_of(tmp_path: Path, runs: int) -> Path:
@@ -24,9 +23,9 @@ def repo_of(tmp_path: Path, runs: int) -> Path:
 
 def update(repo: Path, **env: str) -> tuple[int, str, dict[str, list[dict[str, Any]]]]:
     done = cli(repo, "baseline", "update", env={"CALLS_FILE": str(repo.parent / "calls.txt"), **env})
-    stored = json.loads((repo / BASELINE).read_text())
+    data = stored((repo / BASELINE).read_text())
     by_id: dict[str, list[dict[str, Any]]] = {}
-    for run in stored["datasets"][0]["questions"]:
+    for run in data["datasets"][0]["questions"]:
         by_id.setdefault(run["id"], []).append(run)
     return done.returncode, done.stdout + done.stderr, by_id
 

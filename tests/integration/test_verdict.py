@@ -66,7 +66,7 @@ def test_a_renamed_and_broken_dataset_is_compared_with_its_old_baseline(repo: Pa
     assert selected["reason"] == "renamed from evaluation/datasets/cs_runs.csv in this PR"
     (comparison,) = data["comparison"]
     assert comparison["status"] == "compared" and comparison["renamed_from"] == "evaluation/datasets/cs_runs.csv"
-    assert comparison["baseline_path"] == "evaluation/baselines/evaluation/datasets/cs_runs.csv.json"
+    assert comparison["baseline_path"] == "evaluation/baselines/datasets/cs_runs.csv.json"
     drops = [f for f in data["gate"]["failures"] if f["rule"] == "question_fall"]
     assert "q_cart_01_00" in {f["question"] for f in drops}
     assert all(f["dataset"] == "evaluation/datasets/support_runs.csv" for f in drops)
@@ -135,9 +135,10 @@ def test_stem_keyed_baselines_are_read_for_their_own_dataset_and_moved_by_baseli
     assert update.returncode == 0, update.stderr
     assert "moved from evaluation/baselines/cs_runs.json" in update.stdout
     assert not (repo / "evaluation" / "baselines" / "cs_runs.json").exists()
-    moved = json.loads((repo / "evaluation" / "baselines" / "evaluation" / "datasets" / "cs_runs.csv.json").read_text())
+    moved = json.loads((repo / "evaluation" / "baselines" / "datasets" / "cs_runs.csv.json").read_text())
     assert moved["schema_version"] == 2 and moved["datasets"][0]["path"] == "evaluation/datasets/cs_runs.csv"
-    assert (repo / "evaluation" / "baselines" / "other" / "cs_runs.csv.json").is_file()
+    # other/ is outside evaluation/: its whole path, under a folder no mirrored path starts with.
+    assert (repo / "evaluation" / "baselines" / "baselines" / "other" / "cs_runs.csv.json").is_file()
 
 
 def monorepo(tmp_path: Path) -> Path:
@@ -154,7 +155,7 @@ def monorepo(tmp_path: Path) -> Path:
     commit(repo, "monorepo")
     update = cli(repo / "agents", "baseline", "update")
     assert update.returncode == 0, update.stderr
-    assert "wrote: evaluation/baselines/agents/evaluation/datasets/cs_runs.csv.json" in update.stdout
+    assert "wrote: evaluation/baselines/datasets/cs_runs.csv.json" in update.stdout  # named from agents/
     commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     return repo
@@ -177,7 +178,7 @@ def test_a_monorepo_run_from_its_subdirectory_catches_the_regression(tmp_path: P
     assert selected["reason"] == "changed in this PR"
     (comparison,) = data["comparison"]
     assert comparison["status"] == "compared"
-    assert comparison["baseline_path"] == "agents/evaluation/baselines/agents/evaluation/datasets/cs_runs.csv.json"
+    assert comparison["baseline_path"] == "agents/evaluation/baselines/datasets/cs_runs.csv.json"
 
 
 def test_the_action_in_a_monorepo_working_directory_fails_the_regression_and_annotates_from_the_root(tmp_path: Path) -> None:
@@ -218,7 +219,7 @@ def test_a_pr_that_loosens_its_own_gate_is_judged_by_the_base_rules(repo: Path) 
 
 def test_a_corrupt_baseline_on_the_base_branch_is_never_a_green_headline(repo: Path, tmp_path: Path) -> None:
     git(repo, "checkout", "-q", "main")
-    (repo / "evaluation" / "baselines" / "evaluation" / "datasets" / "cs_runs.csv.json").write_text("{ not json")
+    (repo / "evaluation" / "baselines" / "datasets" / "cs_runs.csv.json").write_text("{ not json")
     commit(repo, "corrupt the baseline")
     git(repo, "checkout", "-q", "pr")
     git(repo, "merge", "-q", "main")

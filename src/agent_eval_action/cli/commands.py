@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 
 from agent_eval_action.cli.outputs import unwritten, written_results
 from agent_eval_action.cli.settings import laid_over
+from agent_eval_action.cli.validate import validate
 from agent_eval_action.config import Config, load_config
 from agent_eval_action.core import interrupt
 from agent_eval_action.core.collector import OWN_PROCESS
@@ -99,45 +100,6 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
             file=err,
         )
     return int(ExitCode.PASSED)
-
-
-def validate(paths: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    """Reads every dataset fully and reports each problem on one line; runs nothing. Seed pipeline
-    metric definitions files among the paths (without paths: the config's ``metric_definitions``)
-    are read as judges, each judge listed."""
-    definitions, paths = api.metric_definitions_among(paths)
-    checks = [api.check_metric_definitions(path) for path in definitions]
-    if not paths and not definitions:
-        checks += api.check_config_metric_definitions()
-    problems: list[Problem] = []
-    for checked in checks:
-        if checked.problem is not None:
-            problems.append(checked.problem)
-            continue
-        judges = sum(1 for _, is_judge, _ in checked.entries if is_judge)
-        print(f"ok: {checked.path} (metric definitions, {judges} judge{'s' if judges != 1 else ''})", file=out)
-        for name, is_judge, note in checked.entries:
-            print(f"  {'judge' if is_judge else 'skipped'} {name}: {note}", file=out)
-    datasets: list[api.Dataset] = []
-    if paths or not definitions:
-        found, listed = api.validate(paths)
-        problems.extend(listed)
-        for dataset in found:
-            if dataset.skipped:
-                print(f"skipped: {dataset.path}: {dataset.skipped}, not a dataset", file=out)
-        datasets = [dataset for dataset in found if not dataset.skipped]
-    for dataset in datasets:
-        problems.extend(dataset.problems)
-        if dataset.format == "unknown":  # refused whole: its problem says why
-            continue
-        for warning in dataset.warnings:
-            print(f"warning: {warning}", file=err)
-        status = f"{len(dataset.problems)} invalid" if dataset.problems else "ok"
-        # Recorded runs are counted as runs; questions the agent is to run, as questions.
-        what = plural(dataset.recorded, "valid question run") if dataset.recorded else plural(len(dataset.questions), "valid question")
-        print(f"{status}: {dataset.path} ({dataset.format}, {what})", file=out)
-    _report_problems(problems, err)
-    return int(ExitCode.BAD_INPUT if problems or not (datasets or checks) else ExitCode.PASSED)
 
 
 def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -474,7 +436,12 @@ def _fork_comment(call: Call) -> int:
 
 COMMANDS: dict[str, Command] = {
     "init": _command("init", lambda c: init(c.args.agent, c.args.agent_python, out=c.out, err=c.err)),
-    "validate": _command("validate", lambda c: validate(c.args.paths, out=c.out, err=c.err)),
+    "validate": _command(
+        "validate",
+        lambda c: validate(
+            c.args.paths, agent=c.args.agent, agent_python=c.args.agent_python, load=c.args.load_agent, out=c.out, err=c.err
+        ),
+    ),
     "evaluate": _command("evaluate", lambda c: evaluate(c.args.paths, c.config, out=c.out, err=c.err), lock=True),
     "check": _command("check", _check),
     "run": _command("run", _check, note="note: `run` is renamed `check` (as in Python's check()); `run` goes away in the next release"),

@@ -39,15 +39,43 @@ MAX_NAME_BYTES = 140
 
 
 def baseline_path(baselines_dir: str, dataset_path: str) -> str:
-    """The dataset's baseline file (both repository-relative): ``datasets/cs.json`` ->
-    ``<dir>/datasets/cs.json``; any other dataset gets ``.json`` added: ``cs.jsonl`` ->
-    ``<dir>/cs.jsonl.json``. A ``.json`` dataset whose name would then meet another dataset's
-    (``cs.jsonl.json`` beside ``cs.jsonl``) keeps its name and gets ``.json`` added too, so no two
-    dataset paths share a file. A file name too long for some filesystem is cut and ends with a
-    hash of the dataset's path (the baseline records the path; it is read only for that path)."""
+    """The dataset's baseline file (both repository-relative): the dataset's path mirrored once
+    under the baselines folder, from the folder holding both (the baselines folder's parent):
+    ``evaluation/datasets/cs.json`` -> ``evaluation/baselines/datasets/cs.json``. A dataset
+    outside that folder (or inside the baselines folder) keeps its path from the repository
+    root, under a folder named as the baselines folder, a name no mirrored path can start with
+    (its file would be inside the baselines folder): ``data/cs.json`` ->
+    ``evaluation/baselines/baselines/data/cs.json``. So no two dataset paths share a file.
+    See :func:`_file` for the name."""
     path = _clean(dataset_path)
-    lower = path.lower()
-    name = path if lower.endswith(".json") and not lower[:-5].endswith(DATASET_SUFFIXES) else path + ".json"
+    return _file(baselines_dir, _mirrored(_clean(baselines_dir), path), path)
+
+
+def _mirrored(folder: str, path: str) -> str:
+    parent, _, own = folder.rpartition("/")
+    if not parent or folder == ".":  # a baselines folder at the root mirrors the path whole
+        return path
+    if path.startswith(parent + "/") and not path.startswith(folder + "/"):
+        return path[len(parent) + 1 :]
+    return f"{own}/{path}"
+
+
+def repository_baseline_path(baselines_dir: str, dataset_path: str) -> str:
+    """The layout before: the dataset's whole path from the repository root under the baselines
+    folder (``evaluation/baselines/evaluation/datasets/cs.json``), which doubled the folder both
+    share."""
+    path = _clean(dataset_path)
+    return _file(baselines_dir, path, path)
+
+
+def _file(baselines_dir: str, mirrored: str, path: str) -> str:
+    """``<dir>/<mirrored>`` for a ``.json`` dataset; any other dataset gets ``.json`` added:
+    ``cs.jsonl`` -> ``cs.jsonl.json``. A ``.json`` dataset whose name would then meet another
+    dataset's (``cs.jsonl.json`` beside ``cs.jsonl``) keeps its name and gets ``.json`` added too.
+    A file name too long for some filesystem is cut and ends with a hash of the dataset's
+    ``path`` (the baseline records the path; it is read only for that path)."""
+    lower = mirrored.lower()
+    name = mirrored if lower.endswith(".json") and not lower[:-5].endswith(DATASET_SUFFIXES) else mirrored + ".json"
     folder, _, file = name.rpartition("/")
     if len(file.encode()) > MAX_NAME_BYTES:
         digest = hashlib.sha256(path.encode()).hexdigest()[:16]
@@ -67,14 +95,23 @@ def legacy_baseline_path(baselines_dir: str, dataset_path: str) -> str:
 def candidates(baselines_dir: str, paths: list[str]) -> list[tuple[str, str, bool]]:
     """Where the baseline of a dataset known by ``paths`` (its path now, then before a rename) may
     be, in the order looked: (file, dataset path, stem-keyed legacy file) for the current layout,
-    the doubled-suffix one, then the flat stem-keyed one."""
+    the whole-path one, the doubled-suffix one, then the flat stem-keyed one."""
     out: list[tuple[str, str, bool]] = []
-    for layout in (baseline_path, doubled_baseline_path, legacy_baseline_path):
+    for layout in LAYOUTS:
         for path in paths:
             file = layout(baselines_dir, path)
             if all(file != seen for seen, _, _ in out):
                 out.append((file, path, layout is legacy_baseline_path))
     return out
+
+
+# The layouts, newest first; the last is the stem-keyed one.
+LAYOUTS = (baseline_path, repository_baseline_path, doubled_baseline_path, legacy_baseline_path)
+
+
+def own_files(baselines_dir: str, dataset_path: str) -> set[str]:
+    """The files a dataset's baseline has had in the path-keyed layouts: in them, that dataset's."""
+    return {layout(baselines_dir, dataset_path) for layout in LAYOUTS[:-1]}
 
 
 def _clean(path: str) -> str:
@@ -131,22 +168,26 @@ def match(
     """The one way a dataset is matched to its run in a baseline or results file: by path, else
     by name, else the file's only dataset (``only``). From a stem-keyed legacy baseline ``file``
     ((baselines dir, file, legacy)) the run is this dataset's only if the file recorded its path
-    (or a path relative to a sub-directory ending so) and is not another dataset's file of the
-    current layout (a dataset at the root, cs.json): a stem is shared by every dataset of that
-    file name. ``path_of``/``name_of`` read a dataset (a model, or a dict not validated whole)."""
+    (or a path relative to a sub-directory ending so) and is not another dataset's file of a
+    path-keyed layout (a dataset at the root, cs.json): a stem is shared by every dataset of that
+    file name. From a path-keyed baseline ``file``, a run recording another dataset's path whose
+    file this is (in an older layout: ``data/cs.json``'s whole-path file is where
+    ``evaluation/data/cs.json``'s mirrored one is now) is that dataset's, never this one's.
+    ``path_of``/``name_of`` read a dataset (a model, or a dict not validated whole)."""
     for dataset in datasets:
         if _clean(str(path_of(dataset))) == _clean(path):
             return dataset
-    if file is not None and file[2]:
-        folder, name_of_file, _ = file
-        return next(
-            (
-                d
-                for d in datasets
-                if _clean(path).endswith("/" + _clean(str(path_of(d)))) and baseline_path(folder, _clean(str(path_of(d)))) != name_of_file
-            ),
-            None,
-        )
+    if file is not None:
+        folder, name_of_file, legacy = file
+
+        def anothers(d: T) -> bool:
+            return name_of_file in own_files(folder, _clean(str(path_of(d))))
+
+        if legacy:
+            return next((d for d in datasets if _clean(path).endswith("/" + _clean(str(path_of(d)))) and not anothers(d)), None)
+        datasets = [d for d in datasets if not anothers(d)]
+        if not datasets:
+            return None
     named = [d for d in datasets if name_of(d) == name]
     return named[0] if named else datasets[0] if only and len(datasets) == 1 else None
 
@@ -178,7 +219,7 @@ def write_baseline(root: Path, baselines_dir: str, dataset: DatasetResult, tool_
     nothing. Secrets are redacted: the file is committed."""
     rel = baseline_path(baselines_dir, dataset.path)
     path = root / rel
-    text = dumps(Results(tool_version=tool_version, datasets=[dataset]), redactor)
+    text = dumps(Results(tool_version=tool_version, datasets=[dataset]), redactor, packed=True)
     before = path.read_text(encoding="utf-8") if path.is_file() else None
     if before != text:
         write_atomic(path, text)  # a SIGTERM mid-write leaves the old baseline, never a 0-byte one

@@ -60,14 +60,16 @@ def read_base(files: Snapshot, baselines_dir: str, datasets: list[tuple[str, str
 
 
 def _baselines_dir(comparison: DatasetComparison, paths: list[str]) -> str | None:
-    """The baselines folder the comparison's file lives in, from its path and the dataset's."""
+    """The baselines folder the comparison's file lives in: the folder above it under which it
+    is one of the dataset's path-keyed files (its name depends on the folder)."""
     found = comparison.baseline_path
     if not found:
         return None
-    for file, _, legacy in candidates("X", paths):
-        suffix = file.removeprefix("X")
-        if not legacy and found.endswith(suffix):
-            return found[: -len(suffix)]
+    folder = posixpath.dirname(found)
+    while folder:
+        if any(file == found and not legacy for file, _, legacy in candidates(folder, paths)):
+            return folder
+        folder = posixpath.dirname(folder)
     return posixpath.dirname(found)
 
 

@@ -3,6 +3,13 @@
 The outline is indented and each question is one line: a diff shows which questions
 changed, and the bulk is written by the C JSON encoder (indenting everything costs
 several times the whole scoring of a large dataset).
+
+A baseline file holds several runs of each question, mostly alike: there a question's runs are
+one line, ``{"id", "shared": {...}, "runs": [{...}, ...]}``, what all its runs have equal (a
+field, or one entry of a field that is an object in every run: a metric's score, a part of the
+transcript, an observed input) written once in ``shared``, the rest in each run's own object
+(:func:`pack_runs`). Every reader gets the runs whole back (:func:`unpack_runs`), and files of
+one line per run still read.
 """
 
 from __future__ import annotations
@@ -63,9 +70,76 @@ def _encode(value: Any, level: int) -> Iterator[str]:
 OMITTED_WHEN_EMPTY = ("compare_with", "plan", "base_run", "drift", "drift_notes")
 
 
-def _pieces(results: Results) -> Iterator[str]:
-    """Sorted keys in the outline, one line per question in schema order, rounded figures:
-    an unchanged run writes identical bytes."""
+def pack_runs(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs (question results as JSON objects) with each question's consecutive runs as one
+    entry: a lone run is written as it is."""
+    out: list[dict[str, Any]] = []
+    start = 0
+    while start < len(questions):
+        end = start + 1
+        while end < len(questions) and questions[end].get("id") == questions[start].get("id"):
+            end += 1
+        runs = questions[start:end]
+        out.append(runs[0] if len(runs) == 1 else _pack(runs))
+        start = end
+    return out
+
+
+def _same(values: list[Any]) -> bool:
+    # As JSON text: 1, 1.0 and true are equal in Python, never in the file.
+    first = json.dumps(values[0], ensure_ascii=False)
+    return all(json.dumps(v, ensure_ascii=False) == first for v in values[1:])
+
+
+def _split(runs: list[dict[str, Any]], nested: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """What every run has equal, and each run's own; with ``nested``, an object-valued key of
+    every run is split the same way one level down."""
+    shared: dict[str, Any] = {}
+    own: list[dict[str, Any]] = [{} for _ in runs]
+    for key in dict.fromkeys(k for run in runs for k in run):
+        if all(key in run for run in runs) and _same([run[key] for run in runs]):
+            shared[key] = runs[0][key]
+        elif nested and all(isinstance(run.get(key), dict) for run in runs):
+            shared[key], parts = _split([run[key] for run in runs], nested=False)
+            for mine, part in zip(own, parts, strict=True):
+                if part:
+                    mine[key] = part
+        else:
+            for mine, run in zip(own, runs, strict=True):
+                if key in run:
+                    mine[key] = run[key]
+    return shared, own
+
+
+def _pack(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    shared, own = _split(runs, nested=True)
+    return {"id": shared.pop("id"), "shared": shared, "runs": own}
+
+
+def unpack_runs(questions: Any, where: str, fix: str) -> Any:
+    """Each entry of a question's runs (:func:`pack_runs`) as its runs, whole; a list of runs as it is."""
+    if not isinstance(questions, list) or not any(isinstance(q, dict) and "runs" in q for q in questions):
+        return questions
+    out: list[Any] = []
+    for i, entry in enumerate(questions):
+        if not (isinstance(entry, dict) and "runs" in entry):
+            out.append(entry)
+            continue
+        shared, runs = entry.get("shared", {}), entry.get("runs")
+        if not isinstance(shared, dict) or not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+            raise DatasetError(where, f'question entry {i} ({entry.get("id")!r}) has no object "shared" and list of objects "runs": {fix}')
+        for run in runs:
+            whole = {"id": entry.get("id"), **shared}
+            for key, value in run.items():
+                whole[key] = {**shared[key], **value} if isinstance(shared.get(key), dict) and isinstance(value, dict) else value
+            out.append(whole)
+    return out
+
+
+def _pieces(results: Results, packed: bool = False) -> Iterator[str]:
+    """Sorted keys in the outline, one line per question in schema order (``packed``: one line
+    per question's runs, :func:`pack_runs`), rounded figures: an unchanged run writes identical
+    bytes."""
     outline = results.model_dump(exclude={"datasets": {"__all__": {"questions"}}})
     for key in OMITTED_WHEN_EMPTY:
         if not outline.get(key):
@@ -80,26 +154,31 @@ def _pieces(results: Results) -> Iterator[str]:
         if comparison.get("pass_test") is None:
             comparison.pop("pass_test", None)
     for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
-        data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
+        if packed:
+            runs = pack_runs([json.loads(question.model_dump_json()) for question in dataset.questions])
+            data["questions"] = [_Raw(json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=False)) for entry in runs]
+        else:
+            data["questions"] = [_Raw(question.model_dump_json()) for question in dataset.questions]
     yield from _encode(outline, 0)
     yield "\n"
 
 
-def _redacted_pieces(results: Results, redactor: Redactor | None) -> Iterator[str]:
+def _redacted_pieces(results: Results, redactor: Redactor | None, packed: bool = False) -> Iterator[str]:
     """The pieces with secrets replaced. Every JSON string lies whole inside one piece, so a
     secret is found where it is (in its JSON-escaped form when it holds quotes or backslashes)."""
     if redactor is None:
         redactor = Redactor.from_env(os.environ)
     if not redactor.active:
-        yield from _pieces(results)
+        yield from _pieces(results, packed)
         return
-    for piece in _pieces(results):
+    for piece in _pieces(results, packed):
         yield redactor.text(piece)
 
 
-def dumps(results: Results, redactor: Redactor | None = None) -> str:
-    """The file's text; ``redactor`` defaults to the secrets of this process's environment."""
-    return "".join(_redacted_pieces(results, redactor))
+def dumps(results: Results, redactor: Redactor | None = None, *, packed: bool = False) -> str:
+    """The file's text; ``redactor`` defaults to the secrets of this process's environment;
+    ``packed``: each question's runs as one entry (a baseline file, :func:`pack_runs`)."""
+    return "".join(_redacted_pieces(results, redactor, packed))
 
 
 def redacted(results: Results, redactor: Redactor) -> Results:
@@ -159,6 +238,10 @@ def parse_results(text: str, where: str, what: str = "results") -> Results:
         raise DatasetError(where, f"{what} schema_version {version!r} is not one this version reads ({READABLE_VERSIONS}): {fix}")
     if version == 1:
         data = from_version_1(data)
+    datasets = data.get("datasets")
+    for dataset in datasets if isinstance(datasets, list) else []:
+        if isinstance(dataset, dict) and "questions" in dataset:
+            dataset["questions"] = unpack_runs(dataset["questions"], where, fix)
     try:
         results = Results.model_validate(data)
     except ValidationError as error:

@@ -35,6 +35,7 @@ from agent_eval_action.run.progress import Progress
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
 
 if TYPE_CHECKING:
+    from agent_eval_action.run.agent_loader import LoadedAgent
     from agent_eval_action.run.judges.adk import AdkJudgeWorker
     from agent_eval_action.run.judges.client import JudgeClient
     from agent_eval_action.run.judges.engine import JudgeMetric
@@ -120,6 +121,9 @@ class Inference:
         self._runner: QuestionRunner | None = None
         self._runner_error: UsageError | None = None
         self._killed: list[str] = []
+        # The agent's tree (agent_worker/tree.py), asked once of the runner that loaded it: {} when it could not say.
+        self._tree: dict[str, Any] | None = None
+        self._loaded: LoadedAgent | None = None
         # Set in the agent's environment besides what agent_env gives it.
         self.extra_env: dict[str, str] = {}
         # compare-with = "base": the merge-base's agent, run beside this one question by question.
@@ -209,6 +213,23 @@ class Inference:
                 raise
         return self._runner
 
+    def agent_tree(self) -> dict[str, Any]:
+        """The agent's tree (``agent_worker.tree``: its agents, tools and sub-agents) as the loaded
+        agent has it, with its ``app_name``, asked once; {} when no agent of ours was loaded (over HTTP, not yet, or
+        it failed) or it could not be described."""
+        if self._tree is None and self._runner is not None:
+            self._tree = {}
+            try:
+                if self._loaded is not None:
+                    from agent_eval_action.agent_worker.tree import agent_tree
+
+                    self._tree = {**agent_tree(self._loaded.root_agent), "app_name": self._loaded.app_name}
+                elif self._pool is not None and self._runner is self._pool:
+                    self._tree = {**self.loop.run_until_complete(self._pool.describe()), "app_name": self._pool.info.get("app_name")}
+            except Exception as error:  # noqa: BLE001 - the names are a hint beside the run: a failure to describe them is only logged
+                log.info("the agent's tools and sub-agents could not be described: %s", error)
+        return self._tree or {}
+
     def _base_runner(self, question_runs: int) -> QuestionRunner | None:
         if self.base is None:
             return None
@@ -230,8 +251,9 @@ class Inference:
             from agent_eval_action.run.worker_start import agent_spec
 
             assert c.agent is not None
+            self._loaded = load_agent(agent_spec(c.agent), c.import_root())
             return AdkRunner(
-                load_agent(agent_spec(c.agent), c.import_root()),
+                self._loaded,
                 capture_spans=c.capture_spans,
                 model_cache=self._model_cache(),
                 user_simulator=c.user_simulator.settings(),

@@ -34,6 +34,7 @@ from agent_eval_action.run.judges.adk import adk_judged_criteria
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.service.references import AgentNames, unknown_names
 from agent_eval_action.verdict.noise import gate_settings
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.verdict.pass_test import agreeing_runs, to_rerun
@@ -160,6 +161,8 @@ class Evaluation:
                 self._base_pool = []
                 inference = self._infer(plan, scorer)
                 done = self.score(plan, inference, scorer)
+                if done.result is not None:
+                    done.result.warnings += self._unknown_names(plan)
                 if history is not None and history.pool:
                     done = self._keep_previous(plan, inference, scorer, done, history)
                 if history is not None and not history.pool and plan.request.records:
@@ -173,6 +176,15 @@ class Evaluation:
             for warning in done.result.warnings:
                 log.warning(warning)
         return done
+
+    def _unknown_names(self, plan: Plan) -> list[str]:
+        """The tools and agents the questions the agent ran name that it does not have
+        (service/references.py, as ``validate`` tells them), said beside their runs."""
+        tree = self.inference.agent_tree() if plan.request.records or plan.partial else {}
+        if not tree:
+            return []
+        questions = {r.question.id: r.question for request in (plan.request, *plan.partial) for r in request.records}
+        return [u.message() for u in unknown_names(AgentNames.of(tree), plan.dataset.path, list(questions.values()))]
 
     def scorer(self) -> Scorer:
         """The run's scorer, every setting given to it here."""

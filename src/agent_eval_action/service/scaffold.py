@@ -57,7 +57,8 @@ def find_agent(root: Path) -> str | None:
 
 
 def describe_agent(spec: str, *, python: str | None, cwd: Path) -> dict[str, Any]:
-    """The agent's tree, from one worker process (raises AgentLoadError when it cannot load)."""
+    """The agent's tree, from one worker process, with its ``app_name`` (raises AgentLoadError
+    when it cannot load)."""
     from agent_eval_action.run.agent_env import agent_environment
     from agent_eval_action.run.worker_pool import WorkerPool
     from agent_eval_action.run.worker_start import WorkerSettings
@@ -75,7 +76,8 @@ def describe_agent(spec: str, *, python: str | None, cwd: Path) -> dict[str, Any
         pool = WorkerPool(settings)
         try:
             await pool.start()
-            return await pool.describe()
+            # The app's name beside the tree: a trajectory may name the app for its root agent.
+            return {**await pool.describe(), "app_name": pool.info.get("app_name")}
         finally:
             await pool.close()
 

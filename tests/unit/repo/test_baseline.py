@@ -3,41 +3,66 @@
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
-from agent_eval_action.core.results import DatasetResult
+from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.repo.baseline import MAX_NAME_BYTES, baseline_path, find_baseline, working_tree_reader, write_baseline
+from agent_eval_action.repo.results_io import dumps
 
 B = "evaluation/baselines"
 
 
 def test_names_keep_the_dataset_name_and_never_collide() -> None:
-    assert baseline_path(B, "evaluation/datasets/cs.json") == f"{B}/evaluation/datasets/cs.json"
-    assert baseline_path(B, "./evaluation/datasets/cs.evalset.json") == f"{B}/evaluation/datasets/cs.evalset.json"
-    assert baseline_path(B, "evaluation/datasets/cs.jsonl") == f"{B}/evaluation/datasets/cs.jsonl.json"
-    assert baseline_path(B, "evaluation/datasets/cs.csv") == f"{B}/evaluation/datasets/cs.csv.json"
+    # The dataset's path mirrored once: from the folder holding the baselines folder.
+    assert baseline_path(B, "evaluation/datasets/cs.json") == f"{B}/datasets/cs.json"
+    assert baseline_path(B, "./evaluation/datasets/cs.evalset.json") == f"{B}/datasets/cs.evalset.json"
+    assert baseline_path(B, "evaluation/datasets/cs.jsonl") == f"{B}/datasets/cs.jsonl.json"
+    assert baseline_path(B, "evaluation/datasets/cs.csv") == f"{B}/datasets/cs.csv.json"
+    assert baseline_path("baselines", "evaluation/datasets/cs.json") == "baselines/evaluation/datasets/cs.json"  # a root folder: whole
+    # Outside that folder (or inside the baselines folder): the whole path, under a folder no mirrored path starts with.
+    assert baseline_path(B, "datasets/cs.json") == f"{B}/baselines/datasets/cs.json"
+    assert baseline_path(B, f"{B}/cs.json") == f"{B}/baselines/{B}/cs.json"
     stems = ["a", "a.json", "a.jsonl", "a.csv", "a.ndjson", "a.JSON", "a.test", "a.jsonl.json", "a.json.json"]
-    paths = {f"d/{stem}{ext}" for stem, ext in itertools.product(stems, [".json", ".jsonl", ".csv", ".ndjson", ".JSON"])}
+    folders = ["d", "evaluation/d", "evaluation", "baselines", "evaluation/baselines", "evaluation/baselines/baselines", "x/evaluation/d"]
+    suffixes = [".json", ".jsonl", ".csv", ".ndjson", ".JSON"]
+    paths = {f"{folder}/{stem}{ext}" for folder, stem, ext in itertools.product(folders, stems, suffixes)}
     names = {baseline_path(B, p) for p in paths}
     assert len(names) == len(paths)
 
 
 def test_a_long_name_is_cut_with_a_hash_of_the_path() -> None:
-    first, second = "d/" + "x" * 250 + "1.csv", "d/" + "x" * 250 + "2.csv"
+    first, second = "evaluation/d/" + "x" * 250 + "1.csv", "evaluation/d/" + "x" * 250 + "2.csv"
     a, b = baseline_path(B, first), baseline_path(B, second)
     assert a != b and a.startswith(f"{B}/d/xxx") and a.endswith(".json")
     assert all(len(Path(n).name.encode()) <= MAX_NAME_BYTES for n in (a, b))
-    wide = baseline_path(B, "d/" + "é" * 200 + ".json")  # cut on a character, not inside one
+    wide = baseline_path(B, "evaluation/d/" + "é" * 200 + ".json")  # cut on a character, not inside one
     assert len(Path(wide).name.encode()) <= MAX_NAME_BYTES and "\ufffd" not in wide
 
 
 def test_a_root_dataset_file_is_not_taken_for_the_stem_keyed_file_of_another(tmp_path: Path) -> None:
-    # datasets/cs.json's older flat file would be <dir>/cs.json: that is the root cs.json's file now.
-    root_dataset = DatasetResult(name="cs", path="cs.json", format="golden")
-    write_baseline(tmp_path, B, root_dataset, "1")
-    assert json.loads((tmp_path / B / "cs.json").read_text())["datasets"][0]["path"] == "cs.json"
+    # datasets/cs.json's older flat file would be <dir>/cs.json: that is the root cs.json's whole-path file.
+    root_dataset = DatasetResult(name="cs", path="cs.json", format="golden", questions=[QuestionResult(id="q")])
+    (tmp_path / B).mkdir(parents=True)
+    (tmp_path / B / "cs.json").write_text(dumps(Results(datasets=[root_dataset])))
     assert find_baseline(working_tree_reader(tmp_path), "", B, ["datasets/cs.json"], "cs") is None
     nested = DatasetResult(name="cs", path="datasets/cs.json", format="golden")
     written = write_baseline(tmp_path, B, nested, "1")
     assert written.moved_from is None and (tmp_path / B / "cs.json").is_file()  # the root dataset's file stays
+    found = find_baseline(working_tree_reader(tmp_path), "", B, ["cs.json"], "cs")
+    assert found is not None and found.path == f"{B}/cs.json" and found.legacy  # read where the older layout put it
+
+
+def test_a_file_of_the_older_layout_where_another_datasets_file_is_now_is_never_taken_for_it(tmp_path: Path) -> None:
+    """data/cs.json's whole-path file (<dir>/data/cs.json) is where evaluation/data/cs.json's
+    mirrored file is now: read for evaluation/data/cs.json it is no baseline of it, whatever
+    their names; read for data/cs.json it is, and `baseline update` moves it."""
+    other = DatasetResult(name="cs", path="data/cs.json", format="golden", questions=[QuestionResult(id="q")])
+    (tmp_path / B / "data").mkdir(parents=True)
+    (tmp_path / B / "data" / "cs.json").write_text(dumps(Results(datasets=[other])))
+    read = working_tree_reader(tmp_path)
+    assert find_baseline(read, "", B, ["evaluation/data/cs.json"], "cs") is None
+    found = find_baseline(read, "", B, ["data/cs.json"], "cs")
+    assert found is not None and found.legacy and found.dataset.path == "data/cs.json"
+    written = write_baseline(tmp_path, B, other, "1")
+    assert written.path == f"{B}/baselines/data/cs.json" and written.moved_from == f"{B}/data/cs.json"
+    assert not (tmp_path / B / "data" / "cs.json").exists()
