@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install example example-baseline screenshots test lint bench bench-action lock clean
+.PHONY: install example example-baseline screenshots test lint bench bench-quick bench-action lock clean
 
 # Bytecode is compiled at install: machines that set PYTHONDONTWRITEBYTECODE (CI here does)
 # would otherwise compile every module on every start, which doubled ADK's first-run time; so
@@ -55,14 +55,21 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest -q -n 3 --dist worksteal; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
 
-## Benchmarks, side by side in one run (see docs/performance.md). ADK's AgentEvaluator needs ADK's eval extra,
-## which drags in scipy and scikit-learn: it gets a venv of its own so it cannot slow the others.
+## Benchmarks, side by side in one run (see docs/performance.md; about 26 minutes on 2 cores). BENCH=recorded,agent
+## runs only those families (python -m bench.run --only ...; the names: recorded agent fresh_process views pr_reuse
+## judges cli suite aa_gate aa_real base_mode quota observed_inputs action_start). ADK's AgentEvaluator needs ADK's
+## eval extra, which drags in scipy and scikit-learn: it gets a venv of its own so it cannot slow the others.
 bench: install
 	test -x .venv-bench/bin/python || $(PYTHON) -m venv .venv-bench
 	$(BIN)/uv pip install --quiet --compile-bytecode --python .venv-bench/bin/python -r requirements.bench.lock
 	$(BIN)/uv pip install --quiet --python .venv-bench/bin/python --no-deps -e .
 	-bash scripts/container-setup.sh --registry
-	AGENT_EVAL_BENCH_ADK_PYTHON=.venv-bench/bin/python PYTHONPATH=src $(BIN)/python -m bench.run
+	AGENT_EVAL_BENCH_ADK_PYTHON=.venv-bench/bin/python PYTHONPATH=src $(BIN)/python -m bench.run $(if $(BENCH),--only $(BENCH))
+
+## The rows that are stable in a short run, run and judged (about three minutes): recorded scoring at
+## 2,000 rows, CLI start, the judge calls, a one-question PR's model calls (bench.run --stable).
+bench-quick: install
+	PYTHONPATH=src $(BIN)/python -m bench.run --stable
 
 ## The action's start alone (also in make bench): job start -> first question with the image built
 ## from the Dockerfile against pulled prebuilt, and the image's size; COMPARE=main also builds that

@@ -1,4 +1,4 @@
-"""All benchmarks, side by side in one run: ``python -m bench.run [--quick]``.
+"""All benchmarks, side by side in one run: ``python -m bench.run [--quick] [--only FAMILIES] [--stable]``.
 
 Prints a markdown table and writes ``bench/out/results.json``. Each goal is a ratio of two
 measurements taken in this same run on this same machine. The measurements are in bench/measure.py
@@ -20,9 +20,40 @@ from bench import base_mode, fresh_process, measure, rows
 from bench.goals import OUT, ROOT
 from bench.verdicts import HEADER, MIN_RUNS
 
+# Every family of rows, in the table's order: ``--only`` / ``BENCH=`` name them.
+FAMILIES = (
+    "recorded", "agent", "fresh_process", "views", "pr_reuse", "judges", "cli", "suite",
+    "aa_gate", "aa_real", "base_mode", "quota", "observed_inputs", "action_start",
+)  # fmt: skip
+# What ``make bench-quick`` (``--stable``) runs and judges: the rows whose sides take seconds and
+# agree within the bench's noise bound in a few rounds (or are counts, not times): recorded scoring
+# at 2,000 rows, CLI start, the judge calls, a one-question PR's model calls. About three minutes.
+STABLE = ("recorded", "cli", "judges", "pr_reuse")
+# The quota rows' minute in a full run: a stand-in for 60 s with the same quota per minute, so the
+# same calls against the same window take a quarter of the time (the figure is a ratio to the
+# quota floor, which scales with the minute): 40 minutes of make bench -> 10.
+QUOTA_MINUTE_S = 15.0
 
-def run_all(quick: bool) -> dict[str, Any]:
-    """Every measurement, at the bench's sizes (``quick``: small, one run a side)."""
+
+def selected(only: str | None, stable: bool) -> tuple[str, ...]:
+    """The families to run, in the table's order: ``only`` (comma-separated names), else the
+    stable ones, else all; an unknown name is a usage error that lists the names."""
+    if not only:
+        return STABLE if stable else FAMILIES
+    names = [name.strip() for name in only.split(",") if name.strip()]
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown:
+        raise SystemExit(
+            f"bench: unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}: choose from {', '.join(FAMILIES)}"
+        )
+    return tuple(name for name in FAMILIES if name in names)
+
+
+def run_all(
+    quick: bool, families: tuple[str, ...] = FAMILIES, *, stable: bool = False, quota_minute_s: float = QUOTA_MINUTE_S
+) -> dict[str, Any]:
+    """The measurements of ``families``, at the bench's sizes (``quick``: small, one run a side;
+    ``stable``: recorded scoring at 2,000 rows only)."""
     from bench.aa_gate import measure as aa_gate
     from bench.cli_start import measure as cli_start
     from bench.observed_inputs import measure as observed_inputs
@@ -34,76 +65,117 @@ def run_all(quick: bool) -> dict[str, Any]:
     # --quick runs each once, and its rows say they are not judged.
     runs = 1 if quick else MIN_RUNS
     machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(), "system": platform.platform()}
-    results: dict[str, Any] = {"machine": machine}
-    results["recorded"] = measure.recorded(200 if quick else 2000, repeats=1 if quick else 5)
-    # 20,000 rows (a 900 MB file, made once and kept in bench/out) show whether growth is linear.
-    results["recorded_large"] = measure.recorded(2_000 if quick else 20_000, repeats=runs)
-    results["agent_runs"] = measure.agent_runs(40 if quick else 200, repeats=runs)
-    results["judges"] = measure.judges(runs)
-    # Issue 39: 64 two-turn questions at 1 s, the warm start against the least any fresh process takes.
-    results["fresh_process"] = fresh_process.measure(8 if quick else 64, latency_ms=500 if quick else 1000, repeats=runs)
-    results["views"] = views_scale(1_000 if quick else 10_000, 250 if quick else 2_500, repeats=runs)
-    results["pr_reuse"] = pr_reuse(40 if quick else 200, repeats=runs)
-    results["cli_start"] = cli_start()
-    results["aa_gate"] = aa_gate(checks=20 if quick else 200)
-    # Issue 46: the same through the real command on a real stochastic agent.
-    from bench.aa_real import measure as aa_real
+    results: dict[str, Any] = {"machine": machine, "families": list(families)}
+    if "recorded" in families:
+        results["recorded"] = measure.recorded(200 if quick else 2000, repeats=1 if quick else 5)
+        # 20,000 rows (a 900 MB file, made once and kept in bench/out) show whether growth is linear.
+        if not stable:
+            results["recorded_large"] = measure.recorded(2_000 if quick else 20_000, repeats=runs)
+    if "agent" in families:
+        results["agent_runs"] = measure.agent_runs(40 if quick else 200, repeats=runs)
+    if "judges" in families:
+        results["judges"] = measure.judges(runs)
+    if "fresh_process" in families:
+        # Issue 39: 64 two-turn questions at 1 s, the warm start against the least any fresh process takes.
+        results["fresh_process"] = fresh_process.measure(8 if quick else 64, latency_ms=500 if quick else 1000, repeats=runs)
+    if "views" in families:
+        results["views"] = views_scale(1_000 if quick else 10_000, 250 if quick else 2_500, repeats=runs)
+    if "pr_reuse" in families:
+        results["pr_reuse"] = pr_reuse(40 if quick else 200, repeats=runs)
+    if "cli" in families:
+        results["cli_start"] = cli_start()
+    if "aa_gate" in families or "base_mode" in families:  # base mode's rows show the simulated agent beside its own
+        results["aa_gate"] = aa_gate(checks=20 if quick else 200)
+    if "aa_real" in families:
+        # Issue 46: the same through the real command on a real stochastic agent.
+        from bench.aa_real import measure as aa_real
 
-    results["aa_real"] = aa_real(checks=4 if quick else 200, per_round=4 if quick else 20, broken_checks=2 if quick else 20)
-    # Issue 39: base mode against baseline mode, and the re-runs' cost per question.
-    results["base_mode"] = base_mode.measure(questions=8 if quick else 64, latency_ms=200 if quick else 1000, repeats=runs)
-    # Issue 39: a quota of 120 requests a minute; --quick on a 6 s stand-in minute.
-    results["quota"] = quota(questions=60 if quick else 300, rpm=120, minute_s=6.0 if quick else 60.0, repeats=runs)
-    # Issue 34: the audit hook's cost per question, the agent workers' CPU with and without it.
-    results["observed_inputs"] = observed_inputs(questions=32 if quick else 256, repeats=1 if quick else 5)
-    if not quick:
+        results["aa_real"] = aa_real(checks=4 if quick else 200, per_round=4 if quick else 20, broken_checks=2 if quick else 20)
+    if "base_mode" in families:
+        # Issue 39: base mode against baseline mode, and the re-runs' cost per question.
+        results["base_mode"] = base_mode.measure(questions=8 if quick else 64, latency_ms=200 if quick else 1000, repeats=runs)
+    if "quota" in families:
+        # Issue 39: a quota of 120 requests a minute, on a stand-in minute (--quick: 6 s).
+        results["quota"] = quota(questions=60 if quick else 300, rpm=120, minute_s=6.0 if quick else quota_minute_s, repeats=runs)
+    if "observed_inputs" in families:
+        # Issue 34: the audit hook's cost per question, the agent workers' CPU with and without it.
+        results["observed_inputs"] = observed_inputs(questions=32 if quick else 256, repeats=1 if quick else 5)
+    if "suite" in families and not quick:
         results["suite"] = measure.suite()
-    results["action_start"] = measure.action_start(pulls=1 if quick else 3)
+    if "action_start" in families:
+        results["action_start"] = measure.action_start(pulls=1 if quick else 3)
     return results
 
 
 def table(results: dict[str, Any], *, quick: bool) -> list[str]:
-    """The rows, each figure with its goal and verdict (bench/verdicts.py), one family after another."""
+    """The rows of the families measured, each figure with its goal and verdict (bench/verdicts.py), one family after another."""
     from bench.aa_gate import row as aa_gate_row
     from bench.aa_real import row as aa_real_row
     from bench.action_start import rows as action_start_rows
     from bench.observed_inputs import rows as observed_inputs_rows
     from bench.quota import rows as quota_rows
 
-    lines = rows.recorded_rows(results["recorded"], None if quick else results["recorded_large"])
-    lines += rows.agent_rows(results["agent_runs"])
-    lines += fresh_process.rows(results["fresh_process"])
-    lines += rows.views_rows(results["views"])
-    lines += rows.pr_reuse_rows(results["pr_reuse"])
-    lines += rows.judges_rows(results["judges"])
-    lines += rows.cli_rows(results["cli_start"])
+    lines: list[str] = []
+    if "recorded" in results:
+        lines += rows.recorded_rows(results["recorded"], None if quick else results.get("recorded_large"))
+    if "agent_runs" in results:
+        lines += rows.agent_rows(results["agent_runs"])
+    if "fresh_process" in results:
+        lines += fresh_process.rows(results["fresh_process"])
+    if "views" in results:
+        lines += rows.views_rows(results["views"])
+    if "pr_reuse" in results:
+        lines += rows.pr_reuse_rows(results["pr_reuse"])
+    if "judges" in results:
+        lines += rows.judges_rows(results["judges"])
+    if "cli_start" in results:
+        lines += rows.cli_rows(results["cli_start"])
     if "suite" in results:
         lines += rows.suite_rows(results["suite"])
-    lines.append(aa_gate_row(results["aa_gate"]))
-    lines.append(aa_real_row(results["aa_real"]))
-    lines += base_mode.rows(results["base_mode"], simulated=results["aa_gate"])
-    lines += quota_rows(results["quota"])
-    lines += observed_inputs_rows(results["observed_inputs"])
-    lines += [line + " not judged: one build against the median of the pulls |" for line in action_start_rows(results["action_start"])]
+    if "aa_gate" in results and "aa_gate" in results.get("families", FAMILIES):
+        lines.append(aa_gate_row(results["aa_gate"]))
+    if "aa_real" in results:
+        lines.append(aa_real_row(results["aa_real"]))
+    if "base_mode" in results:
+        lines += base_mode.rows(results["base_mode"], simulated=results.get("aa_gate"))
+    if "quota" in results:
+        lines += quota_rows(results["quota"])
+    if "observed_inputs" in results:
+        lines += observed_inputs_rows(results["observed_inputs"])
+    if "action_start" in results:
+        lines += [line + " not judged: one build against the median of the pulls |" for line in action_start_rows(results["action_start"])]
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes and one run a side, to check the harness (nothing is judged)")
+    parser.add_argument("--only", metavar="FAMILIES", help=f"comma-separated families to run (default all): {', '.join(FAMILIES)}")
+    parser.add_argument(
+        "--stable", action="store_true", help=f"run and judge only the rows stable in a short run ({', '.join(STABLE)}): make bench-quick"
+    )
+    parser.add_argument(
+        "--quota-minute",
+        type=float,
+        default=QUOTA_MINUTE_S,
+        help=f"the quota rows' stand-in minute in seconds (default {QUOTA_MINUTE_S:g})",
+    )
     args = parser.parse_args()
+    families = selected(args.only, args.stable)
     started = time.perf_counter()
     sys.path.insert(0, str(ROOT / "src"))
-    results = run_all(args.quick)
+    results = run_all(args.quick, families, stable=args.stable, quota_minute_s=args.quota_minute)
     machine = results["machine"]
-    print(f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']}\n")
+    print(f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']}; families: {', '.join(families)}\n")
     print(HEADER)
     for line in table(results, quick=args.quick):
         print(line)
     results["bench_seconds"] = time.perf_counter() - started
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "results.json").write_text(json.dumps(results, indent=2))
-    print(f"\nwrote {OUT / 'results.json'} ({results['bench_seconds'] / 60:.1f} minutes in all)")
+    # A run of some families writes its own file: results.json stays the last full run's.
+    name = "results.json" if families == FAMILIES else f"results-{'-'.join(families)}.json"
+    (OUT / name).write_text(json.dumps(results, indent=2))
+    print(f"\nwrote {OUT / name} ({results['bench_seconds'] / 60:.1f} minutes in all)")
 
 
 if __name__ == "__main__":

@@ -105,3 +105,14 @@ def test_per_question_takes_each_side_median() -> None:
 
 def test_a_reported_row_has_no_goal_to_judge() -> None:
     assert reported("install", "9 s", "8 s", "+1 s") == "| install | 9 s | 8 s | +1 s | none: a cost reported | reported |"
+
+
+def test_bench_families_are_chosen_by_name_in_the_tables_order_and_an_unknown_name_is_refused() -> None:
+    import pytest
+    from bench.run import FAMILIES, STABLE, selected
+
+    assert selected("quota,recorded", stable=False) == ("recorded", "quota")
+    assert selected(None, stable=True) == STABLE
+    assert selected("", stable=False) == FAMILIES
+    with pytest.raises(SystemExit, match="unknown family agents: choose from recorded, agent,"):
+        selected("recorded,agents", stable=False)

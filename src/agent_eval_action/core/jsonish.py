@@ -23,6 +23,10 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 LONE_SURROGATES = "lone surrogates (half of a UTF-16 pair, e.g. the JSON escape \\ud83d without its other half) replaced with U+FFFD"
 
 # A recorded number that is ±Infinity (or overflows to it) cannot be scored: its row is refused.
+# ``json.dumps(value, sort_keys=True, ensure_ascii=False)`` (and with ``default=str``) without
+# making a new encoder on every call: what each content hash and transcript cut dumps per row.
+dumps_sorted = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+dumps_sorted_any = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
 NOT_FINITE = "{value} is not a finite number: record a finite value, or leave it out when nothing was measured"
 
 

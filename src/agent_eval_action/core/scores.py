@@ -23,6 +23,10 @@ Unit = Literal["ratio", "count", "seconds", "usd", "number"]
 # criterion that gates then leaves the check unchecked (exit 3), never passed or failed on it.
 NOT_COMPUTED = "not_computed"
 
+_MISSING: Any = object()
+_NO_DETAILS: Any = object()
+_set_attribute = object.__setattr__
+
 
 class Score(Stored):
     """A metric's verdict on one question. ``value=None`` is unscored, with the reason in ``explanation``."""
@@ -37,10 +41,38 @@ class Score(Stored):
         value = data.get("value")
         if isinstance(value, float):
             if math.isfinite(value):
-                data["value"] = round(value, DIGITS)
+                # A whole number (a count, a 0/1 match) is its own rounding: round() is half a score's cost.
+                if not value.is_integer():
+                    data["value"] = round(value, DIGITS)
             else:  # a metric's NaN or infinity is no score: unscored, saying what it gave
                 data["value"] = None
                 data["explanation"] = f"not a finite number ({value}): {data.get('explanation') or 'no explanation'}"
+        # A recorded row makes some 40 scores: their fields are set as validation would leave them
+        # when they are of their exact types already (half a score's cost), else validated.
+        value = data.get("value", _MISSING)
+        explanation = data.get("explanation", "")
+        details = data.get("details", _NO_DETAILS)
+        if (
+            (value is None or type(value) is float)
+            and type(explanation) is str
+            and len(data) == 1 + ("explanation" in data) + ("details" in data)
+        ):
+            if details is _NO_DETAILS:
+                details = {}
+            elif type(details) is dict:
+                details = dict(details)
+                for key in details:
+                    if type(key) is not str:
+                        details = None
+                        break
+            else:
+                details = None
+            if details is not None:
+                _set_attribute(self, "__dict__", {"value": value, "explanation": explanation, "details": details})
+                _set_attribute(self, "__pydantic_fields_set__", set(data))
+                _set_attribute(self, "__pydantic_extra__", None)
+                _set_attribute(self, "__pydantic_private__", None)
+                return
         super().__init__(**data)
 
 

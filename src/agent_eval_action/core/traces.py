@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import Field
 
+from agent_eval_action.core.jsonish import dumps_sorted_any
 from agent_eval_action.core.questions import Question, ReferenceData, ToolInteraction, TrajectoryStep, Turn
 from agent_eval_action.core.stored import Stored
 
@@ -124,7 +124,7 @@ def _cut_value(value: Any) -> Any:
         return value
     if isinstance(value, str):
         return _cut_text(value)
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = dumps_sorted_any(value)
     return value if len(text) <= TRANSCRIPT_TEXT_LIMIT else _cut_text(text)
 
 

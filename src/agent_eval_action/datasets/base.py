@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval_action.core.errors import DatasetError
+from agent_eval_action.core.jsonish import dumps_sorted
 from agent_eval_action.core.questions import DatasetFormat, Question
 from agent_eval_action.core.traces import Trace
 
@@ -18,6 +19,8 @@ class Record:
     question: Question
     trace: Trace | None = None  # None: the agent has to be run
     run: int = 0
+    # The question's content key (``question_key``), when the reader computed it with its content.
+    content_key: str | None = None
 
 
 # (row or line number, raw row): a CSV row as a dict of cell texts, or a JSONL line.
@@ -55,7 +58,25 @@ class Batches:
 def question_content(question: Question) -> str:
     """What a question asks and expects (everything but its place in the file), as one string: the
     rows of repeated runs of one question repeat it exactly."""
-    return json.dumps(question.model_dump(mode="json", exclude={"line"}), sort_keys=True, ensure_ascii=False)
+    return dumps_sorted(question.model_dump(mode="json", exclude={"line"}))
+
+
+def question_key(question: Question) -> str:
+    """What a question asks and expects whatever it is called (its content without its id),
+    hashed: stable across runs, machines and key order."""
+    return _hashed(question.model_dump(mode="json", exclude={"line", "id"}))
+
+
+def content_and_key(question: Question) -> tuple[str, str]:
+    """:func:`question_content` and :func:`question_key` from one dump of the question."""
+    dumped = question.model_dump(mode="json", exclude={"line"})
+    content = dumps_sorted(dumped)
+    del dumped["id"]
+    return content, _hashed(dumped)
+
+
+def _hashed(content: dict[str, Any]) -> str:
+    return hashlib.sha256(dumps_sorted(content).encode()).hexdigest()[:20]
 
 
 class RunResolver:

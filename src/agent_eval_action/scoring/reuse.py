@@ -13,26 +13,26 @@ checks that before handing it over).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from agent_eval_action.core.jsonish import dumps_sorted
 from agent_eval_action.core.questions import Question
 from agent_eval_action.core.results import DatasetResult, QuestionResult
 from agent_eval_action.datasets import Record
+from agent_eval_action.datasets.base import question_key as base_question_key
 from agent_eval_action.repo.observed import RepositoryInputs
 
 
 def question_hash(question: Question) -> str:
     """Stable across runs, machines and key order; ``line`` (where it sits in its file) is left out."""
     content = question.model_dump(mode="json", exclude={"line"})
-    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:20]
+    return hashlib.sha256(dumps_sorted(content).encode()).hexdigest()[:20]
 
 
-def question_key(question: Question) -> str:
-    """:func:`question_hash` without the id: what a question asks and expects, whatever it is called."""
-    content = question.model_dump(mode="json", exclude={"line", "id"})
-    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:20]
+# :func:`question_hash` without the id: what a question asks and expects, whatever it is called
+# (in datasets.base, where a reader hashes it with the question's content in one dump).
+question_key = base_question_key
 
 
 def pair_by_content(current: DatasetResult, before: DatasetResult) -> dict[str, str]:

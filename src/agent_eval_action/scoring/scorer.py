@@ -109,7 +109,7 @@ class Scorer:
         """One run scored, with its question's content key (``reuse.question_key``): a question
         renamed later, its content unchanged, is still paired with this run."""
         scored = self._score_record(record)
-        scored.content_key = question_key(record.question)
+        scored.content_key = record.content_key or question_key(record.question)
         return scored
 
     def _score_record(self, record: Record) -> QuestionResult:

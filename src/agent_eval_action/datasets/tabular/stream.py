@@ -17,7 +17,7 @@ from typing import Any
 from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.core.jsonish import LONE_SURROGATES, TooDeep, loads
 from agent_eval_action.core.spelling import did_you_mean
-from agent_eval_action.datasets.base import Batches, LoadedDataset, RawBatch, Record, Row, RunResolver, question_content
+from agent_eval_action.datasets.base import Batches, LoadedDataset, RawBatch, Record, Row, RunResolver, content_and_key, question_content
 from agent_eval_action.datasets.tabular.cells import KNOWN_COLUMNS, SCORE_PREFIXES, UNPARSED
 from agent_eval_action.datasets.tabular.rows import row_to_run
 
@@ -228,8 +228,12 @@ def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list
         except DatasetError as error:
             out.append(Row(number=number, pointer=pointer, session=None, item=_unwound(error)))
             continue
-        record = Record(question=read.question, trace=read.trace)
-        out.append(Row(number=number, pointer=pointer, session=read.session, item=record, content=question_content(read.asked)))
+        if read.question is read.asked:  # the usual row: its content and key from one dump
+            content, key = content_and_key(read.asked)
+            record = Record(question=read.question, trace=read.trace, content_key=key)
+        else:
+            content, record = question_content(read.asked), Record(question=read.question, trace=read.trace)
+        out.append(Row(number=number, pointer=pointer, session=read.session, item=record, content=content))
     return out, warnings
 
 
