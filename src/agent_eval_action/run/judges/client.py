@@ -50,20 +50,7 @@ class GenaiJudge:
         from google.genai import types
 
         config = types.GenerateContentConfig(temperature=0.0, response_mime_type="application/json", response_schema=SCHEMA)
-        try:
-            response = await self.client.aio.models.generate_content(model=model, contents=prompt, config=config)
-        except Exception as error:
-            # The judge's model call itself failed (a status, its transport, a reply it could not
-            # read): the model's, retried as such (run/retry.py), never the PR's.
-            tag(error, model_call_origin(error))
-            raise
-        usage = response.usage_metadata
-        return Answer(
-            text=response.text or "",
-            input_tokens=int(getattr(usage, "prompt_token_count", 0) or 0),
-            output_tokens=int(getattr(usage, "candidates_token_count", 0) or 0) + int(getattr(usage, "thoughts_token_count", 0) or 0),
-            cached_tokens=int(getattr(usage, "cached_content_token_count", 0) or 0),
-        )
+        return await _ask(self, model, prompt, config)
 
 
 async def _text_answer(judge: GenaiJudge, model: str, prompt: str, config: dict[str, Any]) -> Answer:
@@ -72,9 +59,16 @@ async def _text_answer(judge: GenaiJudge, model: str, prompt: str, config: dict[
     from google.genai import types
 
     settings = types.GenerateContentConfig.model_validate(config) if config else None
+    return await _ask(judge, model, prompt, settings)
+
+
+async def _ask(judge: GenaiJudge, model: str, prompt: str, config: Any) -> Answer:
+    """One judge request, its answer and what it used."""
     try:
-        response = await judge.client.aio.models.generate_content(model=model, contents=prompt, config=settings)
+        response = await judge.client.aio.models.generate_content(model=model, contents=prompt, config=config)
     except Exception as error:
+        # The judge's model call itself failed (a status, its transport, a reply it could not
+        # read): the model's, retried as such (run/retry.py), never the PR's.
         tag(error, model_call_origin(error))
         raise
     usage = response.usage_metadata
