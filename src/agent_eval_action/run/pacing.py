@@ -144,11 +144,14 @@ class Bucket:
                 at = max(at, grant.seen() + self.minute_s + self.margin_s)
         return at
 
+    def _learnt(self) -> bool:
+        """Whether the rate paced to was learnt (or lowered) from 429s, not the quota given."""
+        return self.rpm is not None and self.rpm != self.quota.rpm
+
     def _past_taken(self, now: float, window: list[_Grant]) -> bool:
         """Whether the next call would make the window hold more than the API took in the last
-        minute, at a rate learnt (or lowered) from 429s: a probe of the raised rate."""
-        learnt = self.rpm is not None and self.rpm != self.quota.rpm
-        return learnt and len(window) >= self._took_most(now)
+        minute (at a learnt rate: a probe of the raised rate)."""
+        return len(window) >= self._took_most(now)
 
     def _probe_out(self, now: float, window: list[_Grant]) -> bool:
         """A probe is in flight and the next call would be one too: it waits for the answer
@@ -156,13 +159,13 @@ class Bucket:
         probe = self.probe
         if probe is None or probe.done is not None or probe not in self.granted or probe.at <= now - self.minute_s:
             return False
-        return self._past_taken(now, window)
+        return self._learnt() and self._past_taken(now, window)
 
     def grant(self, now: float) -> _Grant:
         self.first_at = min(self.first_at, now)
         given = _Grant(at=now, bucket=self)
-        if self._past_taken(now, self._window(now)):
-            self.probe = given
+        if self._learnt() and self._past_taken(now, self._window(now)):
+            self.probe = given  # the window sorted only at a learnt rate: not for every call unpaced
         self.granted.append(given)
         self.calls += 1
         return given
