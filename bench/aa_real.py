@@ -15,7 +15,7 @@ question), then checks a PR that only adds a comment to the agent's module (ever
 re-runs) ``per_round`` times, each with fresh draws: ``check --base main`` at the default config.
 Power: the same with one always-right question broken for good in the PR.
 
-    python -m bench.aa_real [--checks 200] [--per-round 10] [--broken 20]
+    python -m bench.aa_real [--checks 200] [--per-round 10] [--broken 20] [--only unchanged,base_drift]
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from google.genai import types
 
 DRAW = random.SystemRandom()
 BROKEN = ""  # a PR that breaks one question sets its tag here
+WEAKER: list[str] = []  # a PR that makes questions right 0.3 less often names them here
 
 
 def lookup_order(order: int) -> dict:
@@ -77,6 +78,8 @@ class DeskModel(BaseLlm):
         tag = _text(users[0]).split(":")[0]
         order = int(tag[1:])
         rate = 0.0 if tag == BROKEN else float(json.loads(os.environ.get("DESK_RATES") or "{}").get(tag, 1.0))
+        if tag in WEAKER:
+            rate = max(0.0, rate - 0.3)
         # Three decisions a run: each right with rate ** (1/3), so the run is right with ``rate``.
         right = lambda: DRAW.random() < rate ** (1 / 3)  # noqa: E731
         last = llm_request.contents[-1]
@@ -144,9 +147,10 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
-def round_repo(where: Path, desk_rates: dict[str, float], broken: str = "") -> tuple[Path, dict[str, str]]:
+def round_repo(where: Path, desk_rates: dict[str, float], broken: str = "", weaker: list[str] | None = None) -> tuple[Path, dict[str, str]]:
     """A repository with the desk on main, its baseline recorded, and a PR branch that adds a
-    comment to the agent's module (``broken``: and breaks that question for good)."""
+    comment to the agent's module (``broken``: and breaks that question for good; ``weaker``: and
+    makes those questions right 0.3 less often)."""
     repo = where / "repo"
     (repo / "desk").mkdir(parents=True)
     (repo / "desk" / "__init__.py").write_text("from . import agent\n")
@@ -172,14 +176,17 @@ def round_repo(where: Path, desk_rates: dict[str, float], broken: str = "") -> t
     text = agent.read_text().replace('"""A support desk', '"""(PR) A support desk', 1)
     if broken:
         text = text.replace('BROKEN = ""', f'BROKEN = "{broken}"')
+    if weaker:
+        text = text.replace("WEAKER: list[str] = []", f"WEAKER: list[str] = {weaker!r}")
     agent.write_text(text)
     _git(repo, "commit", "-qam", "a PR")
     return repo, env
 
 
-def check(repo: Path, env: dict[str, str], calls: Path) -> dict[str, Any]:
+def check(repo: Path, env: dict[str, str], calls: Path, base_mode: bool = False) -> dict[str, Any]:
     calls.write_text("")
-    done = _run([sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--no-comment"], repo, env)
+    args = [sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--no-comment"]
+    done = _run([*args, "--compare-with", "base"] if base_mode else args, repo, env)
     results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
     gate = results["gate"]
     return {
@@ -188,22 +195,55 @@ def check(repo: Path, env: dict[str, str], calls: Path) -> dict[str, Any]:
         "named": sorted({f["question"] for f in gate["failures"] if f.get("question")}),
         "calls": len(calls.read_text().splitlines()),
         "reasons": [f["message"][:200] for f in gate["failures"]][:3],
+        "drift": bool(results.get("drift")),
+        "drift_notes": results.get("drift_notes") or [],
     }
 
 
-def measure(checks: int = 200, per_round: int = 10, broken_checks: int = 20, seed: int | None = None) -> dict[str, Any]:
+def drifted(desk_rates: dict[str, float], rng: random.Random) -> dict[str, float]:
+    """The model moved behind its name after the baseline was stored: four always-right questions
+    now right 40% of the time, two of the less reliable ones now always right."""
+    steady = sorted(f"q{i:02d}" for i in range(QUESTIONS) if f"q{i:02d}" not in desk_rates)
+    moved = dict(desk_rates)
+    for tag in rng.sample(steady, 4):
+        moved[tag] = 0.4
+    for tag in rng.sample(sorted(desk_rates), 2):
+        moved[tag] = 1.0
+    return moved
+
+
+# The scenarios: (name, base mode, what the PR does, whether the model drifts after the baseline).
+SCENARIOS = {
+    "unchanged": (False, "", False),
+    "one_broken": (False, "broken", False),
+    "ten_weaker": (False, "weaker", False),
+    "base_drift": (True, "", True),
+    "base_one_broken": (True, "broken", False),
+}
+
+
+def measure(
+    checks: int = 200, per_round: int = 10, broken_checks: int = 20, seed: int | None = None, scenarios: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """``scenarios``: how many checks of each (by default ``checks`` unchanged and
+    ``broken_checks`` of each other scenario)."""
     rng = random.Random(seed)
-    out: dict[str, Any] = {"unchanged": [], "one_broken": []}
-    for scenario, total in (("unchanged", checks), ("one_broken", broken_checks)):
+    counts = scenarios or {name: (checks if name == "unchanged" else broken_checks) for name in SCENARIOS}
+    out: dict[str, Any] = {name: [] for name in counts}
+    for scenario, total in counts.items():
+        base_mode, change, drift = SCENARIOS[scenario]
         done = 0
         while done < total:
             desk_rates = rates(rng)
             steady = sorted(f"q{i:02d}" for i in range(QUESTIONS) if f"q{i:02d}" not in desk_rates)
-            broken = rng.choice(steady) if scenario == "one_broken" else ""
+            broken = rng.choice(steady) if change == "broken" else ""
+            weaker = sorted(rng.sample(steady, 10)) if change == "weaker" else None
             with tempfile.TemporaryDirectory(prefix="aa-real-") as tmp:
-                repo, env = round_repo(Path(tmp), desk_rates, broken)
+                repo, env = round_repo(Path(tmp), desk_rates, broken, weaker)
+                if drift:
+                    env = env | {"DESK_RATES": json.dumps(drifted(desk_rates, rng))}
                 for _ in range(min(per_round, total - done)):
-                    one = check(repo, env, Path(tmp) / "calls.txt")
+                    one = check(repo, env, Path(tmp) / "calls.txt", base_mode)
                     one["broken"] = broken
                     out[scenario].append(one)
                     done += 1
@@ -228,38 +268,61 @@ def summarize(out: dict[str, Any]) -> dict[str, Any]:
             "unchecked": outcomes["unchecked"] / n,
             "calls": sum(c["calls"] for c in checks) / n / one_run,
             "failed_naming": sum(1 for c in checks if c["outcome"] == "failed" and c["broken"] in c["named"]) / n,
+            "not_passed": sum(1 for c in checks if c["outcome"] != "passed") / n,
+            "drift_reported": sum(1 for c in checks if c.get("drift") or c.get("drift_notes")) / n,
+            "drift_examples": [c["drift_notes"] for c in checks if c.get("drift_notes")][:2],
             "examples": [c["reasons"] for c in checks if c["outcome"] != "passed"][:5],
         }
     return summary
 
 
-GOALS = "unchanged PRs failed <= 2%, inconclusive <= 3% (200+ checks); one broken failed naming it >= 95%; PR-side calls <= 1.3x"
+GOALS = (
+    "unchanged PRs failed <= 2%, inconclusive <= 3% (200+ checks); one broken failed naming it >= 95% (baseline and base mode); "
+    "ten questions 0.3 weaker not passed >= 60%; base mode with the model drifted: passed >= 98%, the drift reported; PR-side calls <= 1.3x"
+)
 
 
 def row(result: dict[str, Any]) -> str:
-    """The benchmark table's row: unchanged PRs and one broken question, through the real command."""
-    u, b = result["unchanged"], result.get("one_broken")
-    cell = (
+    """The benchmark table's row: every scenario through the real command, judged once the
+    unchanged checks number 200."""
+    u = result["unchanged"]
+    cells = [
         f"{u['checks']} unchanged checks: failed {u['failed']:.1%}, inconclusive {u['inconclusive']:.1%}, "
         f"could not be checked {u['unchecked']:.1%}, PR calls {u['calls']:.2f}x"
-    )
-    if b:
-        cell += f"; one broken ({b['checks']} checks): failed naming it {b['failed_naming']:.0%}"
-    met = u["failed"] <= 0.02 and u["inconclusive"] <= 0.03 and u["calls"] <= 1.3 and (not b or b["failed_naming"] >= 0.95)
+    ]
+    met = u["failed"] <= 0.02 and u["inconclusive"] <= 0.03 and u["calls"] <= 1.3
+    for name, label in (("one_broken", "one broken"), ("base_one_broken", "base mode, one broken")):
+        if b := result.get(name):
+            cells.append(f"{label} ({b['checks']} checks): failed naming it {b['failed_naming']:.0%}")
+            met = met and b["failed_naming"] >= 0.95
+    if w := result.get("ten_weaker"):
+        cells.append(f"ten 0.3 weaker ({w['checks']} checks): not passed {w['not_passed']:.0%}")
+        met = met and w["not_passed"] >= 0.60
+    if d := result.get("base_drift"):
+        passed = 1 - d["not_passed"]
+        cells.append(f"base mode, model drifted ({d['checks']} checks): passed {passed:.0%}, drift reported {d['drift_reported']:.0%}")
+        met = met and passed >= 0.98 and d["drift_reported"] >= 0.98
     judged = u["checks"] >= 200
     verdict = ("met" if met else "missed") if judged else f"not judged: {u['checks']} checks ({'met' if met else 'missed'} so far)"
-    return f"| verdict through the tool on a real stochastic ADK agent (issue 46) | {cell} | {GOALS} | {verdict} |"
+    return f"| verdict through the tool on a real stochastic ADK agent (issue 46) | {'; '.join(cells)} | {GOALS} | {verdict} |"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, default=200)
     parser.add_argument("--per-round", type=int, default=10)
-    parser.add_argument("--broken", type=int, default=20)
+    parser.add_argument("--broken", type=int, default=20, help="checks of each scenario but the unchanged one")
+    parser.add_argument("--only", default="", help="scenarios, comma-separated (" + ", ".join(SCENARIOS) + ")")
     args = parser.parse_args()
-    result = measure(args.checks, args.per_round, args.broken)
+    names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
+    unknown = sorted(set(names) - set(SCENARIOS))
+    if unknown:
+        parser.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
+    counts = {n: args.checks if n == "unchanged" else args.broken for n in names}
+    result = measure(args.checks, args.per_round, args.broken, scenarios=counts)
     print(json.dumps(result, indent=1))
-    print(row(result))
+    if "unchanged" in result:
+        print(row(result))
 
 
 if __name__ == "__main__":
