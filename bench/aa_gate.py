@@ -124,11 +124,12 @@ def check(mode: Mode, scenario: Scenario, rng: random.Random, config: GateConfig
     # decisions for two thirds of the simulation's CPU. The verdict below gets full summaries.
     pr_first, base_first = dataset(pr_runs), dataset(base_runs)
     while True:
-        again, base_too = to_rerun(rounds(pr_first, pr_runs), rounds(base_first, base_runs), settings)
+        again = to_rerun(rounds(pr_first, pr_runs), rounds(base_first, base_runs), settings)
         if not again:
             break
         pr_runs += head.runs(rng, again, counts)
-        base_runs += agent.runs(rng, base_too, stored)
+        if mode == "base":  # beside the base's agent, a question in doubt runs on both sides
+            base_runs += agent.runs(rng, again, stored)
     now, base = dataset(pr_runs), dataset(base_runs)
     comparison = compare_dataset(now, base, baseline_path="baseline.json", seed=rng.randrange(1 << 30), settings=settings)
     gate: GateResult = evaluate_gate([now], [comparison], config, KINDS, timings=mode == "base")

@@ -201,12 +201,12 @@ def check(repo: Path, env: dict[str, str], calls: Path, base_mode: bool = False)
 
 
 def drifted(desk_rates: dict[str, float], rng: random.Random) -> dict[str, float]:
-    """The model moved behind its name after the baseline was stored: four always-right questions
-    now right 40% of the time, two of the less reliable ones now always right."""
+    """The model moved behind its name after the baseline was stored: ten always-right questions
+    now right 30% of the time, two of the less reliable ones now always right."""
     steady = sorted(f"q{i:02d}" for i in range(QUESTIONS) if f"q{i:02d}" not in desk_rates)
     moved = dict(desk_rates)
-    for tag in rng.sample(steady, 4):
-        moved[tag] = 0.4
+    for tag in rng.sample(steady, 10):
+        moved[tag] = 0.3
     for tag in rng.sample(sorted(desk_rates), 2):
         moved[tag] = 1.0
     return moved

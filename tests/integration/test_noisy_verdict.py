@@ -120,7 +120,8 @@ def test_no_api_key_could_not_be_checked_with_the_cause_said_once(pr: Path) -> N
 
 def test_base_mode_pools_the_stored_runs_and_fails_a_broken_question_the_same(pr: Path) -> None:
     """compare-with = "base": the base's agent runs each question once now, pooled with the stored
-    runs of the same code (5 + 1 a question); the PR side costs the same as against the baseline."""
+    runs of the same code (5 + 1 a question); a question in doubt runs once more on both sides (the
+    base's record is this job's runs: only runs made now can show the stored ones stale)."""
     agent = pr / "stochastic" / "agent.py"
     agent.write_text(agent.read_text() + 'RATES["plum"] = 0.0  # the PR breaks plum\n')
     commit(pr, "break plum")
@@ -131,13 +132,15 @@ def test_base_mode_pools_the_stored_runs_and_fails_a_broken_question_the_same(pr
     failures = data["gate"]["failures"]
     assert {(f["rule"], f["question"]) for f in failures} == {("question_fall", "plum")}, failures
     fell = failures[0]
-    # 0 of 3 against 6 of 6: p = 1/84 = 0.012, not yet 0.005 (the questions' half of alpha); 0 of 4: p = 1/210.
-    assert "plum: 0 of 4 runs pass, 6 of 6 on the base: p = 0.0048" in fell["message"]
+    # 0 of 3 against 8 of 8 (5 stored, 3 now): p = 1/165 = 0.006, not yet 0.005 (the questions'
+    # half of alpha); 0 of 4 against 9 of 9: p = 1/715.
+    assert "plum: 0 of 4 runs pass, 9 of 9 on the base: p = 0.0014" in fell["message"]
     (test,) = [c["pass_test"] for c in data["comparison"]]
-    assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) * 6, len(ITEMS))
-    # Both sides run every question once; only the PR side re-runs plum.
-    pr_runs = sum(t["runs"] for t in test["tested"]) + (len(ITEMS) - len(test["tested"]))
-    assert calls == (pr_runs + len(ITEMS)) * 2
+    assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) * 6 + 3, len(ITEMS))
+    # Both sides run every question once, and plum three times more.
+    assert data["base_run"]["reruns"] == 3
+    assert calls == (len(ITEMS) + 3) * 2 * 2
+    assert "base re-run: 6 questions × 1 run + 3 re-runs of the questions in doubt, 18 model calls" in done.stdout + done.stderr
 
 
 def test_a_budget_that_stops_the_reruns_of_a_fall_could_not_be_checked(pr: Path) -> None:

@@ -118,6 +118,27 @@ def test_no_token_and_bad_token(github: FakeGitHub, tmp_path: Path) -> None:
     assert TOKEN not in (tmp_path / "github_output").read_text() and TOKEN not in (tmp_path / "step_summary").read_text()
 
 
+def test_annotations_say_only_what_failed_the_check(github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error annotation says "this failed the check": none for questions the gate held within
+    noise (a passed check has drops too: a flaky question's run); a warning at each question that
+    scored lower when the gate failed on a rule naming no question (the dataset's pass rate)."""
+    monkeypatch.chdir(tmp_path)
+    results = sample_results()
+    assert results.gate is not None and any(m.drops for m in results.comparison[0].metrics)
+    held = results.model_copy(deep=True)
+    assert held.gate is not None
+    held.gate.outcome, held.gate.failures = "passed", []
+    _, printed = do_publish(held, github, tmp_path)
+    assert not [line for line in printed.splitlines() if line.startswith(("::error ", "::warning file="))], printed
+    whole = results.model_copy(deep=True)
+    assert whole.gate is not None
+    whole.gate.failures = [whole.gate.failures[0].model_copy(update={"question": None, "rule": "pass_rate"})]
+    _, printed = do_publish(whole, github, tmp_path)
+    warned = [line for line in printed.splitlines() if line.startswith("::warning file=")]
+    assert warned and not [line for line in printed.splitlines() if line.startswith("::error ")], printed
+    assert "scored lower on" in warned[0] and "one of the questions behind the dataset's fall" in warned[0]
+
+
 def test_422_too_long_shrinks_and_retries_once(github: FakeGitHub, tmp_path: Path) -> None:
     github.max_body = 2500
     published, printed = do_publish(sample_results(n=40), github, tmp_path)

@@ -152,9 +152,11 @@ class BaseRun(Stored):
     # The merge-base commit the base's agent was checked out at.
     commit: str | None = None
     datasets: list[str] = Field(default_factory=list)
-    # Distinct questions run on the base side, each ``runs`` times, and its model calls.
+    # Distinct questions run on the base side, each ``runs`` times, the runs the sequential re-runs
+    # added (a question in doubt runs once more on both sides), and its model calls.
     questions: int = 0
     runs: int = 1
+    reruns: int = 0
     model_calls: int = 0
 
 

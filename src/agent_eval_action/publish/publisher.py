@@ -216,8 +216,16 @@ def _deltas(results: Results) -> dict[str, dict[str, float | None]]:
 
 
 def _annotations(results: Results, root: Path) -> list[Command]:
-    """An error at the line of each question that regressed (at most ten); ``file=`` is the
-    repository-relative path GitHub expects."""
+    """An annotation at the line of each question that fell (at most ten); ``file=`` is the
+    repository-relative path GitHub expects. An error where the gate failed on the question; where
+    the gate failed on a rule that names no question (the pass rate over the whole dataset), a
+    warning at each question that scored lower; none for what the gate held within noise (an
+    annotation says "this failed the check")."""
+    gate = results.gate
+    if gate is None or gate.outcome == "passed":
+        return []
+    failed_on = {(f.dataset, f.question) for f in gate.failures if f.question}
+    unnamed = any(not f.question for f in gate.failures)
     lines: list[Command] = []
     for comparison in results.comparison or []:
         path = comparison.path
@@ -229,10 +237,24 @@ def _annotations(results: Results, root: Path) -> list[Command]:
             for drop in metric.drops:
                 fell.setdefault(drop.id, []).append(f"{drop.metric} {drop.baseline:.3g} → {drop.current:.3g}")
         for question, moved in fell.items():
+            failed = (path, question) in failed_on or (None, question) in failed_on
+            if not failed and not unnamed:
+                continue
             if len(lines) >= MAX_ANNOTATIONS:
                 return lines
-            message = f"question {question} fell on {', '.join(moved)}"
-            lines.append(annotation("error", message, file=path, line=where.get(question), title="agent-eval regression"))
+            if failed:
+                lines.append(
+                    annotation(
+                        "error",
+                        f"question {question} fell on {', '.join(moved)}",
+                        file=path,
+                        line=where.get(question),
+                        title="agent-eval regression",
+                    )
+                )
+            else:
+                message = f"question {question} scored lower on {', '.join(moved)} (one of the questions behind the dataset's fall)"
+                lines.append(annotation("warning", message, file=path, line=where.get(question), title="agent-eval regression"))
     return lines
 
 

@@ -91,6 +91,7 @@ class FileEvaluation:
     # compared with (``base`` alone is what drift is measured on). None: nothing pooled.
     base_pooled: DatasetResult | None = None
     base_questions: int = 0
+    base_reruns: int = 0
     base_calls: int = 0
     # `baseline update`: the questions a model/API outage kept from running, said in a line with
     # the cause; their previous record is kept whole in ``result`` (empty: all recorded).
@@ -270,9 +271,9 @@ class Evaluation:
 
     def _rerun(self, plan: Plan, inference: InferenceResult, scorer: Scorer, done: FileEvaluation, history: History) -> FileEvaluation:
         """The sequential re-runs: while some question's runs leave a fall in doubt against the
-        base's record (``verdict/noise.py``), it runs once more (and, when the base's record of it
-        is too short to judge by, the base's agent too), until each is decided, reaches its cap,
-        or the budget or an interrupt stops them."""
+        base's record (``verdict/noise.py``), it runs once more (beside the base's agent, the base's
+        too: stored runs join this job's only while they agree with them, which one run now cannot
+        show), until each is decided, reaches its cap, or the budget or an interrupt stops them."""
         by_id = {r.question.id: r.question for r in plan.request.records}
         # The cap as the comparison will take it: from every question of the dataset (reused ones too).
         questions = len({q.id for q in done.result.questions}) if done.result is not None else len(by_id)
@@ -289,11 +290,13 @@ class Evaluation:
             against = (done.base_pooled or done.base) if beside else history.stored
             if against is None:
                 break
-            again, base_too = to_rerun(done.result, against, settings)
+            again = to_rerun(done.result, against, settings)
             again = [q for q in again if q in by_id]
             if not again:
                 break
-            both = [q for q in again if q in base_too] if beside else []
+            # Beside the base's agent, a question in doubt runs once more on both sides: the base's
+            # record is this job's runs, and only runs made now can show the stored ones stale.
+            both = again if beside else []
             solo = [q for q in again if q not in both]
             new: list[Record] = []
             new_base: list[Record] = []
@@ -407,6 +410,7 @@ class Evaluation:
             base=base,
             base_pooled=pooled,
             base_questions=len(plan.request.records) if ran_beside else 0,
+            base_reruns=max(0, len(inference.base or []) - plan.request.question_runs) if ran_beside else 0,
             base_calls=inference.base_model_calls,
         )
 

@@ -232,6 +232,7 @@ def evaluate_files(
                 compared_with.append(done.base_pooled or done.base)
                 base.datasets.append(result.path)
                 base.questions += done.base_questions
+                base.reruns += done.base_reruns
                 base.model_calls += done.base_calls
             if result.format not in RECORDED_FORMATS:
                 result.agent_fingerprint = fingerprint

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from agent_eval_action.core.results import DatasetResult, QuestionResult
 from agent_eval_action.core.verdicts import PassTest, QuestionTest
 from agent_eval_action.scoring.aggregate import passes
-from agent_eval_action.verdict.noise import DEFAULTS, MIN_BASE_RUNS, Settings, Tally, decide, fisher_fall, more_runs, spread_fall
+from agent_eval_action.verdict.noise import DEFAULTS, Settings, Tally, decide, fisher_fall, more_runs, spread_fall
 from agent_eval_action.verdict.outages import outage_cause
 
 
@@ -175,18 +175,17 @@ def _fell_on(current: DatasetResult, own: dict[str, Metrics]) -> dict[str, list[
     return {q: sorted(names) for q, names in out.items()}
 
 
-def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings = DEFAULTS) -> tuple[list[str], list[str]]:
-    """The sequential re-runs' next round: (questions to run once more on the PR's side, those of
-    them whose base record is too short to judge by, to run once more on the base's side too)."""
+def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings = DEFAULTS) -> list[str]:
+    """The sequential re-runs' next round: the questions to run once more (beside the base's agent,
+    on both sides: see ``service/evaluation.py``)."""
     metrics = pass_metrics(current, baseline)
     if not metrics:
-        return [], []
+        return []
     own = passable(baseline, metrics)
     now, _ = tallies(current, metrics, own)
     before, _ = tallies(baseline, metrics, own)
     shared = {q: (now[q], before[q]) for q in now.keys() & before.keys()}
-    again = sorted(more_runs(shared, settings))
-    return again, [q for q in again if before[q].runs < MIN_BASE_RUNS and before[q].passes == before[q].runs]
+    return sorted(more_runs(shared, settings))
 
 
 # The level at which the stored runs of a question (or a whole dataset) are taken to disagree with
