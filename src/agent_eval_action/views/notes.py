@@ -80,7 +80,9 @@ def base_run_line(base: BaseRun) -> str:
     """What compare-with = "base" cost: "base re-run: 12 questions x 3 runs + 2 re-runs of the
     questions in doubt, 76 model calls"."""
     reruns = f" + {plural(base.reruns, 're-run')} of the questions in doubt" if base.reruns else ""
-    return f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}{reruns}, {plural(base.model_calls, 'model call')}"
+    return (
+        f"base re-run: {plural(base.questions, 'question')} × {plural(base.runs, 'run')}{reruns}, {plural(base.model_calls, 'model call')}"
+    )
 
 
 def unpaired_lines(comparison: DatasetComparison | None, errored: int = 0, questions: int | None = None) -> list[str]:
