@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_eval_action.config import GateConfig
-from agent_eval_action.core.results import DatasetResult, QuestionResult
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.verdicts import GateResult
 from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
+from agent_eval_action.models.results import DatasetResult, QuestionResult
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.verdicts import GateResult
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate

@@ -87,9 +87,9 @@ async def adk_evaluator(questions: int) -> None:
 def ours(questions: int, concurrency: int | None, workers: int) -> dict[str, float]:
     """Our runner: in this process (``workers`` 0) or over worker processes (the default; -1 takes
     the default count), agent loading and worker start included in ``with_setup_seconds``."""
-    from agent_eval_action.core.questions import Question
     from agent_eval_action.datasets import Record
     from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.models.questions import Question
     from agent_eval_action.run.run_pool import RunSettings, run_records
     from agent_eval_action.scoring.scorer import Scorer
 

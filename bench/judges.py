@@ -40,10 +40,10 @@ def main() -> None:
     args = parser.parse_args()
 
     from agent_eval_action.config import Config, JudgeMetricConfig
-    from agent_eval_action.core.questions import Question, ReferenceData
-    from agent_eval_action.core.scores import Score
-    from agent_eval_action.core.traces import Trace
     from agent_eval_action.datasets import Record
+    from agent_eval_action.models.questions import Question, ReferenceData
+    from agent_eval_action.models.scores import Score
+    from agent_eval_action.models.traces import Trace
     from agent_eval_action.run.judges.client import judge_from_env
     from agent_eval_action.run.judges.engine import JudgeEngine, JudgeSettings
     from agent_eval_action.run.judges.setup import judge_metrics

@@ -55,8 +55,8 @@ def side(observe: str, questions: int, empty_hook: bool = False) -> dict[str, An
     (``observe``: AGENT_EVAL_WORKER_OBSERVE's value).
     ``empty_hook``: nothing observed, but a Python audit hook that does nothing is installed in
     each worker (a ``sitecustomize`` on its path): what CPython's call of any Python hook costs."""
-    from agent_eval_action.core.questions import Question
     from agent_eval_action.datasets import Record
+    from agent_eval_action.models.questions import Question
     from agent_eval_action.run.agent_env import agent_environment
     from agent_eval_action.run.run_pool import RunSettings, run_records
     from agent_eval_action.run.worker_pool import WorkerPool

@@ -26,22 +26,22 @@ _EXPORTS = {
     "Dataset": "agent_eval_action.service.api",
     "Config": "agent_eval_action.config",
     "load_config": "agent_eval_action.config",
-    "Results": "agent_eval_action.core.results",
-    "DatasetResult": "agent_eval_action.core.results",
-    "QuestionResult": "agent_eval_action.core.results",
-    "MetricSummary": "agent_eval_action.core.scores",
-    "DatasetComparison": "agent_eval_action.core.verdicts",
-    "MetricComparison": "agent_eval_action.core.verdicts",
-    "GateResult": "agent_eval_action.core.verdicts",
-    "GateFailure": "agent_eval_action.core.verdicts",
-    "Problem": "agent_eval_action.core.results",
-    "Question": "agent_eval_action.core.questions",
-    "ReferenceData": "agent_eval_action.core.questions",
-    "Trace": "agent_eval_action.core.traces",
-    "Score": "agent_eval_action.core.scores",
-    "AgentEvalError": "agent_eval_action.core.errors",
-    "ConfigError": "agent_eval_action.core.errors",
-    "DatasetError": "agent_eval_action.core.errors",
+    "Results": "agent_eval_action.models.results",
+    "DatasetResult": "agent_eval_action.models.results",
+    "QuestionResult": "agent_eval_action.models.results",
+    "MetricSummary": "agent_eval_action.models.scores",
+    "DatasetComparison": "agent_eval_action.models.verdicts",
+    "MetricComparison": "agent_eval_action.models.verdicts",
+    "GateResult": "agent_eval_action.models.verdicts",
+    "GateFailure": "agent_eval_action.models.verdicts",
+    "Problem": "agent_eval_action.models.results",
+    "Question": "agent_eval_action.models.questions",
+    "ReferenceData": "agent_eval_action.models.questions",
+    "Trace": "agent_eval_action.models.traces",
+    "Score": "agent_eval_action.models.scores",
+    "AgentEvalError": "agent_eval_action.system.errors",
+    "ConfigError": "agent_eval_action.system.errors",
+    "DatasetError": "agent_eval_action.system.errors",
 }
 __all__ = [  # written out for type checkers; tests/unit/test_public_api.py keeps it equal to _EXPORTS
     "AgentEvalError",
@@ -74,13 +74,13 @@ __all__ = [  # written out for type checkers; tests/unit/test_public_api.py keep
 
 if TYPE_CHECKING:  # what type checkers see (py.typed); at run time each name is imported on first use
     from agent_eval_action.config import Config, load_config
-    from agent_eval_action.core.errors import AgentEvalError, ConfigError, DatasetError
-    from agent_eval_action.core.questions import Question, ReferenceData
-    from agent_eval_action.core.results import DatasetResult, Problem, QuestionResult, Results
-    from agent_eval_action.core.scores import MetricSummary, Score
-    from agent_eval_action.core.traces import Trace
-    from agent_eval_action.core.verdicts import DatasetComparison, GateFailure, GateResult, MetricComparison
+    from agent_eval_action.models.questions import Question, ReferenceData
+    from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult, Results
+    from agent_eval_action.models.scores import MetricSummary, Score
+    from agent_eval_action.models.traces import Trace
+    from agent_eval_action.models.verdicts import DatasetComparison, GateFailure, GateResult, MetricComparison
     from agent_eval_action.service.api import Dataset, GateFailed, assert_passed, check, compare, evaluate, load
+    from agent_eval_action.system.errors import AgentEvalError, ConfigError, DatasetError
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ import sys
 from agent_eval_action.cli.main import main
 
 code = main()
-from agent_eval_action.core import interrupt  # noqa: E402 - after the command: --help stays fast
+from agent_eval_action.system import interrupt  # noqa: E402 - after the command: --help stays fast
 
 sys.stdout.flush()
 sys.stderr.flush()

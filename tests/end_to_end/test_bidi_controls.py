@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from agent_eval_action.core.markdown import BIDI_CONTROLS, escape_html, escape_md, show_controls
+from agent_eval_action.text.markdown import BIDI_CONTROLS, escape_html, escape_md, show_controls
 from tests.helpers.commands import cli
 from tests.helpers.factories import Call, Run, runs, write_dataset
 from tests.helpers.repos import commit, git, new_repo

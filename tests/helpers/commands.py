@@ -85,7 +85,7 @@ def _exit_code(code: object, err: io.StringIO) -> int:
 def _end_of_process() -> None:
     """What the process's exit does for the next command (``__main__`` runs the atexit handlers):
     prestarted agent workers nobody adopted are killed, and the next command may start its own;
-    what the command line froze out of the collector's scans (``core.collector.OWN_PROCESS``) is
+    what the command line froze out of the collector's scans (``system.collector.OWN_PROCESS``) is
     scanned again, so the test process's memory is freed as it would be at the process's end."""
     gc.unfreeze()
     worker_start = sys.modules.get("agent_eval_action.run.worker_start")

@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 
 from agent_eval_action.config import GateConfig
-from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Turn
-from agent_eval_action.core.results import DatasetResult, Results
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
+from agent_eval_action.models.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Turn
+from agent_eval_action.models.results import DatasetResult, Results
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.publish.publisher import GitHubContext
 from agent_eval_action.repo.history import Point
 from agent_eval_action.scoring.scorer import Scorer

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from agent_eval_action.core.results import DatasetResult, QuestionResult
-from agent_eval_action.core.scores import Score
 from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext
+from agent_eval_action.models.results import DatasetResult, QuestionResult
+from agent_eval_action.models.scores import Score
 from agent_eval_action.scoring.scorer import Scorer
 
 SCORER = Scorer.for_names(["tool_usage_accuracy"], MetricContext())

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.metrics import REGISTRY, MetricContext
+from agent_eval_action.system.errors import DatasetError
 from tests.helpers.adk_files import (
     ADK_ROUGE,
     ADK_ROUGE_PER_TURN,

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.core.errors import AgentLoadError
-from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
+from agent_eval_action.models.questions import Question, ReferenceData, ReferenceToolCall
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.run.adk_runner import AdkRunner
 from agent_eval_action.run.agent_loader import load_agent
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
+from agent_eval_action.system.errors import AgentLoadError
 from tests.helpers.commands import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]

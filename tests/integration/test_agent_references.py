@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.core.questions import Question
+from agent_eval_action.models.questions import Question
 from agent_eval_action.service.references import AgentNames, unknown_names
 from tests.helpers.commands import cli
 from tests.helpers.repos import ROOT, commit, new_repo

@@ -261,7 +261,7 @@ def test_the_example_on_google_adk_1_scores_as_on_2(tmp_path: Path) -> None:
 def test_a_worker_captures_spans_per_question_and_withholds_secrets_from_its_environment() -> None:
     import asyncio
 
-    from agent_eval_action.core.questions import Question
+    from agent_eval_action.models.questions import Question
     from agent_eval_action.run.agent_env import agent_environment
     from agent_eval_action.run.worker_pool import WorkerPool
     from agent_eval_action.run.worker_start import WorkerSettings
@@ -292,7 +292,7 @@ def test_a_worker_that_cannot_even_say_it_is_stalled_is_killed_after_its_grace()
     cancel goes unanswered; the question's time out is still its own error once the grace is over."""
     import asyncio
 
-    from agent_eval_action.core.questions import Question
+    from agent_eval_action.models.questions import Question
     from agent_eval_action.run.agent_env import agent_environment
     from agent_eval_action.run.worker_pool import WorkerPool
     from agent_eval_action.run.worker_start import WorkerSettings

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.run.adaptive import Limiter
 from agent_eval_action.run.judges.client import judge_from_env
 from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings

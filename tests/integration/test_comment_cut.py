@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-from agent_eval_action.core.markdown import cut_blocks
+from agent_eval_action.text.markdown import cut_blocks
 from agent_eval_action.views.render import Renderer, render_comment, render_summary
 from tests.helpers.browser import cmark_gfm, markdown_to_html, require
 from tests.helpers.publishing import sample_view

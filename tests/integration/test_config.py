@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import Config, load_config
-from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.system.errors import ConfigError
 
 
 def test_defaults_without_files(tmp_path: Path) -> None:

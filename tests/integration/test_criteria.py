@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import Config, GateConfig, MetricRule
-from agent_eval_action.core.results import DatasetResult
 from agent_eval_action.datasets import load_dataset
 from agent_eval_action.metrics import MetricContext
+from agent_eval_action.models.results import DatasetResult
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.service.evaluation import Evaluation
 from agent_eval_action.verdict.gate import evaluate_gate, gated_metrics, metric_kinds, rule_for

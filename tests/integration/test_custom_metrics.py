@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.repo.metric_code import changed_since_written, written
 from agent_eval_action.run.agent_env import agent_environment
 from agent_eval_action.run.metric_worker import MetricWorker
@@ -18,7 +18,7 @@ from tests.helpers.factories import runs, write_dataset
 from tests.helpers.repos import commit, counting_repo, git, new_repo
 
 METRICS = """
-from agent_eval_action.core.scores import Score
+from agent_eval_action.models.scores import Score
 
 
 def words(question, trace):

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from agent_eval_action.core.markdown import escape_md
+from agent_eval_action.text.markdown import escape_md
 from tests.helpers.commands import run_cli
 from tests.helpers.repos import stored
 from tests.helpers.values import timings

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import GateConfig
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results, Selection
-from agent_eval_action.core.scores import MetricSummary, Score
-from agent_eval_action.core.verdicts import DatasetComparison
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results, Selection
+from agent_eval_action.models.scores import MetricSummary, Score
+from agent_eval_action.models.verdicts import DatasetComparison
 from agent_eval_action.repo.git import Git
 from agent_eval_action.repo.history import metric_history, read_base_runs
 from agent_eval_action.repo.results_io import dumps

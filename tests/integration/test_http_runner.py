@@ -160,7 +160,7 @@ def fake() -> Iterator[FakeServer]:
 
 
 def _one(text: str) -> list[Record]:
-    from agent_eval_action.core.questions import Question
+    from agent_eval_action.models.questions import Question
 
     return [Record(question=Question(id="q", user_inputs=[text], agents_evaluated=["app"], initial_state={"tier": "gold"}))]
 

@@ -14,12 +14,12 @@ import pytest
 import agent_eval_action as aea
 from agent_eval_action.cli.main import main
 from agent_eval_action.config import Config
-from agent_eval_action.core.processes import RUNS_PER_WORKER
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record, load_dataset
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult
 from agent_eval_action.service.evaluation import Evaluation
+from agent_eval_action.system.processes import RUNS_PER_WORKER
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]

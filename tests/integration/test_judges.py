@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 from agent_eval_action.config import Config, load_config
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.questions import Question, ReferenceData
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
+from agent_eval_action.models.questions import Question, ReferenceData
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.run.judges.client import NO_CREDENTIALS, JudgeClient, judge_from_env
 from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeSettings
 from agent_eval_action.run.judges.setup import judge_metrics
+from agent_eval_action.system.errors import ConfigError
 from tests.fakes.gemini_server import FakeGemini
 from tests.helpers.commands import run_cli
 

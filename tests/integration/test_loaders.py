@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 import pytest
 
 from agent_eval_action import evaluate
-from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record, load_dataset
+from agent_eval_action.system.errors import DatasetError
 from agent_eval_action.traces.spans import MISMATCHED_NOTE
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 from tests.helpers.values import present

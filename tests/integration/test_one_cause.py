@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action import compare
-from agent_eval_action.core.results import QuestionResult, Results
-from agent_eval_action.core.scores import Score
 from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.metrics.registry import default_pass_thresholds
+from agent_eval_action.models.results import QuestionResult, Results
+from agent_eval_action.models.scores import Score
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.junit import write_junit

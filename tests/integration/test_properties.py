@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.inside import OUTSIDE
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.system.inside import OUTSIDE
 from tests.helpers.commands import run_cli
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 

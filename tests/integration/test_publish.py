@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import GateConfig, MetricRule
-from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Turn
-from agent_eval_action.core.results import Results
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
+from agent_eval_action.models.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Turn
+from agent_eval_action.models.results import Results
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.publish.github import GitHubClient
 from agent_eval_action.publish.publisher import Published, PublishSettings, publish
 from agent_eval_action.repo.results_io import write_results
@@ -302,7 +302,7 @@ def test_user_template_extends_the_builtin(tmp_path: Path) -> None:
     comment = render_comment(Renderer(str(tmp_path)), view(sample_results()))
     assert comment.rstrip().endswith("Custom footer") and "## ❌ Agent evaluation failed" in comment
     (tmp_path / "comment.md.j2").write_text("no marker here")
-    from agent_eval_action.core.errors import ConfigError
+    from agent_eval_action.system.errors import ConfigError
 
     with pytest.raises(ConfigError, match="lacks the marker"):
         render_comment(Renderer(str(tmp_path)), view(sample_results()))

@@ -135,7 +135,7 @@ def test_hostile_agent_and_dataset_text_stays_text(tab: Page, tmp_path: Path) ->
 
 def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) -> None:
     results, before = sample()
-    from agent_eval_action.core.results import Results
+    from agent_eval_action.models.results import Results
 
     write_results(results, tmp_path / "run" / "results.json")
     write_results(Results(tool_version="0.1.0", datasets=[before]), tmp_path / "base.json")
@@ -159,7 +159,7 @@ def test_what_the_page_says_of_an_errored_question_and_a_base_run_is_true(tab: P
     """An errored question has no "All 0 scores" table but says it erred; compared with the base's
     agent run now, the page names it once ("(the base's agent run now at ...)" is not repeated);
     one question and one run read in the singular."""
-    from agent_eval_action.core.results import BaseRun, Results
+    from agent_eval_action.models.results import BaseRun, Results
 
     results, before = sample()
     label = "the base's agent run now at 13726e1"

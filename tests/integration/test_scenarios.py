@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action.config import Config, UserSimulatorConfig
-from agent_eval_action.core.results import DatasetResult
+from agent_eval_action.models.results import DatasetResult
 from agent_eval_action.service.evaluation import Evaluation
 from tests.apps import simulated_user  # registers scripted-user in ADK's model registry
 from tests.helpers.commands import run_cli
@@ -161,7 +161,7 @@ def test_without_credentials_scenarios_are_skipped_and_static_cases_run(tmp_path
     assert by_id["static"].status == "ok" and by_id["static"].scores["tool_trajectory_avg_score"].value == 1.0
     from xml.etree import ElementTree
 
-    from agent_eval_action.core.results import Results
+    from agent_eval_action.models.results import Results
     from agent_eval_action.views.junit import write_junit
 
     suite = ElementTree.parse(write_junit(Results(datasets=[result]), tmp_path / "junit.xml", {})).getroot()[0]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action import evaluate
-from agent_eval_action.core.results import QuestionResult
+from agent_eval_action.models.results import QuestionResult
 from tests.helpers import seed_pipeline as seed
 from tests.helpers.commands import cli
 from tests.helpers.repos import ROOT

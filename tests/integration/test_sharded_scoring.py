@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.core.collector import LIBRARY, Collector
-from agent_eval_action.core.results import Results
 from agent_eval_action.datasets import load_dataset
 from agent_eval_action.datasets.tabular import stream
 from agent_eval_action.metrics import MetricContext
+from agent_eval_action.models.results import Results
 from agent_eval_action.repo.results_io import dumps
 from agent_eval_action.scoring import scorer as scoring
 from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.system.collector import LIBRARY, Collector
 from tests.helpers.factories import csv_row, customer_service_runs, write_csv, write_jsonl
 
 # The datasets are made in tmp_path: work there, as inputs must lie inside the working directory's repository.
@@ -109,7 +109,7 @@ def test_workshop_rows_score_the_same_in_several_processes(tmp_path: Path, monke
 @pytest.mark.parametrize("workers", [1, 2])
 def test_scoring_leaves_no_cyclic_garbage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
     """The command line scores with the cyclic collector paused and freezes what scoring made
-    (core.collector): a reference cycle made per row is never freed, so a row may make none. (A
+    (system.collector): a reference cycle made per row is never freed, so a row may make none. (A
     worker's run rebuilt by model_construct without its failed_thresholds asked inspect.signature
     about the default_factory on every row: ~25 KB of cycles a row, +760 MB at 20,000 rows; a
     closure that called itself, in the tool-call matching, made a few more.)"""

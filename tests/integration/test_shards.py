@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.errors import ConfigError, DatasetError
-from agent_eval_action.core.results import Results
+from agent_eval_action.models.results import Results
 from agent_eval_action.repo.results_io import read_results
 from agent_eval_action.scoring.shards import in_shard, merge_results, merge_scorer, parse_shard
+from agent_eval_action.system.errors import ConfigError, DatasetError
 from tests.helpers.commands import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.core.errors import AgentLoadError
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.run.agent_env import agent_environment
 from agent_eval_action.run.worker_pool import WorkerPool
 from agent_eval_action.run.worker_process import WorkerDied
 from agent_eval_action.run.worker_start import WorkerSettings
+from agent_eval_action.system.errors import AgentLoadError
 from tests.helpers.hostile import APPS, cli, golden
 
 PROMPT = str(APPS / "warm" / "prompt.txt")

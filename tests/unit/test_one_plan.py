@@ -1,4 +1,4 @@
-"""`compare_with` is decided in one place: core/plan.py. No other module compares it."""
+"""`compare_with` is decided in one place: models/plan.py. No other module compares it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "agent_eval_action"
-PLAN = PACKAGE / "core" / "plan.py"
+PLAN = PACKAGE / "models" / "plan.py"
 
 
 def _names(node: ast.expr) -> set[str]:
@@ -28,7 +28,7 @@ def test_the_check_compares_compare_with_only_in_its_plan() -> None:
         for module in PACKAGE.rglob("*.py")
         if module != PLAN and (lines := comparisons_of_compare_with(module.read_text(encoding="utf-8")))
     }
-    assert not found, f"compare_with is compared outside core/plan.py (read the check's plan instead): {found}"
+    assert not found, f"compare_with is compared outside models/plan.py (read the check's plan instead): {found}"
     assert comparisons_of_compare_with(PLAN.read_text(encoding="utf-8")), "the plan no longer reads compare_with: update this test"
 
 

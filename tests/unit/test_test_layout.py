@@ -71,7 +71,7 @@ PURE_LOGIC = [
     "verdict/rules.py",
     "verdict/noise.py",
     "verdict/outcome.py",
-    "core/plan.py",
+    "models/plan.py",
     "scoring/aggregate.py",
     "scoring/reuse.py",
     "run/budget.py",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from agent_eval_action.cli.settings import flags_from_inputs, read_bool, read_float, read_inputs
-from agent_eval_action.core.errors import ConfigError, ExitCode
+from agent_eval_action.system.errors import ConfigError, ExitCode
 
 if TYPE_CHECKING:
     from agent_eval_action.config import Config
@@ -27,8 +27,8 @@ BOT = ("github-actions[bot]", "41898282+github-actions[bot]@users.noreply.github
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    from agent_eval_action.core.workflow import in_actions, mask
     from agent_eval_action.service.api import credentials_held_out, trust_checkouts
+    from agent_eval_action.text.workflow import in_actions, mask
 
     env = dict(os.environ if env is None else env)
     actions = in_actions(env)
@@ -49,9 +49,9 @@ def _act(env: dict[str, str], inputs: dict[str, str], token: str, workspace: Pat
     """The action's work in ``workspace``: the check, the baselines or the evaluation the event asks for."""
     from agent_eval_action.cli.commands import agent_python, check_and_publish
     from agent_eval_action.config import load_config
-    from agent_eval_action.core.workflow import group, in_actions, redactor_for
     from agent_eval_action.publish.publisher import GitHubContext
     from agent_eval_action.service.api import base_ref
+    from agent_eval_action.text.workflow import group, in_actions, redactor_for
 
     actions = in_actions(env)
     directory = workspace / inputs["working-directory"] if inputs["working-directory"] else workspace
@@ -94,7 +94,7 @@ def _act(env: dict[str, str], inputs: dict[str, str], token: str, workspace: Pat
 
 
 def _lenient(code: int, inputs: dict[str, str], out: TextIO, actions: bool) -> int:
-    from agent_eval_action.core.workflow import annotation, command
+    from agent_eval_action.text.workflow import annotation, command
 
     if code == ExitCode.GATE_FAILED and not read_bool("fail-on-regression", inputs["fail-on-regression"], True):
         command(out, annotation("warning", "the gate failed; fail-on-regression is false, so the check passes"), actions=actions)
@@ -105,8 +105,8 @@ def _lenient(code: int, inputs: dict[str, str], out: TextIO, actions: bool) -> i
 def update_baselines(config: Config, env: Mapping[str, str], context: GitHubContext, out: TextIO, err: TextIO) -> int:
     """On a push to the default branch: write the baselines, commit and push them if they changed."""
     from agent_eval_action.cli.commands import write_baselines
-    from agent_eval_action.core.workflow import group
     from agent_eval_action.service.api import commit_baselines
+    from agent_eval_action.text.workflow import group
 
     branch = env.get("GITHUB_REF_NAME") or env.get("GITHUB_REF", "").removeprefix("refs/heads/")
     default = context.default_branch
@@ -133,10 +133,10 @@ ARTIFACT_MAX_BYTES = 4_000_000
 def fork_comment(path: str, *, comment_key: str = "default", out: TextIO = sys.stdout, env: Mapping[str, str] | None = None) -> int:
     """The ``workflow_run`` half of the fork-safe pair: posts the fork run's comment.md on the PR
     whose head is the run's head commit (see ``publish.post_fork_comment``)."""
-    from agent_eval_action.core.errors import InfrastructureError
-    from agent_eval_action.core.workflow import mask
     from agent_eval_action.publish.github import GitHubClient, GitHubError
     from agent_eval_action.publish.publisher import GitHubContext, post_fork_comment, read_event
+    from agent_eval_action.system.errors import InfrastructureError
+    from agent_eval_action.text.workflow import mask
 
     env = dict(os.environ if env is None else env)
     context = GitHubContext.from_env(env)

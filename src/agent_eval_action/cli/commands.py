@@ -22,15 +22,15 @@ from agent_eval_action.cli.outputs import unwritten, written_results
 from agent_eval_action.cli.settings import laid_over
 from agent_eval_action.cli.validate import validate
 from agent_eval_action.config import Config, load_config
-from agent_eval_action.core import interrupt
-from agent_eval_action.core.collector import OWN_PROCESS
-from agent_eval_action.core.errors import ExitCode
-from agent_eval_action.core.files import LOCK_NAME, output_lock
-from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.plan import CheckPlan, runner_for
-from agent_eval_action.core.results import Problem, Results
-from agent_eval_action.core.workflow import mask, redactor_for
+from agent_eval_action.models.plan import CheckPlan, runner_for
+from agent_eval_action.models.results import Problem, Results
 from agent_eval_action.service import api
+from agent_eval_action.system import interrupt
+from agent_eval_action.system.collector import OWN_PROCESS
+from agent_eval_action.system.errors import ExitCode
+from agent_eval_action.system.files import LOCK_NAME, output_lock
+from agent_eval_action.text.markdown import plural
+from agent_eval_action.text.workflow import mask, redactor_for
 
 if TYPE_CHECKING:
     from agent_eval_action.publish.publisher import GitHubContext

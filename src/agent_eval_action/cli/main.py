@@ -109,8 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs one command with stdout and stderr redacted and defused (see ``workflow.LogStream``):
     nothing this process prints can carry a secret or issue a workflow command we did not mean."""
-    from agent_eval_action.core.redaction import Redactor
-    from agent_eval_action.core.workflow import LogStream
+    from agent_eval_action.text.redaction import Redactor
+    from agent_eval_action.text.workflow import LogStream
 
     out, err = LogStream(sys.stdout, Redactor.from_env(os.environ)), LogStream(sys.stderr, Redactor.from_env(os.environ))
     saved = sys.stdout, sys.stderr
@@ -125,17 +125,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args = build_parser().parse_args(argv)
-    from agent_eval_action.core import reaper
+    from agent_eval_action.system import reaper
 
-    # Before any worker starts: what the agent leaves behind stays ours to kill (core/reaper.py).
+    # Before any worker starts: what the agent leaves behind stays ours to kill (system/reaper.py).
     with reaper.subreaping():
         return _command(args, out, err)
 
 
 def _command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _prestart(args)
-    from agent_eval_action.core import interrupt
-    from agent_eval_action.core.logs import cli_logging
+    from agent_eval_action.system import interrupt
+    from agent_eval_action.system.logs import cli_logging
 
     with cli_logging(err, verbose=getattr(args, "verbose", False), quiet=getattr(args, "quiet", False)), interrupt.handling_signals():
         code = _dispatch(args, out, err)
@@ -174,7 +174,7 @@ def _prestart(args: argparse.Namespace) -> None:
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The command's row of ``commands.COMMANDS``, run after the one set-up they share."""
-    from agent_eval_action.core.errors import AgentEvalError, ExitCode
+    from agent_eval_action.system.errors import AgentEvalError, ExitCode
 
     try:
         from agent_eval_action.cli.commands import COMMANDS, invoke
@@ -201,8 +201,8 @@ def _unexpected(error: Exception, args: argparse.Namespace, err: TextIO) -> int:
     import tempfile
     import traceback
 
-    from agent_eval_action.core.errors import ExitCode
-    from agent_eval_action.core.redaction import Redactor
+    from agent_eval_action.system.errors import ExitCode
+    from agent_eval_action.text.redaction import Redactor
 
     text = Redactor.from_env(os.environ).text("".join(traceback.format_exception(error)))
     if getattr(args, "debug", False):

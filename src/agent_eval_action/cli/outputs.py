@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.errors import ExitCode
-from agent_eval_action.core.results import Results
-from agent_eval_action.core.workflow import redactor_for
+from agent_eval_action.models.results import Results
 from agent_eval_action.service import api
+from agent_eval_action.system.errors import ExitCode
+from agent_eval_action.text.workflow import redactor_for
 
 
 def written_results(results: Results, config: Config, *, alone: bool = False) -> Path:

@@ -66,7 +66,7 @@ def _metric_names(name: str, value: str) -> list[str] | None:
 
 def read_bool(name: str, value: str, default: bool) -> bool:
     """An input's true or false (empty: ``default``); ConfigError naming it otherwise."""
-    from agent_eval_action.core.errors import ConfigError
+    from agent_eval_action.system.errors import ConfigError
 
     if not value:
         return default
@@ -82,7 +82,7 @@ def _bool(name: str, value: str) -> bool:
 
 
 def _int(name: str, value: str) -> int:
-    from agent_eval_action.core.errors import ConfigError
+    from agent_eval_action.system.errors import ConfigError
 
     try:
         return int(value)
@@ -92,7 +92,7 @@ def _int(name: str, value: str) -> int:
 
 def read_float(name: str, value: str) -> float:
     """An input's number; ConfigError naming it otherwise."""
-    from agent_eval_action.core.errors import ConfigError
+    from agent_eval_action.system.errors import ConfigError
 
     try:
         return float(value)

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.config import load_config
-from agent_eval_action.core.errors import AgentLoadError, ConfigError, ExitCode
-from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.results import Problem
+from agent_eval_action.models.results import Problem
 from agent_eval_action.service import api
 from agent_eval_action.service.references import UnknownName, agent_names, unknown_names
+from agent_eval_action.system.errors import AgentLoadError, ConfigError, ExitCode
+from agent_eval_action.text.markdown import plural
 
 
 def validate(

@@ -25,9 +25,9 @@ from agent_eval_action.config.tables import (
     negations_only,
     parse_quota,
 )
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.processes import agent_workers, processes
-from agent_eval_action.core.spelling import did_you_mean, field_names, model_at
+from agent_eval_action.system.errors import ConfigError
+from agent_eval_action.system.processes import agent_workers, processes
+from agent_eval_action.text.spelling import did_you_mean, field_names, model_at
 
 DEFAULT_DATASETS = ["evaluation/datasets/*.json", "evaluation/datasets/*.csv", "evaluation/datasets/*.jsonl"]
 
@@ -223,11 +223,11 @@ class Config(BaseModel):
 
     def processes(self) -> int:
         """How many processes do the run's parallel work (large recorded tables are scored by as
-        many, beside this one, which reads them): ``core.processes``."""
+        many, beside this one, which reads them): ``system.processes``."""
         return processes(self.workers)
 
     def agent_worker_count(self, question_runs: int | None = None) -> int:
-        """Agent worker processes for ``question_runs`` runs of questions: ``core.processes``."""
+        """Agent worker processes for ``question_runs`` runs of questions: ``system.processes``."""
         return agent_workers(self.workers, question_runs)
 
     def configured_thresholds(self) -> frozenset[str]:

@@ -15,8 +15,8 @@ from typing import Any
 
 from agent_eval_action.config.placement import placed
 from agent_eval_action.config.schema import Config, Origin, validate
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.inside import require_inside, roots
+from agent_eval_action.system.errors import ConfigError
+from agent_eval_action.system.inside import require_inside, roots
 
 CONFIG_FILE = "agent-eval.toml"
 PYPROJECT_TABLE = "tool.agent-eval"

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agent_eval_action.core.scores import Direction, Unit
+from agent_eval_action.models.scores import Direction, Unit
 
 
 def negations_only(patterns: list[str]) -> str | None:

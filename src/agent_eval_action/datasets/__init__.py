@@ -11,13 +11,13 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.inside import is_inside, outside_reason
-from agent_eval_action.core.jsonish import LONE_SURROGATES, TooDeep, loads
 from agent_eval_action.datasets.adk import dataset_stem, load_eval_history, load_eval_set, load_test_json
 from agent_eval_action.datasets.base import LoadedDataset, Record
 from agent_eval_action.datasets.golden import load_golden
 from agent_eval_action.datasets.tabular import load_csv, load_jsonl
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.system.inside import is_inside, outside_reason
+from agent_eval_action.text.jsonish import LONE_SURROGATES, TooDeep, loads
 
 __all__ = ["LoadedDataset", "Record", "adk_file", "dataset_stem", "load_dataset"]
 
@@ -46,7 +46,7 @@ def load_dataset(path: str, also: Sequence[str] = ()) -> LoadedDataset:
 
     File-level problems raise :class:`DatasetError`; problems with single questions come
     out of ``records`` in their place. A file that resolves outside the repository (and outside
-    the places ``also`` the user named) is refused before it is read (see :mod:`agent_eval_action.core.inside`).
+    the places ``also`` the user named) is refused before it is read (see :mod:`agent_eval_action.system.inside`).
     """
     if not is_inside(path, also=also):
         raise DatasetError(path, outside_reason())

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import dumps_sorted
-from agent_eval_action.core.questions import DatasetFormat, Question
-from agent_eval_action.core.traces import Trace
+from agent_eval_action.models.questions import DatasetFormat, Question
+from agent_eval_action.models.traces import Trace
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.jsonish import dumps_sorted
 
 
 @dataclass(kw_only=True)

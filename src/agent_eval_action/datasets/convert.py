@@ -12,12 +12,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agent_eval_action.core.files import atomic_file, write_atomic
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.tabular import CONVERT_SPAN
 from agent_eval_action.metrics.calls import tool_calls
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
+from agent_eval_action.system.files import atomic_file, write_atomic
 
 ROW_COLUMNS = [
     "eval_id", "question_id", "session_id", "agent_name", "agents_evaluated", "user_inputs", "final_response",

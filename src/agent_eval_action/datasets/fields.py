@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.questions import ReferenceData, ReferenceToolCall
-from agent_eval_action.core.spelling import closest, did_you_mean
+from agent_eval_action.models.questions import ReferenceData, ReferenceToolCall
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.spelling import closest, did_you_mean
 
 QUESTION_KEYS = {"id", "user_inputs", "agents_evaluated", "metadata", "reference_data"}
 RESPONSE_KEYS = ("reference_response", "expected_response", "expected_final_response", "reference_answer")

@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.spelling import closest
 from agent_eval_action.datasets.base import LoadedDataset, Record
 from agent_eval_action.datasets.fields import QUESTION_KEYS, REFERENCE_KEYS, Where, expect_type, reference_data, string_list
+from agent_eval_action.models.questions import Question
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.spelling import closest
 
 _ID_LINE = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 

@@ -25,13 +25,13 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from agent_eval_action.core.questions import Question, ReferenceToolCall, ToolInteraction
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.calls import counts
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.response import cached_stemmer
 from agent_eval_action.metrics.rouge import rouge
+from agent_eval_action.models.questions import Question, ReferenceToolCall, ToolInteraction
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
 
 TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE = "response_match_score"

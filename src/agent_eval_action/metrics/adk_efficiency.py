@@ -17,7 +17,7 @@ never gated, and a threshold on one is a config error (``INFORMATIONAL``).
   millisecond. ADK times a turn only while it runs it: a run read back from a file has the turn
   durations its producer recorded, or none.
 
-The turns' figures are :class:`~agent_eval_action.core.questions.AdkTurnUsage`, read from the
+The turns' figures are :class:`~agent_eval_action.models.questions.AdkTurnUsage`, read from the
 session's events where they are read (``traces.adk_usage``).
 """
 
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent_eval_action.core.questions import AdkTurnUsage, Question
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.models.questions import AdkTurnUsage, Question
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
 
 TOOL_CALL_COUNT = "tool_call_count_v1"
 INFERENCE_CALL_COUNT = "inference_call_count_v1"

@@ -8,8 +8,8 @@ keep every call and step as recorded; this module decides, per question, what co
 
 from __future__ import annotations
 
-from agent_eval_action.core.questions import Question, ToolInteraction, TrajectoryStep
-from agent_eval_action.core.traces import Trace
+from agent_eval_action.models.questions import Question, ToolInteraction, TrajectoryStep
+from agent_eval_action.models.traces import Trace
 
 TRANSFER = "transfer_to_agent"
 

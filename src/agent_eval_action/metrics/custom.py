@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.registry import Metric, MetricContext, declare_unit, unscored
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
+from agent_eval_action.system.errors import ConfigError
 
 if TYPE_CHECKING:
     from agent_eval_action.config import Config

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.scores import Direction, Score, Unit
-from agent_eval_action.core.traces import Trace
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.scores import Direction, Score, Unit
+from agent_eval_action.models.traces import Trace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,7 +35,7 @@ class Metric:
     score: ScoreFn
     # "reference": needs reference data; "trace": measured from what the agent did.
     kind: Literal["reference", "trace"] = "reference"
-    # What its figures are (core.scores.Unit): the one place every view and the gate learn it.
+    # What its figures are (models.scores.Unit): the one place every view and the gate learn it.
     unit: Unit = "ratio"
     # Slow set-up (imports) the scorer may do ahead, while the agent runs.
     prepare: Callable[[], object] | None = None

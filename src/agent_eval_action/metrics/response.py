@@ -5,11 +5,11 @@ from __future__ import annotations
 from functools import cache, lru_cache
 from typing import Any
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.rouge import rouge
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
 
 
 class CachedStemmer:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_eval_action.core.questions import Question, ReferenceToolCall, ToolInteraction
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.calls import tool_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.values import matches, mismatches
+from agent_eval_action.models.questions import Question, ReferenceToolCall, ToolInteraction
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
 
 
 def actual_calls(question: Question, trace: Trace) -> list[ToolInteraction]:

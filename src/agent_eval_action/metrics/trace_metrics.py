@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import LlmCall, Trace
 from agent_eval_action.metrics.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import LlmCall, Trace
 
 
 @register(

@@ -10,11 +10,11 @@ from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.calls import steps as counted_steps
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
 
 
 def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str, str] | None:

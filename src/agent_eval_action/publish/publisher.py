@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.markdown import untrusted_markdown
-from agent_eval_action.core.redaction import Redactor
-from agent_eval_action.core.results import Results
-from agent_eval_action.core.workflow import Command, annotation, append_summary, command, in_actions, set_outputs
+from agent_eval_action.models.results import Results
 from agent_eval_action.publish.github import Comment, GitHubClient, GitHubError
 from agent_eval_action.repo.results_io import redacted
+from agent_eval_action.system.errors import ConfigError
+from agent_eval_action.system.files import write_atomic
+from agent_eval_action.text.markdown import untrusted_markdown
+from agent_eval_action.text.redaction import Redactor
+from agent_eval_action.text.workflow import Command, annotation, append_summary, command, in_actions, set_outputs
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.junit import write_junit
 from agent_eval_action.views.page import Page, build
@@ -260,7 +260,7 @@ def _annotations(results: Results, root: Path) -> list[Command]:
 
 def _id_lines(path: Path) -> dict[str, int]:
     """Line of each question id in a dataset file: golden JSON ids, else the first line naming it."""
-    from agent_eval_action.core.inside import is_inside
+    from agent_eval_action.system.inside import is_inside
 
     if not is_inside(path):  # a merged shard's results can name any path
         return {}

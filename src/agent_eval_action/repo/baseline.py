@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.redaction import Redactor
-from agent_eval_action.core.results import DatasetResult, Results
 from agent_eval_action.datasets import dataset_stem
+from agent_eval_action.models.results import DatasetResult, Results
 from agent_eval_action.repo.results_io import dumps, parse_results
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.system.files import write_atomic
+from agent_eval_action.text.redaction import Redactor
 
 # Reads a repository-relative path (at the merge-base, or in the working tree); None if absent.
 Reader = Callable[[str], "str | None"]

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from wcmatch import glob as wc
 
 from agent_eval_action.config import negations_only
-from agent_eval_action.core.inside import places
-from agent_eval_action.core.results import Problem
 from agent_eval_action.datasets import adk_file
+from agent_eval_action.models.results import Problem
 from agent_eval_action.repo.globs import FLAGS, is_glob, matches, split
+from agent_eval_action.system.inside import places
 
 DATASET_SUFFIXES = (".json", ".csv", ".jsonl", ".ndjson")
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_eval_action.core.errors import ConfigError, InfrastructureError
 from agent_eval_action.repo.globs import NEGATION, split
+from agent_eval_action.system.errors import ConfigError, InfrastructureError
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError, InfrastructureError
-from agent_eval_action.core.jsonish import loads
-from agent_eval_action.core.results import DatasetResult, Results
-from agent_eval_action.core.verdicts import DatasetComparison
+from agent_eval_action.models.results import DatasetResult, Results
+from agent_eval_action.models.verdicts import DatasetComparison
 from agent_eval_action.repo.baseline import Reader, candidates, find_baseline, match, working_tree_reader
 from agent_eval_action.repo.git import Git, Snapshot
+from agent_eval_action.system.errors import DatasetError, InfrastructureError
+from agent_eval_action.text.jsonish import loads
 
 HISTORY_DEPTH = 20
 

@@ -16,8 +16,8 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from agent_eval_action.core.files import read_only, writable
 from agent_eval_action.repo.git import Git
+from agent_eval_action.system.files import read_only, writable
 
 
 def module_paths(spec: str, root: str) -> tuple[str, str]:

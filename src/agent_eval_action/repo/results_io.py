@@ -22,12 +22,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.jsonish import NotFinite, TooDeep, loads
-from agent_eval_action.core.plan import recorded_plan
-from agent_eval_action.core.redaction import Redactor
-from agent_eval_action.core.results import READABLE_VERSIONS, SCHEMA_VERSION, Results
+from agent_eval_action.models.plan import recorded_plan
+from agent_eval_action.models.results import READABLE_VERSIONS, SCHEMA_VERSION, Results
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.system.files import write_atomic
+from agent_eval_action.text.jsonish import NotFinite, TooDeep, loads
+from agent_eval_action.text.redaction import Redactor
 
 EXPAND_LEVELS = 3
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from agent_eval_action.core.results import RunStats
+from agent_eval_action.models.results import RunStats
 
 START = 16
 CEILING = 64

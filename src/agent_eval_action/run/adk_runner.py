@@ -10,8 +10,8 @@ from typing import Any
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.agent_worker.origin import origin_of, tag
 from agent_eval_action.agent_worker.runner import AgentSessions, partial_run
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.run.agent_loader import LoadedAgent
 from agent_eval_action.run.pacing import Pacer
 from agent_eval_action.run.run_pool import keep_partial

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from agent_eval_action.agent_worker import loader
-from agent_eval_action.core.errors import AgentLoadError
 from agent_eval_action.repo.agent_code import agent_suggestion
+from agent_eval_action.system.errors import AgentLoadError
 
 LoadedAgent = loader.LoadedAgent
 

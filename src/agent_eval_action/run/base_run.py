@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.config import Config, file_reader, find_again, placed
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.files import read_only, writable
 from agent_eval_action.repo.git import Git
+from agent_eval_action.system.errors import ConfigError
+from agent_eval_action.system.files import read_only, writable
 
 # How the run is carried out, the same on both sides (the base runs interleaved with the PR's,
 # under one limiter and one budget): the run's. Everything else is the base's.

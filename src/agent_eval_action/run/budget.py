@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agent_eval_action.core.results import BudgetUse
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.trace_metrics import calls_cost
+from agent_eval_action.models.results import BudgetUse
+from agent_eval_action.models.traces import Trace
 
 # How every reason for work the budget did not let start begins.
 SKIPPED = "budget"

@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from agent_eval_action.core.errors import InfrastructureError
-from agent_eval_action.core.workflow import group, in_actions
 from agent_eval_action.repo.git import Git
 from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.system.errors import InfrastructureError
+from agent_eval_action.text.workflow import group, in_actions
 
 READY = ".agent-eval-ready"  # written last: a venv whose install failed or was cut off is never reused
 # The files the install command wrote in the repository that git ignores (a prompt rendered into

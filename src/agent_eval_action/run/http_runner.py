@@ -12,9 +12,9 @@ from typing import Any
 from urllib.parse import quote
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
+from agent_eval_action.system.errors import ConfigError
 from agent_eval_action.traces.adk_events import trace_from_run
 
 USER_ID = "agent-eval"

@@ -17,15 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agent_eval_action.config import Config
-from agent_eval_action.core import interrupt
-from agent_eval_action.core.errors import UsageError
-from agent_eval_action.core.logs import log
-from agent_eval_action.core.plan import runner_for
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.results import BudgetUse, ModelCalls, RunStats
-from agent_eval_action.core.scores import JudgeUsage, Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
+from agent_eval_action.models.plan import runner_for
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.results import BudgetUse, ModelCalls, RunStats
+from agent_eval_action.models.scores import JudgeUsage, Score
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.run import worker_start
 from agent_eval_action.run.adaptive import Limiter
 from agent_eval_action.run.breaker import Breaker
@@ -33,6 +30,9 @@ from agent_eval_action.run.budget import Budget, live_calls
 from agent_eval_action.run.pacing import Pacer, Quota
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
+from agent_eval_action.system import interrupt
+from agent_eval_action.system.errors import UsageError
+from agent_eval_action.system.logs import log
 
 if TYPE_CHECKING:
     from agent_eval_action.run.agent_loader import LoadedAgent

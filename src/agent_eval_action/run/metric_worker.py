@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics.registry import unscored
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.repo.metric_code import changed_since_written
 from agent_eval_action.run.agent_env import agent_environment
 from agent_eval_action.run.worker_start import interpreter, kill_session, worker_files
+from agent_eval_action.system.errors import ConfigError
 
 if TYPE_CHECKING:
     from agent_eval_action.config import Config

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.core import interrupt
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets import Record
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
 from agent_eval_action.run.adaptive import CEILING, Limiter
 from agent_eval_action.run.breaker import Breaker, OutageDeclared
 from agent_eval_action.run.budget import Budget
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe, is_congestion, origin
+from agent_eval_action.system import interrupt
 
 __all__ = ["QuestionRunner", "RunSettings", "keep_partial", "run_records"]
 

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.core.processes import agent_workers
-from agent_eval_action.core.reaper import process_table
 from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.system.processes import agent_workers
+from agent_eval_action.system.reaper import process_table
 
 PACKAGE = protocol.PACKAGE
 # A JSON line carries every event and span of one question: allow large ones.

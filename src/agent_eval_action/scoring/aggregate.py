@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agent_eval_action.core.results import QuestionResult
-from agent_eval_action.core.scores import MetricSummary, Score
+from agent_eval_action.models.results import QuestionResult
+from agent_eval_action.models.scores import MetricSummary, Score
 
 BOOTSTRAP_RESAMPLES = 2000
 # Resample in blocks so memory stays bounded for large datasets (n * block integers at a time).

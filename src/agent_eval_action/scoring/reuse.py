@@ -16,12 +16,12 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from agent_eval_action.core.jsonish import dumps_sorted
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.results import DatasetResult, QuestionResult
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.base import question_key as base_question_key
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.results import DatasetResult, QuestionResult
 from agent_eval_action.repo.observed import RepositoryInputs
+from agent_eval_action.text.jsonish import dumps_sorted
 
 
 def question_hash(question: Question) -> str:

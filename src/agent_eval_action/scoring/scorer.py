@@ -8,17 +8,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from agent_eval_action.core.collector import LIBRARY, Collector, few_collections
-from agent_eval_action.core.errors import DatasetError, UsageError
-from agent_eval_action.core.questions import DatasetFormat
-from agent_eval_action.core.results import DatasetResult, Problem, QuestionResult
-from agent_eval_action.core.scores import MetricSummary, Score
-from agent_eval_action.core.traces import Transcript
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.datasets.base import Converter, RawBatch, Row, RunResolver
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
+from agent_eval_action.models.questions import DatasetFormat
+from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
+from agent_eval_action.models.scores import MetricSummary, Score
+from agent_eval_action.models.traces import Transcript
 from agent_eval_action.scoring.aggregate import missed_limits, pass_limits, passes, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
+from agent_eval_action.system.collector import LIBRARY, Collector, few_collections
+from agent_eval_action.system.errors import DatasetError, UsageError
 
 RECORDED_PREFIX = "score."
 # Below this file size a second process costs more than it saves.
@@ -66,7 +66,7 @@ class Scorer:
     carried: list[QuestionResult] = field(default_factory=list)
     # Question id -> content hash, recorded on the results of questions the agent ran.
     hashes: dict[str, str] = field(default_factory=dict)
-    # The cyclic collector while scoring: the owner of the process says (``core.collector``).
+    # The cyclic collector while scoring: the owner of the process says (``system.collector``).
     collector: Collector = LIBRARY
 
     @classmethod

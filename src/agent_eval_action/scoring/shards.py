@@ -7,11 +7,11 @@ import hashlib
 from collections.abc import Iterator
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.errors import ConfigError, DatasetError
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.metrics import MetricContext
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.scoring.scorer import Scorer
+from agent_eval_action.system.errors import ConfigError, DatasetError
 
 
 def parse_shard(text: str) -> tuple[int, int]:

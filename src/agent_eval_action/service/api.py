@@ -24,16 +24,12 @@ from typing import Any, Literal, TextIO
 
 from agent_eval_action import __version__
 from agent_eval_action.config import Config, load_config
-from agent_eval_action.core import interrupt
-from agent_eval_action.core.collector import LIBRARY, Collector
-from agent_eval_action.core.errors import DatasetError, InfrastructureError, UsageError
-from agent_eval_action.core.plan import merged_plan
-from agent_eval_action.core.questions import DatasetFormat, Question
-from agent_eval_action.core.redaction import Redactor
-from agent_eval_action.core.results import Problem, Results, Selection
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.datasets.convert import write_golden, write_runs
 from agent_eval_action.metrics.registry import one_run
+from agent_eval_action.models.plan import merged_plan
+from agent_eval_action.models.questions import DatasetFormat, Question
+from agent_eval_action.models.results import Problem, Results, Selection
 from agent_eval_action.repo.baseline import Written, working_tree_reader, write_baseline
 from agent_eval_action.repo.discovery import dataset_files, expand_paths
 from agent_eval_action.repo.git import Git, Snapshot, Workspace
@@ -53,6 +49,10 @@ from agent_eval_action.service.evaluation import Evaluation, History
 from agent_eval_action.service.scaffold import Scaffold, scaffold
 from agent_eval_action.service.steps import DatasetFile, agent_fingerprint, evaluate_files, gate_rules, observed_now, path_roles
 from agent_eval_action.service.steps import base_ref as base_ref  # --base, else the config's, else $GITHUB_BASE_REF
+from agent_eval_action.system import interrupt
+from agent_eval_action.system.collector import LIBRARY, Collector
+from agent_eval_action.system.errors import DatasetError, InfrastructureError, UsageError
+from agent_eval_action.text.redaction import Redactor
 from agent_eval_action.verdict.rules import Rules
 
 
@@ -184,8 +184,8 @@ def metric_definitions_among(paths: Sequence[str]) -> tuple[list[str], list[str]
 def check_metric_definitions(path: str, config: Config | None = None, *, typed: bool = True) -> DefinitionsCheck:
     """Reads a metric definitions file as the judges would (nothing is judged). ``typed``: a path
     the user typed (read wherever it is); else the config's, which must lie in the repository."""
-    from agent_eval_action.core.errors import ConfigError
     from agent_eval_action.run.judges.setup import metric_definitions
+    from agent_eval_action.system.errors import ConfigError
 
     try:
         entries = metric_definitions(path, config or Config(), typed=typed)

@@ -2,7 +2,7 @@
 (:func:`prepare`), its sides run (:func:`run_sides`: this run's agent, and the merge-base's beside
 it when the plan says so), and its finish (:func:`finish`: compared, gated, the drift).
 
-The plan (``core.plan.CheckPlan``) is made once, in :func:`prepare`, after the merge-base and the
+The plan (``models.plan.CheckPlan``) is made once, in :func:`prepare`, after the merge-base and the
 selection are known; everything after reads it and decides nothing of it again.
 """
 
@@ -18,9 +18,8 @@ from typing import TextIO
 
 from agent_eval_action import __version__
 from agent_eval_action.config import Config
-from agent_eval_action.core.collector import LIBRARY, Collector
-from agent_eval_action.core.plan import CheckPlan, plan_check
-from agent_eval_action.core.results import Problem, Results, Selection
+from agent_eval_action.models.plan import CheckPlan, plan_check
+from agent_eval_action.models.results import Problem, Results, Selection
 from agent_eval_action.repo.baseline import working_tree_reader
 from agent_eval_action.repo.discovery import dataset_files
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
@@ -57,6 +56,7 @@ from agent_eval_action.service.steps import (
     select_datasets,
     tampered,
 )
+from agent_eval_action.system.collector import LIBRARY, Collector
 from agent_eval_action.verdict.drift import drift_hint
 from agent_eval_action.verdict.rules import Rules
 

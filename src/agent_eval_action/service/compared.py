@@ -10,17 +10,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_eval_action.config import Config
-from agent_eval_action.core import interrupt
-from agent_eval_action.core.errors import DatasetError, InfrastructureError
-from agent_eval_action.core.plan import CheckPlan, timings_gated
-from agent_eval_action.core.results import DatasetResult, Problem, Results, Selection
-from agent_eval_action.core.verdicts import DatasetComparison
+from agent_eval_action.models.plan import CheckPlan, timings_gated
+from agent_eval_action.models.results import DatasetResult, Problem, Results, Selection
+from agent_eval_action.models.verdicts import DatasetComparison
 from agent_eval_action.repo.baseline import find_baseline, match, working_tree_reader
 from agent_eval_action.repo.git import Git, Snapshot
 from agent_eval_action.repo.history import BaseState, read_base_runs
 from agent_eval_action.run.budget import SKIPPED as BUDGET
 from agent_eval_action.scoring.reuse import pair_by_content, renamed
 from agent_eval_action.service.steps import DatasetFile, Observed
+from agent_eval_action.system import interrupt
+from agent_eval_action.system.errors import DatasetError, InfrastructureError
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.drift import drift_failures, drift_lines, finished
 from agent_eval_action.verdict.gate import evaluate_gate, gated_metrics, metric_kinds, rules_of, unchecked_datasets

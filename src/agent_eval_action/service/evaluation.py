@@ -19,14 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from agent_eval_action.config import Config
-from agent_eval_action.core import interrupt, reaper
-from agent_eval_action.core.collector import LIBRARY, Collector
-from agent_eval_action.core.errors import DatasetError, UsageError
-from agent_eval_action.core.logs import log
-from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.results import DatasetResult, Problem, QuestionResult, RunStats
 from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
+from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult, RunStats
 from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
 from agent_eval_action.run.fingerprint import Environment
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
@@ -35,6 +30,11 @@ from agent_eval_action.run.progress import Progress
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.service.references import AgentNames, unknown_names
+from agent_eval_action.system import interrupt, reaper
+from agent_eval_action.system.collector import LIBRARY, Collector
+from agent_eval_action.system.errors import DatasetError, UsageError
+from agent_eval_action.system.logs import log
+from agent_eval_action.text.markdown import plural
 from agent_eval_action.verdict.noise import gate_settings
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.verdict.pass_test import agreeing_runs, to_rerun
@@ -103,7 +103,7 @@ class Evaluation:
     agent's processes and event loop) and its :class:`Judges` until :meth:`close`.
 
     ``collector``: the cyclic garbage collector's policy while scoring, said by whoever owns the
-    process (the command line: ``core.collector.OWN_PROCESS``; a library call leaves it alone).
+    process (the command line: ``system.collector.OWN_PROCESS``; a library call leaves it alone).
     ``workdir``: the folder a run from a subfolder also imports from."""
 
     def __init__(
@@ -486,7 +486,7 @@ class Evaluation:
                 judges.close()
         # What the agent started and left running (a daemon in a session of its own) dies now,
         # before anything is written; only where the command line made this process its
-        # subreaper (core/reaper.py), never in a library caller's process.
+        # subreaper (system/reaper.py), never in a library caller's process.
         reaper.reap()
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_eval_action.core.errors import AgentLoadError
-from agent_eval_action.core.questions import Question
+from agent_eval_action.models.questions import Question
+from agent_eval_action.system.errors import AgentLoadError
 
 # Added by ADK to every agent with sub-agents (or a parent): a tool no tree lists.
 TRANSFER = "transfer_to_agent"

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.collector import LIBRARY, Collector
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.plan import Runner, in_repository, runner_for
-from agent_eval_action.core.results import BaseRun, DatasetResult, Problem, RunStats, Selection
+from agent_eval_action.models.plan import Runner, in_repository, runner_for
+from agent_eval_action.models.results import BaseRun, DatasetResult, Problem, RunStats, Selection
 from agent_eval_action.repo.agent_code import agent_paths
 from agent_eval_action.repo.baseline import find_baseline
 from agent_eval_action.repo.discovery import dataset_paths
@@ -26,6 +24,8 @@ from agent_eval_action.repo.observed import RepositoryInputs
 from agent_eval_action.run.environments import made_files
 from agent_eval_action.run.fingerprint import Environment, environment_changes, environment_fingerprint
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
+from agent_eval_action.system.collector import LIBRARY, Collector
+from agent_eval_action.system.errors import DatasetError
 from agent_eval_action.verdict.rules import Rules, rules_at_base
 from agent_eval_action.verdict.selection import Observations, PathRoles, renames, select, select_all
 
@@ -63,7 +63,7 @@ class Evaluated:
 
 
 def runner_of(config: Config) -> Runner:
-    """The runner of the agent ``config`` names (``core.plan.runner_for``: the one decision)."""
+    """The runner of the agent ``config`` names (``models.plan.runner_for``: the one decision)."""
     return runner_for(config.agent, config.agent_url, config.in_process)
 
 

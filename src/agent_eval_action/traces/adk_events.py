@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.core.jsonish import get, opt_str
-from agent_eval_action.core.questions import AdkTurnUsage, Question, ToolInteraction, TrajectoryStep, Turn
-from agent_eval_action.core.traces import LlmCall, SubAgentResponse, Trace
+from agent_eval_action.models.questions import AdkTurnUsage, Question, ToolInteraction, TrajectoryStep, Turn
+from agent_eval_action.models.traces import LlmCall, SubAgentResponse, Trace
+from agent_eval_action.text.jsonish import get, opt_str
 from agent_eval_action.traces.adk_usage import turn_usage
 from agent_eval_action.traces.spans import RawSpan, facts_from_spans, grounding_chunks, tool_failure, usage_fields
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_eval_action.core.jsonish import get, opt_str
-from agent_eval_action.core.questions import AdkTurnUsage
+from agent_eval_action.models.questions import AdkTurnUsage
+from agent_eval_action.text.jsonish import get, opt_str
 
 
 def turn_usage(events: list[Any]) -> dict[str, AdkTurnUsage]:

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent_eval_action.core.jsonish import loads, maybe_json, opt_str
-from agent_eval_action.core.questions import ToolInteraction, TrajectoryStep
-from agent_eval_action.core.traces import LlmCall, Span, SpanStats
+from agent_eval_action.models.questions import ToolInteraction, TrajectoryStep
+from agent_eval_action.models.traces import LlmCall, Span, SpanStats
+from agent_eval_action.text.jsonish import loads, maybe_json, opt_str
 
 MERGED_TOOLS = "(merged tools)"
 

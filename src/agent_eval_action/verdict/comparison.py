@@ -8,8 +8,8 @@ import math
 from collections import defaultdict
 from typing import Literal
 
-from agent_eval_action.core.results import DatasetResult
-from agent_eval_action.core.verdicts import DatasetComparison, FlakyQuestion, MetricComparison, QuestionDrop
+from agent_eval_action.models.results import DatasetResult
+from agent_eval_action.models.verdicts import DatasetComparison, FlakyQuestion, MetricComparison, QuestionDrop
 from agent_eval_action.scoring.aggregate import (
     bootstrap_mean_ci,
     difference,

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.figures import figure
-from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.core.verdicts import DatasetComparison, GateFailure, MetricComparison
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.verdicts import DatasetComparison, GateFailure, MetricComparison
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.figures import figure
+from agent_eval_action.text.markdown import plural
 from agent_eval_action.verdict.gate import is_timing
 from agent_eval_action.verdict.noise import Settings, spread_level
 from agent_eval_action.verdict.pass_test import pass_test

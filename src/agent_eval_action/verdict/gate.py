@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regression
-from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.plan import timings_gated
-from agent_eval_action.core.results import DatasetResult, Results
-from agent_eval_action.core.verdicts import DatasetComparison, GateFailure, GateResult, GateRule, MetricComparison, PassTest
+from agent_eval_action.models.plan import timings_gated
+from agent_eval_action.models.results import DatasetResult, Results
+from agent_eval_action.models.verdicts import DatasetComparison, GateFailure, GateResult, GateRule, MetricComparison, PassTest
+from agent_eval_action.text.markdown import plural
 from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_worse_side, counted_drops, within_spread, worse_amount
 from agent_eval_action.verdict.noise import spread_level
 from agent_eval_action.verdict.outages import main_cause, outage_cause

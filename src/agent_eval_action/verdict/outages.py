@@ -16,8 +16,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from agent_eval_action.core.results import DatasetResult
-from agent_eval_action.core.scores import NOT_COMPUTED
+from agent_eval_action.models.results import DatasetResult
+from agent_eval_action.models.scores import NOT_COMPUTED
 
 # (cause said once, patterns of the error text), checked in order: the first that matches names it.
 CAUSES: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.verdicts import GateFailure, GateResult
+from agent_eval_action.models.verdicts import GateFailure, GateResult
+from agent_eval_action.text.markdown import plural
 
 
 def partial_reason(skipped: int, total: int, max_model_calls: float | None, max_cost_usd: float | None, *, base: bool = False) -> str:

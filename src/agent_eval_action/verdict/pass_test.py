@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from agent_eval_action.core.results import DatasetResult, QuestionResult
-from agent_eval_action.core.verdicts import PassTest, QuestionTest
+from agent_eval_action.models.results import DatasetResult, QuestionResult
+from agent_eval_action.models.verdicts import PassTest, QuestionTest
 from agent_eval_action.scoring.aggregate import passes
 from agent_eval_action.verdict.noise import DEFAULTS, Settings, Tally, decide, fisher_fall, more_runs, spread_fall
 from agent_eval_action.verdict.outages import outage_cause

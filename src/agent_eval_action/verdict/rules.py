@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_eval_action.config import Config, find_again, placed
-from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.system.errors import ConfigError
 
 # Settings that decide the verdict, taken from the base: what is gated, against what, what is
 # compared at all, and how much of a check is allowed to be skipped (the budgets); and

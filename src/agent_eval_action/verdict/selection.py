@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agent_eval_action.core.results import SelectedDataset, Selection
+from agent_eval_action.models.results import SelectedDataset, Selection
 from agent_eval_action.repo.git import Change
 from agent_eval_action.repo.globs import matches
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent_eval_action.core.results import DatasetResult
+from agent_eval_action.models.results import DatasetResult
 from agent_eval_action.repo.history import BaseRuns, Point
 from agent_eval_action.verdict.gate import RuleView
 

@@ -1,7 +1,7 @@
 """Figures in their metric's unit, and values on one line: how every view words a number.
 
 Pure: it reads only the metric registry's units (a custom metric's declared one). A figure alone
-is core/figures.py's, which the verdict's prose uses too: both say a number alike.
+is text/figures.py's, which the verdict's prose uses too: both say a number alike.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_eval_action.core.figures import NBSP, figure
-from agent_eval_action.core.scores import Unit
+from agent_eval_action.models.scores import Unit
+from agent_eval_action.text.figures import NBSP, figure
 
 SPARK = "▁▂▃▄▅▆▇█"
 # Characters of a value (tool arguments, a state variable, an answer) in a side-by-side row.
@@ -26,7 +26,7 @@ def unit(metric: str) -> Unit:
 
 def fmt(value: float | None, metric: str = "") -> str:
     """A figure in the metric's unit: seconds, counts, dollars, plain numbers, else a percentage of
-    0..1 (the one formatter, core/figures.py, with the metric's unit)."""
+    0..1 (the one formatter, text/figures.py, with the metric's unit)."""
     return figure(value, unit(metric) if metric and value is not None else "ratio")
 
 

@@ -6,10 +6,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.verdicts import GateFailure, MetricComparison, PassTest, QuestionTest
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.verdicts import GateFailure, MetricComparison, PassTest, QuestionTest
+from agent_eval_action.text.markdown import plural
 from agent_eval_action.views.figures import ci, fmt, limit_words, signed
 from agent_eval_action.views.metric_rows import metric_order
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.markdown import cut
-from agent_eval_action.core.results import Results
+from agent_eval_action.models.results import Results
+from agent_eval_action.system.files import write_atomic
+from agent_eval_action.text.markdown import cut
 from agent_eval_action.views.page import Page, page_of
 
 

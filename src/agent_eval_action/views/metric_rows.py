@@ -7,8 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agent_eval_action.core.scores import MetricSummary
-from agent_eval_action.core.verdicts import GateFailure, MetricComparison
+from agent_eval_action.models.scores import MetricSummary
+from agent_eval_action.models.verdicts import GateFailure, MetricComparison
 from agent_eval_action.repo.history import Point
 from agent_eval_action.verdict.gate import RuleView
 from agent_eval_action.views.figures import fmt, limit_words, signed, spark, unit

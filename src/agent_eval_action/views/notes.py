@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from agent_eval_action.core.markdown import plural
-from agent_eval_action.core.results import BaseRun, DatasetResult, Results
-from agent_eval_action.core.verdicts import DatasetComparison, GateFailure
+from agent_eval_action.models.results import BaseRun, DatasetResult, Results
+from agent_eval_action.models.verdicts import DatasetComparison, GateFailure
+from agent_eval_action.text.markdown import plural
 from agent_eval_action.views.headline import IDS_NAMED
 
 

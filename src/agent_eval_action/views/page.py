@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.core.scores import MetricSummary
-from agent_eval_action.core.verdicts import DatasetComparison, GateResult, MetricComparison
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.scores import MetricSummary
+from agent_eval_action.models.verdicts import DatasetComparison, GateResult, MetricComparison
 from agent_eval_action.scoring.aggregate import missed_thresholds
 from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
 from agent_eval_action.verdict.gate import is_timing

@@ -8,9 +8,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_eval_action.core.questions import ToolInteraction
-from agent_eval_action.core.results import DatasetResult, QuestionResult
-from agent_eval_action.core.scores import Score
+from agent_eval_action.models.questions import ToolInteraction
+from agent_eval_action.models.results import DatasetResult, QuestionResult
+from agent_eval_action.models.scores import Score
 from agent_eval_action.views.figures import compact, fmt
 
 

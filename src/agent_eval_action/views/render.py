@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.markdown import code_block, cut_blocks, escape_html, escape_md, plural, printed
-from agent_eval_action.core.results import Results
+from agent_eval_action.models.results import Results
+from agent_eval_action.system.errors import ConfigError
+from agent_eval_action.text.markdown import code_block, cut_blocks, escape_html, escape_md, plural, printed
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
 from agent_eval_action.views.metric_rows import MARKS
@@ -58,7 +58,7 @@ class Renderer:
         from jinja2 import ChoiceLoader, PackageLoader, PrefixLoader, StrictUndefined
         from jinja2.sandbox import SandboxedEnvironment
 
-        from agent_eval_action.core.inside import template_loader
+        from agent_eval_action.system.inside import template_loader
         from agent_eval_action.views.compiled import bytecode_cache
 
         builtin = PackageLoader("agent_eval_action.views", "templates")

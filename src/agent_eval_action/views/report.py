@@ -17,13 +17,13 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.markdown import plural, printed
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Transcript
 from agent_eval_action.metrics.values import mismatches
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Transcript
 from agent_eval_action.repo.history import Point
+from agent_eval_action.system.files import write_atomic
+from agent_eval_action.text.markdown import plural, printed
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import compact, fmt, is_share, signed
 from agent_eval_action.views.metric_rows import MetricRow

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent_eval_action.core.markdown import plural, show_controls
-from agent_eval_action.core.results import Results
-from agent_eval_action.core.scores import MetricSummary
+from agent_eval_action.models.results import Results
+from agent_eval_action.models.scores import MetricSummary
+from agent_eval_action.text.markdown import plural, show_controls
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.figures import ci, fmt, signed
 from agent_eval_action.views.page import DatasetView, Page, expected_lines, page_of, run_failures

@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.agent_worker.metric_worker import answer, view
-from agent_eval_action.core.scores import Score
+from agent_eval_action.models.scores import Score
 
 
 def sent(value: object) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import yaml
 from agent_eval_action.cli.main import build_parser
 from agent_eval_action.cli.settings import SETTINGS, action_inputs, flags_from_inputs, laid_over, read_inputs
 from agent_eval_action.config import Config
-from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.system.errors import ConfigError
 
 ACTION_YML = Path(__file__).resolve().parents[3] / "action.yml"
 

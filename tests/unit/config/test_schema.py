@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from agent_eval_action.config import Config, Origin, config_from_text
-from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.system.errors import ConfigError
 
 
 def _refusal(text: str, name: str = "agent-eval.toml", table: str | None = None) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import Origin, file_reader, find_again, find_config, load_config
-from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.system.errors import ConfigError
 
 
 def _repo(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.adk import load_eval_set, load_test_json
+from agent_eval_action.system.errors import DatasetError
 from tests.helpers import workshop
 from tests.helpers.adk_files import ANSWERS, INPUTS, expected_invocations
 

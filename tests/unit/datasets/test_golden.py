@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.adk import load_test_json
 from agent_eval_action.datasets.convert import write_golden
 from agent_eval_action.datasets.golden import load_golden
+from agent_eval_action.system.errors import DatasetError
 
 
 def test_golden_json_as_convert_writes_it_reads_back_the_same_questions(tmp_path: Path) -> None:

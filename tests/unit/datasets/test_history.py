@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.adk import load_eval_history
+from agent_eval_action.system.errors import DatasetError
 from tests.helpers.adk_files import (
     ADK_ROUGE,
     ADK_ROUGE_PER_TURN,

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets.tabular.rows import row_to_run
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
+from agent_eval_action.system.errors import DatasetError
 from tests.helpers import seed_pipeline as seed
 
 PATH = "runs.csv"

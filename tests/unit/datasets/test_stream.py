@@ -7,9 +7,9 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
-from agent_eval_action.core.errors import DatasetError
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.tabular import load_csv, load_jsonl
+from agent_eval_action.system.errors import DatasetError
 from tests.helpers import seed_pipeline as seed
 from tests.helpers import workshop
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Turn
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from agent_eval_action.metrics.adk import adk_tokens, match_type, rouge_1
+from agent_eval_action.models.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, Turn
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Trace
 
 Calls = list[tuple[str, dict[str, Any]]]
 

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, TrajectoryStep, Turn
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from agent_eval_action.metrics.tools import match_calls
 from agent_eval_action.metrics.values import matches, mismatches
+from agent_eval_action.models.questions import Question, ReferenceData, ReferenceToolCall, ToolInteraction, TrajectoryStep, Turn
+from agent_eval_action.models.traces import Trace
 
 CTX = MetricContext()
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.questions import Question, ToolInteraction, Turn
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import LlmCall, Trace
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from agent_eval_action.metrics.trace_metrics import price_for
+from agent_eval_action.models.questions import Question, ToolInteraction, Turn
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import LlmCall, Trace
 
 Q = Question(id="q", user_inputs=["hi"])
 CTX = MetricContext(prices=Config().price_table())

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.publish.github import ACTIONS_BOT, GitHubClient
 from agent_eval_action.publish.publisher import GitHubContext, post_fork_comment, read_event
+from agent_eval_action.system.errors import ConfigError
 from tests.fakes.github_server import FakeGitHub
 
 TOKEN = "ghs_unit_token_8"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.repo.baseline import MAX_NAME_BYTES, baseline_path, find_baseline, working_tree_reader, write_baseline
 from agent_eval_action.repo.results_io import dumps
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.errors import ConfigError
 from agent_eval_action.repo.git import Change, Workspace
 from agent_eval_action.repo.globs import is_glob, matches
+from agent_eval_action.system.errors import ConfigError
 from agent_eval_action.verdict.selection import PathRoles, select
 
 

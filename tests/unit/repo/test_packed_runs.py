@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Transcript, TranscriptTurn
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Transcript, TranscriptTurn
 from agent_eval_action.repo.results_io import dumps, parse_results
+from agent_eval_action.system.errors import DatasetError
 
 
 def run(r: int, **fields: object) -> QuestionResult:

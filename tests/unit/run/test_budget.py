@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_eval_action.core.traces import LlmCall, Trace
+from agent_eval_action.models.traces import LlmCall, Trace
 from agent_eval_action.run.budget import SKIPPED, Budget
 
 PRICES = {"gemini-2.5-flash": {"input": 1.0, "output": 2.0}}  # USD per million tokens

@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import LlmCall, Trace
 from agent_eval_action.datasets import Record
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import LlmCall, Trace
 from agent_eval_action.run.budget import Budget
 from agent_eval_action.run.run_pool import RunSettings, keep_partial, run_records
 

@@ -10,9 +10,9 @@ from google.adk.evaluation.eval_case import EvalCase, Invocation
 from google.adk.evaluation.eval_set import EvalSet
 from google.genai import types
 
-from agent_eval_action.core.processes import agent_workers
 from agent_eval_action.datasets import Record, load_dataset
 from agent_eval_action.run.worker_start import BYTES_PER_QUESTION, estimated_question_runs
+from agent_eval_action.system.processes import agent_workers
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "customer_service" / "evaluation" / "datasets" / "customer_service_golden.json"

@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from agent_eval_action.core.scores import Score
+from agent_eval_action.models.scores import Score
 from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, seed_for, summarize
 
 

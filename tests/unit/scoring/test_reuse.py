@@ -3,10 +3,10 @@ provably the same work (same content hash, every run ok, at least as many runs a
 
 from __future__ import annotations
 
-from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall
-from agent_eval_action.core.results import DatasetResult, QuestionResult
-from agent_eval_action.core.scores import Score
 from agent_eval_action.datasets import Record
+from agent_eval_action.models.questions import Question, ReferenceData, ReferenceToolCall
+from agent_eval_action.models.results import DatasetResult, QuestionResult
+from agent_eval_action.models.scores import Score
 from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable
 
 

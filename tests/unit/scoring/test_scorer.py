@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pickle
 
-from agent_eval_action.core.results import QuestionResult
-from agent_eval_action.core.scores import Score
-from agent_eval_action.core.traces import Transcript, TranscriptTurn
+from agent_eval_action.models.results import QuestionResult
+from agent_eval_action.models.scores import Score
+from agent_eval_action.models.traces import Transcript, TranscriptTurn
 from agent_eval_action.scoring.scorer import _pack, _score, _unpack
 
 

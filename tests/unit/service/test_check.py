@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.config import load_config
-from agent_eval_action.core.plan import CheckPlan
+from agent_eval_action.models.plan import CheckPlan
 from agent_eval_action.repo.results_io import read_results, write_results
 from agent_eval_action.service.check import run_check
 from tests.helpers.factories import runs, write_dataset

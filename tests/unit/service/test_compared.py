@@ -4,8 +4,8 @@ fail-on-drift fails the check through the verdict's final outcome."""
 from __future__ import annotations
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.plan import plan_check
-from agent_eval_action.core.results import Results
+from agent_eval_action.models.plan import plan_check
+from agent_eval_action.models.results import Results
 from agent_eval_action.service.compared import baselines_in, compare_and_gate, drift
 from agent_eval_action.verdict.rules import Rules
 from tests.helpers.scored import dataset

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_eval_action.core.questions import Question
+from agent_eval_action.models.questions import Question
 from agent_eval_action.traces.adk_events import event_text, facts_from_events, final_response_parts, trace_from_run
 
 USAGE = {"prompt_token_count": 120, "candidates_token_count": 8}

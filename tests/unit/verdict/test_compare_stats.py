@@ -7,10 +7,10 @@ import random
 import pytest
 
 from agent_eval_action.config import GateConfig, MetricRule
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.core.scores import Score
 from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.scores import Score
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import evaluate_gate

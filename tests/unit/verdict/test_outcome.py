@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_eval_action.core.verdicts import GateFailure, GateResult
+from agent_eval_action.models.verdicts import GateFailure, GateResult
 from agent_eval_action.verdict.outcome import interrupted_reason, partial_reason, settle
 
 DRIFT = GateFailure(dataset="d.json", metric="response_match", rule="drift", message="d: the model drifted", subject="d", detail="drifted")

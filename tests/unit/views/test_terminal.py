@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Literal
 from xml.etree import ElementTree
 
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.core.scores import MetricSummary, Score
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.scores import MetricSummary, Score
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.junit import write_junit
 from agent_eval_action.views.page import page_of

@@ -6,13 +6,13 @@ import json
 from typing import Literal
 
 from agent_eval_action.config import GateConfig, MetricRule
-from agent_eval_action.core.markdown import escape_html, escape_md
-from agent_eval_action.core.questions import ToolInteraction
-from agent_eval_action.core.results import DatasetResult, QuestionResult, Results
-from agent_eval_action.core.scores import MetricSummary, Score
-from agent_eval_action.core.traces import Transcript
-from agent_eval_action.core.verdicts import DatasetComparison, GateFailure, GateResult, MetricComparison, QuestionDrop
+from agent_eval_action.models.questions import ToolInteraction
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.scores import MetricSummary, Score
+from agent_eval_action.models.traces import Transcript
+from agent_eval_action.models.verdicts import DatasetComparison, GateFailure, GateResult, MetricComparison, QuestionDrop
 from agent_eval_action.repo.results_io import parse_results
+from agent_eval_action.text.markdown import escape_html, escape_md
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.gate import RuleView, evaluate_gate
 from agent_eval_action.views.background import Background
@@ -470,7 +470,7 @@ def test_a_count_that_moved_within_noise_is_no_warning() -> None:
 
 def test_the_base_run_is_named_once_in_the_terminal() -> None:
     """Compared with the base's agent run now: its label, not also "(the base's agent run now at ...)"."""
-    from agent_eval_action.core.results import BaseRun
+    from agent_eval_action.models.results import BaseRun
 
     head = dataset({"a": 1.0, "b": 1.0})
     compared = compare_dataset(head, dataset({"a": 1.0, "b": 1.0}), baseline_path="the base's agent run now at 13726e1")

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.inside import is_inside, outside_reason
-from agent_eval_action.core.jsonish import get, loads
 from agent_eval_action.datasets.base import LoadedDataset
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.system.inside import is_inside, outside_reason
+from agent_eval_action.text.jsonish import get, loads
 
 # ADK's LLM-judged metrics that ADK computes locally with a judge model: computed here by ADK's
 # own evaluator classes (run/judges/adk.py), their judge calls made through our judge path.

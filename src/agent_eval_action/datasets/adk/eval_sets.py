@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import get
-from agent_eval_action.core.questions import Question, ReferenceData, ReferenceToolCall
-from agent_eval_action.core.spelling import closest
 from agent_eval_action.datasets.adk.config import dataset_stem, read_test_config, use_config
 from agent_eval_action.datasets.adk.schema import eval_case_model, validate
 from agent_eval_action.datasets.base import LoadedDataset, Record
 from agent_eval_action.datasets.fields import Where, expect_type, tool_calls
+from agent_eval_action.models.questions import Question, ReferenceData, ReferenceToolCall
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.jsonish import get
+from agent_eval_action.text.spelling import closest
 
 # Where a question keeps ADK's rubrics (its metadata): the eval case's, and each turn's.
 RUBRICS, TURN_RUBRICS = "adk_rubrics", "adk_turn_rubrics"

@@ -7,14 +7,14 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import NOT_FINITE, get
-from agent_eval_action.core.questions import Question, ReferenceData
 from agent_eval_action.datasets.adk.config import NOT_EVALUATED, AdkConfig, criteria_from, use_config
 from agent_eval_action.datasets.adk.eval_sets import content_text, expected_calls, reference_text
 from agent_eval_action.datasets.adk.schema import eval_case_result_model, eval_set_result_model, validate
 from agent_eval_action.datasets.base import LoadedDataset, Record
 from agent_eval_action.datasets.fields import Where, expect_type
+from agent_eval_action.models.questions import Question, ReferenceData
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.jsonish import NOT_FINITE, get
 
 
 def load_eval_history(path: str, data: dict[str, Any]) -> LoadedDataset:

@@ -16,9 +16,9 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import camel
-from agent_eval_action.core.spelling import did_you_mean, field_names, model_at
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.jsonish import camel
+from agent_eval_action.text.spelling import did_you_mean, field_names, model_at
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,9 +9,9 @@ import json
 import math
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import LONE_SURROGATES, TooDeep, loads, parse_cell
 from agent_eval_action.datasets.fields import Where
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.jsonish import LONE_SURROGATES, TooDeep, loads, parse_cell
 
 KNOWN_COLUMNS = {
     "eval_id", "question_id", "session_id", "agent_name", "timestamp", "user_id", "agents_evaluated",

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agent_eval_action.core.jsonish import NOT_FINITE
-from agent_eval_action.core.questions import Question, Turn
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets.tabular.cells import SCORE_PREFIXES, Cells, as_list, as_number, shown
+from agent_eval_action.models.questions import Question, Turn
+from agent_eval_action.models.traces import Trace
+from agent_eval_action.text.jsonish import NOT_FINITE
 
 
 def _latency_tree(value: Any) -> float | None:

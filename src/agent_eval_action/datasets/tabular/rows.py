@@ -7,13 +7,13 @@ import re
 from collections import Counter
 from typing import Any, Literal, NamedTuple
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import get, loads, opt_str
-from agent_eval_action.core.questions import Question, ToolInteraction, TrajectoryStep
-from agent_eval_action.core.traces import LlmCall, SubAgentResponse, Trace
 from agent_eval_action.datasets.fields import reference_data, string_list
 from agent_eval_action.datasets.tabular.cells import CONVERT_SPAN, OK_STATUS, SYNTHESIZED_BASE_URL, Cells
 from agent_eval_action.datasets.tabular.figures import recorded, timing, turn_scores
+from agent_eval_action.models.questions import Question, ToolInteraction, TrajectoryStep
+from agent_eval_action.models.traces import LlmCall, SubAgentResponse, Trace
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.jsonish import get, loads, opt_str
 from agent_eval_action.traces.adk_events import EventFacts, facts_from_events
 from agent_eval_action.traces.spans import SpanFacts, facts_from_spans, parse_span, tool_failure
 

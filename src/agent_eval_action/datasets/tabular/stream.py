@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import LONE_SURROGATES, TooDeep, loads
-from agent_eval_action.core.spelling import did_you_mean
 from agent_eval_action.datasets.base import Batches, LoadedDataset, RawBatch, Record, Row, RunResolver, content_and_key, question_content
 from agent_eval_action.datasets.tabular.cells import KNOWN_COLUMNS, SCORE_PREFIXES, UNPARSED
 from agent_eval_action.datasets.tabular.rows import row_to_run
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.jsonish import LONE_SURROGATES, TooDeep, loads
+from agent_eval_action.text.spelling import did_you_mean
 
 CHUNK_ROWS = 64
 # One column past the header's last: a row's first extra field lands there and the row is refused

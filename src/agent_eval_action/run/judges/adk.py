@@ -28,12 +28,12 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.scores import NOT_COMPUTED, Score
-from agent_eval_action.core.traces import Trace
 from agent_eval_action.datasets.adk.config import ADK_JUDGED as JUDGED
 from agent_eval_action.datasets.adk.config import ADK_VERTEX as VERTEX
 from agent_eval_action.datasets.adk.eval_sets import RUBRICS, TURN_RUBRICS
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.scores import NOT_COMPUTED, Score
+from agent_eval_action.models.traces import Trace
 
 NOT_VIA_VERTEX = "not computed: ADK computes {name} through the Vertex AI evaluation service, which this check does not call"
 NO_ADK_EVAL = (

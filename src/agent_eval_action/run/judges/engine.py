@@ -18,10 +18,9 @@ from typing import Any, TypeVar
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.agent_worker.origin import tag
 from agent_eval_action.config import default_prices
-from agent_eval_action.core.files import write_atomic
-from agent_eval_action.core.scores import NOT_COMPUTED, JudgeUsage, Score
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.adk.config import ADK_VERTEX as VERTEX
+from agent_eval_action.models.scores import NOT_COMPUTED, JudgeUsage, Score
 from agent_eval_action.run.budget import SKIPPED, Budget
 from agent_eval_action.run.judges.adk import AdkJudgeWorker, judge_case, vertex_score
 from agent_eval_action.run.judges.client import NO_CREDENTIALS, Answer, JudgeClient
@@ -29,6 +28,7 @@ from agent_eval_action.run.judges.managed import NO_VERTEX
 from agent_eval_action.run.judges.prompts import judge_context, user_turns
 from agent_eval_action.run.pacing import Pacer, paced_call
 from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe
+from agent_eval_action.system.files import write_atomic
 
 T = TypeVar("T")
 NOT_COMPUTED_NO_JUDGE = (

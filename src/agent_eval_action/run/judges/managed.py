@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.system.errors import ConfigError
 
 NO_VERTEX = "skipped: managed Vertex AI metrics need GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS"
 EXTRA = "agent-eval-action[vertex]"

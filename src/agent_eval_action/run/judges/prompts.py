@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_eval_action.core.questions import Question
-from agent_eval_action.core.traces import Trace
+from agent_eval_action.models.questions import Question
+from agent_eval_action.models.traces import Trace
 
 RESPONSE_CORRECTNESS = """You are grading an AI agent's answer against the reference for this test case.
 

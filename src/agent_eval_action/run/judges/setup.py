@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.config import Config
-from agent_eval_action.core.errors import ConfigError
-from agent_eval_action.core.inside import require_inside
-from agent_eval_action.core.jsonish import loads
 from agent_eval_action.run.judges.engine import JudgeMetric
 from agent_eval_action.run.judges.managed import spec_name
 from agent_eval_action.run.judges.prompts import RESPONSE_CORRECTNESS
+from agent_eval_action.system.errors import ConfigError
+from agent_eval_action.system.inside import require_inside
+from agent_eval_action.text.jsonish import loads
 
 BUILT_IN = {"response_correctness": RESPONSE_CORRECTNESS}
 # Seed column names -> the judge context's variables.

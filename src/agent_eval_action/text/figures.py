@@ -4,8 +4,10 @@ prose uses it; the views keep their own marks and colours around it)."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from agent_eval_action.core.scores import Unit
+if TYPE_CHECKING:
+    from agent_eval_action.models.scores import Unit
 
 NBSP = "\u00a0"
 # 300 digits of a recorded 1e308 say nothing more than its exponent.

@@ -6,12 +6,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from agent_eval_action.core.plan import CheckPlan
-from agent_eval_action.core.questions import DatasetFormat
-from agent_eval_action.core.scores import JudgeUsage, MetricSummary, Score
-from agent_eval_action.core.stored import Stored
-from agent_eval_action.core.traces import Transcript
-from agent_eval_action.core.verdicts import DatasetComparison, GateResult
+from agent_eval_action.models.plan import CheckPlan
+from agent_eval_action.models.questions import DatasetFormat
+from agent_eval_action.models.scores import JudgeUsage, MetricSummary, Score
+from agent_eval_action.models.stored import Stored
+from agent_eval_action.models.traces import Transcript
+from agent_eval_action.models.verdicts import DatasetComparison, GateResult
 
 # 2: gate failures are objects and the gate has an outcome. Version-1 files are still read.
 SCHEMA_VERSION = 2
@@ -175,7 +175,7 @@ class Results(Stored):
     # What the PR was compared with: "baseline" (stored on the base branch) or "base" (the
     # merge-base's agent run in the same job); None in files written before it was recorded.
     compare_with: Literal["baseline", "base"] | None = None
-    # The check's plan (core/plan.py), made once before the agent ran; None for a run that was no
+    # The check's plan (models/plan.py), made once before the agent ran; None for a run that was no
     # check (evaluate). Files written before it was saved get one from ``compare_with`` when read.
     plan: CheckPlan | None = None
     # compare-with = "base": what the base's re-run cost, and the fresh base run compared with

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, computed_field, field_validator, model_validator
 
-from agent_eval_action.core.scores import Direction
-from agent_eval_action.core.stored import Stored, rounded
+from agent_eval_action.models.scores import Direction
+from agent_eval_action.models.stored import Stored, rounded
 
 
 class QuestionDrop(Stored):

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agent_eval_action.core.stored import Stored
+from agent_eval_action.models.stored import Stored
 
 # The formats a dataset is read in ("unknown": a file refused whole, its problem says why).
 DatasetFormat = Literal["golden", "jsonl", "csv", "adk_test", "adk_evalset", "adk_history", "unknown"]

@@ -7,8 +7,8 @@ import io
 import json
 from typing import TextIO
 
-from agent_eval_action.core.redaction import Redactor
-from agent_eval_action.core.workflow import Command, LogStream, annotation, command, group, in_actions, mask, neutralize
+from agent_eval_action.text.redaction import Redactor
+from agent_eval_action.text.workflow import Command, LogStream, annotation, command, group, in_actions, mask, neutralize
 
 ENV = {
     "GITHUB_TOKEN": "ghs_0123456789abcdef",

@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from agent_eval_action.core.errors import DatasetError
-from agent_eval_action.core.jsonish import MAX_DEPTH, NotFinite, TooDeep, deeper_than, loads, maybe_json, parse_cell, scrub
-from agent_eval_action.core.results import Results
-from agent_eval_action.core.scores import MetricSummary, Score
-from agent_eval_action.core.verdicts import MetricComparison
+from agent_eval_action.models.results import Results
+from agent_eval_action.models.scores import MetricSummary, Score
+from agent_eval_action.models.verdicts import MetricComparison
 from agent_eval_action.repo.results_io import dumps, parse_results
 from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, mean_of, summarize_values
+from agent_eval_action.system.errors import DatasetError
+from agent_eval_action.text.jsonish import MAX_DEPTH, NotFinite, TooDeep, deeper_than, loads, maybe_json, parse_cell, scrub
 from agent_eval_action.verdict.comparison import compare_dataset
 from tests.helpers.scored import dataset
 

@@ -3,7 +3,7 @@ before any agent runs (``plan_check``) and read by every later stage, never deci
 
 This module is the one place ``compare_with`` is compared (tests/unit/test_one_plan.py keeps it
 so) and the one place the runner is chosen from the settings (:func:`runner_for`). It takes plain
-values, not the config: it sits in ``core`` so that every layer that reads a plan may import it.
+values, not the config: it sits in ``models`` so that every layer that reads a plan may import it.
 """
 
 from __future__ import annotations

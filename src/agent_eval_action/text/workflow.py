@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from agent_eval_action.core.markdown import show_controls
-from agent_eval_action.core.redaction import Redactor
+from agent_eval_action.text.markdown import show_controls
+from agent_eval_action.text.redaction import Redactor
 
 ZERO_WIDTH = "\u200b"
 _LINE_END = re.compile(r"(\r\n|\r|\n)")  # the runner reads lines as .NET's ReadLine does: \r alone ends one too

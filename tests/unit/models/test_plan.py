@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_eval_action.core.plan import CheckPlan, merged_plan, plan_check, recorded_plan, runner_for, timings_gated
+from agent_eval_action.models.plan import CheckPlan, merged_plan, plan_check, recorded_plan, runner_for, timings_gated
 
 
 def plan(**changes: object) -> CheckPlan:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from agent_eval_action.core.errors import UsageError
+from agent_eval_action.system.errors import UsageError
 
 LOCK_NAME = ".agent-eval.lock"
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
-from agent_eval_action.core.jsonish import dumps_sorted_any
-from agent_eval_action.core.questions import Question, ReferenceData, ToolInteraction, TrajectoryStep, Turn
-from agent_eval_action.core.stored import Stored
+from agent_eval_action.models.questions import Question, ReferenceData, ToolInteraction, TrajectoryStep, Turn
+from agent_eval_action.models.stored import Stored
+from agent_eval_action.text.jsonish import dumps_sorted_any
 
 
 class SubAgentResponse(Stored):

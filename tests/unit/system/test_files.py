@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.core.files import LOCK_NAME, OutputDirInUse, output_lock, write_atomic
+from agent_eval_action.system.files import LOCK_NAME, OutputDirInUse, output_lock, write_atomic
 
 
 def test_writers_of_one_file_never_share_a_temporary_file(tmp_path: Path) -> None:

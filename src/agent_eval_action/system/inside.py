@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_eval_action.core.errors import ConfigError
+from agent_eval_action.system.errors import ConfigError
 
 if TYPE_CHECKING:
     from jinja2 import BaseLoader

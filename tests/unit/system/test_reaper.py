@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.core import reaper
+from agent_eval_action.system import reaper
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
 

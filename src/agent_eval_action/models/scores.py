@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from agent_eval_action.core.stored import DIGITS, Stored, rounded
+from agent_eval_action.models.stored import DIGITS, Stored, rounded
 
 # Which way is better for a metric (config, registry and results all say it so).
 Direction = Literal["higher", "lower", "neutral"]
