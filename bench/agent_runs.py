@@ -97,16 +97,16 @@ def ours(questions: int, concurrency: int | None, workers: int) -> dict[str, flo
 
     async def go() -> tuple[float, float, list[Record]]:
         if workers == 0:
-            from agent_eval_action.run.adk_runner import AdkRunner
-            from agent_eval_action.run.agent_loader import load_agent
+            from agent_eval_action.run.agent.in_process import AdkRunner
+            from agent_eval_action.run.agent.loader import load_agent
 
             runner: QuestionRunner = AdkRunner(load_agent("customer_service", cwd=EXAMPLE))
             pool = None
         else:
             from agent_eval_action.config import Config
-            from agent_eval_action.run.agent_env import agent_environment
-            from agent_eval_action.run.worker_pool import WorkerPool
-            from agent_eval_action.run.worker_start import WorkerSettings
+            from agent_eval_action.run.agent.env import agent_environment
+            from agent_eval_action.run.workers.pool import WorkerPool
+            from agent_eval_action.run.workers.start import WorkerSettings
 
             count = workers if workers > 0 else Config().agent_worker_count()
             pool = WorkerPool(

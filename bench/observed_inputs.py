@@ -3,7 +3,7 @@ recording of each question's reads (``agent_worker/observe.py``), and naming and
 in our process (``repo/observed.py``).
 
 The example agent at the bench's settings (two-turn questions, 1 s model latency) run by our
-real agent workers (``run/worker_pool.py``: span capture, the pacing of model calls, the
+real agent workers (``run/workers/pool.py``: span capture, the pacing of model calls, the
 protocol), the hook on (the default: the C hook where ``make install`` built it) against
 ``AGENT_EVAL_WORKER_OBSERVE=0``, beside the Python hook (``=python``) and an empty Python hook
 (what any hook written in Python costs), the sides
@@ -57,10 +57,10 @@ def side(observe: str, questions: int, empty_hook: bool = False) -> dict[str, An
     each worker (a ``sitecustomize`` on its path): what CPython's call of any Python hook costs."""
     from agent_eval_action.datasets import Record
     from agent_eval_action.models.questions import Question
-    from agent_eval_action.run.agent_env import agent_environment
+    from agent_eval_action.run.agent.env import agent_environment
     from agent_eval_action.run.run_pool import RunSettings, run_records
-    from agent_eval_action.run.worker_pool import WorkerPool
-    from agent_eval_action.run.worker_start import WorkerSettings
+    from agent_eval_action.run.workers.pool import WorkerPool
+    from agent_eval_action.run.workers.start import WorkerSettings
 
     env = agent_environment({**os.environ, "EXAMPLE_MODEL_LATENCY_MS": "1000", "AGENT_EVAL_WORKER_OBSERVE": observe})
     if empty_hook:

@@ -1,4 +1,4 @@
-"""The warm start (run/worker_zygote.py) against spawning each worker, side by side, alternated:
+"""The warm start (run/workers/zygote.py) against spawning each worker, side by side, alternated:
 
 - start to ready: a pool of ``--workers`` workers of the example agent from ``start()`` until
   every one has said ``ready``, and one replacement (a worker killed, then a new one until it is
@@ -34,9 +34,9 @@ EXAMPLE = ROOT / "examples" / "customer_service"
 
 def _pool_times(workers: int, warm: bool) -> tuple[float, float]:
     """Seconds from start() until every worker is ready, and for one replacement to be ready."""
-    from agent_eval_action.run.agent_env import agent_environment
-    from agent_eval_action.run.worker_pool import WorkerPool
-    from agent_eval_action.run.worker_start import WorkerSettings
+    from agent_eval_action.run.agent.env import agent_environment
+    from agent_eval_action.run.workers.pool import WorkerPool
+    from agent_eval_action.run.workers.start import WorkerSettings
 
     async def go() -> tuple[float, float]:
         settings = WorkerSettings(

@@ -88,7 +88,7 @@ def _end_of_process() -> None:
     what the command line froze out of the collector's scans (``system.collector.OWN_PROCESS``) is
     scanned again, so the test process's memory is freed as it would be at the process's end."""
     gc.unfreeze()
-    worker_start = sys.modules.get("agent_eval_action.run.worker_start")
+    worker_start = sys.modules.get("agent_eval_action.run.workers.start")
     if worker_start is not None:
         worker_start.discard()
 

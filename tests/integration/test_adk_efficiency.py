@@ -18,8 +18,8 @@ from agent_eval_action.datasets import Record
 from agent_eval_action.metrics import REGISTRY, MetricContext
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.traces import Trace
-from agent_eval_action.run.adk_runner import AdkRunner
-from agent_eval_action.run.agent_loader import load_agent
+from agent_eval_action.run.agent.in_process import AdkRunner
+from agent_eval_action.run.agent.loader import load_agent
 from agent_eval_action.run.run_pool import RunSettings, run_records
 from tests.helpers.commands import cli
 

@@ -14,8 +14,8 @@ import pytest
 from agent_eval_action.datasets import Record
 from agent_eval_action.models.questions import Question, ReferenceData, ReferenceToolCall
 from agent_eval_action.models.traces import Trace
-from agent_eval_action.run.adk_runner import AdkRunner
-from agent_eval_action.run.agent_loader import load_agent
+from agent_eval_action.run.agent.in_process import AdkRunner
+from agent_eval_action.run.agent.loader import load_agent
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
 from agent_eval_action.system.errors import AgentLoadError
 from tests.helpers.commands import run_cli
@@ -121,9 +121,9 @@ def test_an_error_keeps_what_the_run_did_before_it_in_process(shop: AdkRunner) -
 
 def test_an_error_keeps_what_the_run_did_before_it_in_a_worker() -> None:
     """The same through the worker process: the partial run crosses the protocol with the error."""
-    from agent_eval_action.run.agent_env import agent_environment
-    from agent_eval_action.run.worker_pool import WorkerPool
-    from agent_eval_action.run.worker_start import WorkerSettings
+    from agent_eval_action.run.agent.env import agent_environment
+    from agent_eval_action.run.workers.pool import WorkerPool
+    from agent_eval_action.run.workers.start import WorkerSettings
 
     async def go() -> list[Record]:
         pool = WorkerPool(WorkerSettings(agent="shop", python=sys.executable, cwd=APPS, env=agent_environment(dict(os.environ))))

@@ -262,9 +262,9 @@ def test_a_worker_captures_spans_per_question_and_withholds_secrets_from_its_env
     import asyncio
 
     from agent_eval_action.models.questions import Question
-    from agent_eval_action.run.agent_env import agent_environment
-    from agent_eval_action.run.worker_pool import WorkerPool
-    from agent_eval_action.run.worker_start import WorkerSettings
+    from agent_eval_action.run.agent.env import agent_environment
+    from agent_eval_action.run.workers.pool import WorkerPool
+    from agent_eval_action.run.workers.start import WorkerSettings
 
     env = agent_environment({**os.environ, "GITHUB_TOKEN": "ghs_x_secret_123", "INPUT_FOO": "bar"}, also_withhold=["MY_AUTH"])
     assert "GITHUB_TOKEN" not in env and "INPUT_FOO" not in env and env.get("PATH") == os.environ.get("PATH")
@@ -293,9 +293,9 @@ def test_a_worker_that_cannot_even_say_it_is_stalled_is_killed_after_its_grace()
     import asyncio
 
     from agent_eval_action.models.questions import Question
-    from agent_eval_action.run.agent_env import agent_environment
-    from agent_eval_action.run.worker_pool import WorkerPool
-    from agent_eval_action.run.worker_start import WorkerSettings
+    from agent_eval_action.run.agent.env import agent_environment
+    from agent_eval_action.run.workers.pool import WorkerPool
+    from agent_eval_action.run.workers.start import WorkerSettings
 
     async def go() -> BaseException | None:
         pool = WorkerPool(WorkerSettings(agent="hostile", python=sys.executable, cwd=APPS, env=agent_environment(os.environ), workers=1))

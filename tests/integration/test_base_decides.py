@@ -79,7 +79,7 @@ def test_an_agent_that_replaces_the_baseline_blob_still_fails(tmp_path: Path) ->
 
 
 def test_the_agent_worker_runs_with_replace_refs_off() -> None:
-    from agent_eval_action.run.agent_env import agent_environment
+    from agent_eval_action.run.agent.env import agent_environment
 
     env = agent_environment({"PATH": "/bin", "GIT_NO_REPLACE_OBJECTS": "0"})
     assert env["GIT_NO_REPLACE_OBJECTS"] == "1" and env["GIT_GRAFT_FILE"] == os.devnull

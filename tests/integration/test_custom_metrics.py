@@ -11,7 +11,7 @@ from pathlib import Path
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.traces import Trace
 from agent_eval_action.repo.metric_code import changed_since_written, written
-from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.run.agent.env import agent_environment
 from agent_eval_action.run.metric_worker import MetricWorker
 from tests.helpers.commands import cli
 from tests.helpers.factories import runs, write_dataset

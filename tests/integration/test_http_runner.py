@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from agent_eval_action.datasets import Record, load_dataset
-from agent_eval_action.run.adk_runner import AdkRunner
-from agent_eval_action.run.agent_loader import load_agent
+from agent_eval_action.run.agent.in_process import AdkRunner
+from agent_eval_action.run.agent.loader import load_agent
 from agent_eval_action.run.http_runner import HttpAgentRunner
 from agent_eval_action.run.run_pool import RunSettings, run_records
 

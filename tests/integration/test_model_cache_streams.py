@@ -15,7 +15,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-from agent_eval_action.agent_worker.model_cache import REPLAYED, InFlight, ResponseStore, caching_model, model_identity, request_key
+from agent_eval_action.agent_worker.model.cache import REPLAYED, InFlight, ResponseStore, caching_model, model_identity, request_key
 
 
 class Scripted(BaseLlm):
@@ -121,7 +121,7 @@ def test_identical_requests_in_flight_at_once_make_one_call_and_the_others_repla
 def test_the_cache_keys_on_the_model_the_pacing_wraps() -> None:
     """The worker paces every model, then the cache wraps the paced one: its key must still hold
     the answering model's class and configuration, or a changed model setting would be replayed."""
-    from agent_eval_action.agent_worker.pacing import LocalPermits, paced_model
+    from agent_eval_action.agent_worker.model.pacing import LocalPermits, paced_model
 
     plain = Scripted(model="scripted")
     paced = paced_model(plain, LocalPermits(), "key")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.run.environments import install_environment
+from agent_eval_action.run.agent.venvs import install_environment
 from tests.helpers.observed_repos import (
     BASELINE_RUNS,
     CONFIG,

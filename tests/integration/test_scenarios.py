@@ -76,8 +76,8 @@ def scenario(state: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any
 
 def test_a_scenario_is_played_out_by_adks_user_simulator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agent_eval_action.datasets import Record, load_dataset
-    from agent_eval_action.run.adk_runner import AdkRunner
-    from agent_eval_action.run.agent_loader import load_agent
+    from agent_eval_action.run.agent.in_process import AdkRunner
+    from agent_eval_action.run.agent.loader import load_agent
     from agent_eval_action.run.run_pool import RunSettings, run_records
 
     simulated_user.PROMPTS.clear()

@@ -1,4 +1,4 @@
-"""The warm start (run/worker_zygote.py, agent_worker/zygote.py): the agent's workers and their
+"""The warm start (run/workers/zygote.py, agent_worker/zygote.py): the agent's workers and their
 replacements are forked by one process that loaded the agent once; an agent whose import started
 a thread gets spawned workers instead, and the run says so once. The hostile-question suite
 (tests/integration/test_agent_worker.py and the CLI tests of tests/apps/hostile) runs with the
@@ -17,10 +17,10 @@ import pytest
 
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.traces import Trace
-from agent_eval_action.run.agent_env import agent_environment
-from agent_eval_action.run.worker_pool import WorkerPool
-from agent_eval_action.run.worker_process import WorkerDied
-from agent_eval_action.run.worker_start import WorkerSettings
+from agent_eval_action.run.agent.env import agent_environment
+from agent_eval_action.run.workers.pool import WorkerPool
+from agent_eval_action.run.workers.process import WorkerDied
+from agent_eval_action.run.workers.start import WorkerSettings
 from agent_eval_action.system.errors import AgentLoadError
 from tests.helpers.hostile import APPS, cli, golden
 

@@ -82,11 +82,23 @@ def test_every_folder_says_it_is_internal_and_what_it_exports() -> None:
     import ast
 
     for init in sorted(PACKAGE.rglob("__init__.py")):
-        if init.parent == PACKAGE or init.parent.name == "agent_worker":
+        if init.parent == PACKAGE or "agent_worker" in init.relative_to(PACKAGE).parts:
             continue  # the API itself; the worker, which is copied and run under the agent's Python
         tree = ast.parse(init.read_text())
         assert "Internal: the public API is ``import agent_eval_action``" in (ast.get_docstring(tree, clean=False) or ""), init
         assert any(isinstance(n, ast.AnnAssign | ast.Assign) and "__all__" in ast.unparse(n).split("=")[0] for n in tree.body), init
+
+
+# Issue 49's: a folder is a room a reader can take in, not a drawer.
+FOLDER_MODULES = 15
+
+
+def test_no_folder_holds_more_modules_than_a_reader_takes_in() -> None:
+    crowded = []
+    for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")}):
+        if (count := len(list(folder.glob("*.py")))) > FOLDER_MODULES:
+            crowded.append(f"{folder.relative_to(ROOT)}: {count} modules (at most {FOLDER_MODULES}: split it by what it holds)")
+    assert not crowded, "\n".join(crowded)
 
 
 # Issue 35's limits: a module does one job a reader can hold, a function one step of it.

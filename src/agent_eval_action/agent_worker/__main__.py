@@ -29,9 +29,10 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from typing import IO, Any
 
-from . import observe, origin, protocol
+from . import observe, protocol
 from .loader import AgentLoadError, LoadedAgent, load_agent
-from .pacing import LocalPermits, RemotePermits
+from .model import origin
+from .model.pacing import LocalPermits, RemotePermits
 from .runner import AgentSessions, partial_run
 from .tree import agent_tree
 
@@ -257,7 +258,7 @@ _SIGNAL_EVENTS = {"os.kill": "pid", "os.killpg": "group", "signal.pthread_kill":
 
 def _own_signals(worker: Worker) -> Callable[[str, tuple[Any, ...]], None]:
     """An audit hook that says ``signalled`` before the agent's code signals its own process: a
-    kill the parent then sees is the agent's doing, not one from outside (run/worker_process.py)."""
+    kill the parent then sees is the agent's doing, not one from outside (run/workers/process.py)."""
     me = os.getpid()
 
     def hook(event: str, args: tuple[Any, ...]) -> None:

@@ -5,7 +5,7 @@ installs other files) and whether it is the repository's own code (installed fro
 inside the repository, argv[1]). Its metadata (the README a long description carries, the
 installer's name, the venv's scripts, compiled bytecode) is not what the agent runs: left out,
 so a pip-made venv is a uv-made one at the same versions. Run by the parent
-(``run/fingerprint.py``) as ``python environment.py <repository>`` under the agent's Python,
+(``run/agent/fingerprint.py``) as ``python environment.py <repository>`` under the agent's Python,
 from the agent's folder: standard library only.
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 
 ATTRS = ("app", "root_agent")
 # Words of the messages that say the --agent names nothing there (not that the agent's own code
-# failed): the parent adds the module:attr it finds (run/agent_loader.py: with_suggestion).
+# failed): the parent adds the module:attr it finds (run/agent/loader.py: with_suggestion).
 NAMES_NOTHING = ("was not found from", "is a file:", "is neither", "has no attribute")
 
 

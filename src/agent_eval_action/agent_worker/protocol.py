@@ -1,5 +1,5 @@
 """The worker's protocol, spelled once for both sides: the worker (``__main__``, ``runner``) and
-the parent (``run.worker_pool``, ``run.worker_process``, ``run.adk_runner``) import their keys and messages from here.
+the parent (``run.workers.pool``, ``run.workers.process``, ``run.agent.in_process``) import their keys and messages from here.
 
 Standard library only, like every module of ``agent_worker`` (see its ``__init__``): this file
 is copied with the others and runs under the agent's own Python.
@@ -35,7 +35,7 @@ The worker answers on the file descriptor that was its stdout:
   ``throttled`` with the API's RetryInfo delay or None, ``failed``, or ``unused``: never sent).
 
 A result is ``{replayed_model_calls, live_model_calls, events, final_state, turn_times, spans[,
-observed]}`` (the model calls the cache answered, and those handed to the model: ``model_calls.py``), or
+observed]}`` (the model calls the cache answered, and those handed to the model: ``model/calls.py``), or
 ``{skipped}`` for a conversation scenario ADK's simulator cannot play. ``observed``: what the
 agent read for the question (``observe.py``), ``{file|listed|searched: [absolute paths]}``.
 """

@@ -13,8 +13,8 @@ from typing import Any
 
 from . import protocol
 from .loader import LoadedAgent
-from .model_calls import Tally
-from .pacing import Permits
+from .model.calls import Tally
+from .model.pacing import Permits
 from .span_capture import SpanCapture
 
 USER_ID = "agent-eval"
@@ -56,8 +56,8 @@ class AgentSessions:
 
         logging.getLogger("google_adk").setLevel(logging.ERROR)
         self._types = types
-        from .model_calls import install, route_for
-        from .pacing import LocalPermits
+        from .model.calls import install, route_for
+        from .model.pacing import LocalPermits
 
         # Every model call a question makes goes through the route: cached, paced, counted.
         self.route = route_for(pacing if pacing is not None else LocalPermits(), model_cache)
@@ -74,7 +74,7 @@ class AgentSessions:
     async def run(self, question: dict[str, Any]) -> dict[str, Any]:
         """``question``: {id, user_inputs, initial_state} (or a ``conversation_scenario`` with its
         ``user_simulator`` settings). Raises what the agent raised."""
-        from .model_calls import routing
+        from .model.calls import routing
 
         with routing(self.route) as tally:
             if question.get(protocol.CONVERSATION_SCENARIO) is not None:

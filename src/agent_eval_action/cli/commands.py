@@ -399,7 +399,7 @@ def invoke(command: Command, args: argparse.Namespace, out: TextIO, err: TextIO)
 def agent_python(config: Config, install: str | None, env: Mapping[str, str], log: TextIO) -> Config:
     """The agent's Python, chosen the same way by every command and the action, and said in one
     line on ``log``: the ``agent-python`` setting; else the venv the ``install`` command makes
-    (``environments.install_environment``: it runs whenever given, the base's agent may need it);
+    (``run.agent.venvs.install_environment``: it runs whenever given, the base's agent may need it);
     else the repository's ``.venv`` / ``venv`` with google-adk; else ours."""
     if install and not config.agent_python:
         python = api.install_environment(install, Path.cwd(), env, log)

@@ -85,11 +85,11 @@ class Config(BaseModel):
     agent: str | None = None
     agent_python: str | None = None
     in_process: bool = False
-    # The agent's workers forked by one process that loaded the agent once (run/worker_zygote.py);
+    # The agent's workers forked by one process that loaded the agent once (run/workers/zygote.py);
     # false: each worker imports ADK and the agent itself (for an agent that misbehaves when forked).
     warm_start: bool = True
     agent_env: AgentEnv = Field(default_factory=AgentEnv)
-    # A directory where the agent's model calls are recorded and replayed (agent_worker/model_cache.py).
+    # A directory where the agent's model calls are recorded and replayed (agent_worker/model/cache.py).
     model_cache: str | None = None
     agent_url: str | None = None
     # App name on the API server (default: each question's first agents_evaluated entry).

@@ -151,7 +151,7 @@ class GateConfig(BaseModel):
 
 
 class AgentEnv(BaseModel):
-    """Which environment variables the agent's worker gets besides the defaults (agent_env.py)."""
+    """Which environment variables the agent's worker gets besides the defaults (run/agent/env.py)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     # Withheld by default (ours), passed to the agent anyway.

@@ -101,7 +101,7 @@ class DatasetResult(Stored):
     # A hash of the agent's code (agent paths at the commit) the runs were made with; None when
     # unknown (a dirty working tree, no repository) or when no agent ran.
     agent_fingerprint: str | None = None
-    # The agent's environment fingerprint (run/fingerprint.py: interpreter, installed
+    # The agent's environment fingerprint (run/agent/fingerprint.py: interpreter, installed
     # distributions, agent reference, agent-python, agent-env, dependency files) the runs were
     # made in; None when not taken (an older file, no agent run here): then no question's inputs
     # were observed. And its parts by name ("distribution helper": "1.0 #<files>"): what a later

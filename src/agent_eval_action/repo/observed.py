@@ -13,7 +13,7 @@ them). Only what git could bring is
 kept: files outside the repository, in ``.git``, ignored by git (a venv, ``__pycache__``, local
 ``.env`` files) unless the install command wrote them (``made``), or in the run's own folders
 (the output, the model-call cache) are not; what
-lies outside the repository is the environment's (``run/fingerprint.py``). Compiled bytecode
+lies outside the repository is the environment's (``run/agent/fingerprint.py``). Compiled bytecode
 stands for its source (``__pycache__/m.cpython-311.pyc`` -> ``m.py``).
 """
 

@@ -127,7 +127,7 @@ def install_base(command: str | None, base: BaseTree, prefix: str, env: Mapping[
     the base's whole tree: the PR's venv serves it only when the PR's tree is byte-identical."""
     if not command:
         return None
-    from agent_eval_action.run.environments import install_environment
+    from agent_eval_action.run.agent.venvs import install_environment
 
     project = base.top / prefix if prefix else base.top
     return install_environment(command, project, env, out, label="the base's agent", fresh=False, source=base.tree)

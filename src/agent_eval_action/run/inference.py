@@ -23,24 +23,24 @@ from agent_eval_action.models.questions import Question
 from agent_eval_action.models.results import BudgetUse, ModelCalls, RunStats
 from agent_eval_action.models.scores import JudgeUsage, Score
 from agent_eval_action.models.traces import Trace
-from agent_eval_action.run import worker_start
 from agent_eval_action.run.adaptive import Limiter
 from agent_eval_action.run.breaker import Breaker
 from agent_eval_action.run.budget import Budget, live_calls
 from agent_eval_action.run.pacing import Pacer, Quota
 from agent_eval_action.run.progress import Progress
 from agent_eval_action.run.run_pool import QuestionRunner, RunSettings, run_records
+from agent_eval_action.run.workers import start as worker_start
 from agent_eval_action.system import interrupt
 from agent_eval_action.system.errors import UsageError
 from agent_eval_action.system.logs import log
 
 if TYPE_CHECKING:
-    from agent_eval_action.run.agent_loader import LoadedAgent
+    from agent_eval_action.run.agent.loader import LoadedAgent
     from agent_eval_action.run.judges.adk import AdkJudgeWorker
     from agent_eval_action.run.judges.client import JudgeClient
     from agent_eval_action.run.judges.engine import JudgeMetric
     from agent_eval_action.run.judges.managed import ManagedJudge
-    from agent_eval_action.run.worker_pool import WorkerPool
+    from agent_eval_action.run.workers.pool import WorkerPool
 
 NO_AGENT = "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"
 
@@ -124,7 +124,7 @@ class Inference:
         # The agent's tree (agent_worker/tree.py), asked once of the runner that loaded it: {} when it could not say.
         self._tree: dict[str, Any] | None = None
         self._loaded: LoadedAgent | None = None
-        # Set in the agent's environment besides what agent_env gives it.
+        # Set in the agent's environment besides what run/agent/env.py gives it.
         self.extra_env: dict[str, str] = {}
         # compare-with = "base": the merge-base's agent, run beside this one question by question.
         self.base: Inference | None = None
@@ -246,9 +246,9 @@ class Inference:
 
             return HttpAgentRunner.from_config(c)
         if runner == "in_process":
-            from agent_eval_action.run.adk_runner import AdkRunner
-            from agent_eval_action.run.agent_loader import load_agent
-            from agent_eval_action.run.worker_start import agent_spec
+            from agent_eval_action.run.agent.in_process import AdkRunner
+            from agent_eval_action.run.agent.loader import load_agent
+            from agent_eval_action.run.workers.start import agent_spec
 
             assert c.agent is not None
             self._loaded = load_agent(agent_spec(c.agent), c.import_root())
@@ -275,9 +275,9 @@ class Inference:
         raise UsageError(NO_AGENT)
 
     def _new_pool(self, question_runs: int | None) -> WorkerPool:
-        from agent_eval_action.run.agent_env import agent_environment
-        from agent_eval_action.run.worker_pool import WorkerPool
-        from agent_eval_action.run.worker_start import WorkerSettings
+        from agent_eval_action.run.agent.env import agent_environment
+        from agent_eval_action.run.workers.pool import WorkerPool
+        from agent_eval_action.run.workers.start import WorkerSettings
 
         c = self.config
         assert c.agent is not None

@@ -28,8 +28,8 @@ from agent_eval_action.models.questions import Question
 from agent_eval_action.models.scores import Score
 from agent_eval_action.models.traces import Trace
 from agent_eval_action.repo.metric_code import changed_since_written
-from agent_eval_action.run.agent_env import agent_environment
-from agent_eval_action.run.worker_start import interpreter, kill_session, worker_files
+from agent_eval_action.run.agent.env import agent_environment
+from agent_eval_action.run.workers.start import interpreter, kill_session, worker_files
 from agent_eval_action.system.errors import ConfigError
 
 if TYPE_CHECKING:

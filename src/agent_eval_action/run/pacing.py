@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.pacing import ANY, BACKOFF_S, throttled
+from agent_eval_action.agent_worker.model.pacing import ANY, BACKOFF_S, throttled
 
 T = TypeVar("T")
 
@@ -226,7 +226,7 @@ class Bucket:
 
 
 class Pacer:
-    """Implements ``agent_worker.pacing.Permits`` for every model and key of a run."""
+    """Implements ``agent_worker.model.pacing.Permits`` for every model and key of a run."""
 
     def __init__(
         self,

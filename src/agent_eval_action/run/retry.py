@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.origin import origin_of, status_code, worth_retrying
+from agent_eval_action.agent_worker.model.origin import origin_of, status_code, worth_retrying
 
 T = TypeVar("T")
 

@@ -36,8 +36,8 @@ from agent_eval_action.repo.git import Git, Snapshot, Workspace
 from agent_eval_action.repo.results_io import read_results as read_results
 from agent_eval_action.repo.results_io import redacted as redacted
 from agent_eval_action.repo.results_io import write_results as write_results
-from agent_eval_action.run.agent_env import chosen_agent_python as chosen_agent_python
-from agent_eval_action.run.environments import install_environment as install_environment
+from agent_eval_action.run.agent.env import chosen_agent_python as chosen_agent_python
+from agent_eval_action.run.agent.venvs import install_environment as install_environment
 from agent_eval_action.scoring.shards import merge_results, merge_scorer
 from agent_eval_action.service.check import run_check as run_check
 from agent_eval_action.service.compared import Outcome as Outcome  # what the adapters (commands) get back

@@ -1,12 +1,12 @@
 """The command line's early start of the agent's workers, before the rest of us is imported
-(``run/worker_start.py``). Light: the standard library and that module only."""
+(``run/workers/start.py``). Light: the standard library and that module only."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agent_eval_action.run.agent_env import chosen_agent_python
-from agent_eval_action.run.worker_start import estimated_question_runs, prestart
+from agent_eval_action.run.agent.env import chosen_agent_python
+from agent_eval_action.run.workers.start import estimated_question_runs, prestart
 
 
 def start_agent_early(
@@ -20,9 +20,9 @@ def start_agent_early(
     warm_start: bool = True,
 ) -> None:
     """Starts the workers an evaluation of the dataset files ``paths`` by ``agent`` is expected to
-    need (their count guessed from the files: ``worker_start.estimated_question_runs``); the run
+    need (their count guessed from the files: ``run.workers.start.estimated_question_runs``); the run
     adopts them when its config starts them the same way, else they are killed. ``python``: the
-    ``--agent-python`` given, else the one the run will find (``agent_env.chosen_agent_python``)."""
+    ``--agent-python`` given, else the one the run will find (``run.agent.env.chosen_agent_python``)."""
     python, _ = chosen_agent_python(python, Path.cwd(), ours="")
     prestart(
         agent,

@@ -23,7 +23,7 @@ from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult, RunStats
 from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
-from agent_eval_action.run.fingerprint import Environment
+from agent_eval_action.run.agent.fingerprint import Environment
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
 from agent_eval_action.run.judges.adk import adk_judged_criteria
 from agent_eval_action.run.progress import Progress
@@ -118,7 +118,7 @@ class Evaluation:
     ):
         self.config = config
         # What the agent's reads are named and hashed by (None: not recorded), and the
-        # environment the runs are made in (run/fingerprint.py) and its fingerprint.
+        # environment the runs are made in (run/agent/fingerprint.py) and its fingerprint.
         self.inputs = inputs
         self.environment = environment
         self.fingerprint = environment.fingerprint if environment is not None else None

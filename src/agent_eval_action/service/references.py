@@ -116,7 +116,7 @@ def unknown_names(names: AgentNames, dataset: str, questions: Sequence[Question]
 def agent_names(agent: str, *, python: str | None, cwd: Path) -> AgentNames:
     """The agent's names, read in one worker process under its Python (as ``init`` reads its
     tree). Raises AgentLoadError when it cannot be loaded or described."""
-    from agent_eval_action.run.worker_process import RemoteError
+    from agent_eval_action.run.workers.process import RemoteError
     from agent_eval_action.service.scaffold import describe_agent
 
     try:

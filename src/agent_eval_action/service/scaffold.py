@@ -59,9 +59,9 @@ def find_agent(root: Path) -> str | None:
 def describe_agent(spec: str, *, python: str | None, cwd: Path) -> dict[str, Any]:
     """The agent's tree, from one worker process, with its ``app_name`` (raises AgentLoadError
     when it cannot load)."""
-    from agent_eval_action.run.agent_env import agent_environment
-    from agent_eval_action.run.worker_pool import WorkerPool
-    from agent_eval_action.run.worker_start import WorkerSettings
+    from agent_eval_action.run.agent.env import agent_environment
+    from agent_eval_action.run.workers.pool import WorkerPool
+    from agent_eval_action.run.workers.start import WorkerSettings
 
     settings = WorkerSettings(
         agent=spec,

@@ -21,8 +21,8 @@ from agent_eval_action.repo.discovery import dataset_paths
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState, read_base
 from agent_eval_action.repo.observed import RepositoryInputs
-from agent_eval_action.run.environments import made_files
-from agent_eval_action.run.fingerprint import Environment, environment_changes, environment_fingerprint
+from agent_eval_action.run.agent.fingerprint import Environment, environment_changes, environment_fingerprint
+from agent_eval_action.run.agent.venvs import made_files
 from agent_eval_action.service.evaluation import RECORDED_FORMATS, Evaluation, History
 from agent_eval_action.system.collector import LIBRARY, Collector
 from agent_eval_action.system.errors import DatasetError
@@ -89,7 +89,7 @@ def observed_now(config: Config, git: Git) -> Observed | None:
 
 def stale_inputs(baseline: DatasetResult, observed: Observed | None) -> tuple[list[str], list[str]] | None:
     """What changed since a baseline's runs: (the parts of the agent's environment, each named,
-    run/fingerprint.py; the inputs they observed, a question run with nothing observed as
+    run/agent/fingerprint.py; the inputs they observed, a question run with nothing observed as
     ``"(a question run whose reads were not observed)"``); None when the baseline observed
     nothing (older, or recorded)."""
     if baseline.environment is None or baseline.format in RECORDED_FORMATS:

@@ -1,7 +1,7 @@
 """Nothing the agent starts outlives the run.
 
 Each agent worker runs in a session of its own, killed whole when the worker ends
-(``run.worker_start.kill_session``); a process that starts a session of its own (``setsid``, a
+(``run.workers.start.kill_session``); a process that starts a session of its own (``setsid``, a
 daemon's double fork) leaves it. So the command line makes its process the *child subreaper*
 (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``): whatever is orphaned below it is re-parented to it,
 not to init, and stays its descendant, where :func:`reap` finds and kills it when the run's

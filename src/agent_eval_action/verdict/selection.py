@@ -45,7 +45,7 @@ class Observations:
     """What the base's baselines know of the agent's inputs: ``changed``, dataset -> the inputs
     its runs observed that changed (empty: none did); ``environment``, dataset -> the parts of
     the agent's environment that are not its baseline's, named ("distribution helper 1.0 → 2.0",
-    "requirements.txt"; run/fingerprint.py); ``unobserved``: datasets whose baseline recorded
+    "requirements.txt"; run/agent/fingerprint.py); ``unobserved``: datasets whose baseline recorded
     none (older files)."""
 
     changed: Mapping[str, list[str]] = field(default_factory=dict)

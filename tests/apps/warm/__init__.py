@@ -1,4 +1,4 @@
-"""An agent for the warm start (run/worker_zygote.py): its import reads ``prompt.txt`` beside it
+"""An agent for the warm start (run/workers/zygote.py): its import reads ``prompt.txt`` beside it
 (an input of every question, forked worker or not), and with ``WARM_IMPORT_THREAD=1`` starts a
 thread, as a telemetry exporter's import does: then its workers must be spawned, not forked;
 with ``WARM_IMPORT_HANG=1`` its import never ends.

@@ -19,7 +19,7 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools.agent_tool import AgentTool
 from google.genai import types
 
-from agent_eval_action.agent_worker.model_calls import Route, Tally, routing
+from agent_eval_action.agent_worker.model.calls import Route, Tally, routing
 
 ASKED: list[str] = []  # every call that reached a model's own code: the model's name
 

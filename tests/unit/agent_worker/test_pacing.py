@@ -15,8 +15,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import errors, types
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.origin import model_call_origin, origin_of
-from agent_eval_action.agent_worker.pacing import MODEL_RETRIES, LocalPermits, key_id, paced_model, retry_delay, throttled
+from agent_eval_action.agent_worker.model.origin import model_call_origin, origin_of
+from agent_eval_action.agent_worker.model.pacing import MODEL_RETRIES, LocalPermits, key_id, paced_model, retry_delay, throttled
 
 QUOTA_429 = {
     "error": {

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.run.worker_start import agent_spec, worker_files
+from agent_eval_action.run.workers.start import agent_spec, worker_files
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "src" / "agent_eval_action"
@@ -27,9 +27,9 @@ PACKAGE = ROOT / "src" / "agent_eval_action"
 # scaffold asks only through ``WorkerPool.describe``; the keys it spells are the golden format's.)
 SPEAKERS = [
     *sorted(p for p in (PACKAGE / "agent_worker").glob("*.py") if p.name != "protocol.py"),
-    PACKAGE / "run" / "worker_pool.py",
-    PACKAGE / "run" / "worker_process.py",
-    PACKAGE / "run" / "adk_runner.py",
+    PACKAGE / "run" / "workers" / "pool.py",
+    PACKAGE / "run" / "workers" / "process.py",
+    PACKAGE / "run" / "agent" / "in_process.py",
 ]
 TIMEOUT_S = 120.0  # a busy machine loads ADK slowly; nothing here depends on how fast
 

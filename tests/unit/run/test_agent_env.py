@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.run.agent_env import chosen_agent_python, repository_venv
+from agent_eval_action.run.agent.env import chosen_agent_python, repository_venv
 
 
 def venv(folder: Path, *, adk: bool) -> Path:

@@ -6,7 +6,7 @@ import pytest
 
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.run.breaker import TRIP, Breaker, OutageDeclared
-from agent_eval_action.run.worker_process import RemoteError
+from agent_eval_action.run.workers.process import RemoteError
 
 
 def _error(origin: str) -> RemoteError:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.run import environments
-from agent_eval_action.run.environments import install_environment
+from agent_eval_action.run.agent import venvs as environments
+from agent_eval_action.run.agent.venvs import install_environment
 
 VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
 # Every name pip has in the venv, each run from it (the venv is first on the command's PATH).

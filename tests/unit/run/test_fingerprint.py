@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_eval_action.run.fingerprint import Environment, environment_changes
+from agent_eval_action.run.agent.fingerprint import Environment, environment_changes
 
 BEFORE = {
     "interpreter": "cpython 3.11.9 x86_64",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent_eval_action.run.retry import RetryPolicy, call_with_retries, describe, is_congestion, is_transient
-from agent_eval_action.run.worker_process import RemoteError
+from agent_eval_action.run.workers.process import RemoteError
 
 NO_WAIT = RetryPolicy(retries=3, backoff_initial_s=0.0, backoff_max_s=0.0)
 

@@ -1,4 +1,4 @@
-"""The early start's guess of how many questions a run has (``run/worker_start.py``), against what
+"""The early start's guess of how many questions a run has (``run/workers/start.py``), against what
 the dataset readers then load from the same files, written as their producers write them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.genai import types
 
 from agent_eval_action.datasets import Record, load_dataset
-from agent_eval_action.run.worker_start import BYTES_PER_QUESTION, estimated_question_runs
+from agent_eval_action.run.workers.start import BYTES_PER_QUESTION, estimated_question_runs
 from agent_eval_action.system.processes import agent_workers
 
 ROOT = Path(__file__).resolve().parents[3]

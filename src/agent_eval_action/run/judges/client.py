@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent_eval_action.agent_worker.origin import model_call_origin, tag
-from agent_eval_action.agent_worker.pacing import key_id
+from agent_eval_action.agent_worker.model.origin import model_call_origin, tag
+from agent_eval_action.agent_worker.model.pacing import key_id
 
 NO_CREDENTIALS = (
     "skipped: no judge credentials (set AGENT_EVAL_JUDGE_API_KEY or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=true with "
@@ -37,7 +37,7 @@ class JudgeClient(Protocol):
 
 class GenaiJudge:
     """google-genai's async client, asking for JSON that matches :data:`SCHEMA`. ``key``: which
-    quota its calls count against (``agent_worker.pacing.key_id``), without the secret."""
+    quota its calls count against (``agent_worker.model.pacing.key_id``), without the secret."""
 
     def __init__(self, client: Any, key: str = ""):
         self.client = client

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.origin import tag
+from agent_eval_action.agent_worker.model.origin import tag
 from agent_eval_action.config import default_prices
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.adk.config import ADK_VERTEX as VERTEX

@@ -24,12 +24,15 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.run.agent.env import agent_environment
 from agent_eval_action.system.processes import agent_workers
 from agent_eval_action.system.reaper import process_table
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 PACKAGE = protocol.PACKAGE
 # A JSON line carries every event and span of one question: allow large ones.
@@ -58,7 +61,7 @@ class WorkerSettings:
     # [user-simulator] settings for conversation scenarios.
     user_simulator: dict[str, Any] = field(default_factory=dict)
     startup_timeout_s: float = 180.0
-    # Workers forked by a zygote that loaded the agent once (``worker_zygote.py``); False: each spawned.
+    # Workers forked by a zygote that loaded the agent once (``zygote.py``); False: each spawned.
     warm_start: bool = True
 
 
@@ -82,15 +85,22 @@ def worker_files() -> Path:
     root = Path(tempfile.mkdtemp(prefix="agent-eval-worker-"))
     target = root / PACKAGE
     target.mkdir()
-    source = resources.files("agent_eval_action").joinpath("agent_worker")
+    _copy(resources.files("agent_eval_action").joinpath("agent_worker"), target)
+    return root
+
+
+def _copy(source: Traversable, target: Path) -> None:
+    """The worker's modules under ``source`` into ``target``, its subpackages too."""
     for item in source.iterdir():
-        if item.name.endswith(".py"):
+        if item.is_dir() and item.name != "__pycache__" and item.joinpath("__init__.py").is_file():
+            (target / item.name).mkdir()
+            _copy(item, target / item.name)
+        elif item.name.endswith(".py"):
             (target / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
         elif item.name.startswith("_audit_hook.") and item.name.endswith((".so", ".pyd")):
             # The C audit hook where it is built (agent_worker/native.py): the agent's interpreter
             # imports it only if built for its ABI, else observes with the Python hook.
             (target / item.name).write_bytes(item.read_bytes())
-    return root
 
 
 def worker_env(settings: WorkerSettings, files: Path) -> dict[str, str]:
@@ -211,7 +221,7 @@ def prestart(
         return await asyncio.gather(*(spawn(settings, files) for _ in range(count)), return_exceptions=True)
 
     if settings.warm_start:
-        from agent_eval_action.run.worker_zygote import Zygote
+        from agent_eval_action.run.workers.zygote import Zygote
 
         try:
             zygote = loop.run_until_complete(Zygote.start(settings, files))

@@ -1,5 +1,5 @@
 """One door for every model call the agent makes while a question runs: the model-call cache
-(``model_cache.py``), then the pacing (``pacing.py``), then the model, and the count of the calls
+(``cache.py``), then the pacing (``pacing.py``), then the model, and the count of the calls
 that went through to the model (``live``) and of those the cache answered (``replayed``).
 
 The door is the model's class, not the agent tree. Wrapping each agent's ``model`` missed every
@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
-from .model_cache import REPLAYED, InFlight, ResponseStore, caching_model
+from .cache import REPLAYED, InFlight, ResponseStore, caching_model
 from .pacing import Permits, key_id, paced_model
 
 METHOD = "generate_content_async"

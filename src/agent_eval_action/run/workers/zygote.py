@@ -13,7 +13,7 @@ loading the agent (a thread or a socket it started: ``zygote.unsafe``), the agen
 (the spawned worker says why, with its output), or the zygote is gone. The pool then spawns,
 and the reason is logged once.
 
-Only the standard library, the worker's protocol and ``worker_start`` are imported here.
+Only the standard library, the worker's protocol and ``start`` are imported here.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import socket
 from typing import Any
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.run.worker_start import LINE_LIMIT, PACKAGE, WorkerSettings, kill_session, worker_env
+from agent_eval_action.run.workers.start import LINE_LIMIT, PACKAGE, WorkerSettings, kill_session, worker_env
 
 log = logging.getLogger(__name__)
 # A worker whose end the zygote could not report (it was gone first): its exit code is unknown.

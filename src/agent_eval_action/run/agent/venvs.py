@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.repo.git import Git
-from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.run.agent.env import agent_environment
 from agent_eval_action.system.errors import InfrastructureError
 from agent_eval_action.text.workflow import group, in_actions
 

@@ -1,7 +1,7 @@
 """The agent's model calls paced to the model API's quota, and a throttled call retried inside
 the question: the turns before it are not run again.
 
-Every model call of the agent goes through ``model_calls.py``'s door: the cache first, then
+Every model call of the agent goes through ``calls.py``'s door: the cache first, then
 this pacing (a replayed answer needs no permit), then the model. Before a call the wrapper asks for a permit for its model and
 API key; once the call is over it says what became of it. A call the API throttles (429
 RESOURCE_EXHAUSTED, raised by google-genai as a ``ClientError`` whose ``details`` are the error's
@@ -33,7 +33,8 @@ import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
-from . import origin, protocol
+from .. import protocol
+from . import origin
 from .origin import API_DETAILS, API_ERROR
 
 RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
@@ -209,7 +210,7 @@ def paced_model(inner: Any, permits: Permits, key: str) -> Any:
         agent_eval_wrapper: ClassVar[bool] = True  # model_calls' door leaves its method as it is
 
         def agent_eval_wrapped(self) -> Any:
-            """The model that answers (the model cache keys on it: ``model_cache.model_identity``)."""
+            """The model that answers (the model cache keys on it: ``cache.model_identity``)."""
             return inner
 
         async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:

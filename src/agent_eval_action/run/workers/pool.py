@@ -29,12 +29,12 @@ from typing import Any
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.traces import Trace
-from agent_eval_action.run.agent_loader import with_suggestion
+from agent_eval_action.run.agent.loader import with_suggestion
 from agent_eval_action.run.pacing import Pacer
 from agent_eval_action.run.run_pool import keep_partial
-from agent_eval_action.run.worker_process import NotStarted, Suspect, Worker, WorkerDied, remote_error
-from agent_eval_action.run.worker_start import WorkerSettings, kill_session, spawn, take, worker_files
-from agent_eval_action.run.worker_zygote import ForkedProcess, Zygote
+from agent_eval_action.run.workers.process import NotStarted, Suspect, Worker, WorkerDied, remote_error
+from agent_eval_action.run.workers.start import WorkerSettings, kill_session, spawn, take, worker_files
+from agent_eval_action.run.workers.zygote import ForkedProcess, Zygote
 from agent_eval_action.system import interrupt
 from agent_eval_action.system.errors import AgentLoadError
 from agent_eval_action.traces.adk_events import trace_from_run

@@ -39,8 +39,8 @@ from agent_eval_action.config import Config
 from agent_eval_action.repo.agent_code import DEPENDENCY_FILES
 from agent_eval_action.repo.git import Workspace
 from agent_eval_action.repo.observed import blob_hash
-from agent_eval_action.run import worker_start
-from agent_eval_action.run.agent_env import agent_environment
+from agent_eval_action.run.agent.env import agent_environment
+from agent_eval_action.run.workers import start as worker_start
 
 DISTRIBUTION = "distribution "
 REPOSITORY_CODE = "(the repository's code)"

@@ -2,7 +2,7 @@
 lines it answers with (read as they come), its model calls' permits, and one question asked with
 its time counted from when the worker starts it, cancelled, or the worker killed.
 
-Which worker runs what, and starting and replacing them, is the pool's (``worker_pool.py``).
+Which worker runs what, and starting and replacing them, is the pool's (``pool.py``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.run.pacing import Pacer
-from agent_eval_action.run.worker_start import kill_session
-from agent_eval_action.run.worker_zygote import ForkedProcess
+from agent_eval_action.run.workers.start import kill_session
+from agent_eval_action.run.workers.zygote import ForkedProcess
 
 STDERR_LINES = 20
 # How long a worker whose question's time ran out has to confirm it cancelled it; one that

@@ -5,7 +5,7 @@ object (an endpoint, a LiteLlm keyword, a BaseLlm subclass's logic) never replay
 model's answers; a byte-identical request to an unchanged model does replay (a tool's changed
 answer changes every request after it).
 
-It sits at the model itself (``model_calls.py`` sends every model call of a question through
+It sits at the model itself (``calls.py`` sends every model call of a question through
 it, whoever holds the model: an ``AgentTool``'s runner, a callback), not in a plugin's
 ``before_model_callback``: that runs before the agent's own model callbacks, and replaying there
 would skip them, so a cached run would not do what a live one does. ADK's random function-call

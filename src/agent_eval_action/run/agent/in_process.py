@@ -8,14 +8,14 @@ import asyncio
 from typing import Any
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.origin import origin_of, tag
+from agent_eval_action.agent_worker.model.origin import origin_of, tag
 from agent_eval_action.agent_worker.runner import AgentSessions, partial_run
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.traces import Trace
-from agent_eval_action.run.agent_loader import LoadedAgent
+from agent_eval_action.run.agent.loader import LoadedAgent
 from agent_eval_action.run.pacing import Pacer
 from agent_eval_action.run.run_pool import keep_partial
-from agent_eval_action.run.worker_pool import question_request, trace_from_worker
+from agent_eval_action.run.workers.pool import question_request, trace_from_worker
 
 
 class AdkRunner:

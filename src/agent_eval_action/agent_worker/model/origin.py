@@ -5,7 +5,7 @@ would, and it is the PR's error all the same.
 
 The tag is an attribute of the exception (``protocol.ORIGIN_ATTRIBUTE``), so it survives ADK
 re-raising it, an agent's callback wrapping it (``raise X from error``: the cause is read too),
-and, in the parent, the trip over the protocol (``run.worker_process.RemoteError``).
+and, in the parent, the trip over the protocol (``run.workers.process.RemoteError``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import contextlib
 import contextvars
 from collections.abc import Iterator
 
-from . import protocol
+from .. import protocol
 
 # Statuses of a model call the API refused for what it was asked (a malformed request, an unknown
 # model, a prompt too long): the agent's request, so the agent's error. 401 / 403 (credentials),
