@@ -84,7 +84,7 @@ def test_the_terminal_says_each_question_once_in_runs(files: Path) -> None:
     done = run_cli(["compare", "head.json", "base.json", "--output-dir", "out"], cwd=files, env={**env, "PYTHONPATH": str(ROOT / "src")})
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "gate: FAILED - 3 of 10 questions end in a different state"
+    assert lines[0] == "gate: FAILED - 3 of 10 questions no longer make the expected tool calls"
     assert lines[1] == "  " + WHY
     # Never a pass rate under a metric's name ("tool_usage_accuracy 100% → 0%" of a question scoring 50%).
     assert "100% → 0%" not in done.stdout.split("why:")[0]
@@ -114,7 +114,7 @@ def test_the_comment_junit_and_report_say_the_cause_once(files: Path, tmp_path: 
     junit = write_junit(page, tmp_path / "junit.xml")
     gate = ET.parse(junit).getroot().findall("testsuite")[-1]
     failure = gate.find("testcase/failure")
-    assert failure is not None and failure.get("message") == f"3 of 10 questions end in a different state: {WHY}"
+    assert failure is not None and failure.get("message") == f"3 of 10 questions no longer make the expected tool calls: {WHY}"
     html = render_report(page)
     assert "Got worse <b>3 questions</b> (30 runs)" in html
     assert "<th>Unscored runs</th>" in html

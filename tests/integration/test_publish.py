@@ -160,7 +160,7 @@ def test_outputs_summary_annotations_and_junit(github: FakeGitHub, tmp_path: Pat
     assert 0 < len(errors) <= 10
     assert (
         errors[0] == "::error file=evaluation/datasets/cs_golden.json,line=4,title=agent-eval regression::"
-        "question q00ok fell on tool_usage_accuracy 1 → 0, state_management_fidelity 1 → 0"
+        "question q00ok fell on state_management_fidelity, tool_usage_accuracy: 0 of 1 run passes, 1 of 1 on the base"
     )
     # One cause, one line of the file: each question is annotated once, with every metric it fell on.
     named = [line.split("::question ")[1].split(" fell on ")[0] for line in errors]
@@ -258,7 +258,7 @@ def test_comment_shows_no_escape_artefacts_where_github_renders_html() -> None:
         "1 question needs a look in cs_golden (added by this change: no base to compare with)",
     ]  # no notes: the means' max_regression is decided question by question, and said there
     assert page.headings == [
-        "❌ Agent evaluation failed: 6 of 13 questions end in a different state (and 1 more reason)",
+        "❌ Agent evaluation failed: 6 of 13 questions no longer make the expected tool calls (and 1 more reason)",
         "cs_golden",
     ]
     for rows in page.tables:

@@ -58,7 +58,7 @@ def test_regressed_questions_first_with_the_base_run_beside_them(tab: Page, tmp_
     assert tab.evaluate("document.body.dataset.filter") == "regressed"
     assert visible_ids(tab) == REGRESSED
     assert tab.evaluate("document.querySelector('h1').textContent") == (
-        "❌ Agent evaluation failed: 6 of 13 questions end in a different state (and 1 more reason)"
+        "❌ Agent evaluation failed: 6 of 13 questions no longer make the expected tool calls (and 1 more reason)"
     )
     metrics = rows(tab, "table.metrics tbody tr")
     assert [r[:6] for r in metrics] == [
@@ -188,3 +188,24 @@ def test_what_the_page_says_of_an_errored_question_and_a_base_run_is_true(tab: P
     single = write_report(Results(tool_version="0.1.0", datasets=[one]), tmp_path / "one.html", thresholds={})
     tab.open(single.as_uri())
     assert tab.evaluate("document.querySelector('section p.meta').textContent").startswith("1 question, 1 run, 0 ended in an error")
+
+
+def test_the_ci_of_the_mean_is_shown_only_where_its_units_are_the_rows(tmp_path: Path) -> None:
+    """The summary's interval is over runs, the "This run" column averages questions: with several
+    runs of a question the interval could leave the figure beside it outside (85.6% shown, "95% CI
+    of mean [35.8%, 84%]"), so the column is shown only where runs and questions are one."""
+    results, before = sample()
+    one = write_report(
+        results, tmp_path / "one.html", thresholds=default_pass_thresholds({}), background=sample_background(results, before)
+    )
+    assert "95% CI of mean" in one.read_text()
+    again = results.model_copy(deep=True)
+    extra = again.datasets[0].questions[0].model_copy(update={"run": 1})
+    again.datasets[0].questions.append(extra)
+    two = write_report(again, tmp_path / "two.html", thresholds=default_pass_thresholds({}), background=sample_background(again, before))
+    html = two.read_text()
+    assert "95% CI of mean" not in html and "Unscored runs" in html
+    # Every row still has as many cells as the header has columns.
+    header = html.count("<th>", html.index('<table class="metrics">'), html.index("</thead>", html.index('<table class="metrics">')))
+    row = html[html.index('<tr class="metric') : html.index("</tr>", html.index('<tr class="metric'))]
+    assert row.count("<td") == header

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agent_eval_action.models.results import Results
+from agent_eval_action.models.verdicts import GateFailure
 from agent_eval_action.publish.github import Comment, GitHubClient, GitHubError
 from agent_eval_action.repo.results_io import redacted
 from agent_eval_action.system.errors import ConfigError
@@ -217,45 +218,55 @@ def _deltas(results: Results) -> dict[str, dict[str, float | None]]:
 
 def _annotations(results: Results, root: Path) -> list[Command]:
     """An annotation at the line of each question that fell (at most ten); ``file=`` is the
-    repository-relative path GitHub expects. An error where the gate failed on the question; where
-    the gate failed on a rule that names no question (the pass rate over the whole dataset), a
-    warning at each question that scored lower; none for what the gate held within noise (an
-    annotation says "this failed the check")."""
+    repository-relative path GitHub expects. An error at each question the gate failed on, with
+    every metric it fell on; where the gate failed on a rule that names no question (the pass rate
+    over the whole dataset), a warning at each question that scored lower; none for what the gate
+    held within noise (an annotation says "this failed the check")."""
     gate = results.gate
     if gate is None or gate.outcome == "passed":
         return []
-    failed_on = {(f.dataset, f.question) for f in gate.failures if f.question}
-    unnamed = any(not f.question for f in gate.failures)
+    failed: dict[tuple[str, str], list[GateFailure]] = {}
+    for failure in gate.failures:
+        if failure.question:
+            failed.setdefault((failure.dataset or "", failure.question), []).append(failure)
     lines: list[Command] = []
-    for comparison in results.comparison or []:
-        path = comparison.path
-        where = _id_lines(root / path)
-        # One annotation a question, listing the metrics it fell on: a dropped sub-agent moves
-        # six metrics of the same question, one cause at one line of the file.
-        fell: dict[str, list[str]] = {}
-        for metric in comparison.metrics:
-            for drop in metric.drops:
-                fell.setdefault(drop.id, []).append(f"{drop.metric} {drop.baseline:.3g} → {drop.current:.3g}")
-        for question, moved in fell.items():
-            failed = (path, question) in failed_on or (None, question) in failed_on
-            if not failed and not unnamed:
-                continue
-            if len(lines) >= MAX_ANNOTATIONS:
-                return lines
-            if failed:
-                lines.append(
-                    annotation(
-                        "error",
-                        f"question {question} fell on {', '.join(moved)}",
-                        file=path,
-                        line=where.get(question),
-                        title="agent-eval regression",
-                    )
-                )
-            else:
+    for (path, question), failures in failed.items():
+        where = _id_lines(root / path) if path else {}
+        lines.append(
+            annotation("error", _fell(question, failures), file=path or None, line=where.get(question), title="agent-eval regression")
+        )
+    if any(not f.question for f in gate.failures):
+        for comparison in results.comparison or []:
+            where = _id_lines(root / comparison.path)
+            lower: dict[str, list[str]] = {}
+            for metric in comparison.metrics:
+                for drop in metric.drops:
+                    if (comparison.path, drop.id) not in failed:
+                        lower.setdefault(drop.id, []).append(f"{drop.metric} {drop.baseline:.3g} → {drop.current:.3g}")
+            for question, moved in lower.items():
                 message = f"question {question} scored lower on {', '.join(moved)} (one of the questions behind the dataset's fall)"
-                lines.append(annotation("warning", message, file=path, line=where.get(question), title="agent-eval regression"))
-    return lines
+                lines.append(annotation("warning", message, file=comparison.path, line=where.get(question), title="agent-eval regression"))
+    return lines[:MAX_ANNOTATIONS]
+
+
+def _fell(question: str, failures: list[GateFailure]) -> str:
+    """ "question q_risk_01 fell on tool_usage_accuracy, trajectory_accuracy: 0 of 4 runs pass, 5 of 5
+    on the base: p = 0.0079": one line a question, every metric it fell on, its runs said once."""
+    from agent_eval_action.views.metric_rows import metric_order
+
+    order = metric_order()
+    metrics = sorted(dict.fromkeys(f.metric for f in failures if f.metric), key=lambda m: (order.get(m, len(order)), m))
+    falls = [f for f in failures if f.rule == "question_fall"]
+    if falls:
+        detail = falls[0].detail or falls[0].message
+        rates = (detail.split(": ", 1)[1] if ": " in detail else detail).split(" (")[0]
+        return f"question {question} fell on {', '.join(metrics)}: {rates}"
+    moved = [
+        f"{f.metric} {f.baseline:.3g} → {f.current:.3g}" for f in failures if f.metric and f.baseline is not None and f.current is not None
+    ]
+    if moved:
+        return f"question {question} fell on {', '.join(moved)}"
+    return f"question {question}: {failures[0].detail or failures[0].message}"
 
 
 def _id_lines(path: Path) -> dict[str, int]:

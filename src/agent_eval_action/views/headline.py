@@ -36,6 +36,21 @@ FELL_PHRASES: dict[str, tuple[str, str]] = {
 }
 
 
+# Which of the metrics a question fell on names its cause: what the agent did (its calls, its
+# state, its path) before how it worded the answer, which follows from them.
+CAUSE_ORDER = ("tool_usage_accuracy", "state_management_fidelity", "tool_call_precision", "trajectory", "response_match")
+
+
+def _cause(metrics: list[str]) -> str:
+    """The metric whose phrase names a fall on all of ``metrics``: the first by :data:`CAUSE_ORDER`
+    (a missing call moves the answer too, never the other way), else the first given."""
+
+    def rank(metric: str) -> int:
+        return next((i for i, name in enumerate(CAUSE_ORDER) if metric == name or metric.startswith(name)), len(CAUSE_ORDER))
+
+    return min(metrics, key=rank)
+
+
 def _phrase(metric: str, questions: list[QuestionResult], one: bool) -> str:
     if metric == "state_management_fidelity":
         lines = [line for q in questions for line in (q.scores.get(metric) or Score(value=None)).details.get("mismatches", [])]
@@ -127,7 +142,7 @@ def _drop_reason(
     runs = [q for q in dataset.questions if q.id in named]
     prefix = f"{dataset.name}: " if several else ""
     total = len({q.id for q in dataset.questions})
-    short = f"{len(ids)} of {plural(total, 'question')} {_phrase(metrics[0][0], runs, len(ids) == 1)}"
+    short = f"{len(ids)} of {plural(total, 'question')} {_phrase(_cause([m for m, _ in metrics]), runs, len(ids) == 1)}"
     dropped: dict[str, list[str]] = defaultdict(list)  # question -> "metric 100% → 50%"
     fell: dict[str, list[str]] = defaultdict(list)  # question -> the metrics its runs fell on
     falls: dict[str, GateFailure] = {}
