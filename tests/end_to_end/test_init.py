@@ -42,8 +42,10 @@ def test_init_drafts_a_valid_dataset_from_the_agents_tools_and_sub_agents(tmp_pa
     for workflow in WRITTEN[-2:]:
         text = (repo / workflow).read_text()
         assert "        env:\n          GOOGLE_API_KEY: ${{ secrets.GOOGLE_API_KEY }}\n        with:\n" in text, workflow
-    # The workflows it wrote install requirements.txt: a repository without one is told so.
-    assert ("there is no requirements.txt here" in done.stderr) == (not (repo / "requirements.txt").exists()), done.stderr
+    # The workflows it wrote install requirements.txt: a repository without one (and no project to
+    # install) is told so.
+    assert not (repo / "requirements.txt").exists() and not (repo / "pyproject.toml").exists()
+    assert "there is no requirements.txt, pyproject.toml or setup.py here" in done.stderr, done.stderr
 
     dataset = json.loads((repo / "evaluation" / "datasets" / "shop_golden.json").read_text())
     questions = {q["id"]: q for q in dataset["golden_questions"]}
@@ -179,3 +181,17 @@ def test_init_ignores_the_output_folder_in_gitignore_once_and_keeps_every_other_
     (spelt / ".gitignore").write_text("/agent-eval-results\n")  # already ignored, written another way
     assert cli(spelt, "init", "--agent", "app.agent:root_agent").returncode == 0
     assert (spelt / ".gitignore").read_text() == "/agent-eval-results\n"
+
+
+def test_init_installs_a_packaged_agent_as_a_project(tmp_path: Path) -> None:
+    """An agent packaged as google/adk-samples' agents are (a pyproject.toml, no requirements.txt):
+    the workflows install the project, and nothing asks for a requirements.txt."""
+    repo = app_repo(tmp_path / "repo")
+    (repo / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0.1.0"\ndependencies = ["google-adk"]\n')
+    done = cli(repo, "init", "--agent", "app.agent:root_agent")
+    assert done.returncode == 0, done.stderr
+    assert "requirements.txt" not in done.stderr, done.stderr
+    assert "the workflows install the agent's project with `pip install -e .`" in done.stdout
+    for workflow in WRITTEN[-2:]:
+        text = (repo / workflow).read_text()
+        assert "install: pip install -e .\n" in text and "requirements.txt" not in text, workflow

@@ -48,7 +48,7 @@ def test_validate_names_the_closest_tool_and_agent_and_fails(misnamed: Path) -> 
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert f"error: {DATASET}: {TOOL}" in errors and f"error: {DATASET}: {AGENT}" in errors
     assert len(errors) == 5  # q_cart_01's tool; q_discount_01's and q_discount_02's tool and agent
-    assert f"3 invalid: {DATASET} (golden, 5 valid questions)" in done.stdout
+    assert f"3 problems: {DATASET} (golden, 5 valid questions)" in done.stdout
     skipped = cli(misnamed, "validate", "--no-agent")
     assert skipped.returncode == 0, skipped.stdout + skipped.stderr
     assert f"ok: {DATASET} (golden, 8 valid questions)" in skipped.stdout and "did you mean" not in skipped.stderr

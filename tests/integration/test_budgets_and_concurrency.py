@@ -125,7 +125,7 @@ def test_auto_concurrency_settles_near_a_hidden_limit_with_no_question_failing(t
     # on a busy machine, the agent's own CPU can hold calls back from the quota, and then a limit
     # that grows past 12 is right (a run under two CPU hogs ended at 35).
     assert "concurrency" in done.stderr  # the progress line shows the limit as it moves
-    assert "concurrency auto: " in done.stdout and "in flight; the limit rose to" in done.stdout
+    assert "concurrency auto: at most " in done.stdout and "; the limit rose to" in done.stdout
 
 
 # -- budgets -------------------------------------------------------------------------------------

@@ -155,3 +155,19 @@ def test_an_output_folder_that_cannot_take_the_run_holds_none_of_it(tmp_path: Pa
     assert "it now holds none of this run's files (nor an earlier run's)" in done.stderr
     left = {p.name for p in out.iterdir()} - {".agent-eval.lock"}
     assert left == set(), left
+
+
+def test_the_readme_shows_what_make_example_prints(tmp_path: Path) -> None:
+    """The README's sample of `make example`'s output, line by line (spacing aside, and the lines
+    that move with the machine or the baseline's history: timings, the trend's bars), is what the
+    check prints: it said "unchanged (22)" and a wording of known failures gone two releases ago."""
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("```text\ngate: FAILED - 2 of 8 questions lost their state writes")
+    block = readme[start + len("```text\n") : readme.index("```", start + 3)].splitlines()
+    done = run(EXAMPLE, "check", "--no-comment", "--output-dir", str(tmp_path))
+    printed = {" ".join(line.split()) for line in done.stdout.splitlines()}
+    moving = ("...", "█", " s -> ", "make example:")
+    shown = [line for line in block if line.strip() and not any(mark in line for mark in moving)]
+    assert len(shown) > 15
+    missing = [line for line in shown if " ".join(line.split()) not in printed]
+    assert not missing, "README.md's sample output is not what the check prints:\n" + "\n".join(missing)

@@ -93,12 +93,14 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
         "     The same check locally: agent-eval check --base main",
         file=out,
     )
-    if not Path("requirements.txt").exists():
+    if done.install is None:
         print(
             "note: the workflows install the agent's dependencies with `pip install -r requirements.txt` (their `install:` input), "
-            "and there is no requirements.txt here: write one, or change `install:`",
+            "and there is no requirements.txt, pyproject.toml or setup.py here: write one, or change `install:`",
             file=err,
         )
+    elif done.install != "pip install -r requirements.txt":
+        print(f"the workflows install the agent's project with `{done.install}` (their `install:` input)", file=out)
     return int(ExitCode.PASSED)
 
 

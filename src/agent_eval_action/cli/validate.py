@@ -62,7 +62,7 @@ def validate(
         # A question naming a tool or agent the agent does not have can never pass: not valid.
         lacking = len({unknown.question for unknown in wrong})
         invalid = len(dataset.problems) + lacking
-        status = f"{invalid} invalid" if invalid else "ok"
+        status = plural(invalid, "problem") if invalid else "ok"
         # Recorded runs are counted as runs; questions the agent is to run, as questions.
         valid = len(dataset.questions) - lacking
         what = plural(dataset.recorded, "valid question run") if dataset.recorded else plural(valid, "valid question")

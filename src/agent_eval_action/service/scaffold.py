@@ -47,6 +47,9 @@ class Scaffold:
     questions: int = 0
     # ".gitignore" when init created it, or added the output folder to it; None: it was there.
     ignored: str | None = None
+    # The workflows' ``install:`` command, from the repository's files; None: no file to install
+    # from was found (requirements.txt, pyproject.toml or setup.py), the default written.
+    install: str | None = None
 
 
 def find_agent(root: Path) -> str | None:
@@ -169,8 +172,23 @@ def config_text(agent: str | None, dataset: str) -> str:
     )
 
 
-def workflow_text(name: str, agent: str | None) -> str:
+DEFAULT_INSTALL = "pip install -r requirements.txt"
+
+
+def install_command(root: Path) -> str | None:
+    """How the workflows install the agent's dependencies: its requirements.txt, else the project
+    itself (a pyproject.toml or setup.py, as google/adk-samples' agents are packaged); None when
+    the repository has none of them."""
+    if (root / "requirements.txt").is_file():
+        return DEFAULT_INSTALL
+    if (root / "pyproject.toml").is_file() or (root / "setup.py").is_file():
+        return "pip install -e ."
+    return None
+
+
+def workflow_text(name: str, agent: str | None, install: str | None = None) -> str:
     text = resources.files("agent_eval_action.service").joinpath("workflows", name).read_text(encoding="utf-8")
+    text = text.replace(f"install: {DEFAULT_INSTALL}", f"install: {install}") if install else text
     return text.replace(f"agent: {TEMPLATE_AGENT}", f"agent: {agent}") if agent else text
 
 
@@ -217,10 +235,11 @@ def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaf
     name = re.sub(r"\W+", "_", str((tree or {}).get("name") or "my_agent"))
     dataset = f"{DATASETS}/{name}_golden.json"
     drafted = draft_dataset(tree)
+    install = install_command(root)
     files = {
         CONFIG: config_text(spec, dataset),
         dataset: json.dumps(drafted, indent=2, ensure_ascii=False) + "\n",
-        **{target: workflow_text(source, spec) for source, target in WORKFLOWS.items()},
+        **{target: workflow_text(source, spec, install) for source, target in WORKFLOWS.items()},
     }
     written, skipped = write_new(root, files)
     ignored = ".gitignore" if ignore_output(root) else None
@@ -232,4 +251,5 @@ def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaf
         written=written,
         skipped=skipped,
         questions=len(drafted["golden_questions"]),
+        install=install,
     )

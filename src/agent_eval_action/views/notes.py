@@ -59,7 +59,10 @@ def run_line(results: Results) -> str | None:
                 limit += f", was halved {plural(run.decreases, 'time')} on 429 / deadline and ended at {run.final}"
             elif run.final != run.reached:
                 limit += f" and ended at {run.final}"
-            parts.append(f"concurrency auto: at most {plural(run.max_in_flight, 'question run')} in flight; {limit}")
+            flight = f"at most {plural(run.max_in_flight, 'question run')} in flight"
+            if run.max_in_flight < run.reached:  # the limit never held a run back at its height
+                flight += ", all it had ready"
+            parts.append(f"concurrency auto: {flight}; {limit}")
         else:
             parts.append(f"concurrency {run.concurrency}")
     if run.paced or run.throttled:

@@ -44,7 +44,9 @@ def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None)
     metrics missed, as the page lists them (:attr:`DatasetView.failed_runs`)."""
     dataset = view.result
     errors = sum(1 for q in dataset.questions if q.status == "error")
-    lines = [f"{dataset.name} ({dataset.format}, {plural(len(dataset.questions), 'run')}, {plural(errors, 'error')}) - {dataset.path}"]
+    questions = len({q.id for q in dataset.questions})
+    counted = f"{plural(questions, 'question')}, {plural(len(dataset.questions), 'run')}"
+    lines = [f"{dataset.name} ({dataset.format}, {counted}, {plural(errors, 'error')}) - {dataset.path}"]
     scored = {name: s for name, s in dataset.summary.items() if s.n}
     if scored:
         width = max(len(name) for name in scored)
@@ -108,9 +110,20 @@ def verdict_lines(shown: Page) -> list[str]:
 
 
 def _wrapped(prefix: str, items: list[str], width: int = 110) -> list[str]:
+    """``items`` after ``prefix``, wrapped at ``width`` between items, never inside one ("1.00 s ->
+    0.10 s" stays on a line); a prefix longer than half the width goes on a line of its own, the
+    items indented under it, when they do not fit beside it."""
     import textwrap
 
-    return textwrap.wrap(", ".join(items), width=width, initial_indent=prefix, subsequent_indent=" " * len(prefix)) if items else []
+    if not items:
+        return []
+    text = ", ".join(item.replace(" ", "\0") for item in items)
+    if len(prefix) > width // 2 and len(prefix) + len(text) > width:
+        indent = " " * (len(prefix) - len(prefix.lstrip()) + 2)
+        lines = [prefix.rstrip(), *textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)]
+    else:
+        lines = textwrap.wrap(text, width=width, initial_indent=prefix, subsequent_indent=" " * len(prefix))
+    return [line.replace("\0", " ") for line in lines]
 
 
 def moved_lines(d: DatasetView, label: str | None, *, base_is_run: bool = False) -> list[str]:

@@ -99,3 +99,32 @@ def test_failing_runs_are_told_by_question_and_known_failures_once() -> None:
     assert "  tool_call_precision below its threshold on the base too: 40 questions (q0, q1, q10 and 37 more)" in lines
     assert "  failing, added by this change (no base to compare with): q_new_fails_01 (5 of 5 runs: tool_usage_accuracy)" in lines
     assert not [line for line in lines if "run 1" in line or "no worse than on the base" in line]
+
+
+def test_a_long_label_wraps_its_items_whole_under_it() -> None:
+    """The timings line wrapped inside an item ("time_to_first_response 1.00 s ->" / "0.10 s, ...")
+    at 33 characters a line beside its 77-character label: now each item stays whole, under the
+    label when they do not fit beside it, and a short list stays beside it."""
+    from agent_eval_action.views.terminal import _wrapped
+
+    label = "  timings, for information (they move with the machine; no rule gates them): "
+    items = [
+        f"{name} 1.00 s -> 0.10 s"
+        for name in ("latency", "turn_latency", "llm_time", "tool_time", "time_to_first_response", "invocation_duration_v1")
+    ]
+    lines = _wrapped(label, items)
+    assert lines[0] == label.rstrip() and all(line.startswith("    ") and len(line) <= 110 for line in lines[1:])
+    assert ", ".join(line.strip().rstrip(",") for line in lines[1:]) == ", ".join(items)
+    assert _wrapped(label, items[:1]) == [label + items[0]]
+
+
+def test_the_concurrency_line_says_when_the_limit_held_nothing_back() -> None:
+    """ "at most 5 question runs in flight; the limit rose to 16" read as a contradiction: five
+    questions were all the run had, so it says so."""
+    from agent_eval_action.models.results import RunStats
+    from agent_eval_action.views.notes import run_line
+
+    few = Results(run=RunStats(concurrency="auto", max_in_flight=5, reached=16, final=16, ceiling=64))
+    assert run_line(few) == "concurrency auto: at most 5 question runs in flight, all it had ready; the limit rose to 16 (of at most 64)"
+    held = Results(run=RunStats(concurrency="auto", max_in_flight=16, reached=16, final=16, ceiling=64))
+    assert run_line(held) == "concurrency auto: at most 16 question runs in flight; the limit rose to 16 (of at most 64)"
