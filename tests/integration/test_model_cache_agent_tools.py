@@ -58,6 +58,9 @@ def test_a_second_run_asks_the_endpoint_nothing_agent_tools_included_and_says_so
         assert f"model calls: {requests} to the model, 0 replayed from the cache" in printed, printed
         assert first["model_calls"] == {"live": requests, "replayed": 0}
         assert all(q["status"] == "ok" and q["scores"]["tool_usage_accuracy"]["value"] == 1.0 for q in first["questions"]), first
+        # llm_calls counts each question's calls as the endpoint did, the sub-agents' too (their
+        # calls are in sessions of their own, shown only by the spans): it counted 3 of 5.
+        assert [q["scores"]["llm_calls"]["value"] for q in first["questions"]] == [float(CALLS)] * QUESTIONS
 
         requests, printed, second = evaluate(repo, "second", endpoint, key="k")
         assert requests == 0  # the sub-agents' requests replayed too

@@ -12,6 +12,7 @@ from agent_eval_action.models.questions import AdkTurnUsage, Question, ToolInter
 from agent_eval_action.models.traces import LlmCall, SubAgentResponse, Trace
 from agent_eval_action.text.jsonish import get, opt_str
 from agent_eval_action.traces.adk_usage import turn_usage
+from agent_eval_action.traces.calls import calls_beyond_events
 from agent_eval_action.traces.spans import RawSpan, facts_from_spans, grounding_chunks, tool_failure, usage_fields
 
 
@@ -221,8 +222,13 @@ def trace_from_run(
         call.model_copy(update={"call_id": None}) if call.call_id and call.call_id.startswith("adk-") else call
         for call in facts.tool_interactions
     ]
+    span_facts = facts_from_spans(spans) if spans else None
+    # An AgentTool's model calls are in its own session's events, which the run does not hold:
+    # only the spans show them (traces/calls.py, as for a recorded row).
+    beyond = calls_beyond_events(span_facts, facts.llm_calls, events, None)
     calls = [
-        call if call.model or not call.agent else call.model_copy(update={"model": models.get(call.agent)}) for call in facts.llm_calls
+        call if call.model or not call.agent else call.model_copy(update={"model": models.get(call.agent)})
+        for call in [*facts.llm_calls, *beyond]
     ]
     inputs: list[str | None] = list(facts.user_inputs) if question.conversation_scenario is not None else list(question.user_inputs)
     turns = [
@@ -247,7 +253,7 @@ def trace_from_run(
         final_state=final_state if final_state is not None else facts.state,
         llm_calls=calls,
         spans=[span.to_model() for span in spans or []],
-        span_stats=facts_from_spans(spans).stats if spans else None,
+        span_stats=span_facts.stats if span_facts is not None else None,
         latency_s=sum(seconds for _, seconds in turn_times) if turn_times else None,
         latency_source="measured" if turn_times else None,
     )

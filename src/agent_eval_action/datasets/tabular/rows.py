@@ -4,17 +4,17 @@ session's events, the spans, the extracted calls, the status), told apart from t
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any, Literal, NamedTuple
 
 from agent_eval_action.datasets.fields import reference_data, string_list
 from agent_eval_action.datasets.tabular.cells import CONVERT_SPAN, OK_STATUS, SYNTHESIZED_BASE_URL, Cells
 from agent_eval_action.datasets.tabular.figures import recorded, timing, turn_scores
 from agent_eval_action.models.questions import Question, ToolInteraction, TrajectoryStep
-from agent_eval_action.models.traces import LlmCall, SubAgentResponse, Trace
+from agent_eval_action.models.traces import SubAgentResponse, Trace
 from agent_eval_action.system.errors import DatasetError
 from agent_eval_action.text.jsonish import get, loads, opt_str
 from agent_eval_action.traces.adk_events import EventFacts, facts_from_events
+from agent_eval_action.traces.calls import calls_beyond_events
 from agent_eval_action.traces.spans import SpanFacts, facts_from_spans, parse_span, tool_failure
 
 
@@ -87,7 +87,7 @@ def _trace(row: Cells, question: Question) -> tuple[Question, Trace]:
     trace.final_state = final_state
 
     if event_facts is not None and event_facts.llm_calls:
-        beyond = _calls_beyond_events(span_facts, event_facts.llm_calls, events or [], session_id or row.text("session_id"))
+        beyond = calls_beyond_events(span_facts, event_facts.llm_calls, events or [], session_id or row.text("session_id"))
         trace.llm_calls = event_facts.llm_calls + beyond
     elif span_facts is not None and span_facts.llm_calls is not None:
         trace.llm_calls = span_facts.llm_calls
@@ -191,47 +191,6 @@ def _status(row: Cells) -> tuple[str, str | None]:
         if isinstance(value.get("boolean"), bool):  # {"boolean": true}: it succeeded
             return ("success" if value["boolean"] else "failed"), said
     return (row.text("status") or "").strip(), None
-
-
-def _calls_beyond_events(spans: SpanFacts | None, event_calls: list[LlmCall], events: list[Any], session: str | None) -> list[LlmCall]:
-    """Model calls the spans show and the session's events do not: an AgentTool runs its agent in
-    a session of its own, so its calls are only in the spans.
-
-    A span's call is an event's when the event it names is among them. One that names no stored
-    event is still an event's when it is of the events' session and an event's call of the same
-    usage is not yet claimed: ADK names in the span the id its response event had when the model
-    answered, and gives that event a new id when a response processor yielded an event first (a
-    BuiltInCodeExecutor's, for every response of a code-executing agent), so a span of the run's
-    own session can name an id no stored event has. Otherwise the call is beyond the events when
-    its session is another, or it names an event the session does not hold.
-    """
-    if spans is None or not spans.llm_calls or not spans.llm_call_origins:
-        return []
-    ids = {str(get(event, "id")) for event in events if isinstance(event, dict) and get(event, "id")}
-    unclaimed = Counter(_usage_key(call) for call in event_calls)
-    named = [(call, origin) for call, origin in zip(spans.llm_calls, spans.llm_call_origins, strict=True)]
-    for call, (event_id, _) in named:
-        if event_id is not None and event_id in ids:
-            unclaimed[_usage_key(call)] -= 1
-    out = []
-    for call, (event_id, span_session) in named:
-        if event_id is not None and event_id in ids:
-            continue
-        other_session = bool(span_session and session and span_session != session)
-        if not other_session and unclaimed[_usage_key(call)] > 0:
-            unclaimed[_usage_key(call)] -= 1
-            continue
-        if other_session or (event_id is not None and ids):
-            out.append(call)
-    return out
-
-
-def _usage_key(call: LlmCall) -> tuple[int, ...] | None:
-    """What identifies one model call's answer across its event and its span: its token counts
-    (None for a call whose counts were not recorded, which no span can be matched to)."""
-    if not call.usage_recorded:
-        return None
-    return (call.input_tokens, call.output_tokens, call.cached_tokens, call.thoughts_tokens, call.tool_use_prompt_tokens)
 
 
 def _is_session(value: dict[str, Any]) -> bool:
