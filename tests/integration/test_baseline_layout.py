@@ -36,7 +36,7 @@ def test_an_older_layouts_baseline_is_read_where_it_is_then_moved_and_packed(tmp
     commit(repo, "dataset")
     update = cli(repo, "baseline", "update")
     assert update.returncode == 0, update.stderr
-    assert f"wrote: {MIRRORED}" in update.stdout, update.stdout
+    assert f"wrote {MIRRORED}" in update.stdout, update.stdout
     text = (repo / MIRRORED).read_text()
     entries = packed_lines(text)
     assert len(entries) == 8 and all(len(e["runs"]) == 3 for e in entries)  # type: ignore[arg-type]
@@ -61,7 +61,7 @@ def test_an_older_layouts_baseline_is_read_where_it_is_then_moved_and_packed(tmp
     git(repo, "checkout", "-q", "main")
     moved = cli(repo, "baseline", "update")
     assert moved.returncode == 0, moved.stderr
-    assert f"wrote: {MIRRORED}" in moved.stdout and f"moved from {WHOLE}" in moved.stdout, moved.stdout
+    assert f"wrote {MIRRORED}" in moved.stdout and f"moved from {WHOLE}" in moved.stdout, moved.stdout
     assert not (repo / WHOLE).exists() and len(packed_lines((repo / MIRRORED).read_text())) == 8
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "baselines moved")

@@ -30,9 +30,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     commit(repo, "datasets")
     update = cli(repo, "baseline", "update")
     assert update.returncode == 0, update.stderr
-    assert "wrote: evaluation/baselines/datasets/cs_runs.csv.json" in update.stdout
+    # Each baseline said with what it records (a recorded table: a run a row).
+    assert "wrote evaluation/baselines/datasets/cs_runs.csv.json (24 questions, 24 runs)" in update.stdout, update.stdout
     again = cli(repo, "baseline", "update")
-    assert "unchanged: evaluation/baselines/datasets/cs_runs.csv.json" in again.stdout  # stable bytes: committing again is a no-op
+    assert "unchanged evaluation/baselines/datasets/cs_runs.csv.json" in again.stdout  # stable bytes: committing again is a no-op
     commit(repo, "baselines")
     return repo
 

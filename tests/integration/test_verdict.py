@@ -84,7 +84,7 @@ def test_two_datasets_with_one_file_name_keep_their_own_baselines(tmp_path: Path
     commit(repo, "datasets")
     update = cli(repo, "baseline", "update")
     assert update.returncode == 0, update.stderr
-    assert "wrote: baselines/evaluation/a/cs.csv.json" in update.stdout and "wrote: baselines/evaluation/b/cs.csv.json" in update.stdout
+    assert "wrote baselines/evaluation/a/cs.csv.json" in update.stdout and "wrote baselines/evaluation/b/cs.csv.json" in update.stdout
     for name, count in (("a", 6), ("b", 12)):
         stored = json.loads((repo / "baselines" / "evaluation" / name / "cs.csv.json").read_text())
         assert stored["datasets"][0]["path"] == f"evaluation/{name}/cs.csv" and len(stored["datasets"][0]["questions"]) == count
@@ -155,7 +155,7 @@ def monorepo(tmp_path: Path) -> Path:
     commit(repo, "monorepo")
     update = cli(repo / "agents", "baseline", "update")
     assert update.returncode == 0, update.stderr
-    assert "wrote: evaluation/baselines/datasets/cs_runs.csv.json" in update.stdout  # named from agents/
+    assert "wrote evaluation/baselines/datasets/cs_runs.csv.json" in update.stdout  # named from agents/
     commit(repo, "baselines")
     git(repo, "checkout", "-q", "-b", "pr")
     return repo

@@ -269,9 +269,14 @@ def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, 
         else:
             print("interrupted: no baseline was written (a baseline is never made of part of a run)", file=err)
     workspace = api.workspace(Path.cwd())
+    recorded = {result.path: result for result in update.results.datasets}
     for written in update.written:
         shown = Path(os.path.relpath(workspace.file(written.path)))
-        print(f"{'wrote' if written.changed else 'unchanged'}: {shown.as_posix()}", file=out)
+        result = recorded.get(written.dataset)
+        counted = (
+            f" ({plural(len({q.id for q in result.questions}), 'question')}, {plural(len(result.questions), 'run')})" if result else ""
+        )
+        print(f"{'wrote' if written.changed else 'unchanged'} {shown.as_posix()}{counted}", file=out)
         if written.moved_from:
             print(f"  moved from {os.path.relpath(workspace.file(written.moved_from))} (the older layout)", file=out)
     for result in update.results.datasets:

@@ -19,6 +19,9 @@ EPILOG = (
     "exit codes: 0 passed, 1 gate failed, 2 bad input or config, 3 infrastructure failure, "
     "130 / 143 interrupted by SIGINT / SIGTERM (what finished is written)"
 )
+# The commands that apply no gate never exit 1: their help does not say they may.
+NO_GATE = ("init", "validate", "convert", "report")
+NO_GATE_EPILOG = "exit codes: 0 done, 2 bad input or config, 3 infrastructure failure, 130 / 143 interrupted by SIGINT / SIGTERM"
 
 
 # Each command: its name, its one-line help, its description (None: the help), and its aliases
@@ -75,7 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agent-eval-action {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     made = {
-        name: sub.add_parser(name, help=text, description=about, aliases=list(aliases), epilog=None if name == "baseline" else EPILOG)
+        name: sub.add_parser(
+            name,
+            help=text,
+            description=about,
+            aliases=list(aliases),
+            epilog=None if name == "baseline" else NO_GATE_EPILOG if name in NO_GATE else EPILOG,
+        )
         for name, text, about, aliases in PARSERS
     }
     for name in ("validate", "evaluate"):
@@ -83,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     made["compare"].add_argument("current", help="results.json of this run")
     made["compare"].add_argument("baseline", help="results.json (or baseline file) to compare with")
     baseline_sub = made.pop("baseline").add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
-    made["baseline"] = baseline_sub.add_parser("update", help="evaluate datasets and write their baselines", epilog=EPILOG)
+    made["baseline"] = baseline_sub.add_parser("update", help="evaluate datasets and write their baselines", epilog=NO_GATE_EPILOG)
     made["merge"].add_argument("paths", nargs="+", metavar="RESULTS", help="the shards' results.json files (globs work)")
     report = made["report"]
     report.add_argument("results", metavar="RESULTS", help="results.json of a run")

@@ -245,7 +245,8 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "agent_python",
-        "the Python of the agent's own environment, which runs it (default: this one)",
+        "the Python of the agent's own environment, which runs it (default: a .venv or venv with google-adk up to the "
+        "repository's top, else this one)",
         commands=AGENT_COMMANDS,
         own=("init", "validate"),
         group=True,
@@ -373,7 +374,7 @@ SETTINGS: tuple[Setting, ...] = (
         "run every question K times, in distinct sessions (default 1)",
         commands=AGENT_COMMANDS,
         group=True,
-        cli={"type": int},
+        cli={"type": int, "metavar": "K"},
         input="runs",
         description="Run every question K times (noise estimates, pass^k).",
         read=_int,

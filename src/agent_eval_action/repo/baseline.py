@@ -211,6 +211,7 @@ class Written:
     path: str  # repository-relative
     changed: bool
     moved_from: str | None = None  # the legacy file this replaced (removed)
+    dataset: str = ""  # the dataset's repository path it records
 
 
 def write_baseline(root: Path, baselines_dir: str, dataset: DatasetResult, tool_version: str, redactor: Redactor | None = None) -> Written:
@@ -237,4 +238,4 @@ def write_baseline(root: Path, baselines_dir: str, dataset: DatasetResult, tool_
         if old is not None and old.legacy:
             (root / old_file).unlink()
             moved = moved or old_file
-    return Written(path=rel, changed=before != text, moved_from=moved)
+    return Written(path=rel, changed=before != text, moved_from=moved, dataset=dataset.path)

@@ -103,7 +103,8 @@ def _tool_question(root: str, path: list[str], tool: dict[str, Any]) -> dict[str
         "agents_evaluated": [root],
         "metadata": {
             "draft": f"init drafted this from {where}'s tool {tool['name']}: write the user's words, then the references marked {TODO}",
-            "tool_description": tool.get("description") or "",
+            # What the tool says it does, to write the user's words from (none when it says nothing).
+            **({"tool_description": tool["description"]} if tool.get("description") else {}),
         },
         "reference_data": {
             "reference_tool_interactions": [{"tool_name": tool["name"], "input_arguments": arguments}],
@@ -150,7 +151,7 @@ def draft_dataset(tree: dict[str, Any] | None) -> dict[str, Any]:
                         "agents_evaluated": [root],
                         "metadata": {
                             "draft": f"init drafted this from the sub-agent {name}: write the user's words, then the references marked {TODO}",
-                            "agent_description": sub.get("description") or "",
+                            **({"agent_description": sub["description"]} if sub.get("description") else {}),
                         },
                         "reference_data": {"reference_trajectory": [*path, name], "reference_response": f"{TODO}: the answer you expect"},
                     }

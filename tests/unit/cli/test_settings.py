@@ -102,3 +102,19 @@ def test_an_unreadable_input_is_refused_naming_it(variable: str, value: str, nam
     with pytest.raises(ConfigError) as refused:
         flags_from_inputs(read_inputs({variable: value}))
     assert str(refused.value).startswith(named) and repr(value) in str(refused.value)
+
+
+def test_help_says_exit_1_only_for_commands_with_a_gate() -> None:
+    """init, validate, convert, report and baseline update apply no gate: their help said "1 gate
+    failed" all the same."""
+    from agent_eval_action.cli.main import build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for name in ("init", "validate", "convert", "report"):
+        assert "1 gate failed" not in commands[name].format_help() and "0 done" in commands[name].format_help(), name
+    update = commands["baseline"]._subparsers._group_actions[0].choices["update"]  # type: ignore[union-attr]
+    assert "1 gate failed" not in update.format_help()
+    for name in ("check", "evaluate", "merge", "compare"):
+        assert "1 gate failed" in commands[name].format_help(), name
+    assert " --runs K " in commands["check"].format_help()
