@@ -260,7 +260,7 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
         lines.append("")
     if results.selection is not None and results.selection.mode == "changed":
         sel = results.selection
-        lines.append(f"selected {len(sel.selected)} dataset(s) against {sel.base_ref} (merge-base {str(sel.merge_base)[:12]})")
+        lines.append(f"selected {plural(len(sel.selected), 'dataset')} against {sel.base_ref} (merge-base {str(sel.merge_base)[:12]})")
         lines.extend(f"  {s.path}: {s.reason}" for s in sel.selected)
         lines.extend(f"  {d}: deleted" for d in sel.deleted)
         lines.append("")
