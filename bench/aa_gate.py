@@ -41,7 +41,7 @@ from agent_eval_action.verdict.pass_test import to_rerun
 
 METRIC = "tool_usage_accuracy"
 KINDS = {METRIC: "reference"}
-BASELINE_RUNS = 5
+BASELINE_RUNS = 10  # the default baseline-runs
 Mode = Literal["baseline", "base"]
 Scenario = Literal["unchanged", "one_broken", "four_broken", "ten_lose_0.3"]
 SCENARIOS: tuple[Scenario, ...] = ("unchanged", "one_broken", "four_broken", "ten_lose_0.3")
@@ -113,9 +113,10 @@ def check(mode: Mode, scenario: Scenario, rng: random.Random, config: GateConfig
     head, broken = agent.changed(scenario, rng)
     ids = sorted(agent.p)
     stored: dict[str, int] = {}
-    base_runs = [r for _ in range(BASELINE_RUNS) for r in agent.runs(rng, ids, stored)]
-    if mode == "base":  # the base's run now, pooled with the stored runs of the same questions
-        base_runs += agent.runs(rng, ids, stored)
+    if mode == "base":  # the base's run now, this job's: the stored runs are never its record
+        base_runs = agent.runs(rng, ids, stored)
+    else:
+        base_runs = [r for _ in range(BASELINE_RUNS) for r in agent.runs(rng, ids, stored)]
     counts: dict[str, int] = {}
     pr_runs = head.runs(rng, ids, counts)
     # Each round's runs under the first round's summaries: to_rerun reads of a summary only its

@@ -69,7 +69,7 @@ def test_a_question_right_two_times_in_three_is_flaky_and_fails_nothing_alone(tm
             "metric": "tool_usage_accuracy",
             "threshold": 1.0,
             "baseline_pass_rate": 1.0,
-            "baseline_runs": 5,
+            "baseline_runs": 10,
             "current_pass_rate": 0.666667,
             "current_runs": 3,
         }
@@ -77,5 +77,5 @@ def test_a_question_right_two_times_in_three_is_flaky_and_fails_nothing_alone(tm
     metric = next(m for m in comparison["metrics"] if m["metric"] == "tool_usage_accuracy")
     assert metric["delta"] < -0.3 and metric["ci95"][1] >= 0  # its runs' own spread is in the interval
     comment = (out / "comment.md").read_text()
-    assert "🎲 **Flaky**" in comment and "plum (tool\\_usage\\_accuracy): 5/5 on base, 2/3 here" in comment
-    assert "🎲 plum (tool_usage_accuracy): 5/5 on base, 2/3 here" in (out / "report.html").read_text()
+    assert "🎲 **Flaky**" in comment and "plum (tool\\_usage\\_accuracy): 10/10 on base, 2/3 here" in comment
+    assert "🎲 plum (tool_usage_accuracy): 10/10 on base, 2/3 here" in (out / "report.html").read_text()

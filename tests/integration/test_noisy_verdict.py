@@ -58,15 +58,15 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     commit(repo, "agent and dataset")
     done, calls = cli(repo, "baseline", "update")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert calls == len(ITEMS) * 5 * 2  # baseline-runs = 5, two model calls a run
+    assert calls == len(ITEMS) * 10 * 2  # baseline-runs = 10, two model calls a run
     baseline = stored((repo / "evaluation" / "baselines" / "datasets" / "prices.json").read_text())
-    assert sorted(q["run"] for q in baseline["datasets"][0]["questions"] if q["id"] == "plum") == [0, 1, 2, 3, 4]
+    assert sorted(q["run"] for q in baseline["datasets"][0]["questions"] if q["id"] == "plum") == list(range(10))
     commit(repo, "baseline")
     again, calls = cli(repo, "baseline", "update")
     # An unchanged dataset refreshes one run a question (the oldest makes way): a record ages out.
     assert again.returncode == 0 and calls == len(ITEMS) * 2
     refreshed = stored((repo / "evaluation" / "baselines" / "datasets" / "prices.json").read_text())
-    assert sorted(q["run"] for q in refreshed["datasets"][0]["questions"] if q["id"] == "plum") == [0, 1, 2, 3, 4]
+    assert sorted(q["run"] for q in refreshed["datasets"][0]["questions"] if q["id"] == "plum") == list(range(10))
     commit(repo, "baseline refreshed")
     return repo
 
@@ -98,12 +98,12 @@ def test_a_broken_question_is_rerun_until_it_fails_by_name(pr: Path) -> None:
     # One failure a metric plum fell on (the tool call it now gets wrong), each saying its runs.
     assert {(f["rule"], f["question"]) for f in gate["failures"]} == {("question_fall", "plum")}
     assert "tool_usage_accuracy" in {f["metric"] for f in gate["failures"]}
-    said = "plum: 0 of 5 runs pass, 5 of 5 on the base: p = 0.004"
+    said = "plum: 0 of 3 runs pass, 10 of 10 on the base: p = 0.0035"
     assert all(said in f["message"] for f in gate["failures"])
-    # Re-runs only where in doubt: plum four more times (p = 1/252 is the first under the questions' half of alpha, 0.005), nothing else.
-    assert calls == (len(ITEMS) + 4) * 2
+    # Re-runs only where in doubt: plum twice more (p = 1/286 is the first under the questions' half of alpha, 0.005), nothing else.
+    assert calls == (len(ITEMS) + 2) * 2
     # The comment says it in runs that pass, the question once: never a pass rate under a metric's name.
-    assert "plum passes 0 of 5 runs, 5 of 5 on the base (p = 0.004)" in (pr / "agent-eval-results" / "comment.md").read_text().replace(
+    assert "plum passes 0 of 3 runs, 10 of 10 on the base (p = 0.0035)" in (pr / "agent-eval-results" / "comment.md").read_text().replace(
         "\\", ""
     )
 
@@ -118,10 +118,10 @@ def test_no_api_key_could_not_be_checked_with_the_cause_said_once(pr: Path) -> N
     assert comment.count("Missing key inputs") == 0 and "set GOOGLE_API_KEY" in comment
 
 
-def test_base_mode_pools_the_stored_runs_and_fails_a_broken_question_the_same(pr: Path) -> None:
-    """compare-with = "base": the base's agent runs each question once now, pooled with the stored
-    runs of the same code (5 + 1 a question); a question in doubt runs once more on both sides (the
-    base's record is this job's runs: only runs made now can show the stored ones stale)."""
+def test_base_mode_compares_with_this_jobs_base_runs_and_fails_a_broken_question_the_same(pr: Path) -> None:
+    """compare-with = "base": the base's agent runs each question once now, and a question in
+    doubt runs once more on both sides; the stored runs never join the base's record (one run now
+    cannot show them stale: they are the drift, measured apart)."""
     agent = pr / "stochastic" / "agent.py"
     agent.write_text(agent.read_text() + 'RATES["plum"] = 0.0  # the PR breaks plum\n')
     commit(pr, "break plum")
@@ -131,16 +131,15 @@ def test_base_mode_pools_the_stored_runs_and_fails_a_broken_question_the_same(pr
     assert data["compare_with"] == "base"
     failures = data["gate"]["failures"]
     assert {(f["rule"], f["question"]) for f in failures} == {("question_fall", "plum")}, failures
-    fell = failures[0]
-    # 0 of 3 against 8 of 8 (5 stored, 3 now): p = 1/165 = 0.006, not yet 0.005 (the questions'
-    # half of alpha); 0 of 4 against 9 of 9: p = 1/715.
-    assert "plum: 0 of 4 runs pass, 9 of 9 on the base: p = 0.0014" in fell["message"]
+    # 0 of 4 against 4 of 4: p = 1/70, not yet 0.005 (the questions' half of alpha); 0 of 5
+    # against 5 of 5: p = 1/252.
+    assert "plum: 0 of 5 runs pass, 5 of 5 on the base: p = 0.004" in failures[0]["message"]
     (test,) = [c["pass_test"] for c in data["comparison"]]
-    assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) * 6 + 3, len(ITEMS))
-    # Both sides run every question once, and plum three times more.
-    assert data["base_run"]["reruns"] == 3
-    assert calls == (len(ITEMS) + 3) * 2 * 2
-    assert "base re-run: 6 questions × 1 run + 3 re-runs of the questions in doubt, 18 model calls" in done.stdout + done.stderr
+    assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) + 4, len(ITEMS))
+    # Both sides run every question once, and plum four times more.
+    assert data["base_run"]["reruns"] == 4
+    assert calls == (len(ITEMS) + 4) * 2 * 2
+    assert "base re-run: 6 questions × 1 run + 4 re-runs of the questions in doubt, 20 model calls" in done.stdout + done.stderr
 
 
 def test_a_budget_that_stops_the_reruns_of_a_fall_could_not_be_checked(pr: Path) -> None:
@@ -153,5 +152,5 @@ def test_a_budget_that_stops_the_reruns_of_a_fall_could_not_be_checked(pr: Path)
     gate = results(pr)["gate"]
     assert gate["outcome"] == "unchecked" and done.returncode == 3, done.stdout + done.stderr
     (line,) = gate["unchecked"]
-    assert line.startswith("prices: question plum: 0 of 1 run passes, 5 of 5 on the base: p = 0.17; re-runs stopped at 1")
+    assert line.startswith("prices: question plum: 0 of 1 run passes, 10 of 10 on the base: p = 0.091; re-runs stopped at 1")
     assert done.stdout.startswith("gate: COULD NOT BE CHECKED - the re-runs stopped before 1 question")

@@ -222,7 +222,7 @@ def test_agent_driven_dataset_regression_is_caught(tmp_path: Path) -> None:
     failures = "\n".join(f["message"] for f in data["gate"]["failures"])
     # The cart question now crashes in the model (an empty cart), the discount ones call the tool wrongly.
     assert "customer_service_golden: 1 question ended in an error, 0 on the base branch" in failures
-    assert "question q_discount_01: 0 of " in failures and "5 of 5 on the base" in failures
+    assert "question q_discount_01: 0 of " in failures and "10 of 10 on the base" in failures
     # Two drops in seven questions are not significant for the mean; the per-question guard is what fails.
     assert "regressed beyond" not in failures
     errored = next(q for q in data["datasets"][0]["questions"] if q["id"] == "q_cart_01")

@@ -111,7 +111,7 @@ class Config(BaseModel):
     runs: int = Field(default=1, ge=1, le=100)
     # Runs per question a baseline holds: `baseline update` runs each question until its stored
     # record (pooled from earlier baselines while the question and agent code are unchanged) has this many.
-    baseline_runs: int = Field(default=5, ge=1, le=100)
+    baseline_runs: int = Field(default=10, ge=1, le=100)
     # Final-state keys shown as volatile, not changed, besides those whose values differ
     # between the base's own runs of a question (timestamps, ids).
     ignore_state: list[str] = Field(default_factory=list)

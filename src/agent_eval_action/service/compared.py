@@ -24,7 +24,7 @@ from agent_eval_action.system.errors import DatasetError, InfrastructureError
 from agent_eval_action.verdict.comparison import compare_dataset
 from agent_eval_action.verdict.drift import drift_failures, drift_lines, finished
 from agent_eval_action.verdict.gate import evaluate_gate, gated_metrics, metric_kinds, rules_of, unchecked_datasets
-from agent_eval_action.verdict.noise import gate_settings
+from agent_eval_action.verdict.noise import fewest_runs, gate_settings
 from agent_eval_action.verdict.outages import uncomputed_criteria
 from agent_eval_action.verdict.outcome import interrupted_reason, settle
 from agent_eval_action.verdict.outcome import partial_reason as verdict_partial
@@ -171,7 +171,13 @@ def compare(
             baseline_path=baseline.path if baseline else None,
             seed=config.seed,
             max_question_drop=config.gate.max_question_drop,
-            settings=gate_settings(config, len({q.id for q in dataset.questions})),
+            settings=gate_settings(
+                config,
+                len({q.id for q in dataset.questions}),
+                # Against a stored baseline, its own record decides the cap (beside the base's
+                # agent, the base's runs grow with the PR's: the setting's).
+                record=fewest_runs(before.questions) if before is not None and pooled is None else None,
+            ),
             pass_baseline=(pooled or {}).get(dataset.path),
         )
         comparison.paired_by_content = pairs
@@ -217,8 +223,9 @@ def compare_and_gate(
     from happening. ``plan``: the check's (None: two runs the caller compares); its timings are
     information unless both sides were timed in this job. ``unsound``: why
     what was compared cannot be trusted (the base's side disturbed while it ran): unchecked, for
-    no input's fault. ``pooled``: dataset path -> the base's record the per-question test uses
-    instead (compare-with = "base"). ``results.drift`` (the base's fresh run against its stored
+    no input's fault. ``pooled``: compare-with = "base", dataset path -> the base's runs made in
+    this job (its re-runs included), the record the per-question test reads (never the stored
+    baseline's: they are the drift). ``results.drift`` (the base's fresh run against its stored
     baseline) fails the check under fail-on-drift; ``notes``: the gate's notes the check adds. Every view of the run (headline, exit code, outputs, JUnit)
     reads it."""
     config = rules.config

@@ -27,7 +27,7 @@ from agent_eval_action.run.agent.fingerprint import Environment
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
 from agent_eval_action.run.judges.adk import adk_judged_criteria
 from agent_eval_action.run.progress import Progress
-from agent_eval_action.scoring.reuse import pooled_runs, question_hash, same_code, split_reusable, still_valid
+from agent_eval_action.scoring.reuse import pooled_runs, question_hash, split_reusable
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.service.references import AgentNames, unknown_names
 from agent_eval_action.system import interrupt, reaper
@@ -35,9 +35,9 @@ from agent_eval_action.system.collector import LIBRARY, Collector
 from agent_eval_action.system.errors import DatasetError, UsageError
 from agent_eval_action.system.logs import log
 from agent_eval_action.text.markdown import plural
-from agent_eval_action.verdict.noise import gate_settings
+from agent_eval_action.verdict.noise import fewest_runs, gate_settings
 from agent_eval_action.verdict.outages import outage_cause
-from agent_eval_action.verdict.pass_test import agreeing_runs, to_rerun
+from agent_eval_action.verdict.pass_test import to_rerun
 
 if TYPE_CHECKING:
     from agent_eval_action.run.metric_worker import MetricWorker
@@ -87,9 +87,6 @@ class FileEvaluation:
     result: DatasetResult | None
     problems: list[Problem]
     base: DatasetResult | None = None
-    # The base's run with the stored baseline's runs that still stand pooled in: what this run is
-    # compared with (``base`` alone is what drift is measured on). None: nothing pooled.
-    base_pooled: DatasetResult | None = None
     base_questions: int = 0
     base_reruns: int = 0
     base_calls: int = 0
@@ -130,8 +127,6 @@ class Evaluation:
         # ADK's judged criteria of a dataset's test_config.json (or its eval history): judged too.
         self._adk_judges: Judges | None = None
         self.metric_worker: MetricWorker | None = None
-        # compare-with = "base": the stored runs pooled into the base's record of the file being evaluated.
-        self._base_pool: list[QuestionResult] = []
 
     def beside(self, config: Config, workdir: Path, env: Mapping[str, str] | None = None) -> None:
         """compare-with = "base": the base's agent (its config, its checkout, ``env`` laid over
@@ -159,7 +154,6 @@ class Evaluation:
             else:
                 plan = self.plan(dataset, reuse, history if history is not None and history.pool else None)
                 self.inference.launch(plan.request.question_runs + sum(r.question_runs for r in plan.partial))
-                self._base_pool = []
                 inference = self._infer(plan, scorer)
                 done = self.score(plan, inference, scorer)
                 if done.result is not None:
@@ -277,17 +271,16 @@ class Evaluation:
         by_id = {r.question.id: r.question for r in plan.request.records}
         # The cap as the comparison will take it: from every question of the dataset (reused ones too).
         questions = len({q.id for q in done.result.questions}) if done.result is not None else len(by_id)
-        settings = gate_settings(self.config, questions, whole=plan.dataset.whole)
+        beside = self.inference.base is not None
+        stored = history.stored
+        shortest = fewest_runs(stored.questions) if stored is not None and not beside else None
+        settings = gate_settings(self.config, questions, whole=plan.dataset.whole, record=shortest)
         ours = Counter(r.question.id for r in inference.records)
         theirs = Counter(r.question.id for r in inference.base or [])
-        beside = self.inference.base is not None
-        if beside and history.stored is not None:
-            self._base_pool = self._pooled(plan, history, theirs)
-            done = self.score(plan, inference, scorer)
         for _ in range(4 * settings.cap):  # each round adds a run to a question under its cap: this bounds them
             if done.result is None or interrupt.requested():
                 break
-            against = (done.base_pooled or done.base) if beside else history.stored
+            against = done.base if beside else history.stored
             if against is None:
                 break
             again = to_rerun(done.result, against, settings)
@@ -316,8 +309,6 @@ class Evaluation:
                 break  # the budget is spent (or an interrupt came): nothing more can decide them
             base_records = [*(inference.base or []), *new_base] if inference.base is not None else None
             inference = InferenceResult(records=[*inference.records, *new], base=base_records, model_calls=inference.model_calls)
-            if beside and history.stored is not None:
-                self._base_pool = self._pooled(plan, history, theirs)
             done = self.score(plan, inference, scorer)
         return done
 
@@ -343,23 +334,6 @@ class Evaluation:
             "their previous record is kept" if previous else "they have no previous record"
         )
         return replace(again, unrecorded=said)
-
-    def _pooled(self, plan: Plan, history: History, fresh: Counter[str]) -> list[QuestionResult]:
-        """compare-with = "base": the stored baseline's runs that still stand for the base's agent
-        code, numbered after the base's runs now, pooled into the base's record of each question."""
-        stored = history.stored
-        if stored is None:
-            return []
-        questions = {r.question.id: r.question for r in plan.request.records}
-        out = []
-        seen: Counter[str] = Counter()
-        code = same_code(stored.agent_fingerprint, history.base_fingerprint)
-        for run in stored.questions:
-            question = questions.get(run.id)
-            if question is not None and still_valid(run, question, code=code):
-                out.append(run.model_copy(update={"reused": True, "run": fresh[run.id] + seen[run.id]}))
-                seen[run.id] += 1
-        return out
 
     def _skip_criteria(self, dataset: LoadedDataset) -> None:
         """The dataset's ADK criteria the config skips (``[gate] skip-criteria``): neither computed nor gated."""
@@ -397,18 +371,11 @@ class Evaluation:
         base_items = [*plan.ready, *inference.base] if inference.base is not None else []
         base = theirs.score_dataset(dataset, base_items)
         base.path, base.agent_fingerprint = result.path, None
-        pooled = None
-        # The stored runs that still stand, beside the base's runs now, where they agree with them.
-        agreeing = agreeing_runs(base, self._base_pool) if self._base_pool else []
-        if agreeing:
-            pooled = scorer.for_dataset(dataset, carried=[*plan.carried, *agreeing], hashes=plan.hashes).score_dataset(dataset, base_items)
-            pooled.path, pooled.agent_fingerprint = result.path, None
         ran_beside = inference.base is not None
         return FileEvaluation(
             result=result,
             problems=ours.problems,
             base=base,
-            base_pooled=pooled,
             base_questions=len(plan.request.records) if ran_beside else 0,
             base_reruns=max(0, len(inference.base or []) - plan.request.question_runs) if ran_beside else 0,
             base_calls=inference.base_model_calls,

@@ -58,9 +58,6 @@ class Evaluated:
     # `baseline update`: the questions an outage kept from being recorded, a line a dataset.
     unrecorded: list[str] = field(default_factory=list)
 
-    # The same with the stored baseline's runs that still stand pooled in: what the PR is compared with.
-    base_pooled: list[DatasetResult] | None = None
-
 
 def runner_of(config: Config) -> Runner:
     """The runner of the agent ``config`` names (``models.plan.runner_for``: the one decision)."""
@@ -207,7 +204,6 @@ def evaluate_files(
     base = BaseRun(datasets=[], questions=0, runs=config.runs, model_calls=0)
     base_datasets: list[DatasetResult] = []
     unrecorded: list[str] = []
-    compared_with: list[DatasetResult] = []
     try:
         for item in files:
             done = evaluation.evaluate(
@@ -226,10 +222,7 @@ def evaluate_files(
                 unrecorded.append(f"{result.path}: {done.unrecorded}")
             if done.base is not None:  # the base's run of this file
                 done.base.path = result.path
-                if done.base_pooled is not None:
-                    done.base_pooled.path = result.path
                 base_datasets.append(done.base)
-                compared_with.append(done.base_pooled or done.base)
                 base.datasets.append(result.path)
                 base.questions += done.base_questions
                 base.reruns += done.base_reruns
@@ -241,7 +234,7 @@ def evaluate_files(
         evaluation.close()
     evaluated = Evaluated(datasets=datasets, problems=problems, run=evaluation.stats(), unrecorded=unrecorded)
     if beside is not None:
-        evaluated.base_datasets, evaluated.base, evaluated.base_pooled = base_datasets, base, compared_with
+        evaluated.base_datasets, evaluated.base = base_datasets, base
         evaluated.base_disturbed = [
             f"the base's agent could not run undisturbed: its worker process {reason} (nothing of ours sent that signal), "
             "so its runs are not the base's; run the check again"

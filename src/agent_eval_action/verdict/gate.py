@@ -243,7 +243,7 @@ def _pass_test_rules(dataset: DatasetResult, test: PassTest, config: GateConfig,
         if question.decision == "failed":
             how = (
                 f"every run fails where every base run passed; the baseline holds too few runs to test by: `{REFRESH_RUNS}` "
-                "on the base branch records baseline-runs (5) a question"
+                "on the base branch records baseline-runs (10 by default) a question"
                 if question.short
                 else f"Holm over {plural(test.m, 'question')} that could fall, alpha {test.alpha:g}"
             )

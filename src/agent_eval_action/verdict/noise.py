@@ -19,12 +19,14 @@ question's runs, so the test said in the report is the one made.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from agent_eval_action.config import Config
+    from agent_eval_action.models.results import QuestionResult
 
 # The error rate of a whole check (every question, and the dataset-wide test, share it).
 ALPHA = 0.01
@@ -175,11 +177,12 @@ class QuestionVerdict:
     def said(self) -> str:
         """ "q26: 0 of 6 runs pass, 5 of 5 on the base: p = 0.002" """
         said = f"{self.id}: {self.pr.said()}, {self.base.passes} of {self.base.runs} on the base"
-        return said if self.short else f"{said}: p = {_p(self.p)}"
+        return said if self.short else f"{said}: {_p(self.p)}"
 
 
 def _p(p: float) -> str:
-    return f"{p:.2g}" if p >= 0.001 else "< 0.001" if p >= 1e-6 else "< 0.000001"
+    """ "p = 0.0035", "p < 0.001" (never "p = < 0.001")."""
+    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001" if p >= 1e-6 else "p < 0.000001"
 
 
 @dataclass(frozen=True)
@@ -223,12 +226,22 @@ def settings_for(
     return Settings(alpha=alpha, doubt=doubt, cap=cap, whole=whole or 0)
 
 
-def gate_settings(config: Config, questions: int, whole: int | None = None) -> Settings:
-    """:func:`settings_for` from the gate's config, for a dataset of ``questions``."""
+def gate_settings(config: Config, questions: int, whole: int | None = None, record: int | None = None) -> Settings:
+    """:func:`settings_for` from the gate's config, for a dataset of ``questions``. ``record``:
+    the fewest runs a question has in the stored baseline compared with, when fewer than the
+    config's ``baseline-runs`` (a baseline recorded under a smaller setting): the cap must decide
+    against the record there is, not the one the setting would make."""
     gate = config.gate
+    base_runs = min(config.baseline_runs, record) if record else config.baseline_runs
     return settings_for(
-        alpha=gate.alpha, doubt=gate.doubt, max_reruns=gate.max_reruns, questions=questions, base_runs=config.baseline_runs, whole=whole
+        alpha=gate.alpha, doubt=gate.doubt, max_reruns=gate.max_reruns, questions=questions, base_runs=base_runs, whole=whole
     )
+
+
+def fewest_runs(runs: Iterable[QuestionResult]) -> int | None:
+    """The fewest runs any question has among ``runs`` (None: none)."""
+    counts = Counter(run.id for run in runs)
+    return min(counts.values()) if counts else None
 
 
 @dataclass(frozen=True)

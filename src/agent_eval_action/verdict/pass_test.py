@@ -5,12 +5,12 @@ with a pass threshold meets it), the tallies of both sides, and the test's decis
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from agent_eval_action.models.results import DatasetResult, QuestionResult
 from agent_eval_action.models.verdicts import PassTest, QuestionTest
 from agent_eval_action.scoring.aggregate import passes
-from agent_eval_action.verdict.noise import DEFAULTS, Settings, Tally, decide, fisher_fall, more_runs, spread_fall
+from agent_eval_action.verdict.noise import DEFAULTS, Settings, Tally, decide, more_runs
 from agent_eval_action.verdict.outages import outage_cause
 
 
@@ -186,26 +186,3 @@ def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings
     before, _ = tallies(baseline, metrics, own)
     shared = {q: (now[q], before[q]) for q in now.keys() & before.keys()}
     return sorted(more_runs(shared, settings))
-
-
-# The level at which the stored runs of a question (or a whole dataset) are taken to disagree with
-# the base's runs made in this job: either side passing less often than the other.
-AGREE = 0.05
-
-
-def agreeing_runs(fresh: DatasetResult, stored: Sequence[QuestionResult], level: float = AGREE) -> list[QuestionResult]:
-    """compare-with = "base": the stored runs that may join this job's base runs (``fresh``) as
-    the base's record: none when, over the whole dataset, the base now passes more or less often
-    than its stored runs did (the model moved: pooling would bring back the drift base mode
-    cancels, and the drift is reported apart); else each question's, unless its own runs now and
-    stored disagree (a one-sided Fisher test either way at ``level``)."""
-    metrics = pass_metrics(fresh)
-    if not metrics or not stored:
-        return list(stored)
-    now, _ = tallies(fresh, metrics)
-    before, _ = tallies(stored, metrics)
-    shared = {q: (now[q], before[q]) for q in now.keys() & before.keys()}
-    if min(spread_fall(shared), spread_fall({q: (b, n) for q, (n, b) in shared.items()})) <= level:
-        return []
-    apart = {q for q, (n, b) in shared.items() if min(fisher_fall(n, b), fisher_fall(b, n)) <= level}
-    return [run for run in stored if run.id not in apart]
