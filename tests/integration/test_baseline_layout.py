@@ -76,14 +76,14 @@ def test_an_older_layouts_baseline_is_read_where_it_is_then_moved_and_packed(tmp
 
 
 def test_the_bundled_examples_baseline_is_packed_and_small() -> None:
-    """`bash scripts/example-baseline.sh` writes it: 5 runs of each question, a two-turn
+    """`bash scripts/example-baseline.sh` writes it: 10 runs of each question (baseline-runs), a two-turn
     question's run well under 10 KB (8.9 KB each, one line a run, before)."""
     text = EXAMPLE.read_text()
     entries = packed_lines(text)
     assert {e["id"] for e in entries} >= {"q_appointment_01", "q_cart_01"}
     for line, entry in zip([x for x in text.splitlines() if x.strip().startswith('{"id":')], entries, strict=True):
         runs_of = entry["runs"]
-        assert isinstance(runs_of, list) and len(runs_of) == 5
+        assert isinstance(runs_of, list) and len(runs_of) == 10
         shared = entry["shared"]
         assert isinstance(shared, dict)
         if len(shared["transcript"]["turns"]) == 2:
