@@ -124,7 +124,7 @@ def test_annotations_say_only_what_failed_the_check(github: FakeGitHub, tmp_path
     scored lower when the gate failed on a rule naming no question (the dataset's pass rate)."""
     monkeypatch.chdir(tmp_path)
     results = sample_results()
-    assert results.gate is not None and any(m.drops for m in results.comparison[0].metrics)
+    assert results.gate is not None and results.comparison is not None and any(m.drops for m in results.comparison[0].metrics)
     held = results.model_copy(deep=True)
     assert held.gate is not None
     held.gate.outcome, held.gate.failures = "passed", []

@@ -107,14 +107,12 @@ def test_an_unreadable_input_is_refused_naming_it(variable: str, value: str, nam
 def test_help_says_exit_1_only_for_commands_with_a_gate() -> None:
     """init, validate, convert, report and baseline update apply no gate: their help said "1 gate
     failed" all the same."""
-    from agent_eval_action.cli.main import build_parser
-
-    parser = build_parser()
-    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    commands = sub.choices
     for name in ("init", "validate", "convert", "report"):
         assert "1 gate failed" not in commands[name].format_help() and "0 done" in commands[name].format_help(), name
-    update = commands["baseline"]._subparsers._group_actions[0].choices["update"]  # type: ignore[union-attr]
-    assert "1 gate failed" not in update.format_help()
+    (actions,) = [a for a in commands["baseline"]._actions if isinstance(a, argparse._SubParsersAction)]
+    assert "1 gate failed" not in actions.choices["update"].format_help()
     for name in ("check", "evaluate", "merge", "compare"):
         assert "1 gate failed" in commands[name].format_help(), name
     assert " --runs K " in commands["check"].format_help()
