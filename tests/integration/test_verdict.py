@@ -8,10 +8,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import recorded_repo
 from tests.helpers.commands import action, base_env, cli
 from tests.helpers.factories import runs, write_dataset
-from tests.helpers.repos import commit, git, new_repo
+from tests.helpers.repos import commit, git, new_repo, stored
 
 BROKEN = {0, 2, 4, 6, 8}
 # main with one recorded dataset and its committed baseline (made once per test process), and a copy on branch pr.
@@ -235,6 +237,30 @@ def test_a_corrupt_baseline_on_the_base_branch_is_never_a_green_headline(repo: P
     assert outputs(tmp_path / "output")["passed"] == "false"
     gate_case = ET.parse(repo / "agent-eval-results" / "junit.xml").getroot().find("testsuite[@name='gate']/testcase")
     assert gate_case is not None and gate_case.find("error") is not None and gate_case.find("failure") is None
+    assert results(repo)["gate"]["outcome"] == "unchecked"
+
+
+@pytest.mark.parametrize("emptied", ["datasets", "questions"])
+def test_an_emptied_baseline_on_the_base_branch_is_bad_input_not_a_pass(repo: Path, emptied: str) -> None:
+    """A committed baseline of ``"datasets": []`` read as "no baseline yet" and passed; one of
+    ``"questions": []`` passed with "nothing moved" for a comparison of nothing: each is bad input
+    (exit 2) naming the file and what to do."""
+    git(repo, "checkout", "-q", "main")
+    path = repo / "evaluation" / "baselines" / "datasets" / "cs_runs.csv.json"
+    data = stored(path.read_text())
+    if emptied == "datasets":
+        data["datasets"] = []
+    else:
+        data["datasets"][0]["questions"] = []
+    path.write_text(json.dumps(data))
+    commit(repo, f"empty the baseline's {emptied}")
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "merge", "-q", "main")
+    write_dataset(repo / "evaluation" / "datasets" / "cs_runs.csv", list(reversed(runs())))
+    commit(repo, "reorder")
+    done = cli(repo, "check", "--base", "main", "--no-comment")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"holds no {emptied}" in done.stderr and "run `baseline update` on the base branch" in done.stderr, done.stderr
     assert results(repo)["gate"]["outcome"] == "unchecked"
 
 
