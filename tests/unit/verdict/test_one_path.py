@@ -116,3 +116,19 @@ def test_a_new_question_that_fails_every_run_fails_the_gate_as_new() -> None:
     # The setting that allows it: a note, the gate passes.
     allowed = gate_of(now, base, GateConfig(fail_on_new_failing=False))
     assert allowed.outcome == "passed" and any("q_new_fails_01: new in this PR" in n for n in allowed.notes)
+
+
+def test_the_cap_is_made_for_the_record_there_is() -> None:
+    """baseline-runs is 10 by default; a baseline recorded under 5 is compared as it is: a cap
+    made for 10 base runs (10) leaves 0 of 10 against 5 of 5 (p = 1/3003) above Holm's first
+    level for 40 questions (0.000125), so the cap is the record's (13)."""
+    from agent_eval_action.config import Config
+    from agent_eval_action.verdict.noise import fewest_runs, gate_settings
+
+    config = Config()
+    assert config.baseline_runs == 10 and gate_settings(config, 40).cap == cap_to_decide(40, 10) == 10
+    record = runs({f"q{i}": [RIGHT] * 5 for i in range(40)}).questions
+    assert fewest_runs(record) == 5
+    settings = gate_settings(config, 40, record=fewest_runs(record))
+    assert settings.cap == 13 and fisher_fall(Tally(13, 0), Tally(5, 5)) <= question_level(settings.alpha) / 40
+    assert fisher_fall(Tally(10, 0), Tally(5, 5)) > question_level(settings.alpha) / 40
