@@ -53,9 +53,6 @@ class InferenceRequest:
     name: str
     records: Sequence[Record]
     runs: int = 1
-    # compare-with = "base": False runs our agent alone (a re-run of a question whose base
-    # record already decides it; the sequential re-runs).
-    beside: bool = True
 
     @property
     def question_runs(self) -> int:
@@ -161,7 +158,7 @@ class Inference:
             return InferenceResult(records=_interrupted(records, settings.runs))
         try:
             runner = self.runner(request.question_runs)
-            base = self._base_runner(request.question_runs) if request.beside else None
+            base = self._base_runner(request.question_runs)
         except UsageError:
             if not interrupt.requested():
                 raise

@@ -294,7 +294,6 @@ def _finish_beside(check: Prepared, sides: Sides, results: Results, stored: Base
         baselines_in(ran_base, f"the base's agent run now at {plan.merge_base[:7]}"),
         plan=plan,
         unsound=disturbed,
-        pooled={d.path: d for d in done.base_datasets},
         notes=[JUDGED_NOT_COMPARED] if judged else [],
     )
     outcome.base_runs = done.base_datasets

@@ -5,7 +5,7 @@ base's fresh run; and what the views show beside the outcome."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,11 +148,12 @@ def compare(
     config: Config,
     lookup: BaselineLookup,
     found: dict[str, DatasetResult] | None = None,
-    pooled: Mapping[str, DatasetResult] | None = None,
+    beside: bool = False,
 ) -> list[DatasetComparison]:
     """Each dataset against its baseline (an unreadable one is a problem in ``results``), and the
-    datasets the PR deleted as removed; ``found`` gets each dataset's baseline run. No verdict:
-    :func:`compare_and_gate` makes it."""
+    datasets the PR deleted as removed; ``found`` gets each dataset's baseline run. ``beside``: the
+    baselines are the base's runs made in this job (compare-with = "base"), which grew with the
+    PR's re-runs. No verdict: :func:`compare_and_gate` makes it."""
     comparisons = []
     for dataset in results.datasets:
         try:
@@ -176,9 +177,8 @@ def compare(
                 len({q.id for q in dataset.questions}),
                 # Against a stored baseline, its own record decides the cap (beside the base's
                 # agent, the base's runs grow with the PR's: the setting's).
-                record=fewest_runs(before.questions) if before is not None and pooled is None else None,
+                record=fewest_runs(before.questions) if before is not None and not beside else None,
             ),
-            pass_baseline=(pooled or {}).get(dataset.path),
         )
         comparison.paired_by_content = pairs
         if baseline is not None and baseline.renamed_from:
@@ -214,7 +214,6 @@ def compare_and_gate(
     *,
     plan: CheckPlan | None = None,
     unsound: Sequence[str] = (),
-    pooled: Mapping[str, DatasetResult] | None = None,
     notes: Sequence[str] = (),
 ) -> Outcome:
     """The one compare-and-gate: ``results`` compared with the baselines ``lookup`` finds, then the
@@ -223,14 +222,14 @@ def compare_and_gate(
     from happening. ``plan``: the check's (None: two runs the caller compares); its timings are
     information unless both sides were timed in this job. ``unsound``: why
     what was compared cannot be trusted (the base's side disturbed while it ran): unchecked, for
-    no input's fault. ``pooled``: compare-with = "base", dataset path -> the base's runs made in
-    this job (its re-runs included), the record the per-question test reads (never the stored
-    baseline's: they are the drift). ``results.drift`` (the base's fresh run against its stored
+    no input's fault. With compare-with = "base" (the plan says so), ``lookup`` finds the base's
+    runs made in this job, its re-runs included: never the stored baseline's, which are the
+    drift. ``results.drift`` (the base's fresh run against its stored
     baseline) fails the check under fail-on-drift; ``notes``: the gate's notes the check adds. Every view of the run (headline, exit code, outputs, JUnit)
     reads it."""
     config = rules.config
     compared: dict[str, DatasetResult] = {}
-    results.comparison = compare(results, config, lookup, compared, pooled)
+    results.comparison = compare(results, config, lookup, compared, beside=plan is not None and plan.base_beside)
     kinds = metric_kinds(config, results)
     gate = evaluate_gate(results.datasets, results.comparison, config.gate, kinds, timings=timings_gated(plan))
     stopped = interrupted_runs(results)

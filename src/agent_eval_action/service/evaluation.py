@@ -265,9 +265,9 @@ class Evaluation:
 
     def _rerun(self, plan: Plan, inference: InferenceResult, scorer: Scorer, done: FileEvaluation, history: History) -> FileEvaluation:
         """The sequential re-runs: while some question's runs leave a fall in doubt against the
-        base's record (``verdict/noise.py``), it runs once more (beside the base's agent, the base's
-        too: stored runs join this job's only while they agree with them, which one run now cannot
-        show), until each is decided, reaches its cap, or the budget or an interrupt stops them."""
+        base's record (``verdict/noise.py``), it runs once more (beside the base's agent, on both
+        sides: the base's record is this job's runs), until each is decided, reaches its cap, or the
+        budget or an interrupt stops them."""
         by_id = {r.question.id: r.question for r in plan.request.records}
         # The cap as the comparison will take it: from every question of the dataset (reused ones too).
         questions = len({q.id for q in done.result.questions}) if done.result is not None else len(by_id)
@@ -289,22 +289,15 @@ class Evaluation:
                 break
             # Beside the base's agent, a question in doubt runs once more on both sides: the base's
             # record is this job's runs, and only runs made now can show the stored ones stale.
-            both = again if beside else []
-            solo = [q for q in again if q not in both]
+            ran = self.inference.perform(InferenceRequest(plan.dataset.name, [Record(question=by_id[q]) for q in again], 1))
             new: list[Record] = []
             new_base: list[Record] = []
-            for ids, with_base in ((solo, False), (both, True)):
-                if not ids:
-                    continue
-                ran = self.inference.perform(
-                    InferenceRequest(plan.dataset.name, [Record(question=by_id[q]) for q in ids], 1, beside=with_base)
-                )
-                for record in ran.records:
-                    new.append(replace(record, run=ours[record.question.id]))
-                    ours[record.question.id] += 1
-                for record in ran.base or []:
-                    new_base.append(replace(record, run=theirs[record.question.id]))
-                    theirs[record.question.id] += 1
+            for record in ran.records:
+                new.append(replace(record, run=ours[record.question.id]))
+                ours[record.question.id] += 1
+            for record in ran.base or []:
+                new_base.append(replace(record, run=theirs[record.question.id]))
+                theirs[record.question.id] += 1
             if all(r.trace is not None and r.trace.skipped for r in new):
                 break  # the budget is spent (or an interrupt came): nothing more can decide them
             base_records = [*(inference.base or []), *new_base] if inference.base is not None else None

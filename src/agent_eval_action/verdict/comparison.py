@@ -95,11 +95,7 @@ def compare_dataset(
     seed: int = 0,
     max_question_drop: float = 0.5,
     settings: Settings | None = None,
-    pass_baseline: DatasetResult | None = None,
 ) -> DatasetComparison:
-    """``pass_baseline``: the base's record the per-question test weighs this run against, when it
-    is not ``baseline`` (compare-with = "base": the base's runs now with the stored runs of the
-    same code pooled in; the means are compared with the runs now alone)."""
     if baseline is None:
         return DatasetComparison(
             dataset=current.name,
@@ -127,7 +123,7 @@ def compare_dataset(
     for name in [*current.summary, *(m for m in baseline.summary if m not in current.summary)]:
         result.metrics.append(_compare_metric(name, current, baseline, seed=seed, max_question_drop=max_question_drop))
     result.flaky = flaky_questions(current, baseline)
-    result.pass_test = pass_test(current, pass_baseline or baseline, settings or DEFAULTS)
+    result.pass_test = pass_test(current, baseline, settings or DEFAULTS)
     return result
 
 
