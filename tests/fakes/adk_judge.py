@@ -9,8 +9,8 @@ hallucinations_v1) in the form ADK parses, from what the prompt says, never from
 - The rubrics: a property that quotes a word ('shipped') is met when the judged text (the final
   answer, the tool calls, the conversation) says it; one without a quote always is.
 - hallucinations_v1: the segmenter splits on ". " and "? "; the validator calls a sentence
-  ``supported`` when each of its numbers is in the context, ``contradictory`` when one is not,
-  ``not_applicable`` when it has none.
+  ``supported`` when each of its numbers is in the context (tool calls' random ids left out),
+  ``contradictory`` when one is not, ``not_applicable`` when it has none.
 
 Identical requests are counted (``asked``) by what decides their answer, so a run that sends
 the same request five times gets the same five answers in any order; ``reset`` forgets them.
@@ -24,6 +24,7 @@ import threading
 from collections import Counter
 
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
+IDS = re.compile(r'"id":\s*"[^"]*"')
 
 
 def _last(text: str, tag: str) -> str:
@@ -101,6 +102,9 @@ class AdkJudge:
 
     def _validate(self, prompt: str) -> str:
         context = prompt.split("**Context Begin**")[-1].split("**Context End**")[0]
+        # A tool call's id ("adk-" and a random UUID) is no fact: its digits ("…-99a…") made a
+        # sentence saying 99 supported in one run and contradicted in the next.
+        context = IDS.sub("", context)
         sentences = re.findall(r"<sentence>(.*?)</sentence>", prompt.split("**Sentences Begin**")[-1], re.DOTALL)
         have = set(NUMBER.findall(context))
         out = []
