@@ -230,6 +230,9 @@ def test_every_case_scores_as_adks_agent_evaluator(judge: tuple[AdkJudge, FakeGe
     assert theirs["greet_seeds_thanks"]["final_response_match_v2"][0] == 1.0  # "Hello" valid on 3 of 5
     assert theirs["soil_then_rake"]["final_response_match_v2"][0] == 0.5
     assert theirs["rake"]["hallucinations_v1"][1] == "FAILED"
+    # The opening hours are in the agent's instruction only: ADK's judge reads them in app_details,
+    # and so does ours (from the spans' requests), or the hours would read as contradicted.
+    assert theirs["tractor"]["hallucinations_v1"] == (1.0, "PASSED")
     # ADK formats every turn's prompt before it parses any answer, and parses each against the
     # last turn's rubrics: a rubric of an earlier turn only (names_hose) is asked and never
     # counted. As ADK does, so do we (the equality above holds either way).

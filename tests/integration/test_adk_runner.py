@@ -304,3 +304,42 @@ def test_one_definition_of_a_tool_call_for_every_metric_and_convert(shop: AdkRun
     assert (row["metric.tool_calls"], row["metric.tool_errors"], row["metric.unique_tools"]) == (calls, 0, calls)
     # The trace keeps what happened; what counts is decided per question.
     assert row["trace_summary"] == ["agent:shop", "tool:transfer_to_agent", "agent:refunds", "tool:lookup_order", "tool:refund"]
+
+
+def test_each_turn_keeps_what_its_agents_requests_said_of_the_app(shop: AdkRunner) -> None:
+    """ADK's judged criteria read each turn's app_details (the system instruction and the tool
+    declarations of each agent's first request), recorded as ADK's eval records them; four
+    questions at once in one runner keep their own."""
+    done = run(shop, [q(f"r{i}", "I want a refund", "where is my order") for i in range(4)])
+    for record in done:
+        details = traced(record).app_details
+        assert details is not None and len(details) == 2, details
+        first = details[0]
+        assert first is not None and list(first["agent_details"]) == ["shop", "refunds"]
+        shop_details, refunds = first["agent_details"]["shop"], first["agent_details"]["refunds"]
+        assert "Shop assistant." in shop_details["instructions"] and "Refund orders." in refunds["instructions"]
+        declared = {d["name"] for tool in shop_details["tool_declarations"] for d in tool.get("function_declarations", [])}
+        assert {"lookup_order", "explode", "transfer_to_agent"} <= declared
+        assert details[1] is not None and details[1]["agent_details"]
+
+
+def test_an_agent_tools_requests_are_not_its_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An AgentTool's agent runs in a session of its own, which ADK's eval never sees: its
+    requests are not in the turn's app_details (the advisor's are)."""
+    from tests.apps.advisor.agent import model
+    from tests.fakes.gemini_server import FakeGemini
+
+    endpoint = FakeGemini(parts=model)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", endpoint.url)
+    monkeypatch.setenv("GOOGLE_API_KEY", "loopback")
+    monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+    try:
+        (done,) = run(AdkRunner(load_agent("advisor", cwd=APPS)), [q("a1", "should I buy share 1?")])
+    finally:
+        endpoint.close()
+    trace = traced(done)
+    assert trace.error is None, trace.error
+    assert trace.app_details is not None and len(trace.app_details) == 1
+    (turn,) = trace.app_details
+    assert turn is not None and list(turn["agent_details"]) == ["advisor"]
+    assert "Ask the researcher, then the writer." in turn["agent_details"]["advisor"]["instructions"]

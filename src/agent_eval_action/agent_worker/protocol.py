@@ -103,6 +103,7 @@ LIVE_MODEL_CALLS = "live_model_calls"
 EVENTS = "events"
 FINAL_STATE = "final_state"
 TURN_TIMES = "turn_times"
+APP_DETAILS = "app_details"
 SPANS = "spans"
 OBSERVED = "observed"
 SKIPPED = "skipped"
@@ -168,6 +169,7 @@ KEYS = (
     FINAL_STATE,
     TURN_TIMES,
     SPANS,
+    APP_DETAILS,
     OBSERVED,
     SKIPPED,
     TYPE,
@@ -351,8 +353,10 @@ def run_result(
     *,
     replayed: int,
     live: int,
+    app_details: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """What one question's run left, as the parent turns it into a trace."""
+    """What one question's run left, as the parent turns it into a trace (``app_details``: per
+    turn, ADK's ``AppDetails`` JSON its model requests showed; ``agent_worker/app_details.py``)."""
     return {
         REPLAYED_MODEL_CALLS: replayed,
         LIVE_MODEL_CALLS: live,
@@ -360,6 +364,7 @@ def run_result(
         FINAL_STATE: final_state,
         TURN_TIMES: turn_times,
         SPANS: spans,
+        APP_DETAILS: app_details,
     }
 
 

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from . import protocol
+from .app_details import AppDetailsRecorder
 from .loader import LoadedAgent
 from .model.calls import Tally
 from .model.pacing import Permits
@@ -69,6 +70,8 @@ class AgentSessions:
         else:
             self.runner = Runner(app_name=agent.app_name, agent=agent.target, session_service=self.sessions)
         self.models = models_by_agent(agent.root_agent)
+        self.app_details = AppDetailsRecorder()
+        self.app_details.register(self.runner)
         self.spans = spans if spans is not None else (SpanCapture.install() if capture_spans else None)
 
     async def run(self, question: dict[str, Any]) -> dict[str, Any]:
@@ -88,6 +91,7 @@ class AgentSessions:
         events: list[dict[str, Any]] = []
         times: list[list[float]] = []
         spans: list[dict[str, Any]] = []
+        self.app_details.watch(session.id)
         try:
             for text in question[protocol.USER_INPUTS]:
                 message = self._types.Content(role="user", parts=[self._types.Part(text=text)])
@@ -110,18 +114,23 @@ class AgentSessions:
                 partial = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
             except Exception:  # noqa: BLE001 - the state is lost; the events and the agent's error still go
                 partial = None
-            _attach(error, self._result(events, partial, times, spans, tally))
+            _attach(error, self._result(events, partial, times, spans, tally, self.app_details.take(session.id)))
             raise
         finally:
             await self.sessions.delete_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
-        return self._result(events, final, times, spans, tally)
+        return self._result(events, final, times, spans, tally, self.app_details.take(session.id))
 
     @staticmethod
     def _result(
-        events: list[dict[str, Any]], session: Any, times: list[list[float]], spans: list[dict[str, Any]], tally: Tally
+        events: list[dict[str, Any]],
+        session: Any,
+        times: list[list[float]],
+        spans: list[dict[str, Any]],
+        tally: Tally,
+        app_details: list[dict[str, Any]],
     ) -> dict[str, Any]:
         state = dict(session.state) if session is not None else None
-        return protocol.run_result(events, state, times, spans, replayed=tally.replayed, live=tally.live)
+        return protocol.run_result(events, state, times, spans, replayed=tally.replayed, live=tally.live, app_details=app_details)
 
     async def _turn(self, session_id: str, message: Any, events: list[dict[str, Any]]) -> None:
         async for event in self.runner.run_async(user_id=USER_ID, session_id=session_id, new_message=message):

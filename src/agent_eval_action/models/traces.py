@@ -102,6 +102,10 @@ class Trace(Stored):
     live_model_calls: int | None = None
     # The run did not happen, and why (a conversation scenario without the simulator's credentials).
     skipped: str | None = None
+    # Per turn, what its model requests said of the app, as ADK's eval records it for its judged
+    # criteria (``AppDetails`` JSON: each agent's system instruction and tool declarations);
+    # None: not recorded (agent_worker/app_details.py).
+    app_details: list[dict[str, Any] | None] | None = None
     # What the agent read for this run, as its worker observed it: kind ("file", "listed",
     # "searched") -> absolute paths (agent_worker/observe.py); None: not observed.
     observed: dict[str, list[str]] | None = None

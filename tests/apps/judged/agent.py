@@ -1,6 +1,7 @@
 """A garden store's price desk for ADK's judged criteria: a scripted model that looks a price up
 with its tool and says it, greets, thanks, and refuses what the store does not sell. It states
-one price wrong (the rake's: the tool says 25, it says 99), so the judges have something to fail.
+one price wrong (the rake's: the tool says 25, it says 99), so the judges have something to fail,
+and gives the opening hours only its instruction states (a judge sees them in ADK's app_details).
 Every run makes the same calls and says the same words."""
 
 from __future__ import annotations
@@ -60,8 +61,13 @@ class DeskModel(BaseLlm):
             yield text("You are welcome. Happy gardening!")
         elif "hello" in said or "hi" in said.split():
             yield text("Hello! I can tell you our prices.")
-        else:
-            yield text("Sorry, we do not sell that.")
+        else:  # the opening hours are the instruction's: only its text supports them
+            yield text("Sorry, we do not sell that. We are open from 9 to 17.")
 
 
-root_agent = LlmAgent(name="desk", model=DeskModel(), instruction="Tell customers the prices of what the store sells.", tools=[price])
+root_agent = LlmAgent(
+    name="desk",
+    model=DeskModel(),
+    instruction="Tell customers the prices of what the store sells. The store is open from 9 to 17.",
+    tools=[price],
+)

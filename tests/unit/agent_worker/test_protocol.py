@@ -197,9 +197,13 @@ def test_each_message_goes_through_a_real_worker_and_back(worker: _Worker) -> No
         protocol.FINAL_STATE,
         protocol.TURN_TIMES,
         protocol.SPANS,
+        protocol.APP_DETAILS,
         protocol.OBSERVED,
     }
     assert result[protocol.FINAL_STATE] == {"seen": 1}
+    # One turn, its agent's instruction as its request sent it (ADK's app_details).
+    (turn,) = result[protocol.APP_DETAILS]
+    assert len(turn["agent_details"]) == 1
     assert any("greet" in json.dumps(event) for event in result[protocol.EVENTS]) and result[protocol.SPANS]
 
     worker.send(_question(2, "call probe"))

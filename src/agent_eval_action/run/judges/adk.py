@@ -13,9 +13,12 @@ not be reached leaves the score unscored with ``details["outage"]``: not judged,
 The run's invocations are built from our trace as ADK's eval builds them from its events: each
 turn's user text, final response, its tool calls and their responses (ids made stable, so the
 same run asks the same prompt and the judge cache answers it), and the eval case's and each
-turn's rubrics. What our traces do not record yet: the system instruction and the tool
-declarations as sent to the model (ADK's ``app_details``); ADK's prompts then say what ADK's own
-say without them (no developer instructions, "Agent has no tools.").
+turn's rubrics, and each turn's system instructions and tool declarations as its requests sent
+them (ADK's ``app_details``: recorded by the agent's worker as ADK's eval records them,
+``agent_worker/app_details.py``, or read from a recorded run's spans,
+``traces/app_details.py``). A run with neither (an ADK without plugins, a recorded run whose
+spans hold no request) has none; ADK's prompts then say what ADK's own say without them (no developer instructions, "Agent
+has no tools.").
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from agent_eval_action.datasets.adk.eval_sets import RUBRICS, TURN_RUBRICS
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.scores import NOT_COMPUTED, Score
 from agent_eval_action.models.traces import Trace
+from agent_eval_action.traces.app_details import app_details_by_turn
 
 NOT_VIA_VERTEX = "not computed: ADK computes {name} through the Vertex AI evaluation service, which this check does not call"
 NO_ADK_EVAL = (
@@ -134,6 +138,15 @@ def _content(text: str | None, role: str) -> dict[str, Any] | None:
     return None if text is None else {"role": role, "parts": [{"text": text}]}
 
 
+def _app_details(trace: Trace, turns: int) -> list[dict[str, Any] | None]:
+    """Per turn, ADK's ``AppDetails`` JSON: as the agent's worker recorded its requests, else as
+    legacy spans hold them (a recorded run's ``call_llm`` spans), else None."""
+    recorded = list(trace.app_details or [])[:turns]
+    if any(recorded):
+        return recorded + [None] * (turns - len(recorded))
+    return app_details_by_turn(trace.spans, turns)
+
+
 def actual_invocations(trace: Trace) -> list[dict[str, Any]]:
     """The run's turns as ADK's ``Invocation`` JSON, as ADK's eval makes them of its events
     (``InvocationEvents``): each tool call and its response, then the final response; user text
@@ -144,6 +157,7 @@ def actual_invocations(trace: Trace) -> list[dict[str, Any]]:
         at = call.turn if call.turn is not None else (0 if len(turns) == 1 else None)
         if at is not None and 0 <= at < len(turns):
             calls[at].append(call)
+    details = _app_details(trace, len(turns))
     out = []
     for index, turn in enumerate(turns):
         final: dict[str, Any] | None
@@ -183,14 +197,15 @@ def actual_invocations(trace: Trace) -> list[dict[str, Any]]:
             )
         if final is not None:  # ADK keeps the final event without its text (on final_response already)
             events.append({"author": agent})
-        out.append(
-            {
-                "invocation_id": f"turn-{index}",
-                "user_content": _content(turn.user_input or "", "user"),
-                "final_response": final,
-                "intermediate_data": {"invocation_events": events},
-            }
-        )
+        invocation: dict[str, Any] = {
+            "invocation_id": f"turn-{index}",
+            "user_content": _content(turn.user_input or "", "user"),
+            "final_response": final,
+            "intermediate_data": {"invocation_events": events},
+        }
+        if details[index] is not None:
+            invocation["app_details"] = details[index]
+        out.append(invocation)
     return out
 
 

@@ -72,6 +72,16 @@ def _judge_class(answers: dict[str, list[str]], needs: dict[str, dict[str, Any]]
     return ReplayJudge
 
 
+def _tools_typed(invocation: Any) -> Any:
+    """The tool declarations of ``app_details`` as ADK's eval holds them (``types.Tool``, not the
+    JSON the spans recorded), so ADK's prompts dump them as they dump their own."""
+    from google.genai import types
+
+    for details in (invocation.app_details.agent_details if invocation.app_details else {}).values():
+        details.tool_declarations = [types.Tool.model_validate(t) if isinstance(t, dict) else t for t in details.tool_declarations]
+    return invocation
+
+
 async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
     from google.adk.evaluation.eval_case import Invocation
     from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
@@ -84,7 +94,7 @@ async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
 
     name = request["metric"]
     criterion = request["criterion"]
-    actual = [Invocation.model_validate(i) for i in request["actual"]]
+    actual = [_tools_typed(Invocation.model_validate(i)) for i in request["actual"]]
     expected = [Invocation.model_validate(i) for i in request["expected"]] if request.get("expected") is not None else None
 
     class _Case:  # what ADK's copy reads of an eval case: its rubrics

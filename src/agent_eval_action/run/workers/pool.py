@@ -286,6 +286,9 @@ def trace_from_worker(
         models=models,
         spans=[RawSpan(**span) for span in result.get(protocol.SPANS, [])],
     )
+    details = result.get(protocol.APP_DETAILS)
+    if isinstance(details, list):
+        trace.app_details = [d if isinstance(d, dict) else None for d in details]
     trace.replayed_model_calls = result.get(protocol.REPLAYED_MODEL_CALLS) if model_cache else None
     live = result.get(protocol.LIVE_MODEL_CALLS)
     trace.live_model_calls = live if isinstance(live, int) else None
