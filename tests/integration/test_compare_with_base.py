@@ -299,3 +299,28 @@ def test_shards_merged_say_they_were_compared_with_the_stored_baselines(repo: Pa
     merged = json.loads((repo / "merged" / "results.json").read_text())
     assert merged["compare_with"] == "baseline"
     assert any('compare-with = "base" is not kept across shards' in n for n in merged["gate"]["notes"])
+
+
+def test_the_base_runs_are_judged_as_the_prs_are(repo: Path) -> None:
+    """A judged metric beside the base's agent: the base's runs are judged too, so both sides
+    have it on every question (judged on one side only, a run of the PR's that missed it would
+    read as a fall the base could never show)."""
+    from tests.fakes.gemini_server import FakeGemini
+
+    judge = FakeGemini()
+    judge.reply = lambda prompt: json.dumps({"score": 5, "explanation": "matches"})
+    config = repo / "agent-eval.toml"
+    config.write_text(config.read_text() + '\n[judges.response_correctness]\n[judge]\ncache-dir = ""\n')
+    git(repo, "commit", "-qam", "judge the answers")
+    env = {"AGENT_EVAL_JUDGE_API_KEY": "k", "AGENT_EVAL_JUDGE_BASE_URL": judge.url}
+    try:
+        results, printed = check(repo, "--compare-with", "base", version="v1", code=0, env=env)
+    finally:
+        judge.close()
+    (comparison,) = results["comparison"]
+    (judged,) = [m for m in comparison["metrics"] if m["metric"] == "response_correctness"]
+    assert (judged["baseline"], judged["current"], judged["n_shared"]) == (1.0, 1.0, QUESTIONS), judged
+    # Every run judged, the base's as the PR's: one call a run, no cache.
+    runs = sum(1 for q in results["datasets"][0]["questions"]) + results["base_run"]["questions"] + results["base_run"]["reruns"]
+    assert len(judge.prompts) == runs, printed
+    assert results["datasets"][0]["judge_usage"]["calls"] == runs  # what the check's judging cost, the base's too

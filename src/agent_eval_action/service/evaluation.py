@@ -22,6 +22,7 @@ from agent_eval_action.config import Config
 from agent_eval_action.datasets import LoadedDataset, Record, load_dataset
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult, RunStats
+from agent_eval_action.models.scores import JudgeUsage
 from agent_eval_action.repo.observed import IMPORTED, RepositoryInputs
 from agent_eval_action.run.agent.fingerprint import Environment
 from agent_eval_action.run.inference import Inference, InferenceRequest, InferenceResult, Judges
@@ -357,11 +358,17 @@ class Evaluation:
             result.judge_usage = judged.usage
         if self.inference.base is None or dataset.format in RECORDED_FORMATS:
             return FileEvaluation(result=result, problems=ours.problems)
-        # The base's runs of the questions this dataset ran, scored as ours were; the questions
-        # whose scores ours reused carry the same scores (they ran on neither side).
-        theirs = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes)
-        theirs.prepare()
+        # The base's runs of the questions this dataset ran, scored as ours were, judged ones too
+        # (a judged metric the base's runs never had would be met by one side only: a fall read
+        # into every question whose PR run missed it); the questions whose scores ours reused
+        # carry the same scores (they ran on neither side).
         base_items = [*plan.ready, *inference.base] if inference.base is not None else []
+        base_judged = None
+        if judges is not None and base_items:
+            base_judged = judges.judge([item for item in base_items if isinstance(item, Record)], self.inference.loop, adk)
+            result.judge_usage = _together(result.judge_usage, base_judged.usage)  # what the check's judging cost
+        theirs = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=base_judged.scores if base_judged else None)
+        theirs.prepare()
         base = theirs.score_dataset(dataset, base_items)
         base.path, base.agent_fingerprint = result.path, None
         ran_beside = inference.base is not None
@@ -452,3 +459,10 @@ class Evaluation:
 
 def _imports(baseline: DatasetResult | None) -> tuple[str, ...]:
     return tuple(baseline.imports or ()) if baseline is not None else ()
+
+
+def _together(one: JudgeUsage | None, other: JudgeUsage | None) -> JudgeUsage | None:
+    """Two judgings' usage summed (None when neither judged)."""
+    if one is None or other is None:
+        return one or other
+    return JudgeUsage(**{name: getattr(one, name) + getattr(other, name) for name in JudgeUsage.model_fields})
