@@ -29,19 +29,22 @@ def _tool(tool: Any) -> Any:
 
 
 class AppDetailsRecorder:
-    """Session id -> its invocations in order, each ``{"agent_details": {agent: {name,
-    instructions, tool_declarations}}}``."""
+    """Session id -> its turns in order, each ``{"agent_details": {agent: {name, instructions,
+    tool_declarations}}}``: a turn is opened by :meth:`turn` before it runs, so a turn that asks
+    no model (a callback's answer, an agent without a model) keeps its place, empty, as ADK's
+    eval gives such an invocation an empty ``AppDetails``."""
 
     def __init__(self) -> None:
-        self.sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self.sessions: dict[str, list[dict[str, Any]]] = {}
+
+    def turn(self, session_id: str) -> None:
+        self.sessions.setdefault(session_id, []).append({"agent_details": {}})
 
     def saw(self, session_id: str, invocation_id: str, agent: str, request: Any) -> None:
-        invocations = self.sessions.get(session_id)
-        if invocations is None:
+        turns = self.sessions.get(session_id)
+        if not turns:
             return  # not a question's session: an AgentTool's, or one not asked for
-        if not invocations or invocations[-1][0] != invocation_id:
-            invocations.append((invocation_id, {"agent_details": {}}))
-        agents = invocations[-1][1]["agent_details"]
+        agents = turns[-1]["agent_details"]
         if agent in agents:
             return
         config = getattr(request, "config", None)
@@ -51,11 +54,11 @@ class AppDetailsRecorder:
             "tool_declarations": [_tool(t) for t in getattr(config, "tools", None) or []],
         }
 
-    def watch(self, session_id: str) -> None:
-        self.sessions[session_id] = []
+    def seen(self, session_id: str) -> list[dict[str, Any]]:
+        return list(self.sessions.get(session_id, []))
 
     def take(self, session_id: str) -> list[dict[str, Any]]:
-        return [details for _, details in self.sessions.pop(session_id, [])]
+        return self.sessions.pop(session_id, [])
 
     def register(self, runner: Any) -> bool:
         """Adds the recording plugin to ``runner``; False when this ADK has no plugins to add to."""

@@ -91,12 +91,13 @@ class AgentSessions:
         events: list[dict[str, Any]] = []
         times: list[list[float]] = []
         spans: list[dict[str, Any]] = []
-        self.app_details.watch(session.id)
+        details: list[dict[str, Any]] = []
         try:
             for text in question[protocol.USER_INPUTS]:
                 message = self._types.Content(role="user", parts=[self._types.Part(text=text)])
                 started, clock = time.time(), time.perf_counter()
                 turn_spans: list[dict[str, Any]] = []
+                self.app_details.turn(session.id)
                 try:
                     if self.spans is not None:
                         with self.spans.turn(str(question[protocol.ID])) as turn_spans:
@@ -114,11 +115,13 @@ class AgentSessions:
                 partial = await self.sessions.get_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
             except Exception:  # noqa: BLE001 - the state is lost; the events and the agent's error still go
                 partial = None
-            _attach(error, self._result(events, partial, times, spans, tally, self.app_details.take(session.id)))
+            _attach(error, self._result(events, partial, times, spans, tally, self.app_details.seen(session.id)))
             raise
         finally:
+            # Taken whatever ended the question (a timeout cancels it): none is kept past it.
+            details = self.app_details.take(session.id)
             await self.sessions.delete_session(app_name=self.app_name, user_id=USER_ID, session_id=session.id)
-        return self._result(events, final, times, spans, tally, self.app_details.take(session.id))
+        return self._result(events, final, times, spans, tally, details)
 
     @staticmethod
     def _result(

@@ -274,7 +274,7 @@ def decide(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFA
     short = {q for q, (pr, base) in tallies.items() if 0 < base.runs < MIN_BASE_RUNS}
     level = question_level(settings.alpha)
     m = max(1, sum(1 for _, base in tallies.values() if could_fall(base)))
-    rejected = holm({q: p for q, p in pvalues.items() if q not in short}, m, level)
+    rejected = holm({q: p for q, p in pvalues.items() if q not in short and could_fall(tallies[q][1])}, m, level)
     suspect = settings.suspect / max(1, sum(1 for pr, base in tallies.values() if varies(pr, base)))
     out = []
     for qid in sorted(tallies):

@@ -53,16 +53,29 @@ def passable(baseline: DatasetResult, current: DatasetResult, metrics: Metrics) 
     failed was left out (it could only have shown a rise) while one whose base run passed was in,
     and a base run always met the metrics its own run chose, so a PR as good as its base read as
     a fall (with one base run a question, 5.5% of unchanged checks of a dataset with 20 flaky
-    questions failed the dataset-wide test in the simulation; chosen by both sides, 0.3%)."""
+    questions failed the dataset-wide test in the simulation; chosen by both sides, 0.3%).
+    Only a metric both sides scored the question on counts: one side's alone (a criterion the
+    stored baseline never computed, a judge the base's runs could not reach) would be met by that
+    side and missed by none on the other, a fall or a rise that is only the record's.
+
+    The price of choosing by both sides: a metric the base never met and a PR run met once is
+    then asked of every run, so the base passes none and the question shows no fall on its other
+    metrics (a known failure the PR made flaky hides a break beside it)."""
+    both = _scored(baseline) & _scored(current)
     out: dict[str, Metrics] = defaultdict(dict)
     for run in (*baseline.questions, *current.questions):
         if run.status != "ok":
             continue
         for name, (threshold, direction) in metrics.items():
             score = run.scores.get(name)
-            if score is not None and score.value is not None and passes(score.value, threshold, direction):
+            if (run.id, name) in both and score is not None and score.value is not None and passes(score.value, threshold, direction):
                 out[run.id][name] = (threshold, direction)
     return dict(out)
+
+
+def _scored(side: DatasetResult) -> set[tuple[str, str]]:
+    """(question id, metric) of every score a side's runs hold a value of."""
+    return {(run.id, name) for run in side.questions for name, score in run.scores.items() if score.value is not None}
 
 
 def tallies(

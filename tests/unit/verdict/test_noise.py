@@ -59,6 +59,10 @@ def test_every_question_that_passed_on_the_base_shares_alpha() -> None:
     assert verdict.m == 39  # every question but the one that never passes on the base
     # 0 of 3 against 10 of 10 (p = 1/286) fell with m = 1; shared by 39 it is in doubt.
     assert verdict.questions[[q.id for q in verdict.questions].index("a")].decision == "inconclusive"
+    # The level said is the level Holm used: 0 of 6 (p = 1/8008) falls under 0.005 / 39, not 40.
+    hit = decide(steady | flaky | {"a": (Tally(6, 0), Tally(10, 10))}).questions
+    (a,) = [q for q in hit if q.id == "a"]
+    assert a.decision == "failed" and a.level == pytest.approx(0.005 / 39) and a.p < 0.005 / 39
 
 
 def test_at_its_cap_a_question_is_in_doubt_at_five_percent_shared_by_the_questions_that_vary() -> None:

@@ -146,3 +146,23 @@ def test_drift_is_claimed_only_beyond_the_questions_own_pass_rates() -> None:
     moved = dataset({f"s{i}": [0.0] for i in range(10)} | {"flaky": [0.0]})
     (line,) = drift([moved], Config(), lookup)[1]
     assert "the model moved" in line
+
+
+def test_a_metric_only_one_side_scored_decides_nothing() -> None:
+    """A metric the stored baseline never computed (a criterion added since, a judge the base's
+    runs could not reach): asked of the PR's runs alone it would read every run that missed it as
+    a fall; only the metrics both sides scored a question on count."""
+
+    def runs(n: int, rouge: list[float] | None) -> DatasetResult:
+        questions = []
+        for k in range(n):
+            scores = {TOOLS: Score(value=1.0)}
+            if rouge is not None:
+                scores[ROUGE] = Score(value=rouge[k])
+            questions.append(QuestionResult(id="q", run=k, scores=scores))
+        return SCORER.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)
+
+    now, base = runs(6, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]), runs(10, None)
+    assert ROUGE in pass_metrics(now, base)  # it has a threshold: only the record lacks it
+    test = pass_test(now, base)
+    assert test is not None and test.tested == []  # every PR run passes the one metric both sides have

@@ -76,9 +76,16 @@ def _tools_typed(invocation: Any) -> Any:
     """The tool declarations of ``app_details`` as ADK's eval holds them (``types.Tool``, not the
     JSON the spans recorded), so ADK's prompts dump them as they dump their own."""
     from google.genai import types
+    from pydantic import ValidationError
+
+    def typed(declaration: Any) -> Any:
+        try:
+            return types.Tool.model_validate(declaration) if isinstance(declaration, dict) else declaration
+        except ValidationError:  # the agent's google-genai is newer than ours: its JSON as it is
+            return declaration
 
     for details in (invocation.app_details.agent_details if invocation.app_details else {}).values():
-        details.tool_declarations = [types.Tool.model_validate(t) if isinstance(t, dict) else t for t in details.tool_declarations]
+        details.tool_declarations = [typed(t) for t in details.tool_declarations]
     return invocation
 
 
