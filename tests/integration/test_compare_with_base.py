@@ -324,3 +324,4 @@ def test_the_base_runs_are_judged_as_the_prs_are(repo: Path) -> None:
     runs = sum(1 for q in results["datasets"][0]["questions"]) + results["base_run"]["questions"] + results["base_run"]["reruns"]
     assert len(judge.prompts) == runs, printed
     assert results["datasets"][0]["judge_usage"]["calls"] == runs  # what the check's judging cost, the base's too
+    assert not any("judge" in note for note in results["gate"]["notes"]), results["gate"]["notes"]

@@ -60,9 +60,6 @@ from agent_eval_action.system.collector import LIBRARY, Collector
 from agent_eval_action.verdict.drift import drift_hint
 from agent_eval_action.verdict.rules import Rules
 
-JUDGED_NOT_COMPARED = 'compare-with = "base" does not judge the base\'s run: judged metrics are shown as new, not compared'
-
-
 @dataclass
 class Prepared:
     """What the check read before any agent code ran, and its plan."""
@@ -287,14 +284,12 @@ def _finish_beside(check: Prepared, sides: Sides, results: Results, stored: Base
     if skipped_base and not rules.config.gate.allow_partial and not budget_skipped(results):
         disturbed.append(partial_reason(ran_base, skipped_base, rules.config, base=True))
     results.drift, results.drift_notes = drift(done.base_datasets, config, stored)
-    judged = bool(config.judges or config.metric_definitions or config.managed_metrics)
     outcome = compare_and_gate(
         results,
         rules,
         baselines_in(ran_base, f"the base's agent run now at {plan.merge_base[:7]}"),
         plan=plan,
         unsound=disturbed,
-        notes=[JUDGED_NOT_COMPARED] if judged else [],
     )
     outcome.base_runs = done.base_datasets
     return outcome
