@@ -60,6 +60,7 @@ from agent_eval_action.system.collector import LIBRARY, Collector
 from agent_eval_action.verdict.drift import drift_hint
 from agent_eval_action.verdict.rules import Rules
 
+
 @dataclass
 class Prepared:
     """What the check read before any agent code ran, and its plan."""
