@@ -40,7 +40,7 @@ class AppDetailsRecorder:
     def turn(self, session_id: str) -> None:
         self.sessions.setdefault(session_id, []).append({"agent_details": {}})
 
-    def saw(self, session_id: str, invocation_id: str, agent: str, request: Any) -> None:
+    def saw(self, session_id: str, agent: str, request: Any) -> None:
         turns = self.sessions.get(session_id)
         if not turns:
             return  # not a question's session: an AgentTool's, or one not asked for
@@ -72,10 +72,9 @@ class AppDetailsRecorder:
             async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
                 context = getattr(callback_context, "_invocation_context", None)
                 session = getattr(getattr(context, "session", None), "id", None)
-                invocation = getattr(context, "invocation_id", None)
                 agent = getattr(callback_context, "agent_name", None)
-                if session and invocation and agent:
-                    recorder.saw(str(session), str(invocation), str(agent), llm_request)
+                if session and agent:
+                    recorder.saw(str(session), str(agent), llm_request)
                 return
 
         manager = getattr(runner, "plugin_manager", None)

@@ -360,14 +360,16 @@ class Evaluation:
             return FileEvaluation(result=result, problems=ours.problems)
         # The base's runs of the questions this dataset ran, scored as ours were, judged ones too
         # (a judged metric the base's runs never had would be met by one side only: a fall read
-        # into every question whose PR run missed it); the questions whose scores ours reused
-        # carry the same scores (they ran on neither side).
+        # into every question whose PR run missed it); the questions whose scores ours reused, or
+        # whose runs were ready, carry the same scores, judged ones included (they ran on neither side).
         base_items = [*plan.ready, *inference.base] if inference.base is not None else []
-        base_judged = None
-        if judges is not None and base_items:
-            base_judged = judges.judge([item for item in base_items if isinstance(item, Record)], self.inference.loop, adk)
+        ready = {(r.question.id, r.run) for r in plan.ready if isinstance(r, Record)}
+        extra = {key: scores for key, scores in judged.scores.items() if key in ready} if judged is not None else {}
+        if judges is not None and inference.base:
+            base_judged = judges.judge(inference.base, self.inference.loop, adk)
+            extra |= base_judged.scores
             result.judge_usage = _together(result.judge_usage, base_judged.usage)  # what the check's judging cost
-        theirs = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=base_judged.scores if base_judged else None)
+        theirs = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=extra)
         theirs.prepare()
         base = theirs.score_dataset(dataset, base_items)
         base.path, base.agent_fingerprint = result.path, None

@@ -7,7 +7,7 @@ definitions"), the rubric-based criteria's tool declarations.
 
 Every ``call_llm`` span holds its request (``gcp.vertex.agent.llm_request``, unless the run
 turned message content off in spans), its invocation and session; its agent is the nearest
-``invoke_agent`` span above it. A turn is one invocation of the run's own session (the first
+agent span above it (``invoke_agent``, or the legacy ``agent_run``). A turn is one invocation of the run's own session (the first
 model call's): an AgentTool's agent runs in a session of its own, whose events ADK's eval never
 sees, so its requests are not the turn's either.
 """
@@ -18,6 +18,7 @@ from typing import Any
 
 from agent_eval_action.models.traces import Span
 from agent_eval_action.text.jsonish import maybe_json
+from agent_eval_action.traces.spans import agent_name
 
 REQUEST = "gcp.vertex.agent.llm_request"
 INVOCATION = "gcp.vertex.agent.invocation_id"
@@ -25,12 +26,12 @@ SESSION = "gcp.vertex.agent.session_id"
 
 
 def _agent(span: Span, by_id: dict[str, Span]) -> str | None:
+    """The agent of the nearest agent span above ``span``."""
     seen: set[str] = set()
     current: Span | None = span
     while current is not None:
-        if current.name.startswith("invoke_agent"):
-            name = current.attributes.get("gen_ai.agent.name") or current.name[len("invoke_agent") :].strip().strip("[]").strip()
-            return str(name) or None
+        if (name := agent_name(current)) is not None:
+            return name
         parent = current.parent_span_id
         if parent is None or parent in seen:
             return None

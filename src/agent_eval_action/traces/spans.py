@@ -133,7 +133,9 @@ def _answered_with_usage(span: RawSpan) -> bool:
     return isinstance(parsed, dict) and isinstance(parsed.get("usage_metadata") or parsed.get("usageMetadata"), dict)
 
 
-def _agent_name(span: RawSpan) -> str | None:
+def agent_name(span: RawSpan | Span) -> str | None:
+    """The agent an agent span runs (``invoke_agent NAME``, or the legacy ``agent_run [NAME]``);
+    None for any other span."""
     if span.name.startswith("invoke_agent"):
         return str(span.attributes.get("gen_ai.agent.name") or _suffix(span.name, "invoke_agent")) or None
     if span.name.startswith("agent_run"):
@@ -386,7 +388,7 @@ def facts_from_spans(spans: list[RawSpan], *, synthesized: bool = False) -> Span
     steps: list[TrajectoryStep] = []
     last_agent: str | None = None
     for span in ordered:
-        agent = _agent_name(span)
+        agent = agent_name(span)
         if agent:
             facts.root_agent = facts.root_agent or agent
             if agent != last_agent:
@@ -397,7 +399,7 @@ def facts_from_spans(spans: list[RawSpan], *, synthesized: bool = False) -> Span
         if tool:
             tools.append(_tool_interaction(span, tool))
             steps.append(TrajectoryStep(kind="tool", name=tool))
-    if any(_tool_name(s) or _agent_name(s) for s in spans):
+    if any(_tool_name(s) or agent_name(s) for s in spans):
         facts.tool_interactions = tools
         facts.trajectory = steps
     return facts

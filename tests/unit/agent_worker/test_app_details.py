@@ -20,12 +20,12 @@ def _request(instruction: str, tool: str) -> LlmRequest:
 def test_each_turn_keeps_each_agents_first_request_in_its_place() -> None:
     recorder = AppDetailsRecorder()
     recorder.turn("s")
-    recorder.saw("s", "i1", "shop", _request("Shop assistant.", "lookup"))
-    recorder.saw("s", "i1", "shop", _request("Changed later.", "lookup"))
-    recorder.saw("inner", "i9", "researcher", _request("Find the facts.", "search"))  # an AgentTool's session
+    recorder.saw("s", "shop", _request("Shop assistant.", "lookup"))
+    recorder.saw("s", "shop", _request("Changed later.", "lookup"))
+    recorder.saw("inner", "researcher", _request("Find the facts.", "search"))  # an AgentTool's session
     recorder.turn("s")  # a turn a callback answered: no model request
     recorder.turn("s")
-    recorder.saw("s", "i3", "refunds", _request("Refund orders.", "refund"))
+    recorder.saw("s", "refunds", _request("Refund orders.", "refund"))
     assert len(recorder.seen("s")) == 3
     first, empty, third = recorder.take("s")
     assert first == {
