@@ -8,11 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,6 +23,7 @@ from agent_eval_action.run.judges.engine import JudgeEngine, JudgeMetric, JudgeS
 from agent_eval_action.run.judges.setup import judge_metrics
 from agent_eval_action.system.errors import ConfigError
 from tests.fakes.gemini_server import FakeGemini
+from tests.fakes.vertex_server import FakeVertex
 from tests.helpers.commands import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,43 +147,6 @@ def test_metric_definitions_of_the_seed_pipeline(tmp_path: Path, gemini: FakeGem
     managed.write_text(json.dumps([{"name": "safety", "is_managed": True, "managed_metric_name": "safety", "template": "x"}]))
     (metric,) = judge_metrics(config.with_overrides(metric_definitions=[str(managed)]))
     assert metric.managed == "safety_v3"  # the latest spec of the managed metric
-
-
-class FakeVertex:
-    """Answers ``:evaluateInstances`` like the Vertex AI evaluation service."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.failures: list[int] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                if outer.failures:
-                    status = outer.failures.pop(0)
-                    data = json.dumps({"error": {"code": status, "message": "busy", "status": "UNAVAILABLE"}}).encode()
-                else:
-                    status = 200
-                    outer.bodies.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
-                    spec = body["metrics"][0]["predefined_metric_spec"]["metric_spec_name"]
-                    data = json.dumps(
-                        {"metricResults": [{"score": 0.75 if spec.startswith("general") else 1.0, "explanation": f"{spec} ok"}]}
-                    ).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
 
 def test_managed_metrics_through_the_aiplatform_client_on_loopback(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from agent_eval_action.config import Config
 from agent_eval_action.datasets import Record
+from agent_eval_action.datasets.adk.config import ADK_VERTEX as VERTEX
 from agent_eval_action.models.plan import runner_for
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.results import BudgetUse, ModelCalls, RunStats
@@ -356,6 +357,8 @@ class Judges:
         # counts against the same quota.
         self.pacer = pacer
         self._setup: tuple[list[JudgeMetric], JudgeClient | None, ManagedJudge | None] | None = None
+        # The Vertex AI evaluation service for ADK's Vertex-backed criteria: False until asked.
+        self._vertex_judge: ManagedJudge | bool | None = False
         self.spent: BudgetUse | None = None
 
     def judge(
@@ -366,6 +369,8 @@ class Judges:
         from agent_eval_action.run.judges.engine import JudgeEngine, JudgeSettings
 
         metrics, client, managed = self._set_up()
+        if managed is None and any(name in VERTEX for name in adk_criteria or {}):
+            managed = self._vertex()
         if adk_criteria and self._adk_worker is None:
             self._adk_worker = AdkJudgeWorker()  # started on its first request, kept for the run's datasets
         judge = self.config.judge
@@ -393,6 +398,18 @@ class Judges:
                 spent.skipped += self.spent.skipped
             self.spent = spent
         return Judged(scores=scores, usage=engine.usage)
+
+    def _vertex(self) -> ManagedJudge | None:
+        """The Vertex AI evaluation service for ADK's Vertex-backed criteria, when its SDK and
+        credentials are here (else those criteria say they could not be computed)."""
+        if self._vertex_judge is False:
+            from agent_eval_action.run.judges.managed import managed_from_env
+
+            try:
+                self._vertex_judge = managed_from_env()
+            except ImportError:  # the vertex extra is not installed
+                self._vertex_judge = None
+        return self._vertex_judge if not isinstance(self._vertex_judge, bool) else None
 
     def close(self) -> None:
         """Ends the process of ADK's evaluators, if one was started."""

@@ -20,8 +20,9 @@ ADK_JUDGED = (
     "final_response_match_v2", "rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1",
     "rubric_based_multi_turn_trajectory_quality_v1", "hallucinations_v1",
 )  # fmt: skip
-# ADK's metrics computed by the Vertex AI evaluation service: read and gated on, not computed here
-# (an eval history's recorded score is taken as ADK's).
+# ADK's metrics computed by the Vertex AI evaluation service: computed by ADK's evaluators, the
+# service asked here (run/judges/adk.py), where the Vertex AI SDK and credentials are; else an
+# eval history's recorded score is taken as ADK's, or the criterion could not be computed.
 ADK_VERTEX = (
     "safety_v1",
     "response_evaluation_score",

@@ -39,7 +39,10 @@ from agent_eval_action.models.scores import NOT_COMPUTED, Score
 from agent_eval_action.models.traces import Trace
 from agent_eval_action.traces.app_details import app_details_by_turn
 
-NOT_VIA_VERTEX = "not computed: ADK computes {name} through the Vertex AI evaluation service, which this check does not call"
+NOT_VIA_VERTEX = (
+    "not computed: ADK computes {name} through the Vertex AI evaluation service, which needs the Vertex AI SDK "
+    '("agent-eval-action[vertex]"), GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS'
+)
 NO_ADK_EVAL = (
     "not judged: ADK's evaluation modules do not import here ({error}); they need the Vertex AI SDK: "
     'install "agent-eval-action[vertex]" (the action\'s image has it)'
@@ -49,6 +52,9 @@ ROUNDS = 4
 
 # (model, config, prompt, sample index) -> the judge's text, or why there is none ("outage": ...).
 Ask = Callable[[str, dict[str, Any], str, int], Awaitable["str | tuple[str, str]"]]
+# A Vertex AI evaluation request of ADK's facade ({"metrics", "dataset"}) -> the service's
+# EvaluationResult JSON, or why there is none.
+AskVertex = Callable[[dict[str, Any]], Awaitable["str | tuple[str, str]"]]
 
 
 def adk_judged_criteria(criteria: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -231,8 +237,17 @@ def expected_invocations(question: Question) -> list[dict[str, Any]] | None:
     return out
 
 
-async def judge_case(name: str, criterion: dict[str, Any], question: Question, trace: Trace, worker: AdkJudgeWorker, ask: Ask) -> Score:
-    """One question run scored on one criterion by ADK's evaluator, its judge asked through ``ask``."""
+async def judge_case(
+    name: str,
+    criterion: dict[str, Any],
+    question: Question,
+    trace: Trace,
+    worker: AdkJudgeWorker,
+    ask: Ask,
+    ask_vertex: AskVertex | None = None,
+) -> Score:
+    """One question run scored on one criterion by ADK's evaluator, its judge asked through ``ask``
+    (a Vertex-backed criterion's evaluation service through ``ask_vertex``)."""
     request: dict[str, Any] = {
         "metric": name,
         "criterion": criterion,
@@ -254,9 +269,15 @@ async def judge_case(name: str, criterion: dict[str, Any], question: Question, t
             return _score(name, criterion, reply["result"])
         for need in reply.get("needs") or []:
             known = answers.setdefault(need["key"], [])
-            asked = await asyncio.gather(
-                *(ask(need["model"], need["config"], need["prompt"], k) for k in range(len(known), int(need["count"])))
-            )
+            if "vertex" in need:
+                if ask_vertex is None:
+                    why = NOT_VIA_VERTEX.format(name=name)
+                    return Score(value=None, explanation=why, details={NOT_COMPUTED: why})
+                asked = [await ask_vertex(need["vertex"])]
+            else:
+                asked = await asyncio.gather(
+                    *(ask(need["model"], need["config"], need["prompt"], k) for k in range(len(known), int(need["count"])))
+                )
             for got in asked:
                 if isinstance(got, tuple):  # (kind, why): the judge could not be reached, or the budget
                     kind, why = got
@@ -272,10 +293,13 @@ def _score(name: str, criterion: dict[str, Any], result: dict[str, Any]) -> Scor
         "threshold": criterion.get("threshold"),
         "per_turn": result["per_turn"],
         "per_turn_status": result["per_turn_status"],
-        "judge_model": options.get("judge_model") or options.get("judgeModel") or "gemini-2.5-flash",
-        "num_samples": options.get("num_samples") or options.get("numSamples") or 5,
         "judge_calls": result["judge_calls"],
     }
+    if name in VERTEX:
+        details["judge"] = "the Vertex AI evaluation service"
+    else:
+        details["judge_model"] = options.get("judge_model") or options.get("judgeModel") or "gemini-2.5-flash"
+        details["num_samples"] = options.get("num_samples") or options.get("numSamples") or 5
     if result["rubric_scores"]:
         details["rubric_scores"] = result["rubric_scores"]
         details["turn_rubric_scores"] = result["turn_rubric_scores"]
@@ -299,6 +323,10 @@ def _explanation(name: str, result: dict[str, Any]) -> str:
         for rubric in rubrics:
             if rubric.get("score") == 0.0 and rubric.get("rationale"):
                 why.append(f"turn {turn + 1}, rubric {rubric['rubric_id']}: {rubric['rationale']}")
+    if not why:  # the Vertex AI evaluation service's own explanation of a turn that failed
+        for turn, rubrics in enumerate(result["turn_rubric_scores"]):
+            if turn < len(result["per_turn_status"]) and result["per_turn_status"][turn] == "FAILED":
+                why += [f"turn {turn + 1}: {r['rationale']}" for r in rubrics if r.get("rubric_id") == "explanation" and r.get("rationale")]
     if not why:
         for turn, sample in enumerate(result["samples"]):
             majority = sample.get("majority") or {}

@@ -13,10 +13,16 @@ result is dropped; the caller asks the judge model through its own path (cache, 
 retries, budget) and sends the case again with the answers. ``hallucinations_v1`` asks in two
 rounds (its segmenter, then its validator); the others in one.
 
+ADK's Vertex-backed criteria (``safety_v1``, ``response_evaluation_score``, the ``multi_turn_*``
+ones) run the same way: ADK's evaluator builds the Vertex AI evaluation dataset and metric as
+``adk eval`` does, and its facade's one service call (``_perform_eval``) is answered from what
+the caller asked the Vertex AI evaluation service (a ``need`` with ``"vertex": {"metrics",
+"dataset"}``; the answer is the ``EvaluationResult`` JSON the facade reads).
+
 One JSON object a line each way. Request: ``{"metric", "criterion", "actual": [invocation],
 "expected": [invocation] | null, "case_rubrics": [rubric] | null, "answers": {key: [text]}}``.
-Answer: ``{"needs": [{"key", "model", "config", "prompt", "count"}]}`` or ``{"result": {...}}``
-or ``{"error": "..."}``.
+Answer: ``{"needs": [{"key", "model", "config", "prompt", "count"}]}`` (or ``{"key", "vertex",
+"count"}``) or ``{"result": {...}}`` or ``{"error": "..."}``.
 """
 
 from __future__ import annotations
@@ -72,6 +78,49 @@ def _judge_class(answers: dict[str, list[str]], needs: dict[str, dict[str, Any]]
     return ReplayJudge
 
 
+def _metric_json(metric: Any) -> dict[str, Any]:
+    """A Vertex AI eval metric as JSON: a prebuilt one by name and version (resolved where the
+    service is called, as the SDK resolves it), any other as its fields."""
+    if hasattr(metric, "metric_kwargs") and hasattr(metric, "version"):  # the SDK's LazyLoadedPrebuiltMetric
+        return {"prebuilt": str(metric.name), "version": metric.version, "kwargs": dict(metric.metric_kwargs)}
+    return {"metric": metric.model_dump(mode="json", exclude_none=True)}
+
+
+def _dataset_json(dataset: Any) -> dict[str, Any]:
+    """A Vertex AI ``EvaluationDataset`` as JSON: its table's rows (single-turn criteria) or its cases."""
+    frame = getattr(dataset, "eval_dataset_df", None)
+    if frame is not None:
+        return {"rows": json.loads(frame.to_json(orient="records"))}
+    return {"eval_cases": [case.model_dump(mode="json", exclude_none=True) for case in dataset.eval_cases or []]}
+
+
+def _vertex_replay(answers: dict[str, list[str]], needs: dict[str, dict[str, Any]], used: list[str]) -> None:
+    """ADK's Vertex facade without a client of its own (it would read credentials here), its
+    service call answered from ``answers``; an unanswered one is listed in ``needs`` and reads as
+    no result (the evaluator goes on to its other turns, and the reply is the needs)."""
+    from google.adk.evaluation import vertex_ai_eval_facade as facade
+
+    def init(self: Any, threshold: float, metric_name: Any, expected_invocations_required: bool = False) -> None:
+        self._threshold = threshold
+        self._metric_name = metric_name
+        self._expected_invocations_required = expected_invocations_required
+
+    def perform(self: Any, dataset: Any, metrics: Any) -> Any:
+        request = {"metrics": [_metric_json(m) for m in metrics], "dataset": _dataset_json(dataset)}
+        key = hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        known = answers.get(key)
+        if not known:
+            needs.setdefault(key, {"key": key, "vertex": request, "count": 1})
+            return None
+        from vertexai import types
+
+        used.append(key)
+        return types.EvaluationResult.model_validate_json(known[0])
+
+    facade._VertexAiEvalFacade.__init__ = init  # type: ignore[method-assign]
+    facade._VertexAiEvalFacade._perform_eval = perform  # type: ignore[method-assign]
+
+
 def _tools_typed(invocation: Any) -> Any:
     """The tool declarations of ``app_details`` as ADK's eval holds them (``types.Tool``, not the
     JSON the spans recorded), so ADK's prompts dump them as they dump their own."""
@@ -115,10 +164,13 @@ async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
     evaluator: Any = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
     needs: dict[str, dict[str, Any]] = {}
     texts: list[dict[str, Any]] = []
-    judge = _judge_class(request.get("answers") or {}, needs, texts)
-    evaluator._judge_model = judge(model=str(getattr(evaluator._judge_model, "model", "judge")))
     samples: list[dict[str, Any]] = []
-    _keep_samples(evaluator, samples)
+    if hasattr(evaluator, "_judge_model"):  # an LLM-as-judge evaluator (the Vertex-backed ones have none)
+        judge = _judge_class(request.get("answers") or {}, needs, texts)
+        evaluator._judge_model = judge(model=str(getattr(evaluator._judge_model, "model", "judge")))
+        _keep_samples(evaluator, samples)
+    used: list[str] = []
+    _vertex_replay(request.get("answers") or {}, needs, used)
     result = evaluator.evaluate_invocations(actual_invocations=actual, expected_invocations=expected, conversation_scenario=None)
     if hasattr(result, "__await__"):
         result = await result
@@ -133,7 +185,7 @@ async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
             "rubric_scores": [_rubric(r) for r in result.overall_rubric_scores or []],
             "turn_rubric_scores": [[_rubric(s) for s in r.rubric_scores or []] for r in result.per_invocation_results],
             "samples": samples,
-            "judge_calls": len(texts),
+            "judge_calls": len(texts) + len(used),
         }
     }
 

@@ -143,9 +143,9 @@ class JudgeEngine:
                     continue
                 jobs.append(self._one(metric, record, scores, gate, limit))
             for name, criterion in self.adk_criteria.items():
-                if name in VERTEX:
+                if name in VERTEX and (self.managed is None or self.adk_worker is None):
                     scores[name] = vertex_score(name, record.trace)
-                elif self.client is None or self.adk_worker is None:
+                elif name not in VERTEX and (self.client is None or self.adk_worker is None):
                     scores[name] = Score(value=None, explanation=NOT_COMPUTED_NO_JUDGE, details={NOT_COMPUTED: NOT_COMPUTED_NO_JUDGE})
                 else:
                     jobs.append(self._adk(name, criterion, record, scores, gate, limit))
@@ -160,7 +160,33 @@ class JudgeEngine:
         async def ask(model: str, config: dict[str, Any], prompt: str, k: int) -> str | tuple[str, str]:
             return await self._adk_sample(model, config, prompt, k, gate, limit)
 
-        into[name] = await judge_case(name, criterion, record.question, record.trace, self.adk_worker, ask)
+        async def ask_vertex(request: dict[str, Any]) -> str | tuple[str, str]:
+            return await self._vertex_answer(request, gate, limit)
+
+        into[name] = await judge_case(name, criterion, record.question, record.trace, self.adk_worker, ask, ask_vertex)
+
+    async def _vertex_answer(self, request: dict[str, Any], gate: asyncio.Semaphore, limit: _RateLimit) -> str | tuple[str, str]:
+        """One evaluation of ADK's Vertex facade, by the Vertex AI evaluation service: from the
+        judge cache, else asked (rate-limited, retried, within the budget); ("budget" | "outage",
+        why) when it could not be had."""
+        key = hashlib.sha256(json.dumps(["adk-vertex", request], sort_keys=True).encode()).hexdigest()
+        answer = self._cached(key)
+        if answer is not None:
+            self.usage.cached += 1
+            return answer.text
+        managed = self.managed
+        try:
+            text: str = await self._retrying(lambda: managed.evaluate_dataset(request), gate, limit)
+        except _BudgetSpent as spent:
+            self.budget.skipped += 1
+            return ("budget", f"not judged: {spent}")
+        except Exception as error:  # noqa: BLE001 - an unreachable service is an outage, never a fail
+            self.usage.failed += 1
+            return ("outage", f"not judged: the Vertex AI evaluation service could not be reached ({describe(error)})")
+        self._store(key, Answer(text=text))
+        self.budget.spend(1)
+        self.usage.calls += 1
+        return text
 
     async def _adk_sample(
         self, model: str, config: dict[str, Any], prompt: str, k: int, gate: asyncio.Semaphore, limit: _RateLimit

@@ -63,6 +63,47 @@ class ManagedJudge:
             return None, f"the evaluation service reported an error: {getattr(error, 'message', error)}"
         return first.score, first.explanation or ""
 
+    async def evaluate_dataset(self, request: dict[str, Any]) -> str:
+        """One evaluation as ADK's Vertex facade asks it (``run/judges/adk_worker.py``: its metrics
+        and dataset as JSON), by the SDK's ``evals.evaluate`` as ADK calls it: the result's JSON
+        (what the facade reads: the summary and each case's metric results). A case the service
+        could not score (the SDK keeps its error in the result) raises, so it reads as an outage."""
+        return await asyncio.to_thread(self._evaluate_dataset, request)
+
+    def _evaluate_dataset(self, request: dict[str, Any]) -> str:
+        import pandas as pd
+
+        # The types of the client's own module (``vertexai.types`` may be another package's,
+        # which this client's ``evals.evaluate`` refuses).
+        from vertexai._genai import types
+        from vertexai._genai._evals_metric_loaders import LazyLoadedPrebuiltMetric
+
+        metrics = [
+            LazyLoadedPrebuiltMetric(m["prebuilt"], m.get("version"), **(m.get("kwargs") or {}))
+            if "prebuilt" in m
+            else types.Metric.model_validate(m["metric"])
+            for m in request["metrics"]
+        ]
+        data = request["dataset"]
+        dataset = (
+            types.EvaluationDataset(eval_dataset_df=pd.DataFrame(data["rows"]))
+            if "rows" in data
+            else types.EvaluationDataset.model_validate({"eval_cases": data["eval_cases"]})
+        )
+        # The SDK draws a progress bar on stderr for every evaluation: off (ours says what runs).
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        result = self.client.evals.evaluate(dataset=dataset, metrics=metrics)
+        errors = [
+            m.error_message
+            for case in result.eval_case_results or []
+            for candidate in case.response_candidate_results or []
+            for m in (candidate.metric_results or {}).values()
+            if m.error_message and m.score is None
+        ]
+        if errors:
+            raise RuntimeError(errors[0])
+        return str(result.model_dump_json(include={"summary_metrics", "eval_case_results"}, exclude_none=True))
+
 
 def managed_from_env(env: Mapping[str, str] | None = None) -> ManagedJudge | None:
     env = os.environ if env is None else env
