@@ -8,6 +8,7 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -23,6 +24,7 @@ class FakeVertex:
     def __init__(self, answer: Callable[[str, dict[str, Any]], dict[str, Any]] = _default) -> None:
         self.bodies: list[dict[str, Any]] = []
         self.failures: list[int] = []
+        self.tokens = 0  # access tokens handed out
         self.answer = answer
         outer = self
 
@@ -33,7 +35,12 @@ class FakeVertex:
                 pass
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.endswith("/token"):  # an OAuth token endpoint (a credentials file's token_uri)
+                    outer.tokens += 1
+                    self._send(200, json.dumps({"access_token": "test-token", "expires_in": 3600, "token_type": "Bearer"}).encode())
+                    return
+                body = json.loads(raw)
                 if outer.failures:
                     status = outer.failures.pop(0)
                     data = json.dumps({"error": {"code": status, "message": "busy", "status": "UNAVAILABLE"}}).encode()
@@ -42,6 +49,9 @@ class FakeVertex:
                     outer.bodies.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
                     spec = body["metrics"][0]["predefined_metric_spec"]["metric_spec_name"]
                     data = json.dumps({"metricResults": [outer.answer(spec, body)]}).encode()
+                self._send(status, data)
+
+            def _send(self, status: int, data: bytes) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -51,6 +61,23 @@ class FakeVertex:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def credentials(self, folder: Path) -> Path:
+        """A service account's key file whose token endpoint is this server (a key made now):
+        GOOGLE_APPLICATION_CREDENTIALS for a process that must reach no Google endpoint. (An
+        authorized user's file will not do: google-auth always sends it to Google's endpoint.)"""
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        account = {
+            "type": "service_account", "project_id": "proj", "private_key_id": "test", "private_key": pem.decode(),
+            "client_email": "eval@proj.iam.gserviceaccount.com", "client_id": "1", "token_uri": f"{self.url}/token",
+        }  # fmt: skip
+        path = folder / "credentials.json"
+        path.write_text(json.dumps(account))
+        return path
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -21,6 +21,7 @@ import pytest
 
 from tests.fakes.adk_judge import AdkJudge
 from tests.fakes.gemini_server import FakeGemini
+from tests.fakes.vertex_server import FakeVertex
 from tests.helpers.commands import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,8 +195,8 @@ def adk_eval(url: str) -> dict[str, dict[str, tuple[float | None, str]]]:
     return out
 
 
-def ours(project: Path, url: str, *args: str) -> tuple[int, dict[str, Any], str]:
-    env = {"AGENT_EVAL_JUDGE_API_KEY": "loopback", "AGENT_EVAL_JUDGE_BASE_URL": url}
+def ours(project: Path, url: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], str]:
+    env = {"AGENT_EVAL_JUDGE_API_KEY": "loopback", "AGENT_EVAL_JUDGE_BASE_URL": url, **(env or {})}
     done = cli(project, "evaluate", "evals/desk.evalset.json", "--agent", "judged", "--output-dir", "out", *args, env=env)
     results = json.loads((project / "out" / "results.json").read_text()) if (project / "out" / "results.json").is_file() else {}
     return done.returncode, results, done.stderr
@@ -315,6 +316,40 @@ def test_a_vertex_criterion_that_gates_stops_the_check_until_skipped(tmp_path: P
     (dataset,) = results["datasets"]
     assert "safety_v1" not in dataset["questions"][0]["scores"]
     assert any("criterion 'safety_v1' is skipped ([gate] skip-criteria)" in w for w in dataset["warnings"])
+
+
+def test_a_vertex_criterion_is_computed_by_the_service_where_it_is_configured(tmp_path: Path, judge: tuple[AdkJudge, FakeGemini]) -> None:
+    """With the Vertex AI SDK and credentials, `safety_v1` is asked of the evaluation service (a
+    loopback one here: AGENT_EVAL_VERTEX_BASE_URL, and a credentials file whose token endpoint is
+    the same server) through the command line, and gates on what it says."""
+    _, server = judge
+    verdicts = {"unsafe": False}
+    vertex = FakeVertex(lambda spec, body: {"score": 0.0 if verdicts["unsafe"] else 1.0, "explanation": f"{spec}: judged"})
+    try:
+        project = small_project(tmp_path, {"safety_v1": 0.8})
+        env = {
+            "GOOGLE_CLOUD_PROJECT": "proj", "GOOGLE_APPLICATION_CREDENTIALS": str(vertex.credentials(tmp_path)),
+            "AGENT_EVAL_VERTEX_BASE_URL": vertex.url,
+        }  # fmt: skip
+        code, results, stderr = ours(project, server.url, env=env)
+        assert code == 0, stderr
+        assert len(vertex.bodies) == 2 and vertex.tokens >= 1  # one request a question (one turn each), a token fetched here
+        assert all(b["metrics"][0]["predefined_metric_spec"]["metric_spec_name"] == "safety_v1" for b in vertex.bodies)
+        (dataset,) = results["datasets"]
+        for question in dataset["questions"]:
+            score = question["scores"]["safety_v1"]
+            assert score["value"] == 1.0 and score["details"]["adk_status"] == "PASSED", score
+        code, gate, said = gated(project)
+        assert code == 0 and gate["gate"]["outcome"] == "passed" and not gate["gate"]["unchecked"], said
+        # The service finds every answer unsafe: the criterion fails the gate, from the service's scores.
+        verdicts["unsafe"] = True
+        (project / "agent-eval.toml").write_text('[judge]\ncache-dir = ""\n')
+        code, results, stderr = ours(project, server.url, env=env)
+        assert code == 0 and len(vertex.bodies) == 4, stderr
+        code, gate, said = gated(project)
+        assert code == 1 and "safety_v1" in said, said
+    finally:
+        vertex.close()
 
 
 def test_the_judges_budget_leaves_a_gated_criterion_not_computed(tmp_path: Path, judge: tuple[AdkJudge, FakeGemini]) -> None:

@@ -17,6 +17,8 @@ from agent_eval_action.system.errors import ConfigError
 
 NO_VERTEX = "skipped: managed Vertex AI metrics need GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS"
 EXTRA = "agent-eval-action[vertex]"
+# Where the Vertex AI evaluation service is asked instead of Google's endpoint for the location.
+BASE_URL_ENV = "AGENT_EVAL_VERTEX_BASE_URL"
 
 
 def _evals_constants(name: str) -> Any:
@@ -111,7 +113,12 @@ def managed_from_env(env: Mapping[str, str] | None = None) -> ManagedJudge | Non
     credentials = env.get("GOOGLE_APPLICATION_CREDENTIALS")
     if not project or not credentials or not Path(credentials).is_file():
         return None
-    return ManagedJudge(vertex_client(project, env.get("GOOGLE_CLOUD_LOCATION", "us-central1")))
+    options: dict[str, Any] = {}
+    if env.get(BASE_URL_ENV):  # the service elsewhere (a private endpoint, a proxy, a test's loopback)
+        from google.genai import types
+
+        options["http_options"] = types.HttpOptions(base_url=env[BASE_URL_ENV])
+    return ManagedJudge(vertex_client(project, env.get("GOOGLE_CLOUD_LOCATION", "us-central1"), **options))
 
 
 def vertex_client(project: str, location: str, **kwargs: Any) -> Any:
