@@ -83,6 +83,17 @@ class AdkTurnUsage(Stored):
     output_tokens: int | None = None
 
 
+class IntermediateText(Stored):
+    """Text the agent said in a turn before its final response (before a tool call, or a
+    sub-agent's words before the root answers), where ADK's eval sees it: ``at`` is how many of
+    the turn's tool calls came before it; ``with_call``: said in the same event as the next call."""
+
+    texts: list[str]  # the event's text parts, as ADK reads them (thoughts included)
+    at: int = 0
+    with_call: bool = False
+    author: str | None = None
+
+
 class Turn(Stored):
     user_input: str | None = None
     response: str | None = None
@@ -93,6 +104,10 @@ class Turn(Stored):
     duration_s: float | None = None
     # What ADK's efficiency reports read of this turn; None where the run's session events are not known.
     adk_usage: AdkTurnUsage | None = None
+    # The turn's intermediate texts, in order, for ADK's criteria that judge them
+    # (``include_intermediate_responses_in_final``, ``evaluate_intermediate_nl_responses``);
+    # None where the run's session events are not known.
+    intermediate: list[IntermediateText] | None = None
 
 
 class TrajectoryStep(Stored):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_eval_action.models.questions import AdkTurnUsage, Question, ToolInteraction, TrajectoryStep, Turn
+from agent_eval_action.models.questions import AdkTurnUsage, IntermediateText, Question, ToolInteraction, TrajectoryStep, Turn
 from agent_eval_action.models.traces import LlmCall, SubAgentResponse, Trace
 from agent_eval_action.text.jsonish import get, opt_str
 from agent_eval_action.traces.adk_usage import turn_usage
@@ -31,6 +31,8 @@ class EventFacts:
     user_inputs: list[str | None] = field(default_factory=list)
     # What ADK's efficiency reports read of each invocation, in order.
     turn_usage: list[AdkTurnUsage] = field(default_factory=list)
+    # Each invocation's texts before its final response (``IntermediateText``), in order.
+    turn_intermediate: list[list[IntermediateText]] = field(default_factory=list)
     llm_calls: list[LlmCall] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     root_agent: str | None = None
@@ -81,8 +83,12 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
     turn_of: dict[str, int] = {}
     turn_text: dict[str, str | None] = {}
     final_parts: dict[str, list[dict[str, Any]] | None] = {}
+    final_event: dict[str, int] = {}  # invocation -> the index of the event taken as its final response
+    # invocation -> (event index, its text) of each agent event with text, and the calls so far
+    said: dict[str, list[tuple[int, IntermediateText]]] = {}
+    calls_so_far: dict[str, int] = {}
     user_text: dict[str, str | None] = {}
-    for event in events:
+    for index, event in enumerate(events):
         if not isinstance(event, dict):
             continue
         author = opt_str(get(event, "author")) or ""
@@ -110,6 +116,12 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
             facts.errors.append(opt_str(get(event, "error_message")) or str(error))
         has_call = _tool_parts(facts, pending, parts, author, turn)
         text = event_text(event)
+        if invocation and not is_user and not partial:
+            texts = [str(p["text"]) for p in parts if p.get("text")]
+            if texts:
+                entry = IntermediateText(texts=texts, at=calls_so_far.get(invocation, 0), with_call=has_call, author=author or None)
+                said.setdefault(invocation, []).append((index, entry))
+            calls_so_far[invocation] = calls_so_far.get(invocation, 0) + sum(1 for p in parts if isinstance(get(p, "function_call"), dict))
         if is_user:
             if invocation and user_text[invocation] is None and text:
                 user_text[invocation] = text
@@ -120,6 +132,7 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
             earlier = final_parts[invocation]
             if not (earlier and any(p.get("text") for p in earlier)) or any(p.get("text") for p in parts):
                 final_parts[invocation] = parts
+                final_event[invocation] = index
         if text and not partial and not has_call:
             facts.final_response = text
             if author:
@@ -129,6 +142,8 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
     facts.turn_responses = [turn_text[i] for i in invocation_order]
     facts.turn_response_parts = [final_response_parts(final_parts[i]) for i in invocation_order]
     facts.user_inputs = [user_text[i] for i in invocation_order]
+    # What ADK's eval keeps between the user's message and the final response: every other text.
+    facts.turn_intermediate = [[entry for at, entry in said.get(i, []) if at != final_event.get(i)] for i in invocation_order]
     usage = turn_usage(events)
     facts.turn_usage = [usage.get(i, AdkTurnUsage()) for i in invocation_order]
     return facts
@@ -237,6 +252,7 @@ def trace_from_run(
             response=facts.turn_responses[i] if i < len(facts.turn_responses) else None,
             response_parts=facts.turn_response_parts[i] if i < len(facts.turn_response_parts) else None,
             adk_usage=facts.turn_usage[i] if i < len(facts.turn_usage) else None,
+            intermediate=facts.turn_intermediate[i] if i < len(facts.turn_intermediate) else None,
             start_time=turn_times[i][0] if i < len(turn_times) else None,
             duration_s=turn_times[i][1] if i < len(turn_times) else None,
         )

@@ -1,6 +1,7 @@
 """A garden store's price desk for ADK's judged criteria: a scripted model that looks a price up
 with its tool and says it, greets, thanks, and refuses what the store does not sell. It states
 one price wrong (the rake's: the tool says 25, it says 99), so the judges have something to fail,
+guesses the seeds' price wrong in the words it says with the tool call (an intermediate response),
 and gives the opening hours only its instruction states (a judge sees them in ADK's app_details).
 Every run makes the same calls and says the same words."""
 
@@ -17,6 +18,7 @@ from google.genai import types
 
 PRICES = {"soil": 12, "rake": 25, "hose": 30, "seeds": 4}
 SAID = {"rake": 99}  # what the model says instead of the tool's price
+GUESSED = {"seeds": "Seeds are usually $3, let me check."}  # said with the tool call, before its answer
 
 
 def price(item: str) -> dict:
@@ -54,9 +56,10 @@ class DeskModel(BaseLlm):
             name = str(answered["item"])
             yield text(f"The {name} costs ${SAID.get(name, answered['price'])}. Anything else?")
         elif item is not None:
-            yield LlmResponse(
-                content=types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(name="price", args={"item": item}))])
-            )
+            call = types.Part(function_call=types.FunctionCall(name="price", args={"item": item}))
+            # Words with the call, before the tool answers (ADK's intermediate response): a guess, wrong.
+            parts = [types.Part(text=GUESSED[item]), call] if item in GUESSED else [call]
+            yield LlmResponse(content=types.Content(role="model", parts=parts))
         elif "thank" in said:
             yield text("You are welcome. Happy gardening!")
         elif "hello" in said or "hi" in said.split():

@@ -34,7 +34,7 @@ from typing import IO, Any
 from agent_eval_action.datasets.adk.config import ADK_JUDGED as JUDGED
 from agent_eval_action.datasets.adk.config import ADK_VERTEX as VERTEX
 from agent_eval_action.datasets.adk.eval_sets import RUBRICS, TURN_RUBRICS
-from agent_eval_action.models.questions import Question
+from agent_eval_action.models.questions import IntermediateText, Question
 from agent_eval_action.models.scores import NOT_COMPUTED, Score
 from agent_eval_action.models.traces import Trace
 from agent_eval_action.traces.app_details import app_details_by_turn
@@ -177,18 +177,25 @@ def actual_invocations(trace: Trace) -> list[dict[str, Any]]:
             final = None
         agent = trace.root_agent or trace.app_name or "agent"
         events: list[dict[str, Any]] = []
+        said = turn.intermediate or []
+
         for k, call in enumerate(calls[index]):
             call_id = f"call-{index}-{k}"  # stable: the same run asks the same prompt
             result = call.output_result if isinstance(call.output_result, dict) else {"result": call.output_result}
             if call.error is not None:
                 result = {"error": call.error}
             who = call.agent or agent
+            events += _text_events(said, k, False, agent)  # what the agent said before the call, in an event of its own
             events.append(
                 {
                     "author": who,
                     "content": {
                         "role": "model",
-                        "parts": [{"function_call": {"id": call_id, "name": call.tool_name, "args": call.input_arguments}}],
+                        # What it said with the call comes first in the call's event, as the model wrote it.
+                        "parts": [
+                            *_text_parts(said, k),
+                            {"function_call": {"id": call_id, "name": call.tool_name, "args": call.input_arguments}},
+                        ],
                     },
                 }
             )
@@ -201,6 +208,9 @@ def actual_invocations(trace: Trace) -> list[dict[str, Any]]:
                     },
                 }
             )
+        # What it said after its last call (or with a call this trace does not hold), then the final event.
+        for at in sorted({entry.at for entry in said if entry.at >= len(calls[index])}):
+            events += _text_events(said, at, False, agent) + _text_events(said, at, True, agent)
         if final is not None:  # ADK keeps the final event without its text (on final_response already)
             events.append({"author": agent})
         invocation: dict[str, Any] = {
@@ -213,6 +223,21 @@ def actual_invocations(trace: Trace) -> list[dict[str, Any]]:
             invocation["app_details"] = details[index]
         out.append(invocation)
     return out
+
+
+def _text_parts(said: list[IntermediateText], at: int) -> list[dict[str, Any]]:
+    """The text parts said in the same event as the turn's call number ``at``."""
+    return [{"text": t} for entry in said if entry.at == at and entry.with_call for t in entry.texts]
+
+
+def _text_events(said: list[IntermediateText], at: int, with_call: bool, agent: str) -> list[dict[str, Any]]:
+    """Events of text alone: what was said before the turn's call number ``at`` (``with_call``:
+    with a call this trace does not hold)."""
+    return [
+        {"author": entry.author or agent, "content": {"role": "model", "parts": [{"text": t} for t in entry.texts]}}
+        for entry in said
+        if entry.at == at and entry.with_call == with_call
+    ]
 
 
 def expected_invocations(question: Question) -> list[dict[str, Any]] | None:
