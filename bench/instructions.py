@@ -125,11 +125,17 @@ def sides_at_once(observes: list[str], questions: int = QUESTIONS) -> dict[str, 
         for observe in observes
     }  # fmt: skip
     out: dict[str, float] = {}
-    for observe, process in running.items():
-        stdout, stderr = process.communicate(timeout=3600)
-        if process.returncode != 0:
-            raise RuntimeError(f"bench.instructions {observe} failed ({process.returncode}): {stderr[-2000:]}")
-        out[observe] = float(json.loads(stdout.strip().splitlines()[-1])["instructions_per_question"])
+    try:
+        for observe, process in running.items():
+            stdout, stderr = process.communicate(timeout=3600)
+            if process.returncode != 0:
+                raise RuntimeError(f"bench.instructions {observe} failed ({process.returncode}): {stderr[-2000:]}")
+            out[observe] = float(json.loads(stdout.strip().splitlines()[-1])["instructions_per_question"])
+    finally:  # a side that failed or timed out leaves none of the others (nor their workers) running
+        for process in running.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
     return out
 
 

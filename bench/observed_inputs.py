@@ -28,6 +28,7 @@ import asyncio
 import functools
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -140,10 +141,13 @@ def measure(questions: int = 256, repeats: int = 3, *, counted: int = 16, rounds
     counts: dict[str, list[float]] = {"on": [], "off": [], "python": []}
     unmeasured = missing()
     if unmeasured is None:
-        for _ in range(rounds):
-            round_ = sides_at_once([values[mode] for mode in counts], counted)
-            for mode in counts:
-                counts[mode].append(round_[values[mode]])
+        try:
+            for _ in range(rounds):
+                round_ = sides_at_once([values[mode] for mode in counts], counted)
+                for mode in counts:
+                    counts[mode].append(round_[values[mode]])
+        except (RuntimeError, OSError, subprocess.SubprocessError) as error:  # callgrind_control refused (ptrace), a side crashed
+            unmeasured = f"callgrind could not count ({str(error)[:300]})"
     return {
         "questions": questions,
         "workers": WORKERS,
@@ -158,7 +162,7 @@ def measure(questions: int = 256, repeats: int = 3, *, counted: int = 16, rounds
         "counted_questions": counted,
         "instructions": counts,
         "instructions_unmeasured": unmeasured,
-        "ratio": ratio(counts["on"], counts["off"]) if unmeasured is None else None,
+        "ratio": ratio(counts["on"], counts["off"]) if unmeasured is None and counts["on"] else None,
     }
 
 

@@ -207,3 +207,32 @@ def test_without_the_service_the_criterion_says_how_to_compute_it() -> None:
     score = asyncio.run(engine.score(RECORDS[:1]))[("safe", 0)]["safety_v1"]
     assert score.value is None and "GOOGLE_APPLICATION_CREDENTIALS" in score.details[NOT_COMPUTED]
     assert "agent-eval-action[vertex]" in score.explanation
+
+
+def test_a_case_the_service_did_not_score_is_not_computed_and_asked_again(tmp_path: Path, worker: AdkJudgeWorker) -> None:
+    """The service answers, without a score: the criterion is not computed (a gated one stops the
+    check), and the answer is not kept, so the next run asks again."""
+    server = FakeVertex(lambda spec, body: {"explanation": "could not decide"})
+    try:
+        for attempt in (1, 2):
+            engine = JudgeEngine(
+                [], JudgeSettings(cache_dir=tmp_path / "cache"), None, ManagedJudge(_client(server.url)),
+                adk_criteria={"safety_v1": {"threshold": 0.8}}, adk_worker=worker,
+            )  # fmt: skip
+            score = asyncio.run(engine.score(RECORDS[:1]))[("safe", 0)]["safety_v1"]
+            assert score.value is None and "returned no score" in score.details[NOT_COMPUTED], score
+            assert len(server.bodies) == attempt and engine.usage.cached == 0
+    finally:
+        server.close()
+
+
+def test_a_criterion_adks_evaluator_refuses_is_not_computed(service: FakeVertex, worker: AdkJudgeWorker) -> None:
+    """response_evaluation_score needs the reference responses (ADK's evaluator refuses a case
+    without them): not computed, with ADK's reason, and nothing asked of the service."""
+    engine = JudgeEngine(
+        [], JudgeSettings(), None, ManagedJudge(_client(service.url)),
+        adk_criteria={"response_evaluation_score": {"threshold": 0.5}}, adk_worker=worker,
+    )  # fmt: skip
+    score = asyncio.run(engine.score(RECORDS[:1]))[("safe", 0)]["response_evaluation_score"]
+    assert score.value is None and "expected_invocations is needed" in score.details[NOT_COMPUTED], score
+    assert service.bodies == []

@@ -357,8 +357,9 @@ class Judges:
         # counts against the same quota.
         self.pacer = pacer
         self._setup: tuple[list[JudgeMetric], JudgeClient | None, ManagedJudge | None] | None = None
-        # The Vertex AI evaluation service for ADK's Vertex-backed criteria: False until asked.
-        self._vertex_judge: ManagedJudge | bool | None = False
+        # The Vertex AI evaluation service for ADK's Vertex-backed criteria, once looked for.
+        self._vertex_judge: ManagedJudge | None = None
+        self._vertex_looked = False
         self.spent: BudgetUse | None = None
 
     def judge(
@@ -402,14 +403,15 @@ class Judges:
     def _vertex(self) -> ManagedJudge | None:
         """The Vertex AI evaluation service for ADK's Vertex-backed criteria, when its SDK and
         credentials are here (else those criteria say they could not be computed)."""
-        if self._vertex_judge is False:
+        if not self._vertex_looked:
             from agent_eval_action.run.judges.managed import managed_from_env
 
+            self._vertex_looked = True
             try:
                 self._vertex_judge = managed_from_env()
             except ImportError:  # the vertex extra is not installed
                 self._vertex_judge = None
-        return self._vertex_judge if not isinstance(self._vertex_judge, bool) else None
+        return self._vertex_judge
 
     def close(self) -> None:
         """Ends the process of ADK's evaluators, if one was started."""

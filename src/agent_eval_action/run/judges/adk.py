@@ -287,27 +287,35 @@ async def judge_case(
     for _ in range(ROUNDS):
         reply = await asyncio.to_thread(worker.ask, request)
         if "error" in reply:
+            # Not computed, whatever the reason (ADK's evaluator refused the case, e.g. a criterion
+            # that needs reference responses the question has none of): a criterion that gates then
+            # stops the check, never passes without its score.
             error = str(reply["error"])
-            details = {NOT_COMPUTED: error} if error.startswith("not judged") else {}
-            return Score(value=None, explanation=error if details else f"ADK's evaluator could not score it: {error}", details=details)
+            why = error if error.startswith("not judged") else f"ADK's evaluator could not score it: {error}"
+            return Score(value=None, explanation=why, details={NOT_COMPUTED: why})
         if "result" in reply:
             return _score(name, criterion, reply["result"])
-        for need in reply.get("needs") or []:
-            known = answers.setdefault(need["key"], [])
-            if "vertex" in need:
-                if ask_vertex is None:
-                    why = NOT_VIA_VERTEX.format(name=name)
-                    return Score(value=None, explanation=why, details={NOT_COMPUTED: why})
-                asked = [await ask_vertex(need["vertex"])]
-            else:
-                asked = await asyncio.gather(
-                    *(ask(need["model"], need["config"], need["prompt"], k) for k in range(len(known), int(need["count"])))
-                )
-            for got in asked:
-                if isinstance(got, tuple):  # (kind, why): the judge could not be reached, or the budget
-                    kind, why = got
-                    return Score(value=None, explanation=why, details={NOT_COMPUTED: why, "cause": kind})
-                known.append(got)
+        needs = reply.get("needs") or []
+        if any("vertex" in need for need in needs) and ask_vertex is None:
+            why = NOT_VIA_VERTEX.format(name=name)
+            return Score(value=None, explanation=why, details={NOT_COMPUTED: why})
+        # Every request of the round at once (each need's missing samples; a Vertex evaluation each).
+        wanted = [
+            (
+                need["key"],
+                ask_vertex(need["vertex"])
+                if "vertex" in need and ask_vertex is not None
+                else ask(need["model"], need["config"], need["prompt"], k),
+            )
+            for need in needs
+            for k in range(len(answers.get(need["key"], [])), int(need["count"]))
+        ]
+        got = await asyncio.gather(*(asked for _, asked in wanted))
+        for (key, _), answer in zip(wanted, got, strict=True):
+            if isinstance(answer, tuple):  # (kind, why): the judge could not be reached, or the budget
+                kind, why = answer
+                return Score(value=None, explanation=why, details={NOT_COMPUTED: why, "cause": kind})
+            answers.setdefault(key, []).append(answer)
     return Score(value=None, explanation=f"ADK's evaluator asked the judge more than {ROUNDS} rounds")
 
 
@@ -331,10 +339,9 @@ def _score(name: str, criterion: dict[str, Any], result: dict[str, Any]) -> Scor
     if result["samples"]:
         details["samples"] = result["samples"]
     score = result["score"]
-    if score is None:
-        return Score(
-            value=None, explanation="ADK's evaluator scored no turn (NOT_EVALUATED): no judge answer it could read", details=details
-        )
+    if score is None:  # a criterion that gates stops the check on it, never passes without its score
+        why = "ADK's evaluator scored no turn (NOT_EVALUATED): no judge answer it could read"
+        return Score(value=None, explanation=why, details={**details, NOT_COMPUTED: why})
     return Score(value=float(score), explanation=_explanation(name, result), details=details)
 
 

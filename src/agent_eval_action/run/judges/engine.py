@@ -143,7 +143,12 @@ class JudgeEngine:
                     continue
                 jobs.append(self._one(metric, record, scores, gate, limit))
             for name, criterion in self.adk_criteria.items():
-                if name in VERTEX and (f"score.{name}" in record.trace.recorded_metrics or self.managed is None or self.adk_worker is None):
+                if name in VERTEX and (
+                    f"score.{name}" in record.trace.recorded_metrics
+                    or self.managed is None
+                    or self.adk_worker is None
+                    or self.adk_worker.broken is not None
+                ):
                     # The score ADK recorded for the run (an eval history's) is ADK's; else the service, where it is here.
                     scores[name] = vertex_score(name, record.trace)
                 elif name not in VERTEX and (self.client is None or self.adk_worker is None):

@@ -92,18 +92,16 @@ class ManagedJudge:
             if "rows" in data
             else types.EvaluationDataset.model_validate({"eval_cases": data["eval_cases"]})
         )
-        # The SDK draws a progress bar on stderr for every evaluation: off (ours says what runs).
-        os.environ.setdefault("TQDM_DISABLE", "1")
         result = self.client.evals.evaluate(dataset=dataset, metrics=metrics)
-        errors = [
-            m.error_message
+        unscored = [
+            m.error_message or "the evaluation service returned no score"
             for case in result.eval_case_results or []
             for candidate in case.response_candidate_results or []
             for m in (candidate.metric_results or {}).values()
-            if m.error_message and m.score is None
+            if m.score is None
         ]
-        if errors:
-            raise RuntimeError(errors[0])
+        if unscored or not result.eval_case_results:  # not kept in the cache: asked again next time
+            raise RuntimeError(unscored[0] if unscored else "the evaluation service returned no result")
         return str(result.model_dump_json(include={"summary_metrics", "eval_case_results"}, exclude_none=True))
 
 
@@ -124,6 +122,23 @@ def managed_from_env(env: Mapping[str, str] | None = None) -> ManagedJudge | Non
 def vertex_client(project: str, location: str, **kwargs: Any) -> Any:
     import vertexai
 
+    _quiet_sdk()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # the pinned SDK's Client works; its successor is not released here
         return vertexai.Client(project=project, location=location, **kwargs)
+
+
+def _quiet_sdk() -> None:
+    """The evaluation SDK's own output off: a progress bar on stderr for every evaluation, and a
+    traceback logged for every case it could not score (ours says what runs, and why a score is
+    missing, once)."""
+    import functools
+    import logging
+
+    from vertexai._genai import _evals_common, _evals_metric_handlers
+
+    for module in (_evals_common, _evals_metric_handlers):
+        bar: Any = getattr(module, "tqdm", None)
+        if isinstance(bar, type):  # the tqdm class, not yet wrapped
+            module.tqdm = functools.partial(bar, disable=True)  # type: ignore[attr-defined]
+    logging.getLogger("vertexai._genai").setLevel(logging.CRITICAL)
