@@ -84,8 +84,8 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
     turn_text: dict[str, str | None] = {}
     final_parts: dict[str, list[dict[str, Any]] | None] = {}
     final_event: dict[str, int] = {}  # invocation -> the index of the event taken as its final response
-    # invocation -> (event index, its text) of each agent event with text, and the calls so far
-    said: dict[str, list[tuple[int, IntermediateText]]] = {}
+    # invocation -> (event index, its texts, calls before it, with a call, author) of each agent event with text
+    said: dict[str, list[tuple[int, list[str], int, bool, str | None]]] = {}
     calls_so_far: dict[str, int] = {}
     user_text: dict[str, str | None] = {}
     for index, event in enumerate(events):
@@ -119,8 +119,7 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
         if invocation and not is_user and not partial:
             texts = [str(p["text"]) for p in parts if p.get("text")]
             if texts:
-                entry = IntermediateText(texts=texts, at=calls_so_far.get(invocation, 0), with_call=has_call, author=author or None)
-                said.setdefault(invocation, []).append((index, entry))
+                said.setdefault(invocation, []).append((index, texts, calls_so_far.get(invocation, 0), has_call, author or None))
             calls_so_far[invocation] = calls_so_far.get(invocation, 0) + sum(1 for p in parts if isinstance(get(p, "function_call"), dict))
         if is_user:
             if invocation and user_text[invocation] is None and text:
@@ -143,7 +142,14 @@ def facts_from_events(events: list[Any], initial_state: dict[str, Any] | None = 
     facts.turn_response_parts = [final_response_parts(final_parts[i]) for i in invocation_order]
     facts.user_inputs = [user_text[i] for i in invocation_order]
     # What ADK's eval keeps between the user's message and the final response: every other text.
-    facts.turn_intermediate = [[entry for at, entry in said.get(i, []) if at != final_event.get(i)] for i in invocation_order]
+    facts.turn_intermediate = [
+        [
+            IntermediateText(texts=texts, at=calls, with_call=with_call, author=who)
+            for at, texts, calls, with_call, who in said.get(i, [])
+            if at != final_event.get(i)
+        ]
+        for i in invocation_order
+    ]
     usage = turn_usage(events)
     facts.turn_usage = [usage.get(i, AdkTurnUsage()) for i in invocation_order]
     return facts

@@ -185,3 +185,43 @@ def test_a_scenarios_user_turns_are_what_the_simulated_user_said() -> None:
     trace = trace_from_run(question, events, final_state={}, turn_times=[(0.0, 1.0)], app_name=None, models={})
     assert [(t.user_input, t.response, t.duration_s) for t in trace.turns] == [("start", "Hello.", 1.0), ("a follow-up", "Sure.", None)]
     assert trace.latency_s == 1.0
+
+
+def test_what_the_agent_says_before_its_final_response_is_kept_per_turn_where_adks_eval_keeps_it() -> None:
+    """Words written with a tool call, and a sub-agent's answer before the root's final one, are
+    a turn's intermediate texts (ADK's invocation events hold them); the final response is not."""
+    from agent_eval_action.run.judges.adk import actual_invocations
+
+    guessed = calls("shop", {"id": "c1", "name": "price", "args": {"item": "rake"}})
+    guessed["content"]["parts"].insert(0, {"text": "Rakes are about $20, let me check."})
+    events = [
+        user("How much is the rake?"),
+        guessed,
+        answers("shop", {"id": "c1", "name": "price", "response": {"usd": 25}}),
+        says("helper", "The helper found it."),
+        says("shop", "The rake costs $25."),
+        user("Thanks", invocation="i2"),
+        says("shop", "You are welcome.", invocation="i2"),
+    ]
+    facts = facts_from_events(events)
+    first, second = facts.turn_intermediate
+    assert [(e.texts, e.at, e.with_call, e.author) for e in first] == [
+        (["Rakes are about $20, let me check."], 0, True, "shop"),
+        (["The helper found it."], 1, False, "helper"),
+    ]
+    assert second == []
+    trace = trace_from_run(
+        Question(id="q", user_inputs=["How much is the rake?", "Thanks"]),
+        events,
+        final_state=None,
+        turn_times=[],
+        app_name="shop",
+        models={},
+    )
+    (turn_events, thanks_events) = [i["intermediate_data"]["invocation_events"] for i in actual_invocations(trace)]
+    # As ADK's eval orders them: the words in the call's own event, the answer, the helper's words, the final event.
+    assert turn_events[0]["content"]["parts"][0] == {"text": "Rakes are about $20, let me check."}
+    assert "function_call" in turn_events[0]["content"]["parts"][1]
+    assert "function_response" in turn_events[1]["content"]["parts"][0]
+    assert turn_events[2] == {"author": "helper", "content": {"role": "model", "parts": [{"text": "The helper found it."}]}}
+    assert turn_events[3] == {"author": "shop"} and thanks_events == [{"author": "shop"}]

@@ -30,6 +30,7 @@ def timing(row: Cells, trace: Trace, question: Question, spans: Any, events: Any
     turn_responses = events.turn_responses if events is not None else []
     turn_parts = events.turn_response_parts if events is not None else []
     turn_usage = events.turn_usage if events is not None else []
+    turn_said = events.turn_intermediate if events is not None else []
     durations = spans.turn_durations if spans is not None else []
     starts = spans.turn_starts if spans is not None else []
     count = max(len(question.user_inputs), len(durations), len(turn_responses))
@@ -39,6 +40,7 @@ def timing(row: Cells, trace: Trace, question: Question, spans: Any, events: Any
             response=turn_responses[i] if i < len(turn_responses) else None,
             response_parts=turn_parts[i] if i < len(turn_parts) else None,
             adk_usage=turn_usage[i] if i < len(turn_usage) else None,
+            intermediate=turn_said[i] if i < len(turn_said) else None,
             duration_s=durations[i] if i < len(durations) else None,
             start_time=starts[i] if i < len(starts) else None,
         )
