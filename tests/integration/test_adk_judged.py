@@ -235,7 +235,8 @@ def test_every_case_scores_as_adks_agent_evaluator(judge: tuple[AdkJudge, FakeGe
     assert theirs["rake"]["hallucinations_v1"][1] == "FAILED"
     # The seeds' guess said with the tool call ("$3", the tool says 4) is an intermediate response:
     # judged by hallucinations_v1 (evaluate_intermediate_nl_responses) as ADK judges it.
-    assert (theirs["greet_seeds_thanks"]["hallucinations_v1"][0] or 0.0) < 1.0, theirs["greet_seeds_thanks"]
+    guessed = theirs["greet_seeds_thanks"]["hallucinations_v1"][0]
+    assert guessed is not None and guessed < 1.0, theirs["greet_seeds_thanks"]
     # The opening hours are in the agent's instruction only: ADK's judge reads them in app_details,
     # and so does ours (from the spans' requests), or the hours would read as contradicted.
     assert theirs["tractor"]["hallucinations_v1"] == (1.0, "PASSED")
