@@ -19,6 +19,9 @@ from agent_eval_action.text.jsonish import get, loads
 ADK_JUDGED = (
     "final_response_match_v2", "rubric_based_final_response_quality_v1", "rubric_based_tool_use_quality_v1",
     "rubric_based_multi_turn_trajectory_quality_v1", "hallucinations_v1",
+    # It judges ADK's user simulator (its turns against the conversation scenario's plan): a
+    # conversation scenario's runs only.
+    "per_turn_user_simulator_quality_v1",
 )  # fmt: skip
 # ADK's metrics computed by the Vertex AI evaluation service: computed by ADK's evaluators, the
 # service asked here (run/judges/adk.py), where the Vertex AI SDK and credentials are; else an
@@ -30,8 +33,6 @@ ADK_VERTEX = (
     "multi_turn_trajectory_quality_v1",
     "multi_turn_tool_use_quality_v1",
 )
-# ADK's prebuilt metrics that are neither: read but not computed here (docs/metrics.md, "ADK's metrics").
-ADK_NOT_COMPUTED = {"per_turn_user_simulator_quality_v1"}
 NOT_EVALUATED = (3, "NOT_EVALUATED")
 
 
@@ -108,8 +109,7 @@ def criteria_from(source: str, criteria: Any, warnings: list[str]) -> AdkConfig:
             out.criteria[name] = dict(value) if isinstance(value, dict) else {"threshold": threshold}
             continue
         if name not in REGISTRY:
-            what = "ADK's user simulator's judged metric" if name in ADK_NOT_COMPUTED else "not a metric known here"
-            warnings.append(f"{source}: criterion {name!r} is {what}; it is not computed here (docs/metrics.md: ADK's metrics)")
+            warnings.append(f"{source}: criterion {name!r} is not a metric known here; it is not computed (docs/metrics.md: ADK's metrics)")
             continue
         options = dict(value) if isinstance(value, dict) else {"threshold": threshold}
         try:

@@ -47,6 +47,7 @@ NO_ADK_EVAL = (
     "not judged: ADK's evaluation modules do not import here ({error}); they need the Vertex AI SDK: "
     'install "agent-eval-action[vertex]" (the action\'s image has it)'
 )
+SIMULATOR_QUALITY = "per_turn_user_simulator_quality_v1"
 # Rounds of asking: hallucinations_v1 needs two (segmenter, validator), the others one.
 ROUNDS = 4
 
@@ -273,12 +274,16 @@ async def judge_case(
 ) -> Score:
     """One question run scored on one criterion by ADK's evaluator, its judge asked through ``ask``
     (a Vertex-backed criterion's evaluation service through ``ask_vertex``)."""
+    if name == SIMULATOR_QUALITY and question.conversation_scenario is None:
+        return Score(value=None, explanation=f"{name} judges ADK's user simulator: it applies to conversation scenarios only")
     request: dict[str, Any] = {
         "metric": name,
         "criterion": criterion,
         "actual": actual_invocations(trace),
         "expected": expected_invocations(question),
         "case_rubrics": question.metadata.get(RUBRICS),
+        # As ADK's eval service gives it to every evaluator (the user simulator's judge reads it).
+        "conversation_scenario": question.conversation_scenario,
         "answers": {},
     }
     if not request["actual"]:

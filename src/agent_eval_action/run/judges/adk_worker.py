@@ -121,6 +121,22 @@ def _vertex_replay(answers: dict[str, list[str]], needs: dict[str, dict[str, Any
     facade._VertexAiEvalFacade._perform_eval = perform  # type: ignore[method-assign]
 
 
+def _unanswered_unscored(evaluator: Any) -> None:
+    """A sample whose judge request is not answered yet reads as no score, so the evaluator asks
+    every request of the case in one round (ADK's user simulator judge lets the error out)."""
+    from google.adk.evaluation.llm_as_judge import AutoRaterScore
+
+    sample = evaluator._sample_llm
+
+    async def answered_or_none(llm_request: Any) -> Any:
+        try:
+            return await sample(llm_request)
+        except _Unanswered:
+            return AutoRaterScore()
+
+    evaluator._sample_llm = answered_or_none
+
+
 def _tools_typed(invocation: Any) -> Any:
     """The tool declarations of ``app_details`` as ADK's eval holds them (``types.Tool``, not the
     JSON the spans recorded), so ADK's prompts dump them as they dump their own."""
@@ -169,9 +185,18 @@ async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
         judge = _judge_class(request.get("answers") or {}, needs, texts)
         evaluator._judge_model = judge(model=str(getattr(evaluator._judge_model, "model", "judge")))
         _keep_samples(evaluator, samples)
+    elif hasattr(evaluator, "_llm"):  # the user simulator's judge (per_turn_user_simulator_quality_v1)
+        judge = _judge_class(request.get("answers") or {}, needs, texts)
+        evaluator._llm = judge(model=str(getattr(evaluator._llm, "model", "judge")))
+        _unanswered_unscored(evaluator)
+    scenario = None
+    if request.get("conversation_scenario") is not None:
+        from google.adk.evaluation.eval_case import ConversationScenario
+
+        scenario = ConversationScenario.model_validate(request["conversation_scenario"])
     used: list[str] = []
     _vertex_replay(request.get("answers") or {}, needs, used)
-    result = evaluator.evaluate_invocations(actual_invocations=actual, expected_invocations=expected, conversation_scenario=None)
+    result = evaluator.evaluate_invocations(actual_invocations=actual, expected_invocations=expected, conversation_scenario=scenario)
     if hasattr(result, "__await__"):
         result = await result
     if needs:
