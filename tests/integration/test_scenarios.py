@@ -186,15 +186,19 @@ import simulated_user  # registers scripted-user in ADK's model registry
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from shop.agent import root_agent
+from agent_eval_worker.app_details import AppDetailsRecorder
 from agent_eval_worker.scenarios import ScenarioSkipped, run_scenario
 
 
 async def main():
     service = InMemorySessionService()
     runner = Runner(app_name="shop", agent=root_agent, session_service=service)
+    recorder = AppDetailsRecorder()
+    recorder.register(runner)
     scenario = json.loads(sys.argv[1])
     done = await run_scenario(runner, service, app_name="shop", user_id="u", scenario=scenario,
-                              simulator={"model": "scripted-user", "max_allowed_invocations": 5}, state={"lookups": 1})
+                              simulator={"model": "scripted-user", "max_allowed_invocations": 5}, state={"lookups": 1},
+                              recorder=recorder)
     try:
         await run_scenario(runner, service, app_name="shop", user_id="u", scenario=scenario, simulator={}, environ={})
     except ScenarioSkipped as skipped:
@@ -204,6 +208,7 @@ async def main():
         "authors": [e.author for e in done.events],
         "turns": len(done.turn_times), "stop": done.stop, "state": done.final_state, "skipped": reason,
         "sessions_left": len((await service.list_sessions(app_name="shop", user_id="u")).sessions),
+        "app_details": [{name: agent["instructions"] for name, agent in (d.get("agent_details") or {}).items()} for d in done.app_details],
     }))
 
 asyncio.run(main())
@@ -230,6 +235,10 @@ def test_through_the_agent_workers_own_files(tmp_path: Path) -> None:
     assert out["state"] == {"lookups": 3, "last_order": "A1", "refund": {"order_id": "A1", "amount": 10}}
     assert out["skipped"].startswith("no credentials for the user simulator's model gemini-2.5-flash")
     assert out["sessions_left"] == 0
+    # The agent's instruction as each turn's first model request held it (what ADK's judges read).
+    assert len(out["app_details"]) == 3 and all(turn["shop"].startswith("Shop assistant.") for turn in out["app_details"]), out[
+        "app_details"
+    ]
 
 
 def test_a_scenario_through_the_agent_worker_process_from_the_command_line(tmp_path: Path) -> None:

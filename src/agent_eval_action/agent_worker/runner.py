@@ -154,6 +154,7 @@ class AgentSessions:
             simulator=question.get(protocol.USER_SIMULATOR) or {},
             state=question.get(protocol.INITIAL_STATE) or {},
             environ=os.environ,
+            recorder=self.app_details,
         )
         spans: list[dict[str, Any]] = []
         try:
@@ -166,7 +167,9 @@ class AgentSessions:
             return protocol.skipped(skipped.reason)
         events = [event.model_dump(mode="json", exclude_none=True) for event in done.events]
         turn_times = [list(t) for t in done.turn_times]
-        return protocol.run_result(events, done.final_state, turn_times, spans, replayed=tally.replayed, live=tally.live)
+        return protocol.run_result(
+            events, done.final_state, turn_times, spans, replayed=tally.replayed, live=tally.live, app_details=done.app_details
+        )
 
 
 def _attach(error: BaseException, partial: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ import os
 import time
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # ADK's LlmBackedUserSimulatorConfig default, named in messages when the settings name none.
@@ -48,6 +48,9 @@ class ScenarioRun:
     # Why the conversation ended: ADK's user-simulator Status value ("stop_signal_detected",
     # "turn_limit_reached", "no_message_generated").
     stop: str
+    # Per turn, the agents' instructions and tools as their first model request of the turn held
+    # them (ADK's ``AppDetails`` JSON, ``app_details.py``); empty without a recorder.
+    app_details: list[dict[str, Any]] = field(default_factory=list)
 
 
 def simulator_unavailable(model: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -92,13 +95,16 @@ async def run_scenario(
     simulator: Mapping[str, Any] | None = None,
     state: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    recorder: Any = None,
 ) -> ScenarioRun:
     """Plays ``scenario`` out against the agent behind ``runner`` in a new session, which is deleted at the end.
 
     ``scenario`` is ADK's ConversationScenario as a dict (``starting_prompt``,
     ``conversation_plan``, optional ``user_persona``); ``simulator`` holds
     LlmBackedUserSimulatorConfig settings (``model``, ``max_allowed_invocations``,
-    ``custom_instructions``, ...), ADK's defaults where absent; ``state`` seeds the session.
+    ``custom_instructions``, ...), ADK's defaults where absent; ``state`` seeds the session;
+    ``recorder``: the runner's ``AppDetailsRecorder``, told of each turn (ADK's eval records a
+    scenario's app details as a static case's).
     Raises ScenarioSkipped when the simulator cannot run here, ValueError for settings or a
     scenario ADK refuses; the agent's own exceptions propagate as they do for a static question.
     """
@@ -132,6 +138,8 @@ async def run_scenario(
                 stop = str(step.status.value)
                 break
             started, clock = time.time(), time.perf_counter()
+            if recorder is not None:
+                recorder.turn(session.id)
             invocation_id = None
             turn = runner.run_async(user_id=user_id, session_id=session.id, new_message=step.user_message)
             async with contextlib.aclosing(turn) as agen:
@@ -143,5 +151,8 @@ async def run_scenario(
             times.append((started, time.perf_counter() - clock))
         final = await session_service.get_session(app_name=app_name, user_id=user_id, session_id=session.id)
     finally:
+        details = recorder.take(session.id) if recorder is not None else []  # whatever ended the conversation
         await session_service.delete_session(app_name=app_name, user_id=user_id, session_id=session.id)
-    return ScenarioRun(events=events, turn_times=times, final_state=dict(final.state) if final is not None else None, stop=stop)
+    return ScenarioRun(
+        events=events, turn_times=times, final_state=dict(final.state) if final is not None else None, stop=stop, app_details=details
+    )
