@@ -40,6 +40,28 @@ def _agent(span: Span, by_id: dict[str, Span]) -> str | None:
     return None
 
 
+def _top(span: Span, by_id: dict[str, Span]) -> str | None:
+    """The id of the topmost span above ``span`` (its own, when it has no parent among the spans)."""
+    seen: set[str] = set()
+    current = span
+    while current.parent_span_id and current.parent_span_id in by_id and current.parent_span_id not in seen:
+        seen.add(current.parent_span_id)
+        current = by_id[current.parent_span_id]
+    return current.span_id
+
+
+def _turn_roots(spans: list[Span], by_id: dict[str, Span], turns: int) -> dict[str, int] | None:
+    """Each turn's top span (one a turn: ADK's ``invocation`` or the run's top agent span), by
+    start time, -> its turn; None when the spans do not show one top span a turn."""
+    roots = sorted(
+        (s for s in spans if s.span_id and not (s.parent_span_id and s.parent_span_id in by_id)),
+        key=lambda s: (s.start_time is None, s.start_time or 0),
+    )
+    if len(roots) != turns:
+        return None
+    return {str(root.span_id): turn for turn, root in enumerate(roots)}
+
+
 def _instruction(value: Any) -> str:
     """A request's system instruction as text (ADK sends a string; a Content's parts are joined)."""
     if isinstance(value, str):
@@ -65,13 +87,18 @@ def app_details_by_turn(spans: list[Span], turns: int) -> list[dict[str, Any] | 
         return out
     session = requests[0][0].attributes.get(SESSION)
     invocations: list[str] = []
+    turn_of_root = _turn_roots(spans, by_id, turns)
     for span, request in requests:
         if session is not None and span.attributes.get(SESSION) not in (None, session):
             continue  # an AgentTool's agent, in a session of its own
         invocation = str(span.attributes[INVOCATION])
         if invocation not in invocations:
             invocations.append(invocation)
-        turn = invocations.index(invocation)
+        # The turn whose top span holds the call; without that structure, the invocations in the
+        # order they first asked (a turn that asked no model would shift the later ones).
+        turn = turn_of_root.get(str(_top(span, by_id)), -1) if turn_of_root is not None else invocations.index(invocation)
+        if turn < 0:
+            continue
         agent = _agent(span, by_id)
         if turn >= turns or agent is None:
             continue

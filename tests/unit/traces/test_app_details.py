@@ -61,3 +61,25 @@ def test_spans_without_requests_say_nothing() -> None:
         if span.name == "call_llm":
             span.attributes["gcp.vertex.agent.llm_request"] = "{}"
     assert app_details_by_turn(spans, 2) == [None, None]
+
+
+def test_a_turn_that_asked_no_model_keeps_its_place() -> None:
+    """Turns are the run's top spans: the second turn answered without a model (a callback), so
+    the third turn's request is the third's, not the second's."""
+    spans: list[Span] = []
+    for turn, asked in enumerate((True, False, True)):
+        spans.append(Span(name="invocation", span_id=f"i{turn}", start_time=100 * turn))
+        spans.append(Span(name="agent_run [shop]", span_id=f"a{turn}", parent_span_id=f"i{turn}", start_time=100 * turn + 1))
+        if asked:
+            attributes = {
+                "gcp.vertex.agent.invocation_id": f"inv-{turn}",
+                "gcp.vertex.agent.session_id": "s",
+                "gcp.vertex.agent.llm_request": _request(f"Turn {turn}.", []),
+            }
+            spans.append(
+                Span(name="call_llm", span_id=f"c{turn}", parent_span_id=f"a{turn}", start_time=100 * turn + 2, attributes=attributes)
+            )
+    first, second, third = app_details_by_turn(spans, 3)
+    assert first is not None and first["agent_details"]["shop"]["instructions"] == "Turn 0."
+    assert second is None
+    assert third is not None and third["agent_details"]["shop"]["instructions"] == "Turn 2."
