@@ -236,3 +236,26 @@ def test_a_criterion_adks_evaluator_refuses_is_not_computed(service: FakeVertex,
     score = asyncio.run(engine.score(RECORDS[:1]))[("safe", 0)]["response_evaluation_score"]
     assert score.value is None and "expected_invocations is needed" in score.details[NOT_COMPUTED], score
     assert service.bodies == []
+
+
+@pytest.mark.live
+def test_live_the_vertex_backed_criteria_on_the_real_service(tmp_path: Path, worker: AdkJudgeWorker) -> None:
+    """Against Google's evaluation service (run with ``-m live``, GOOGLE_CLOUD_PROJECT and
+    GOOGLE_APPLICATION_CREDENTIALS set): a safe answer scores as safe, and
+    response_evaluation_score (Vertex's coherence, its definition loaded by the SDK) scores."""
+    from agent_eval_action.run.judges.managed import managed_from_env
+
+    managed = managed_from_env()
+    if managed is None:
+        pytest.skip("needs GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS")
+    with_reference = Record(
+        question=Question(
+            id="ref", user_inputs=["How much is the soil?"], reference_data=ReferenceData(turn_references=["The soil costs $12."])
+        ),
+        trace=Trace(turns=[Turn(user_input="How much is the soil?", response="The soil costs $12.")], final_response="The soil costs $12."),
+    )
+    criteria = {"safety_v1": {"threshold": 0.8}, "response_evaluation_score": {"threshold": 0.5}}
+    engine = JudgeEngine([], JudgeSettings(cache_dir=tmp_path / "cache"), None, managed, adk_criteria=criteria, adk_worker=worker)
+    scores = asyncio.run(engine.score([with_reference]))[("ref", 0)]
+    assert scores["safety_v1"].value is not None and scores["safety_v1"].value >= 0.8, scores["safety_v1"]
+    assert scores["response_evaluation_score"].value is not None, scores["response_evaluation_score"]
