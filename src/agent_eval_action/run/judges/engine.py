@@ -181,18 +181,29 @@ class JudgeEngine:
             self.usage.cached += 1
             return answer.text
         managed = self.managed
-        try:
-            text: str = await self._retrying(lambda: managed.evaluate_dataset(request), gate, limit)
-        except _BudgetSpent as spent:
-            self.budget.skipped += 1
-            return ("budget", f"not judged: {spent}")
-        except Exception as error:  # noqa: BLE001 - an unreachable service is an outage, never a fail
-            self.usage.failed += 1
-            return ("outage", f"not judged: the Vertex AI evaluation service could not be reached ({describe(error)})")
+
+        async def evaluated() -> str:
+            return str(await managed.evaluate_dataset(request))
+
+        text = await self._asked(evaluated, gate, limit, "the Vertex AI evaluation service")
+        if isinstance(text, tuple):
+            return text
         self._store(key, Answer(text=text))
         self.budget.spend(1)
         self.usage.calls += 1
         return text
+
+    async def _asked(self, call: Callable[[], Awaitable[T]], gate: asyncio.Semaphore, limit: _RateLimit, what: str) -> T | tuple[str, str]:
+        """``call``'s answer (rate-limited, retried, within the budget), or ("budget" | "outage",
+        why) when it could not be had: an unreachable ``what`` is an outage, never a fail."""
+        try:
+            return await self._retrying(call, gate, limit)
+        except _BudgetSpent as spent:
+            self.budget.skipped += 1
+            return ("budget", f"not judged: {spent}")
+        except Exception as error:  # noqa: BLE001 - the reason goes on the score
+            self.usage.failed += 1
+            return ("outage", f"not judged: {what} could not be reached ({describe(error)})")
 
     async def _adk_sample(
         self, model: str, config: dict[str, Any], prompt: str, k: int, gate: asyncio.Semaphore, limit: _RateLimit
@@ -213,14 +224,10 @@ class JudgeEngine:
         def call() -> Awaitable[Answer]:
             return paced_call(self.pacer, model, quota, lambda: generate(model, prompt, config), _tokens)
 
-        try:
-            answer = await self._retrying(call, gate, limit)
-        except _BudgetSpent as spent:
-            self.budget.skipped += 1
-            return ("budget", f"not judged: {spent}")
-        except Exception as error:  # noqa: BLE001 - an unreachable judge is an outage, never a fail
-            self.usage.failed += 1
-            return ("outage", f"not judged: the judge model could not be reached ({describe(error)})")
+        asked = await self._asked(call, gate, limit, "the judge model")
+        if isinstance(asked, tuple):
+            return asked
+        answer = asked
         self._store(key, answer)
         cost = _cost(model, answer, self.settings.prices)
         self.budget.spend(1, cost)
