@@ -230,14 +230,24 @@ def _annotations(results: Results, root: Path) -> list[Command]:
         if failure.question:
             failed.setdefault((failure.dataset or "", failure.question), []).append(failure)
     lines: list[Command] = []
-    for (path, question), failures in failed.items():
-        where = _id_lines(root / path) if path else {}
+    # Each dataset file read once, and only for the annotations shown: with thousands of questions
+    # fallen, reading the file again for each made a 10,000-question check take minutes here.
+    read: dict[str, dict[str, int]] = {}
+
+    def lines_of(path: str) -> dict[str, int]:
+        if path not in read:
+            read[path] = _id_lines(root / path) if path else {}
+        return read[path]
+
+    for (path, question), failures in list(failed.items())[:MAX_ANNOTATIONS]:
         lines.append(
-            annotation("error", _fell(question, failures), file=path or None, line=where.get(question), title="agent-eval regression")
+            annotation(
+                "error", _fell(question, failures), file=path or None, line=lines_of(path).get(question), title="agent-eval regression"
+            )
         )
-    if any(not f.question for f in gate.failures):
+    if any(not f.question for f in gate.failures) and len(lines) < MAX_ANNOTATIONS:
         for comparison in results.comparison or []:
-            where = _id_lines(root / comparison.path)
+            where = lines_of(comparison.path)
             lower: dict[str, list[str]] = {}
             for metric in comparison.metrics:
                 for drop in metric.drops:
