@@ -10,6 +10,7 @@ budget. Nothing of one request is kept for the next."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -357,9 +358,6 @@ class Judges:
         # counts against the same quota.
         self.pacer = pacer
         self._setup: tuple[list[JudgeMetric], JudgeClient | None, ManagedJudge | None] | None = None
-        # The Vertex AI evaluation service for ADK's Vertex-backed criteria, once looked for.
-        self._vertex_judge: ManagedJudge | None = None
-        self._vertex_looked = False
         self.spent: BudgetUse | None = None
 
     def judge(
@@ -371,7 +369,7 @@ class Judges:
 
         metrics, client, managed = self._set_up()
         if managed is None and any(name in VERTEX for name in adk_criteria or {}):
-            managed = self._vertex()
+            managed = self._vertex
         if adk_criteria and self._adk_worker is None:
             self._adk_worker = AdkJudgeWorker()  # started on its first request, kept for the run's datasets
         judge = self.config.judge
@@ -400,18 +398,16 @@ class Judges:
             self.spent = spent
         return Judged(scores=scores, usage=engine.usage)
 
+    @functools.cached_property
     def _vertex(self) -> ManagedJudge | None:
-        """The Vertex AI evaluation service for ADK's Vertex-backed criteria, when its SDK and
-        credentials are here (else those criteria say they could not be computed)."""
-        if not self._vertex_looked:
-            from agent_eval_action.run.judges.managed import managed_from_env
+        """The Vertex AI evaluation service for ADK's Vertex-backed criteria, looked for once: when
+        its SDK and credentials are here (else those criteria say they could not be computed)."""
+        from agent_eval_action.run.judges.managed import managed_from_env
 
-            self._vertex_looked = True
-            try:
-                self._vertex_judge = managed_from_env()
-            except ImportError:  # the vertex extra is not installed
-                self._vertex_judge = None
-        return self._vertex_judge
+        try:
+            return managed_from_env()
+        except ImportError:  # the vertex extra is not installed
+            return None
 
     def close(self) -> None:
         """Ends the process of ADK's evaluators, if one was started."""

@@ -181,12 +181,11 @@ async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
     needs: dict[str, dict[str, Any]] = {}
     texts: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
+    judge = _judge_class(request.get("answers") or {}, needs, texts)
     if hasattr(evaluator, "_judge_model"):  # an LLM-as-judge evaluator (the Vertex-backed ones have none)
-        judge = _judge_class(request.get("answers") or {}, needs, texts)
         evaluator._judge_model = judge(model=str(getattr(evaluator._judge_model, "model", "judge")))
         _keep_samples(evaluator, samples)
     elif hasattr(evaluator, "_llm"):  # the user simulator's judge (per_turn_user_simulator_quality_v1)
-        judge = _judge_class(request.get("answers") or {}, needs, texts)
         evaluator._llm = judge(model=str(getattr(evaluator._llm, "model", "judge")))
         _unanswered_unscored(evaluator)
     scenario = None
