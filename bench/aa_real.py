@@ -15,7 +15,7 @@ question), then checks a PR that only adds a comment to the agent's module (ever
 re-runs) ``per_round`` times, each with fresh draws: ``check --base main`` at the default config.
 Power: the same with one always-right question broken for good in the PR.
 
-    python -m bench.aa_real [--checks 200] [--per-round 10] [--broken 20] [--only unchanged,base_drift]
+    python -m bench.aa_real [--checks 200] [--per-round 20] [--scenario-per-round 5] [--broken 20] [--only unchanged,base_drift]
 """
 
 from __future__ import annotations
@@ -223,10 +223,17 @@ SCENARIOS = {
 
 
 def measure(
-    checks: int = 200, per_round: int = 10, broken_checks: int = 20, seed: int | None = None, scenarios: dict[str, int] | None = None
+    checks: int = 200,
+    per_round: int = 20,
+    broken_checks: int = 20,
+    seed: int | None = None,
+    scenarios: dict[str, int] | None = None,
+    scenario_per_round: int = 5,
 ) -> dict[str, Any]:
     """``scenarios``: how many checks of each (by default ``checks`` unchanged and
-    ``broken_checks`` of each other scenario)."""
+    ``broken_checks`` of each other scenario); ``per_round`` unchanged checks share a repository
+    and its baseline (one draw of the agent's rates), ``scenario_per_round`` of any other scenario
+    (one draw of its rates and of what the PR breaks, weakens or the model moves)."""
     rng = random.Random(seed)
     counts = scenarios or {name: (checks if name == "unchanged" else broken_checks) for name in SCENARIOS}
     out: dict[str, Any] = {name: [] for name in counts}
@@ -242,7 +249,7 @@ def measure(
                 repo, env = round_repo(Path(tmp), desk_rates, broken, weaker)
                 if drift:
                     env = env | {"DESK_RATES": json.dumps(drifted(desk_rates, rng))}
-                for _ in range(min(per_round, total - done)):
+                for _ in range(min(per_round if scenario == "unchanged" else scenario_per_round, total - done)):
                     one = check(repo, env, Path(tmp) / "calls.txt", base_mode)
                     one["broken"] = broken
                     out[scenario].append(one)
@@ -310,7 +317,8 @@ def row(result: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, default=200)
-    parser.add_argument("--per-round", type=int, default=10)
+    parser.add_argument("--per-round", type=int, default=20, help="unchanged checks a repository")
+    parser.add_argument("--scenario-per-round", type=int, default=5, help="checks a repository of every other scenario")
     parser.add_argument("--broken", type=int, default=20, help="checks of each scenario but the unchanged one")
     parser.add_argument("--only", default="", help="scenarios, comma-separated (" + ", ".join(SCENARIOS) + ")")
     args = parser.parse_args()
@@ -319,7 +327,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
     counts = {n: args.checks if n == "unchanged" else args.broken for n in names}
-    result = measure(args.checks, args.per_round, args.broken, scenarios=counts)
+    result = measure(args.checks, args.per_round, args.broken, scenarios=counts, scenario_per_round=args.scenario_per_round)
     print(json.dumps(result, indent=1))
     if "unchanged" in result:
         print(row(result))

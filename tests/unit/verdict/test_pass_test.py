@@ -81,12 +81,12 @@ def _views(results: Results, tmp_path: Path) -> dict[str, str]:
 
 def test_inconclusive_is_told_apart_in_every_view(tmp_path: Path) -> None:
     steady = {f"s{i}": [1.0] * 5 for i in range(10)}
-    now, base = dataset(steady | {"q7": [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0]}), dataset(steady | {"q7": [1.0] * 5})
+    now, base = dataset(steady | {"q7": [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]}), dataset(steady | {"q7": [1.0] * 5})
     comparison = compare_dataset(now, base, baseline_path="b")
     gate = evaluate_gate([now], [comparison], GateConfig(), KINDS)
     assert gate.outcome == "inconclusive" and gate.passed and not gate.failures
     results = Results(datasets=[now], comparison=[comparison], gate=gate)
-    said = "q7: 4 of 10 runs pass, 5 of 5 on the base: p = 0.042"
+    said = "q7: 3 of 10 runs pass, 5 of 5 on the base: p = 0.019"
     assert headline(results, [], []).startswith("Agent evaluation inconclusive: 1 question fell in some runs")
     shown = _views(results, tmp_path)
     for name, text in shown.items():
