@@ -17,8 +17,8 @@ plausible (p at most ``doubt``) gets one more run at a time, until it is decided
 share of the error rate: failed), cleared (p above ``doubt``: what the base does often), or
 reaches its cap (inconclusive when still in doubt at ``suspect`` shared among the questions
 whose runs vary: at 5% shared, a dataset of 20 flaky questions left 2.7% of unchanged checks
-inconclusive; it is 2% now). Every stop is a Fisher test on all the question's runs, so the test said in the
-report is the one made.
+inconclusive; it is 2% now). Every stop is a Fisher test on all the question's runs, so the test
+said in the report is the one made.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ DOUBT = 0.2
 CAP = 10
 # At its cap, a question whose p-value is still at most this shared among the questions whose
 # runs vary (Bonferroni: 2% of a check, whatever its number of flaky questions) is inconclusive;
-# above it, cleared. At 5%, base mode with the model drifted (ten more questions flaky on both
-# sides, all re-run to their caps) left 1 of 20 harmless PRs inconclusive through the tool; 2% keeps
-# that within the "unchanged: 98% passed" goal. With `on-inconclusive = "pass"` (the default) the
-# exit code is the same either way: only what a reviewer reads differs.
+# above it, cleared. 2%, not 5%: it bounds what chance alone leaves inconclusive at the cap, and the
+# goals allow 3% of unchanged checks inconclusive and ask 98% of harmless ones passed. With
+# `on-inconclusive = "pass"` (the default) the exit code is the same either way: only what a
+# reviewer reads differs.
 SUSPECT = 0.02
 # While the dataset-wide test is in doubt, every question is run up to this many times.
 SPREAD_RUNS = 4

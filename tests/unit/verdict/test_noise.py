@@ -102,10 +102,8 @@ def test_in_doubt() -> None:
 def test_decide_tells_the_four_outcomes_apart() -> None:
     tallies = {
         "broken": (Tally(8, 0), Tally(5, 5)),  # p = 1/1287, under 0.005 shared by the 4 questions
-        "stuck": (
-            Tally(10, 1),
-            Tally(5, 5),
-        ),  # at its cap, p = 0.002: not confirmed (Holm: 0.005 / 3), and under 2% shared by the 3 that vary
+        # At its cap, p = 0.002: not confirmed (Holm: 0.005 / 3), and under 2% shared by the 3 that vary.
+        "stuck": (Tally(10, 1), Tally(5, 5)),
         "flaky": (Tally(1, 0), Tally(5, 3)),
         "fine": (Tally(1, 1), Tally(5, 5)),
     }
