@@ -167,7 +167,7 @@ class Config(BaseModel):
     def _concurrency(cls, value: Any) -> int | str:
         if isinstance(value, str) and value.strip().lower() == "auto":
             return "auto"
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and value.strip().isdecimal():
             value = int(value)
         if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024:
             return value

@@ -51,7 +51,7 @@ def parse_quota(text: str) -> dict[str, dict[str, int]]:
         entry = out.setdefault(model, {})
         for rate in rates.lower().split(","):
             unit = rate[-3:]
-            if unit not in ("rpm", "tpm") or not rate[:-3].isdigit():
+            if unit not in ("rpm", "tpm") or not rate[:-3].isdecimal():
                 raise ValueError(f"{rate!r} in {part!r} is not a rate like 120rpm or 1000000tpm")
             entry[unit] = int(rate[:-3])
     return out

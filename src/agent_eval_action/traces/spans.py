@@ -35,7 +35,7 @@ def _time_ns(value: Any) -> int | None:
         return None
     if isinstance(value, str):
         text = value.strip()
-        if text.isdigit():
+        if text.isdecimal():
             return int(text)
         try:
             value = float(text)

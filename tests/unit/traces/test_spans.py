@@ -205,3 +205,9 @@ def test_a_count_of_one_is_one_and_a_boolean_is_no_count() -> None:
 )
 def test_tool_failures_in_the_shapes_adk_tools_answer(result: Any, failure: str | None) -> None:
     assert tool_failure(result) == failure
+
+
+def test_a_time_of_digits_that_int_cannot_read_is_no_time() -> None:
+    """'²' is a digit to str.isdigit but no number to int(): found by Hypothesis under load."""
+    assert parse_span({"name": "call_llm", "start_time": "²", "end_time": "1700000000000000000"}).start_time is None
+    assert parse_span({"name": "call_llm", "start_time": "1700000000000000000"}).start_time == 1700000000000000000
