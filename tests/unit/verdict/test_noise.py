@@ -19,6 +19,7 @@ from agent_eval_action.verdict.noise import (
     more_runs,
     settings_for,
     spread_fall,
+    spread_in_doubt,
     varies,
 )
 
@@ -150,6 +151,28 @@ def test_more_runs_stops_at_the_cap() -> None:
     assert more_runs({"q": (Tally(3, 0), Tally(5, 5))}, Settings(cap=10)) == ["q"]
     # 2 of 3 against 5 of 5: p = 0.375, cleared.
     assert more_runs({"q": (Tally(3, 2), Tally(5, 5))}, Settings(cap=10)) == []
+
+
+def test_a_thin_fall_on_reliable_questions_runs_everything_though_flaky_noise_hides_it() -> None:
+    """Two questions the base passed 10 of 10 now pass 2 of 3 each: over all 40 questions the
+    dataset-wide test is far from doubt (flaky questions that happened to pass hide it, p = 0.43),
+    over those the base never failed it is not (p = 0.04), so every question runs again. One such
+    question alone is what a flaky agent does: no more runs."""
+    steady = {f"q{i}": (Tally(1, 1), Tally(10, 10)) for i in range(26)}
+    flaky = {f"f{i}": (Tally(1, int(i < 8)), Tally(10, 6)) for i in range(12)}
+    thin = steady | flaky | {"w1": (Tally(3, 2), Tally(10, 10)), "w2": (Tally(3, 2), Tally(10, 10))}
+    verdict = decide(thin)
+    assert verdict.spread_p == pytest.approx(0.43, abs=0.01)
+    assert spread_in_doubt(thin, verdict.spread_p)
+    assert more_runs(thin) == sorted(thin)  # up to five runs each, w1 and w2 included
+    one = steady | flaky | {"w1": (Tally(3, 2), Tally(10, 10))}
+    assert not spread_in_doubt(one, decide(one).spread_p)
+    assert more_runs(one) == []
+    # Once every question has its five runs, nothing more, though still in doubt.
+    five = {q: (Tally(5, 5), base) for q, (_, base) in steady.items()} | {f"f{i}": (Tally(5, 4), Tally(10, 6)) for i in range(12)}
+    five |= {f"w{i}": (Tally(5, 4), Tally(10, 10)) for i in range(3)}
+    assert spread_in_doubt(five, decide(five).spread_p)
+    assert more_runs(five) == []
 
 
 def test_a_short_base_record_decides_by_the_guards_rule_confirmed_by_reruns() -> None:
