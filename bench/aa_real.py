@@ -183,12 +183,18 @@ def round_repo(where: Path, desk_rates: dict[str, float], broken: str = "", weak
     return repo, env
 
 
-def check(repo: Path, env: dict[str, str], calls: Path, base_mode: bool = False) -> dict[str, Any]:
+def check(repo: Path, env: dict[str, str], calls: Path, base_mode: bool = False, keep: Path | None = None) -> dict[str, Any]:
+    """One ``check --base main``; ``keep``: where to copy the output folder and the command's
+    output when the check did not pass (what decided it, for a row that misses its goal)."""
     calls.write_text("")
     args = [sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--no-comment"]
     done = _run([*args, "--compare-with", "base"] if base_mode else args, repo, env)
     results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
     gate = results["gate"]
+    if keep is not None and gate["outcome"] != "passed":
+        kept = keep / f"{len(list(keep.glob('*'))) if keep.exists() else 0:03d}-{gate['outcome']}"
+        shutil.copytree(repo / "agent-eval-results", kept)
+        (kept / "output.txt").write_text(done.stdout + done.stderr)
     return {
         "exit": done.returncode,
         "outcome": gate["outcome"],
@@ -229,11 +235,14 @@ def measure(
     seed: int | None = None,
     scenarios: dict[str, int] | None = None,
     scenario_per_round: int = 5,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
     """``scenarios``: how many checks of each (by default ``checks`` unchanged and
     ``broken_checks`` of each other scenario); ``per_round`` unchanged checks share a repository
     and its baseline (one draw of the agent's rates), ``scenario_per_round`` of any other scenario
-    (one draw of its rates and of what the PR breaks, weakens or the model moves)."""
+    (one draw of its rates and of what the PR breaks, weakens or the model moves). ``keep``: a
+    folder to keep every check not passed of the scenarios that should pass (unchanged, the
+    model moved) in, one folder each."""
     rng = random.Random(seed)
     counts = scenarios or {name: (checks if name == "unchanged" else broken_checks) for name in SCENARIOS}
     out: dict[str, Any] = {name: [] for name in counts}
@@ -250,7 +259,8 @@ def measure(
                 if drift:
                     env = env | {"DESK_RATES": json.dumps(drifted(desk_rates, rng))}
                 for _ in range(min(per_round if scenario == "unchanged" else scenario_per_round, total - done)):
-                    one = check(repo, env, Path(tmp) / "calls.txt", base_mode)
+                    kept = keep / scenario if keep is not None and change == "" else None
+                    one = check(repo, env, Path(tmp) / "calls.txt", base_mode, kept)
                     one["broken"] = broken
                     out[scenario].append(one)
                     done += 1
@@ -320,6 +330,7 @@ def main() -> None:
     parser.add_argument("--per-round", type=int, default=20, help="unchanged checks a repository")
     parser.add_argument("--scenario-per-round", type=int, default=5, help="checks a repository of every other scenario")
     parser.add_argument("--broken", type=int, default=20, help="checks of each scenario but the unchanged one")
+    parser.add_argument("--keep", type=Path, help="keep every unchanged or drifted check not passed here")
     parser.add_argument("--only", default="", help="scenarios, comma-separated (" + ", ".join(SCENARIOS) + ")")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
@@ -327,7 +338,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
     counts = {n: args.checks if n == "unchanged" else args.broken for n in names}
-    result = measure(args.checks, args.per_round, args.broken, scenarios=counts, scenario_per_round=args.scenario_per_round)
+    result = measure(args.checks, args.per_round, args.broken, scenarios=counts, scenario_per_round=args.scenario_per_round, keep=args.keep)
     print(json.dumps(result, indent=1))
     if "unchanged" in result:
         print(row(result))
