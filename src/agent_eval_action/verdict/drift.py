@@ -57,6 +57,10 @@ def drift_lines(
         if not moved:
             continue
         differ, total = answered_differently(dataset, found)
+        if not differ:
+            # Every answer is one the stored runs gave: what moved is how often each path was
+            # taken (a token or call count skewed by a few flaky questions), not the model.
+            continue
         shown = max(moved, key=lambda m: abs(m.delta or 0.0))
         figures = ""
         if shown.baseline is not None and shown.current is not None:
