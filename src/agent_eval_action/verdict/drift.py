@@ -57,9 +57,10 @@ def drift_lines(
         if not moved:
             continue
         differ, total = answered_differently(dataset, found)
-        if not differ:
-            # Every answer is one the stored runs gave: what moved is how often each path was
-            # taken (a token or call count skewed by a few flaky questions), not the model.
+        if not differ and all(_counts_only(dataset, m.metric) for m in moved):
+            # Every answer is one the stored runs gave and only counts moved (tokens, calls,
+            # cost): how often each path was taken, skewed by a few flaky questions run once
+            # each, not the model. A pass rate that moved beyond chance is said either way.
             continue
         shown = max(moved, key=lambda m: abs(m.delta or 0.0))
         figures = ""
@@ -88,6 +89,13 @@ def _moved(dataset: DatasetResult, comparison: DatasetComparison, found: Dataset
         if t is not None
     )
     return [m for m in moved if m.metric not in tested] + ([m for m in comparison.metrics if m.metric in tested] if beyond else [])
+
+
+def _counts_only(dataset: DatasetResult, metric: str) -> bool:
+    """Whether ``metric`` counts how a run went (a trace metric: tokens, calls, cost) rather than
+    whether its answer was right."""
+    summary = dataset.summary.get(metric)
+    return summary is not None and summary.kind == "trace"
 
 
 def drift_failures(drift: Sequence[DatasetComparison], fail_on_drift: bool) -> list[GateFailure]:

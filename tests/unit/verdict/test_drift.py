@@ -15,18 +15,23 @@ from agent_eval_action.verdict.noise import DEFAULTS
 SCORER = Scorer.for_names(["response_match", "total_tokens"], MetricContext(), pass_thresholds=default_pass_thresholds({}))
 
 
-def _side(runs: int, tokens: float, answer: str) -> DatasetResult:
-    questions = [
-        QuestionResult(
-            id=f"q{i:02d}",
-            run=run,
-            scores={"response_match": Score(value=1.0), "total_tokens": Score(value=tokens + i % 3)},
-            transcript=Transcript(final_response=f"{answer} {i}"),
-        )
-        for i in range(20)
-        for run in range(runs)
-    ]
+def _summarized(questions: list[QuestionResult]) -> DatasetResult:
     return SCORER.summarize(LoadedDataset(path="golden.json", name="golden", format="golden", records=iter(())), questions)
+
+
+def _side(runs: int, tokens: float, answer: str, right: float = 1.0) -> DatasetResult:
+    return _summarized(
+        [
+            QuestionResult(
+                id=f"q{i:02d}",
+                run=run,
+                scores={"response_match": Score(value=right), "total_tokens": Score(value=tokens + i % 3)},
+                transcript=Transcript(final_response=f"{answer} {i}"),
+            )
+            for i in range(20)
+            for run in range(runs)
+        ]
+    )
 
 
 def _lines(fresh: DatasetResult, stored: DatasetResult) -> list[str]:
@@ -41,6 +46,9 @@ def test_a_token_count_that_moved_while_every_answer_is_one_the_record_gave_is_n
     which paths a few flaky questions took in one run each. No answer moved: no drift said."""
     stored = _side(3, 100, "Order")
     assert _lines(_side(1, 104, "Order"), stored) == []
+    # Every answer one the record gave (the same words), but the pass rates fell beyond chance: said.
+    (line,) = _lines(_side(1, 104, "Order", right=0.0), stored)
+    assert line.startswith("golden: the model moved: 0 of 20 questions answer differently"), line
     # The same count with answers the record never gave: the model moved, and it is said.
     (line,) = _lines(_side(1, 104, "Parcel"), stored)
     assert line.startswith("golden: the model moved: 20 of 20 questions answer differently than the stored baseline")
