@@ -258,8 +258,8 @@ def measure(
                 repo, env = round_repo(Path(tmp), desk_rates, broken, weaker)
                 if drift:
                     env = env | {"DESK_RATES": json.dumps(drifted(desk_rates, rng))}
+                kept = keep / scenario if keep is not None and change == "" else None
                 for _ in range(min(per_round if scenario == "unchanged" else scenario_per_round, total - done)):
-                    kept = keep / scenario if keep is not None and change == "" else None
                     one = check(repo, env, Path(tmp) / "calls.txt", base_mode, kept)
                     one["broken"] = broken
                     out[scenario].append(one)
