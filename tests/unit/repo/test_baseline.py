@@ -5,9 +5,13 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
+
 from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
+from agent_eval_action.models.scores import MetricSummary, Score
 from agent_eval_action.repo.baseline import MAX_NAME_BYTES, baseline_path, find_baseline, working_tree_reader, write_baseline
 from agent_eval_action.repo.results_io import dumps
+from agent_eval_action.system.errors import DatasetError
 
 B = "evaluation/baselines"
 
@@ -66,3 +70,30 @@ def test_a_file_of_the_older_layout_where_another_datasets_file_is_now_is_never_
     written = write_baseline(tmp_path, B, other, "1")
     assert written.path == f"{B}/baselines/data/cs.json" and written.moved_from == f"{B}/data/cs.json"
     assert not (tmp_path / B / "data" / "cs.json").exists()
+
+
+def test_a_baseline_read_again_is_validated_once_and_each_reader_gets_its_own_copy(tmp_path: Path) -> None:
+    """A check reads its merge-base's baseline four times (what the base observed, reuse, the
+    trend, the comparison): the same text is validated once, and what one reader changes on
+    its copy is not what the next reads. A corrupt text still fails each time, naming where."""
+    question = QuestionResult(id="q", scores={"m": Score(value=0.5, explanation="half")})
+    dataset = DatasetResult(
+        name="cs", path="datasets/cs.json", format="golden", questions=[question], summary={"m": MetricSummary(mean=0.5, n=1, unscored=0)}
+    )
+    (tmp_path / B / "datasets").mkdir(parents=True)
+    (tmp_path / B / "datasets" / "cs.json").write_text(dumps(Results(datasets=[dataset])))
+    read = working_tree_reader(tmp_path)
+    first = find_baseline(read, "", B, ["datasets/cs.json"], "cs")
+    assert first is not None
+    first.dataset.questions[0].failed_thresholds = ["m"]
+    first.dataset.questions.append(QuestionResult(id="added"))
+    first.dataset.summary.pop("m")
+    again = find_baseline(read, "at abc", B, ["datasets/cs.json"], "cs")
+    assert again is not None and [q.id for q in again.dataset.questions] == ["q"]
+    assert again.dataset.questions[0].failed_thresholds == [] and "m" in again.dataset.summary
+    # Validated once: the second read's score is the object the first read made.
+    assert again.dataset.questions[0].scores["m"] is first.dataset.questions[0].scores["m"]
+    (tmp_path / B / "datasets" / "cs.json").write_text('{"schema_version": 2, "datasets": [')
+    for where in ("", "at abc"):
+        with pytest.raises(DatasetError, match=f"{B}/datasets/cs.json {where}".strip() + ".*not valid JSON"):
+            find_baseline(read, where, B, ["datasets/cs.json"], "cs")
