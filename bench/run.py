@@ -15,6 +15,8 @@ import platform
 import shutil
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from bench import base_mode, fresh_process, measure, rows
@@ -50,6 +52,17 @@ def selected(only: str | None, stable: bool) -> tuple[str, ...]:
     return tuple(name for name in FAMILIES if name in names)
 
 
+@contextmanager
+def _timed(results: dict[str, Any], family: str) -> Iterator[None]:
+    """How long a family's measurements took (``family_seconds``): where a run's minutes go."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds = results.setdefault("family_seconds", {})
+        seconds[family] = seconds.get(family, 0.0) + time.perf_counter() - started
+
+
 def run_all(
     quick: bool, families: tuple[str, ...] = FAMILIES, *, stable: bool = False, quota_minute_s: float = QUOTA_MINUTE_S
 ) -> dict[str, Any]:
@@ -68,59 +81,73 @@ def run_all(
     machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(), "system": platform.platform()}
     results: dict[str, Any] = {"machine": machine, "families": list(families)}
     if "recorded" in families:
-        results["recorded"] = measure.recorded(200 if quick else 2000, repeats=1 if quick else 5)
-        # 20,000 rows (a 900 MB file, made once and kept in bench/out) show whether growth is linear.
-        if not stable:
-            results["recorded_large"] = measure.recorded(2_000 if quick else 20_000, repeats=runs)
+        with _timed(results, "recorded"):
+            results["recorded"] = measure.recorded(200 if quick else 2000, repeats=1 if quick else 5)
+            # 20,000 rows (a 900 MB file, made once and kept in bench/out) show whether growth is linear.
+            if not stable:
+                results["recorded_large"] = measure.recorded(2_000 if quick else 20_000, repeats=runs)
     if "agent" in families:
-        results["agent_runs"] = measure.agent_runs(40 if quick else 200, repeats=runs)
+        with _timed(results, "agent"):
+            results["agent_runs"] = measure.agent_runs(40 if quick else 200, repeats=runs)
     if "judges" in families:
-        results["judges"] = measure.judges(runs)
+        with _timed(results, "judges"):
+            results["judges"] = measure.judges(runs)
     if "fresh_process" in families:
-        # Issue 39: 64 two-turn questions at 1 s, the warm start against the least any fresh process takes.
-        results["fresh_process"] = fresh_process.measure(8 if quick else 64, latency_ms=500 if quick else 1000, repeats=runs)
+        with _timed(results, "fresh_process"):
+            # Issue 39: 64 two-turn questions at 1 s, the warm start against the least any fresh process takes.
+            results["fresh_process"] = fresh_process.measure(8 if quick else 64, latency_ms=500 if quick else 1000, repeats=runs)
     if "views" in families:
-        results["views"] = views_scale(1_000 if quick else 10_000, 250 if quick else 2_500, repeats=runs)
+        with _timed(results, "views"):
+            results["views"] = views_scale(1_000 if quick else 10_000, 250 if quick else 2_500, repeats=runs)
     if "pr_reuse" in families:
-        results["pr_reuse"] = pr_reuse(40 if quick else 200, repeats=runs)
+        with _timed(results, "pr_reuse"):
+            results["pr_reuse"] = pr_reuse(40 if quick else 200, repeats=runs)
     if "cli" in families:
-        results["cli_start"] = cli_start()
+        with _timed(results, "cli"):
+            results["cli_start"] = cli_start()
     if "aa_gate" in families or "base_mode" in families:  # base mode's rows show the simulated agent beside its own
-        results["aa_gate"] = aa_gate(checks=20 if quick else 200)
+        with _timed(results, "aa_gate"):
+            results["aa_gate"] = aa_gate(checks=20 if quick else 200)
     if "aa_real" in families:
-        # Issue 46: the same through the real command on a real stochastic agent.
-        from bench.aa_real import measure as aa_real
+        with _timed(results, "aa_real"):
+            # Issue 46: the same through the real command on a real stochastic agent.
+            from bench.aa_real import measure as aa_real
 
-        # The unchanged checks 20 to a repository (10 draws of the agent's rates); every other
-        # scenario's 5 (draws of which question breaks, which ten weaken, how far the model moved).
-        # More checks of the two rows whose goals sit near what they measure (60% and 98%): at 20,
-        # one check moved them 5 points, and a 98% row needed all 20.
-        shutil.rmtree(OUT / "aa_real_kept", ignore_errors=True)  # this run's checks only
-        counts = {"unchanged": 200, "one_broken": 20, "base_one_broken": 20, "ten_weaker": 40, "base_drift": 50}
-        results["aa_real"] = aa_real(
-            checks=4 if quick else 200,
-            per_round=4 if quick else 20,
-            broken_checks=2 if quick else 20,
-            scenario_per_round=2 if quick else 5,
-            scenarios=None if quick else counts,
-            keep=OUT / "aa_real_kept",
-        )
+            # The unchanged checks 20 to a repository (10 draws of the agent's rates); every other
+            # scenario's 5 (draws of which question breaks, which ten weaken, how far the model moved).
+            # More checks of the two rows whose goals sit near what they measure (60% and 98%): at 20,
+            # one check moved them 5 points, and a 98% row needed all 20.
+            shutil.rmtree(OUT / "aa_real_kept", ignore_errors=True)  # this run's checks only
+            counts = {"unchanged": 200, "one_broken": 20, "base_one_broken": 20, "ten_weaker": 40, "base_drift": 50}
+            results["aa_real"] = aa_real(
+                checks=4 if quick else 200,
+                per_round=4 if quick else 20,
+                broken_checks=2 if quick else 20,
+                scenario_per_round=2 if quick else 5,
+                scenarios=None if quick else counts,
+                keep=OUT / "aa_real_kept",
+            )
     if "base_mode" in families:
-        # Issue 39: base mode against baseline mode, and the re-runs' cost per question.
-        results["base_mode"] = base_mode.measure(questions=8 if quick else 64, latency_ms=200 if quick else 1000, repeats=runs)
+        with _timed(results, "base_mode"):
+            # Issue 39: base mode against baseline mode, and the re-runs' cost per question.
+            results["base_mode"] = base_mode.measure(questions=8 if quick else 64, latency_ms=200 if quick else 1000, repeats=runs)
     if "quota" in families:
-        # Issue 39: a quota of 120 requests a minute, on a stand-in minute (--quick: 6 s).
-        results["quota"] = quota(questions=60 if quick else 300, rpm=120, minute_s=6.0 if quick else quota_minute_s, repeats=runs)
+        with _timed(results, "quota"):
+            # Issue 39: a quota of 120 requests a minute, on a stand-in minute (--quick: 6 s).
+            results["quota"] = quota(questions=60 if quick else 300, rpm=120, minute_s=6.0 if quick else quota_minute_s, repeats=runs)
     if "observed_inputs" in families:
-        # Issues 34 and 47: the audit hook's cost per question, in instructions (callgrind, judged)
-        # and in the agent workers' CPU time (shown), with and without it.
-        results["observed_inputs"] = observed_inputs(
-            questions=32 if quick else 256, repeats=1 if quick else 3, counted=4 if quick else 16, rounds=1 if quick else 3
-        )
+        with _timed(results, "observed_inputs"):
+            # Issues 34 and 47: the audit hook's cost per question, in instructions (callgrind, judged)
+            # and in the agent workers' CPU time (shown), with and without it.
+            results["observed_inputs"] = observed_inputs(
+                questions=32 if quick else 256, repeats=1 if quick else 3, counted=4 if quick else 16, rounds=1 if quick else 3
+            )
     if "suite" in families and not quick:
-        results["suite"] = measure.suite()
+        with _timed(results, "suite"):
+            results["suite"] = measure.suite()
     if "action_start" in families:
-        results["action_start"] = measure.action_start(pulls=1 if quick else 3)
+        with _timed(results, "action_start"):
+            results["action_start"] = measure.action_start(pulls=1 if quick else 3)
     return results
 
 
@@ -192,7 +219,8 @@ def main() -> None:
     # A run of some families writes its own file: results.json stays the last full run's.
     name = "results.json" if families == FAMILIES else f"results-{'-'.join(families)}.json"
     (OUT / name).write_text(json.dumps(results, indent=2))
-    print(f"\nwrote {OUT / name} ({results['bench_seconds'] / 60:.1f} minutes in all)")
+    spent = ", ".join(f"{family} {seconds / 60:.1f}" for family, seconds in results.get("family_seconds", {}).items())
+    print(f"\nwrote {OUT / name} ({results['bench_seconds'] / 60:.1f} minutes in all; by family: {spent})")
 
 
 if __name__ == "__main__":
