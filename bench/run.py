@@ -110,23 +110,7 @@ def run_all(
             results["aa_gate"] = aa_gate(checks=20 if quick else 200)
     if "aa_real" in families:
         with _timed(results, "aa_real"):
-            # Issue 46: the same through the real command on a real stochastic agent.
-            from bench.aa_real import measure as aa_real
-
-            # The unchanged checks 20 to a repository (10 draws of the agent's rates); every other
-            # scenario's 5 (draws of which question breaks, which ten weaken, how far the model moved).
-            # More checks of the two rows whose goals sit near what they measure (60% and 98%): at 20,
-            # one check moved them 5 points, and a 98% row needed all 20.
-            shutil.rmtree(OUT / "aa_real_kept", ignore_errors=True)  # this run's checks only
-            counts = {"unchanged": 200, "one_broken": 20, "base_one_broken": 20, "ten_weaker": 40, "base_drift": 50}
-            results["aa_real"] = aa_real(
-                checks=4 if quick else 200,
-                per_round=4 if quick else 20,
-                broken_checks=2 if quick else 20,
-                scenario_per_round=2 if quick else 5,
-                scenarios=None if quick else counts,
-                keep=OUT / "aa_real_kept",
-            )
+            results["aa_real"] = _aa_real(quick)
     if "base_mode" in families:
         with _timed(results, "base_mode"):
             # Issue 39: base mode against baseline mode, and the re-runs' cost per question.
@@ -149,6 +133,26 @@ def run_all(
         with _timed(results, "action_start"):
             results["action_start"] = measure.action_start(pulls=1 if quick else 3)
     return results
+
+
+def _aa_real(quick: bool) -> dict[str, Any]:
+    """Issue 46: the verdict through the real command on a real stochastic agent."""
+    from bench.aa_real import measure as aa_real
+
+    # The unchanged checks 20 to a repository (10 draws of the agent's rates); every other
+    # scenario's 5 (draws of which question breaks, which ten weaken, how far the model moved).
+    # More checks of the two rows whose goals sit near what they measure (60% and 98%): at 20,
+    # one check moved them 5 points, and a 98% row needed all 20.
+    shutil.rmtree(OUT / "aa_real_kept", ignore_errors=True)  # this run's checks only
+    counts = {"unchanged": 200, "one_broken": 20, "base_one_broken": 20, "ten_weaker": 40, "base_drift": 50}
+    return aa_real(
+        checks=4 if quick else 200,
+        per_round=4 if quick else 20,
+        broken_checks=2 if quick else 20,
+        scenario_per_round=2 if quick else 5,
+        scenarios=None if quick else counts,
+        keep=OUT / "aa_real_kept",
+    )
 
 
 def table(results: dict[str, Any], *, quick: bool) -> list[str]:
