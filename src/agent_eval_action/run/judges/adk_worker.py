@@ -1,6 +1,7 @@
 """ADK's LLM-judged criteria computed by ADK's own evaluator classes, in a process of their own:
-``python -m agent_eval_action.run.judges.adk_worker`` (ADK's evaluation modules import the
-Vertex AI SDK at import time; the process that decides the gate never imports them).
+``python -m agent_eval_action.run.judges.adk_worker`` (ADK's Vertex-backed evaluators import the
+Vertex AI SDK at import time, seconds of it: they are imported only when a criterion asks for
+one; the process that decides the gate never imports any).
 
 The judge model is never called from here. Each request carries one eval case's invocations (as
 ADK's ``Invocation`` JSON), the criterion as written and the judge's answers known so far, keyed
@@ -40,6 +41,67 @@ def request_key(model: str, config: dict[str, Any], prompt: str) -> str:
     """What identifies one judge request: its model, its settings (ADK's judge config as sent,
     without the HTTP options) and its prompt."""
     return hashlib.sha256(json.dumps([model, config, prompt], sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+# ADK's LLM-judged evaluators by metric, each the class ADK's registry gives for it (a unit test
+# holds the two equal). Their modules import without the Vertex AI SDK, which the registry and
+# ADK's local eval service import with the Vertex-backed evaluators (4-6 s a process): a run
+# without a Vertex-backed criterion never pays it.
+JUDGE_EVALUATORS = {
+    "final_response_match_v2": ("google.adk.evaluation.final_response_match_v2", "FinalResponseMatchV2Evaluator"),
+    "rubric_based_final_response_quality_v1": (
+        "google.adk.evaluation.rubric_based_final_response_quality_v1",
+        "RubricBasedFinalResponseQualityV1Evaluator",
+    ),
+    "rubric_based_tool_use_quality_v1": ("google.adk.evaluation.rubric_based_tool_use_quality_v1", "RubricBasedToolUseV1Evaluator"),
+    "rubric_based_multi_turn_trajectory_quality_v1": (
+        "google.adk.evaluation.rubric_based_multi_turn_trajectory_evaluator",
+        "RubricBasedMultiTurnTrajectoryEvaluator",
+    ),
+    "hallucinations_v1": ("google.adk.evaluation.hallucinations_v1", "HallucinationsV1Evaluator"),
+    "per_turn_user_simulator_quality_v1": (
+        "google.adk.evaluation.simulation.per_turn_user_simulator_quality_v1",
+        "PerTurnUserSimulatorQualityV1",
+    ),
+}
+
+
+def evaluator_for(metric: Any) -> Any:
+    """A new evaluator of ``metric`` (ADK's ``EvalMetric``), as ADK's registry makes it; the
+    Vertex-backed ones (and any other) from the registry itself."""
+    import importlib
+
+    where = JUDGE_EVALUATORS.get(metric.metric_name)
+    if where is None:
+        from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
+
+        return DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
+    module, name = where
+    return getattr(importlib.import_module(module), name)(eval_metric=metric)
+
+
+def copy_rubrics(rubrics: list[Any] | None, expected: list[Any] | None, actual: list[Any]) -> None:
+    """The case's rubrics onto every actual invocation, then each expected invocation's onto its
+    actual one, as ADK's ``LocalEvalService`` copies them (``_copy_eval_case_rubrics_to_actual_invocations``,
+    ``_copy_invocation_rubrics_to_actual_invocations``; a unit test holds them equal): its module
+    imports the Vertex AI SDK."""
+
+    def add(invocation: Any, more: list[Any]) -> None:
+        if not invocation.rubrics:
+            invocation.rubrics = []
+        ids = {r.rubric_id for r in invocation.rubrics}
+        for rubric in more:
+            if rubric.rubric_id in ids:
+                raise ValueError(f"Rubric with rubric_id '{rubric.rubric_id}' already exists.")
+            invocation.rubrics.append(rubric)
+            ids.add(rubric.rubric_id)
+
+    if rubrics:
+        for invocation in actual:
+            add(invocation, rubrics)
+    for mine, theirs in zip(actual, expected or [], strict=False):
+        if theirs.rubrics:
+            add(mine, theirs.rubrics)
 
 
 class _Unanswered(Exception):
@@ -158,26 +220,16 @@ async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
     from google.adk.evaluation.eval_case import Invocation
     from google.adk.evaluation.eval_config import EvalConfig, get_eval_metrics_from_config
     from google.adk.evaluation.eval_rubrics import Rubric
-    from google.adk.evaluation.local_eval_service import (
-        _copy_eval_case_rubrics_to_actual_invocations,
-        _copy_invocation_rubrics_to_actual_invocations,
-    )
-    from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
 
     name = request["metric"]
     criterion = request["criterion"]
     actual = [_tools_typed(Invocation.model_validate(i)) for i in request["actual"]]
     expected = [Invocation.model_validate(i) for i in request["expected"]] if request.get("expected") is not None else None
-
-    class _Case:  # what ADK's copy reads of an eval case: its rubrics
-        rubrics = [Rubric.model_validate(r) for r in request.get("case_rubrics") or []] or None
-
-    _copy_eval_case_rubrics_to_actual_invocations(_Case(), actual)  # type: ignore[arg-type]
-    _copy_invocation_rubrics_to_actual_invocations(expected, actual)
+    copy_rubrics([Rubric.model_validate(r) for r in request.get("case_rubrics") or []], expected, actual)
     # As ADK's AgentEvaluator reads test_config.json (a number, or an object ADK's criterion reads).
     config = EvalConfig.model_validate({"criteria": {name: criterion}})
     (metric,) = [m for m in get_eval_metrics_from_config(config) if m.metric_name == name]
-    evaluator: Any = DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
+    evaluator: Any = evaluator_for(metric)
     needs: dict[str, dict[str, Any]] = {}
     texts: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
@@ -194,7 +246,8 @@ async def evaluate(request: dict[str, Any]) -> dict[str, Any]:
 
         scenario = ConversationScenario.model_validate(request["conversation_scenario"])
     used: list[str] = []
-    _vertex_replay(request.get("answers") or {}, needs, used)
+    if name not in JUDGE_EVALUATORS:  # a Vertex-backed criterion: its facade answered from the caller's answers
+        _vertex_replay(request.get("answers") or {}, needs, used)
     result = evaluator.evaluate_invocations(actual_invocations=actual, expected_invocations=expected, conversation_scenario=scenario)
     if hasattr(result, "__await__"):
         result = await result
@@ -285,7 +338,10 @@ def main() -> None:
         import warnings
 
         warnings.simplefilter("ignore")
-        import google.adk.evaluation.metric_evaluator_registry  # noqa: F401 - fails early without the Vertex AI SDK
+        # Fails early where ADK's evaluation modules cannot import (the Vertex-backed evaluators
+        # are imported when a criterion asks for one: evaluator_for).
+        import google.adk.evaluation.eval_config
+        import google.adk.evaluation.llm_as_judge  # noqa: F401
     except Exception as error:  # noqa: BLE001 - the caller says it in one line
         sys.stdout.write(json.dumps({"ready": False, "error": f"{type(error).__name__}: {error}"}) + "\n")
         sys.stdout.flush()
