@@ -13,7 +13,7 @@ from agent_eval_action.datasets.base import Converter, RawBatch, Row, RunResolve
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
-from agent_eval_action.models.scores import MetricSummary, Score
+from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score
 from agent_eval_action.models.traces import Transcript
 from agent_eval_action.scoring.aggregate import missed_limits, pass_limits, passes, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
@@ -367,7 +367,7 @@ def _unpack(payload: Packed | str) -> QuestionResult | str:
     )
 
 
-_SCORE_FIELDS = frozenset(Score.model_fields)
+_ALL_GIVEN = GIVEN_FIELDS[True, True]
 _set_attribute = object.__setattr__
 
 
@@ -377,7 +377,7 @@ def _score(value: float | None, explanation: str, details: dict[str, Any]) -> Sc
     defaults was most of rebuilding a row here: 25 scores a row, ~1.6 us each)."""
     score = Score.__new__(Score)
     _set_attribute(score, "__dict__", {"value": value, "explanation": explanation, "details": details})
-    _set_attribute(score, "__pydantic_fields_set__", set(_SCORE_FIELDS))
+    _set_attribute(score, "__pydantic_fields_set__", _ALL_GIVEN)
     _set_attribute(score, "__pydantic_extra__", None)
     _set_attribute(score, "__pydantic_private__", None)
     return score

@@ -41,8 +41,14 @@ def test_a_rebuilt_score_is_what_model_construct_makes() -> None:
         assert getattr(fast, attribute) == getattr(slow, attribute), attribute
     assert fast == slow and fast.model_dump_json() == slow.model_dump_json()
     assert fast.model_copy(update={"value": 1.0}).value == 1.0 and fast.value == 0.25
-    fast.explanation = "changed"  # each score its own fields set: changing one leaves the others as they were
+    fast.explanation = "changed"  # each score its own fields: changing one leaves the others as they were
     assert _score(0.25, "why", {}).explanation == "why"
+    # Scores share the set of the fields they were given (GIVEN_FIELDS), and one assigned a field
+    # takes a set of its own first: what pydantic says was set stays true of every other.
+    bare, other = Score(value=0.5), Score(value=0.5)
+    assert bare.__pydantic_fields_set__ is other.__pydantic_fields_set__
+    bare.explanation = "given later"
+    assert bare.model_fields_set == {"value", "explanation"} and other.model_fields_set == {"value"}
     assert fast.model_fields_set is not _score(0.1, "", {}).model_fields_set
 
 
