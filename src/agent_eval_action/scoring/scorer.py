@@ -6,6 +6,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from sys import intern
 from typing import Any, Protocol
 
 from agent_eval_action.datasets import LoadedDataset, Record
@@ -362,7 +363,9 @@ def _unpack(payload: Packed | str) -> QuestionResult | str:
         error=error,
         skip_reason=skip_reason,
         run=0,
-        scores={name: _score(value, why, details) for name, value, why, details in scores},
+        # Explanations are templated (a few hundred distinct among 780,000 scores of 20,000 rows):
+        # each arrives as its own string, and one copy of each is kept (-24 MB of peak at 20,000 rows).
+        scores={name: _score(value, intern(why), details) for name, value, why, details in scores},
         transcript=Transcript.model_validate_json(transcript) if transcript is not None else None,
     )
 

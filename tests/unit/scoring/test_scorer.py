@@ -75,3 +75,15 @@ def test_each_run_s_missed_thresholds_are_judged_once_when_its_dataset_is_summar
         [QuestionResult(id="a", scores={"latency": Score(value=9.0)})],
     )
     assert unthresholded.questions[0].failed_thresholds == []
+
+
+def test_rows_rebuilt_from_workers_keep_one_copy_of_each_explanation() -> None:
+    """Explanations are templated: the main process keeps one string of each, however many rows
+    (and batches, each its own pickle) bring it."""
+    rows = [
+        QuestionResult(id=f"q{i}", scores={"m": Score(value=1.0, explanation="".join(["no reference ", "response"]))}) for i in range(2)
+    ]
+    first, second = (_unpack(pickle.loads(pickle.dumps(_pack(row)))) for row in rows)
+    assert isinstance(first, QuestionResult) and isinstance(second, QuestionResult)
+    assert first.scores["m"].explanation == "no reference response"
+    assert first.scores["m"].explanation is second.scores["m"].explanation
