@@ -30,6 +30,7 @@ _set_attribute = object.__setattr__
 # names every such score shares: pydantic keeps a set per model (216 bytes, more than the rest of
 # a score), and a recorded table of 20,000 rows holds 780,000 scores. Never changed: pydantic adds
 # a name to it only when a field is assigned, and a score assigned one first takes a set of its own.
+# Never change a score's ``model_fields_set`` in place: it is every such score's.
 GIVEN_FIELDS: dict[tuple[bool, bool], set[str]] = {
     (explained, detailed): {"value", *(["explanation"] if explained else []), *(["details"] if detailed else [])}
     for explained in (False, True)

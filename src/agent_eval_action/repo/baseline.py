@@ -11,12 +11,12 @@ are still read, the stem-keyed ones only for the dataset whose path they recorde
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import posixpath
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -135,7 +135,7 @@ def find_baseline(read: Reader, where: str, baselines_dir: str, paths: list[str]
         if text is None:
             continue
         named = f"{path} {where}".strip()
-        stored = _parsed(text, named)
+        stored, shared = _parsed(text, named)
         if not stored.datasets:
             # An emptied record is no "no baseline yet": it would pass every PR on nothing.
             raise DatasetError(
@@ -147,43 +147,64 @@ def find_baseline(read: Reader, where: str, baselines_dir: str, paths: list[str]
                 named, f'holds no questions of {dataset_path} ("questions": []): restore it, or run `baseline update` on the base branch'
             )
         if found is not None:
-            return Found(dataset=_own(found), path=path, legacy=path != baseline_path(baselines_dir, dataset_path))
+            return Found(dataset=_own(found) if shared else found, path=path, legacy=path != baseline_path(baselines_dir, dataset_path))
     return None
 
 
 # A check reads its merge-base's baseline up to four times (what the base observed, what may be
 # reused, the trend, the comparison), and validating a file is most of reading it (0.2 s for 200
-# runs): the last few texts read are kept validated, and each caller gets its own copy.
-_PARSED: OrderedDict[str, Results] = OrderedDict()
-_PARSED_KEPT = 4
+# runs): within :func:`read_once`, each text is validated once (keyed by its hash: the texts are
+# not kept) and each caller gets its own copy; outside it, every read validates.
+_PARSED: dict[bytes, Results] | None = None
 _PARSED_LOCK = threading.Lock()
 
 
-def _parsed(text: str, named: str) -> Results:
-    """``parse_results`` of a baseline's text, once for the same text (what it holds does not
-    depend on where it was read; an unreadable one raises every time, naming where)."""
+@contextlib.contextmanager
+def read_once() -> Iterator[None]:
+    """While the block runs (a check), a baseline text read again is not validated again; what
+    was kept is dropped when the outermost such block ends."""
+    global _PARSED
     with _PARSED_LOCK:
-        kept = _PARSED.get(text)
-        if kept is not None:
-            _PARSED.move_to_end(text)
-            return kept
-    stored = parse_results(text, named, what="baseline")
+        outer = _PARSED
+        if outer is None:
+            _PARSED = {}
+    try:
+        yield
+    finally:
+        with _PARSED_LOCK:
+            _PARSED = outer
+
+
+def _parsed(text: str, named: str) -> tuple[Results, bool]:
+    """``parse_results`` of a baseline's text, and whether it is kept (shared with later reads):
+    within :func:`read_once`, validated once for the same text (what it holds does not depend on
+    where it was read; an unreadable one raises every time, naming where)."""
     with _PARSED_LOCK:
-        _PARSED[text] = stored
-        while len(_PARSED) > _PARSED_KEPT:
-            _PARSED.popitem(last=False)
-    return stored
+        kept = _PARSED
+    if kept is None:
+        return parse_results(text, named, what="baseline"), False
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    with _PARSED_LOCK:
+        stored = kept.get(key)
+    if stored is None:
+        stored = parse_results(text, named, what="baseline")
+        with _PARSED_LOCK:
+            kept[key] = stored
+    return stored, True
 
 
 def _own(dataset: DatasetResult) -> DatasetResult:
-    """A copy of a kept baseline's dataset that its caller may change (its questions and
-    summary set anew) without changing what the next caller reads; scores are never changed."""
+    """A copy of a kept baseline's dataset that its caller may change (a question's fields or
+    scores, a summary's figures, its lists) without changing what the next caller reads. Not
+    copied: the Score objects themselves and the transcripts, which nothing changes once made."""
     return dataset.model_copy(
         update={
-            "questions": [question.model_copy() for question in dataset.questions],
-            "summary": dict(dataset.summary),
+            "questions": [question.model_copy(update={"scores": dict(question.scores)}) for question in dataset.questions],
+            "summary": {name: summary.model_copy() for name, summary in dataset.summary.items()},
             "warnings": list(dataset.warnings),
             "criteria": dict(dataset.criteria),
+            "imports": list(dataset.imports) if dataset.imports is not None else None,
+            "environment_parts": dict(dataset.environment_parts) if dataset.environment_parts is not None else None,
         }
     )
 

@@ -20,7 +20,7 @@ from agent_eval_action import __version__
 from agent_eval_action.config import Config
 from agent_eval_action.models.plan import CheckPlan, plan_check
 from agent_eval_action.models.results import Problem, Results, Selection
-from agent_eval_action.repo.baseline import working_tree_reader
+from agent_eval_action.repo.baseline import read_once, working_tree_reader
 from agent_eval_action.repo.discovery import dataset_files
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState
@@ -317,7 +317,9 @@ def run_check(
     run beside this one (``install``: the command that makes its environment) on the same
     questions, and this run is compared with that one; the base's run is compared with its
     stored baseline as drift. ``announce`` hears the plan once it is made, before anything runs."""
-    check = prepare(config, Git(Path(cwd) if cwd else Path.cwd()), base, evaluate_all)
-    if announce is not None:
-        announce(check.plan)
-    return finish(check, run_sides(check, progress=progress, install=install, collector=collector))
+    # Its merge-base's baselines are read by several steps: validated once (repo/baseline.py).
+    with read_once():
+        check = prepare(config, Git(Path(cwd) if cwd else Path.cwd()), base, evaluate_all)
+        if announce is not None:
+            announce(check.plan)
+        return finish(check, run_sides(check, progress=progress, install=install, collector=collector))

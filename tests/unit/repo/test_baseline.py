@@ -9,7 +9,7 @@ import pytest
 
 from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.models.scores import MetricSummary, Score
-from agent_eval_action.repo.baseline import MAX_NAME_BYTES, baseline_path, find_baseline, working_tree_reader, write_baseline
+from agent_eval_action.repo.baseline import MAX_NAME_BYTES, baseline_path, find_baseline, read_once, working_tree_reader, write_baseline
 from agent_eval_action.repo.results_io import dumps
 from agent_eval_action.system.errors import DatasetError
 
@@ -72,28 +72,35 @@ def test_a_file_of_the_older_layout_where_another_datasets_file_is_now_is_never_
     assert not (tmp_path / B / "data" / "cs.json").exists()
 
 
-def test_a_baseline_read_again_is_validated_once_and_each_reader_gets_its_own_copy(tmp_path: Path) -> None:
+def test_a_baseline_read_again_in_a_check_is_validated_once_and_each_reader_gets_its_own_copy(tmp_path: Path) -> None:
     """A check reads its merge-base's baseline four times (what the base observed, reuse, the
-    trend, the comparison): the same text is validated once, and what one reader changes on
-    its copy is not what the next reads. A corrupt text still fails each time, naming where."""
+    trend, the comparison): within ``read_once`` the same text is validated once, and what one
+    reader changes on its copy (its questions, their scores, the summary's figures) is not what
+    the next reads. A corrupt text still fails each time, naming where; outside ``read_once``
+    every read validates anew."""
     question = QuestionResult(id="q", scores={"m": Score(value=0.5, explanation="half")})
-    dataset = DatasetResult(
-        name="cs", path="datasets/cs.json", format="golden", questions=[question], summary={"m": MetricSummary(mean=0.5, n=1, unscored=0)}
-    )
+    summary = {"m": MetricSummary(mean=0.5, n=1, unscored=0)}
+    dataset = DatasetResult(name="cs", path="datasets/cs.json", format="golden", questions=[question], summary=summary)
     (tmp_path / B / "datasets").mkdir(parents=True)
     (tmp_path / B / "datasets" / "cs.json").write_text(dumps(Results(datasets=[dataset])))
     read = working_tree_reader(tmp_path)
-    first = find_baseline(read, "", B, ["datasets/cs.json"], "cs")
-    assert first is not None
-    first.dataset.questions[0].failed_thresholds = ["m"]
-    first.dataset.questions.append(QuestionResult(id="added"))
-    first.dataset.summary.pop("m")
-    again = find_baseline(read, "at abc", B, ["datasets/cs.json"], "cs")
-    assert again is not None and [q.id for q in again.dataset.questions] == ["q"]
-    assert again.dataset.questions[0].failed_thresholds == [] and "m" in again.dataset.summary
-    # Validated once: the second read's score is the object the first read made.
-    assert again.dataset.questions[0].scores["m"] is first.dataset.questions[0].scores["m"]
+    with read_once():
+        first = find_baseline(read, "", B, ["datasets/cs.json"], "cs")
+        assert first is not None
+        first.dataset.questions[0].failed_thresholds = ["m"]
+        first.dataset.questions[0].scores["added"] = Score(value=1.0)
+        first.dataset.questions.append(QuestionResult(id="added"))
+        first.dataset.summary["m"].n = 7
+        again = find_baseline(read, "at abc", B, ["datasets/cs.json"], "cs")
+        assert again is not None and [q.id for q in again.dataset.questions] == ["q"]
+        assert again.dataset.questions[0].failed_thresholds == [] and set(again.dataset.questions[0].scores) == {"m"}
+        assert again.dataset.summary["m"].n == 1
+        # Validated once: the second read's score is the object the first read made.
+        assert again.dataset.questions[0].scores["m"] is first.dataset.questions[0].scores["m"]
+    after = find_baseline(read, "", B, ["datasets/cs.json"], "cs")
+    assert after is not None and after.dataset.questions[0].scores["m"] is not first.dataset.questions[0].scores["m"]
     (tmp_path / B / "datasets" / "cs.json").write_text('{"schema_version": 2, "datasets": [')
-    for where in ("", "at abc"):
-        with pytest.raises(DatasetError, match=f"{B}/datasets/cs.json {where}".strip() + ".*not valid JSON"):
-            find_baseline(read, where, B, ["datasets/cs.json"], "cs")
+    with read_once():
+        for where in ("", "at abc"):
+            with pytest.raises(DatasetError, match=f"{B}/datasets/cs.json {where}".strip() + ".*not valid JSON"):
+                find_baseline(read, where, B, ["datasets/cs.json"], "cs")

@@ -37,6 +37,14 @@ def test_every_judged_criterion_gets_the_evaluator_adks_registry_gives() -> None
             metric = _metric(name)
             ours, theirs = evaluator_for(metric), DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
             assert type(ours) is type(theirs), name
+        # An ADK that moved an evaluator's module is served by its registry.
+        moved = dict(JUDGE_EVALUATORS)
+        JUDGE_EVALUATORS["final_response_match_v2"] = ("google.adk.evaluation.moved_away", "FinalResponseMatchV2Evaluator")
+        try:
+            metric = _metric("final_response_match_v2")
+            assert type(evaluator_for(metric)) is type(DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric))
+        finally:
+            JUDGE_EVALUATORS.update(moved)
         # Any other metric (a Vertex-backed one) is the registry's own.
         safety = _metric("safety_v1")
         assert type(evaluator_for(safety)) is type(DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=safety))

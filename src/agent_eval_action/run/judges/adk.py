@@ -44,8 +44,8 @@ NOT_VIA_VERTEX = (
     '("agent-eval-action[vertex]"), GOOGLE_CLOUD_PROJECT and GOOGLE_APPLICATION_CREDENTIALS'
 )
 NO_ADK_EVAL = (
-    "not judged: ADK's evaluation modules do not import here ({error}); they need the Vertex AI SDK: "
-    'install "agent-eval-action[vertex]" (the action\'s image has it)'
+    "not judged: ADK's evaluation modules do not import in this tool's environment ({error}): "
+    "reinstall agent-eval-action there (its google-adk brings them; the action's image has them)"
 )
 SIMULATOR_QUALITY = "per_turn_user_simulator_quality_v1"
 # Rounds of asking: hallucinations_v1 needs two (segmenter, validator), the others one.

@@ -72,12 +72,17 @@ def evaluator_for(metric: Any) -> Any:
     import importlib
 
     where = JUDGE_EVALUATORS.get(metric.metric_name)
-    if where is None:
-        from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
+    if where is not None:
+        module, name = where
+        try:
+            evaluator = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            pass  # an ADK that moved it: its registry knows where
+        else:
+            return evaluator(eval_metric=metric)
+    from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
 
-        return DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
-    module, name = where
-    return getattr(importlib.import_module(module), name)(eval_metric=metric)
+    return DEFAULT_METRIC_EVALUATOR_REGISTRY.get_evaluator(eval_metric=metric)
 
 
 def copy_rubrics(rubrics: list[Any] | None, expected: list[Any] | None, actual: list[Any]) -> None:
