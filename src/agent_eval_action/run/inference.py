@@ -371,7 +371,7 @@ class Judges:
         if managed is None and any(name in VERTEX for name in adk_criteria or {}):
             managed = self._vertex
         if adk_criteria and self._adk_worker is None:
-            self._adk_worker = AdkJudgeWorker()  # started on its first request, kept for the run's datasets
+            self._adk_worker = AdkJudgeWorker()  # started on its first request (or ahead), kept for the run's datasets
         judge = self.config.judge
         settings = JudgeSettings(
             concurrency=judge.concurrency,
@@ -408,6 +408,14 @@ class Judges:
             return managed_from_env()
         except ImportError:  # the vertex extra is not installed
             return None
+
+    def start_adk_worker(self) -> None:
+        """ADK's evaluator process started now (while the agent runs), not at its first request."""
+        from agent_eval_action.run.judges.adk import AdkJudgeWorker
+
+        if self._adk_worker is None:
+            self._adk_worker = AdkJudgeWorker()
+        self._adk_worker.start()
 
     def close(self) -> None:
         """Ends the process of ADK's evaluators, if one was started."""

@@ -251,8 +251,16 @@ class Evaluation:
     def _infer(self, plan: Plan, scorer: Scorer) -> InferenceResult:
         if not plan.request.records and not plan.partial:
             return InferenceResult(records=[])
-        # The scorer sets itself up (importing ROUGE and its stemmer) while the agent runs.
-        preparing = threading.Thread(target=scorer.prepare, name="agent-eval-prepare", daemon=True)
+        # The scorer sets itself up (importing ROUGE and its stemmer) while the agent runs, and
+        # ADK's evaluator process for a dataset with ADK's judged criteria starts.
+        judges = self._judges_of(plan.dataset) if adk_judged_criteria(plan.dataset.criterion_options) else None
+
+        def prepare() -> None:
+            scorer.prepare()
+            if judges is not None:
+                judges.start_adk_worker()
+
+        preparing = threading.Thread(target=prepare, name="agent-eval-prepare", daemon=True)
         preparing.start()
         try:
             done = self.inference.perform(plan.request)
@@ -337,6 +345,14 @@ class Evaluation:
                 dataset.criterion_options.pop(name, None)
                 dataset.warnings.append(f"{dataset.path}: criterion {name!r} is skipped ([gate] skip-criteria): not computed, not gated")
 
+    def _judges_of(self, dataset: LoadedDataset) -> Judges | None:
+        """The judges of a dataset: the config's, else (only ADK's judged criteria) the run's ADK judges."""
+        if not adk_judged_criteria(dataset.criterion_options):
+            return self.judges
+        if self.judges is None:
+            self._adk_judges = self._adk_judges or Judges(self.config, self.inference.pacer, only_adk=True)
+        return self.judges or self._adk_judges
+
     def score(self, plan: Plan, inference: InferenceResult, scorer: Scorer | None = None) -> FileEvaluation:
         """Scores what the plan had ready and what inference ran (judged first when judges are
         configured); with the base's runs in ``inference``, those too, as ours were."""
@@ -345,9 +361,7 @@ class Evaluation:
         items = [*plan.ready, *inference.records]
         judged = None
         adk = adk_judged_criteria(dataset.criterion_options)
-        if adk and self.judges is None:
-            self._adk_judges = self._adk_judges or Judges(self.config, self.inference.pacer, only_adk=True)
-        judges = self.judges or (self._adk_judges if adk else None)
+        judges = self._judges_of(dataset)
         if judges is not None:
             judged = judges.judge([item for item in items if isinstance(item, Record)], self.inference.loop, adk)
         ours = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=judged.scores if judged else None)

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,3 +122,22 @@ def test_a_judged_criterion_is_asked_without_the_vertex_sdk_imported(metric: str
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert said["error"] is None and not said["vertexai"], said
     assert said["needs"] >= 1, said  # its judge's requests, for the caller to ask
+
+
+def test_the_worker_started_ahead_answers_its_first_request_and_a_start_that_failed_is_said_then(tmp_path: Path) -> None:
+    """ADK's evaluator process starts while the agent runs (``start``): its first request finds it
+    ready; a process that could not start is said by that request, not raised in the thread."""
+    from agent_eval_action.run.judges.adk import AdkJudgeWorker
+
+    worker = AdkJudgeWorker()
+    try:
+        worker.start()
+        assert worker._process is not None and worker._process.poll() is None  # running before any request
+        answer = worker.ask({"metric": "no_such_metric", "criterion": {"threshold": 0.5}, "actual": [], "expected": None, "answers": {}})
+        assert "error" in answer and worker.broken is None  # the request's own error: the process is fine
+    finally:
+        worker.close()
+    missing = AdkJudgeWorker(python=str(tmp_path / "no-python"))
+    missing.start()
+    said = missing.ask({"metric": "final_response_match_v2"})
+    assert "no-python" in said["error"] and missing.broken == said["error"]

@@ -98,17 +98,25 @@ class AdkJudgeWorker:
             raise RuntimeError(self.broken)
         return process
 
+    def start(self) -> None:
+        """Starts the process ahead of its first request (beside the agent's run: its imports,
+        a second or two, then cost the run nothing); a failure is said by the first request."""
+        with self._lock:
+            self._started()
+
+    def _started(self) -> subprocess.Popen[str] | None:
+        if self.broken is None and (self._process is None or self._process.poll() is not None):
+            try:
+                self._process = self._start()
+            except (OSError, RuntimeError) as error:
+                self.broken = self.broken or str(error)
+        return self._process if self.broken is None else None
+
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
-            if self.broken is not None:
-                return {"error": self.broken}
-            if self._process is None or self._process.poll() is not None:
-                try:
-                    self._process = self._start()
-                except (OSError, RuntimeError) as error:
-                    self.broken = self.broken or str(error)
-                    return {"error": self.broken}
-            process = self._process
+            process = self._started()
+            if process is None:
+                return {"error": self.broken or "ADK's evaluator process did not start"}
             assert process.stdin is not None
             try:
                 process.stdin.write(json.dumps(request) + "\n")
