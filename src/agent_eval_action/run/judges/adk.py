@@ -105,6 +105,7 @@ class AdkJudgeWorker:
             self._started()
 
     def _started(self) -> subprocess.Popen[str] | None:
+        """The running process, started if it is not; None once it could not start (``broken`` says why)."""
         if self.broken is None and (self._process is None or self._process.poll() is not None):
             try:
                 self._process = self._start()
@@ -116,7 +117,7 @@ class AdkJudgeWorker:
         with self._lock:
             process = self._started()
             if process is None:
-                return {"error": self.broken or "ADK's evaluator process did not start"}
+                return {"error": self.broken}
             assert process.stdin is not None
             try:
                 process.stdin.write(json.dumps(request) + "\n")
