@@ -15,12 +15,13 @@ question), then checks a PR that only adds a comment to the agent's module (ever
 re-runs) ``per_round`` times, each with fresh draws: ``check --base main`` at the default config.
 Power: the same with one always-right question broken for good in the PR.
 
-    python -m bench.aa_real [--checks 200] [--per-round 20] [--scenario-per-round 5] [--broken 20] [--only unchanged,base_drift]
+    python -m bench.aa_real [--checks 200] [--per-round 20] [--scenario-per-round 5] [--broken 20] [--lanes 2] [--only unchanged,base_drift]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -28,7 +29,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -183,17 +187,21 @@ def round_repo(where: Path, desk_rates: dict[str, float], broken: str = "", weak
     return repo, env
 
 
-def check(repo: Path, env: dict[str, str], calls: Path, base_mode: bool = False, keep: Path | None = None) -> dict[str, Any]:
+def check(
+    repo: Path, env: dict[str, str], calls: Path, base_mode: bool = False, keep: Path | None = None, lock: threading.Lock | None = None
+) -> dict[str, Any]:
     """One ``check --base main``; ``keep``: where to copy the output folder and the command's
-    output when the check did not pass (what decided it, for a row that misses its goal)."""
+    output when the check did not pass (what decided it, for a row that misses its goal), numbered
+    under ``lock`` (the lanes share the folder)."""
     calls.write_text("")
     args = [sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--no-comment"]
     done = _run([*args, "--compare-with", "base"] if base_mode else args, repo, env)
     results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
     gate = results["gate"]
     if keep is not None and gate["outcome"] != "passed":
-        kept = keep / f"{len(list(keep.glob('*'))) if keep.exists() else 0:03d}-{gate['outcome']}"
-        shutil.copytree(repo / "agent-eval-results", kept)
+        with lock or contextlib.nullcontext():
+            kept = keep / f"{len(list(keep.glob('*'))) if keep.exists() else 0:03d}-{gate['outcome']}"
+            shutil.copytree(repo / "agent-eval-results", kept)
         (kept / "output.txt").write_text(done.stdout + done.stderr)
     return {
         "exit": done.returncode,
@@ -236,37 +244,79 @@ def measure(
     scenarios: dict[str, int] | None = None,
     scenario_per_round: int = 5,
     keep: Path | None = None,
+    lanes: int = 1,
 ) -> dict[str, Any]:
     """``scenarios``: how many checks of each (by default ``checks`` unchanged and
     ``broken_checks`` of each other scenario); ``per_round`` unchanged checks share a repository
     and its baseline (one draw of the agent's rates), ``scenario_per_round`` of any other scenario
     (one draw of its rates and of what the PR breaks, weakens or the model moves). ``keep``: a
     folder to keep every check not passed of the scenarios that should pass (unchanged, the
-    model moved) in, one folder each."""
+    model moved) in, one folder each. ``lanes``: rounds run at once, each in its own repository
+    (a check's verdict does not hang on how busy the machine is; its minutes do)."""
     rng = random.Random(seed)
     counts = scenarios or {name: (checks if name == "unchanged" else broken_checks) for name in SCENARIOS}
     out: dict[str, Any] = {name: [] for name in counts}
+    rounds = []  # every draw made here, in one order, whatever the lanes
     for scenario, total in counts.items():
-        base_mode, change, drift = SCENARIOS[scenario]
-        done = 0
-        while done < total:
+        _, change, drift = SCENARIOS[scenario]
+        size = per_round if scenario == "unchanged" else scenario_per_round
+        for first in range(0, total, size):
             desk_rates = rates(rng)
             steady = sorted(f"q{i:02d}" for i in range(QUESTIONS) if f"q{i:02d}" not in desk_rates)
             broken = rng.choice(steady) if change == "broken" else ""
             weaker = sorted(rng.sample(steady, 10)) if change == "weaker" else None
-            with tempfile.TemporaryDirectory(prefix="aa-real-") as tmp:
-                repo, env = round_repo(Path(tmp), desk_rates, broken, weaker)
-                if drift:
-                    env = env | {"DESK_RATES": json.dumps(drifted(desk_rates, rng))}
-                kept = keep / scenario if keep is not None and change == "" else None
-                for _ in range(min(per_round if scenario == "unchanged" else scenario_per_round, total - done)):
-                    one = check(repo, env, Path(tmp) / "calls.txt", base_mode, kept)
-                    one["broken"] = broken
-                    out[scenario].append(one)
-                    done += 1
-                    print(f"{scenario} {done}/{total}: exit {one['exit']} {one['outcome']} {one['named']}", file=sys.stderr, flush=True)
-                shutil.rmtree(repo, ignore_errors=True)
+            moved = drifted(desk_rates, rng) if drift else None
+            rounds.append(_Round(scenario, desk_rates, broken, weaker, moved, min(size, total - first), total))
+    progress = _Progress(keep)
+    with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
+        for scenario, done in pool.map(lambda r: (r.scenario, r.run(progress)), rounds):
+            out[scenario].extend(done)
     return summarize(out)
+
+
+@dataclass
+class _Round:
+    """One repository and its baseline (one draw of the agent's rates), checked ``checks`` times."""
+
+    scenario: str
+    desk_rates: dict[str, float]
+    broken: str
+    weaker: list[str] | None
+    moved: dict[str, float] | None  # the model's rates after the baseline, when it drifted
+    checks: int
+    total: int  # the scenario's checks in all, for the progress lines
+
+    def run(self, progress: _Progress) -> list[dict[str, Any]]:
+        base_mode, change, _ = SCENARIOS[self.scenario]
+        done = []
+        with tempfile.TemporaryDirectory(prefix="aa-real-") as tmp:
+            repo, env = round_repo(Path(tmp), self.desk_rates, self.broken, self.weaker)
+            if self.moved is not None:
+                env = env | {"DESK_RATES": json.dumps(self.moved)}
+            kept = progress.keep / self.scenario if progress.keep is not None and change == "" else None
+            for _ in range(self.checks):
+                one = check(repo, env, Path(tmp) / "calls.txt", base_mode, kept, progress.lock)
+                one["broken"] = self.broken
+                done.append(one)
+                progress.said(self.scenario, self.total, one)
+            shutil.rmtree(repo, ignore_errors=True)
+        return done
+
+
+class _Progress:
+    """The lanes' one progress count a scenario, and the lock the kept folders are numbered under."""
+
+    def __init__(self, keep: Path | None) -> None:
+        self.keep = keep
+        self.lock = threading.Lock()
+        self.done: Counter[str] = Counter()
+
+    def said(self, scenario: str, total: int, one: dict[str, Any]) -> None:
+        with self.lock:
+            self.done[scenario] += 1
+            print(
+                f"{scenario} {self.done[scenario]}/{total}: exit {one['exit']} {one['outcome']} {one['named']}", file=sys.stderr, flush=True
+            )
 
 
 def summarize(out: dict[str, Any]) -> dict[str, Any]:
@@ -332,6 +382,7 @@ def main() -> None:
     parser.add_argument("--scenario-per-round", type=int, default=5, help="checks a repository of every other scenario")
     parser.add_argument("--broken", type=int, default=20, help="checks of each scenario but the unchanged one")
     parser.add_argument("--keep", type=Path, help="keep every unchanged or drifted check not passed here")
+    parser.add_argument("--lanes", type=int, default=1, help="rounds run at once, each in its own repository")
     parser.add_argument("--only", default="", help="scenarios, comma-separated (" + ", ".join(SCENARIOS) + ")")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
@@ -339,7 +390,15 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
     counts = {n: args.checks if n == "unchanged" else args.broken for n in names}
-    result = measure(args.checks, args.per_round, args.broken, scenarios=counts, scenario_per_round=args.scenario_per_round, keep=args.keep)
+    result = measure(
+        args.checks,
+        args.per_round,
+        args.broken,
+        scenarios=counts,
+        scenario_per_round=args.scenario_per_round,
+        keep=args.keep,
+        lanes=args.lanes,
+    )
     print(json.dumps(result, indent=1))
     if "unchanged" in result:
         print(row(result))
