@@ -253,7 +253,7 @@ class Evaluation:
             return InferenceResult(records=[])
         # The scorer sets itself up (importing ROUGE and its stemmer) while the agent runs, and
         # ADK's evaluator process for a dataset with ADK's judged criteria starts.
-        judges = self._judges_of(plan.dataset) if adk_judged_criteria(plan.dataset.criterion_options) else None
+        judges = self._judges_of(adk=True) if adk_judged_criteria(plan.dataset.criterion_options) else None
 
         def prepare() -> None:
             scorer.prepare()
@@ -345,9 +345,9 @@ class Evaluation:
                 dataset.criterion_options.pop(name, None)
                 dataset.warnings.append(f"{dataset.path}: criterion {name!r} is skipped ([gate] skip-criteria): not computed, not gated")
 
-    def _judges_of(self, dataset: LoadedDataset) -> Judges | None:
-        """The judges of a dataset: the config's, else (only ADK's judged criteria) the run's ADK judges."""
-        if not adk_judged_criteria(dataset.criterion_options):
+    def _judges_of(self, adk: bool) -> Judges | None:
+        """The judges of a dataset: the config's, else (``adk``: it has ADK's judged criteria) the run's ADK judges."""
+        if not adk:
             return self.judges
         if self.judges is None:
             self._adk_judges = self._adk_judges or Judges(self.config, self.inference.pacer, only_adk=True)
@@ -361,7 +361,7 @@ class Evaluation:
         items = [*plan.ready, *inference.records]
         judged = None
         adk = adk_judged_criteria(dataset.criterion_options)
-        judges = self._judges_of(dataset)
+        judges = self._judges_of(bool(adk))
         if judges is not None:
             judged = judges.judge([item for item in items if isinstance(item, Record)], self.inference.loop, adk)
         ours = scorer.for_dataset(dataset, carried=plan.carried, hashes=plan.hashes, extra=judged.scores if judged else None)
