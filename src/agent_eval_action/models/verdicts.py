@@ -94,6 +94,10 @@ class DatasetComparison(Stored):
     flaky: list[FlakyQuestion] = Field(default_factory=list)
     # The per-question pass test (verdict/noise.py): None where no metric has a pass threshold.
     pass_test: PassTest | None = None
+    # On the base's fresh run against its stored baseline (results.drift), the metrics that moved
+    # as drift (verdict/drift.py): what the drift note says and fail-on-drift fails on. None on a
+    # PR's comparison, and in files written before it was recorded.
+    drift_metrics: list[str] | None = None
 
 
 class QuestionTest(Stored):

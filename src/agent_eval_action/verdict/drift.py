@@ -41,7 +41,9 @@ def drift_lines(
     base_datasets: Sequence[DatasetResult], comparisons: Sequence[DatasetComparison], stored: StoredRun, settings: Settings
 ) -> list[str]:
     """A line for each dataset of the base's fresh (finished) runs that moved from its stored
-    baseline, ``comparisons`` being theirs ("the model moved: 5 of 40 questions answer differently ...")."""
+    baseline, ``comparisons`` being theirs ("the model moved: 5 of 40 questions answer differently ...").
+    Each comparison records the metrics that moved as drift (``drift_metrics``: none where no
+    line is said), so that fail-on-drift fails on what the line says and nothing else."""
     lines = []
     for dataset, comparison in zip(base_datasets, comparisons, strict=False):
         if comparison.status != "compared":
@@ -53,6 +55,7 @@ def drift_lines(
         if found is None:
             continue
         moved = _moved(dataset, comparison, found, settings)
+        comparison.drift_metrics = []
         # Answers that differ (an id, a timestamp in them) or timings alone are no drift.
         if not moved:
             continue
@@ -62,6 +65,7 @@ def drift_lines(
             # cost): how often each path was taken, skewed by a few flaky questions run once
             # each, not the model. A pass rate that moved beyond chance is said either way.
             continue
+        comparison.drift_metrics = [m.metric for m in moved]
         shown = max(moved, key=lambda m: abs(m.delta or 0.0))
         figures = ""
         if shown.baseline is not None and shown.current is not None:
@@ -100,16 +104,21 @@ def _counts_only(dataset: DatasetResult, metric: str) -> bool:
 
 def drift_failures(drift: Sequence[DatasetComparison], fail_on_drift: bool) -> list[GateFailure]:
     """``[gate] fail-on-drift = true``: a metric of the base's fresh run that regressed from the
-    stored baseline is a failure of the check too."""
+    stored baseline and moved as drift (``drift_metrics``, what the drift note says) is a
+    failure of the check too."""
     if not fail_on_drift:
         return []
     failures = []
     for comparison in drift:
+        drifted = comparison.drift_metrics
         test = comparison.pass_test
-        # A metric of the pass test drifted only beyond the questions' own pass rates.
+        # Files written before drift_metrics was: a metric of the pass test drifted only beyond
+        # the questions' own pass rates.
         within = test is not None and test.spread_p > spread_level(test.alpha) and not any(q.decision == "failed" for q in test.tested)
         for metric in comparison.metrics:
-            if within and test is not None and metric.metric in test.metrics:
+            if drifted is not None and metric.metric not in drifted:
+                continue
+            if drifted is None and within and test is not None and metric.metric in test.metrics:
                 continue
             if metric.verdict == "regressed" and not is_timing(metric.metric):
                 detail = (

@@ -9,7 +9,7 @@ from agent_eval_action.models.scores import Score
 from agent_eval_action.models.traces import Transcript
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.comparison import compare_dataset
-from agent_eval_action.verdict.drift import drift_lines
+from agent_eval_action.verdict.drift import drift_failures, drift_lines
 from agent_eval_action.verdict.noise import DEFAULTS
 
 SCORER = Scorer.for_names(["response_match", "total_tokens"], MetricContext(), pass_thresholds=default_pass_thresholds({}))
@@ -35,9 +35,16 @@ def _side(runs: int, tokens: float, answer: str, right: float = 1.0) -> DatasetR
 
 
 def _lines(fresh: DatasetResult, stored: DatasetResult) -> list[str]:
+    return _said(fresh, stored)[0]
+
+
+def _said(fresh: DatasetResult, stored: DatasetResult) -> tuple[list[str], list[str]]:
+    """The drift lines, and the metrics fail-on-drift fails the check on."""
     comparison = compare_dataset(fresh, stored, baseline_path="baseline.json", seed=1, settings=DEFAULTS)
     assert any(m.metric == "total_tokens" and m.verdict == "regressed" for m in comparison.metrics)
-    return drift_lines([fresh], [comparison], lambda _: stored, DEFAULTS)
+    lines = drift_lines([fresh], [comparison], lambda _: stored, DEFAULTS)
+    assert drift_failures([comparison], fail_on_drift=False) == []
+    return lines, [f.metric for f in drift_failures([comparison], fail_on_drift=True)]
 
 
 def test_a_token_count_that_moved_while_every_answer_is_one_the_record_gave_is_no_drift() -> None:
@@ -53,3 +60,21 @@ def test_a_token_count_that_moved_while_every_answer_is_one_the_record_gave_is_n
     (line,) = _lines(_side(1, 104, "Parcel"), stored)
     assert line.startswith("golden: the model moved: 20 of 20 questions answer differently than the stored baseline")
     assert "(total_tokens 101" in line and "→ 105" in line, line
+
+
+def test_fail_on_drift_fails_on_what_the_drift_line_says_and_on_nothing_else() -> None:
+    """fail-on-drift failed on every regressed metric: a token count skewed by which paths flaky
+    questions took (no line said, no answer moved) failed every base-mode check that set it."""
+    stored = _side(3, 100, "Order")
+    assert _said(_side(1, 104, "Order"), stored) == ([], [])
+    lines, failed = _said(_side(1, 104, "Order", right=0.0), stored)
+    assert len(lines) == 1 and sorted(failed) == ["response_match", "total_tokens"]
+    lines, failed = _said(_side(1, 104, "Parcel"), stored)
+    assert len(lines) == 1 and failed == ["total_tokens"]
+
+
+def test_a_drift_comparison_written_before_drift_metrics_fails_as_it_did() -> None:
+    stored = _side(3, 100, "Order")
+    comparison = compare_dataset(_side(1, 104, "Order"), stored, baseline_path="baseline.json", seed=1, settings=DEFAULTS)
+    assert comparison.drift_metrics is None
+    assert [f.metric for f in drift_failures([comparison], fail_on_drift=True)] == ["total_tokens"]
