@@ -38,7 +38,7 @@ from agent_eval_action.system.logs import log
 from agent_eval_action.text.markdown import plural
 from agent_eval_action.verdict.noise import fewest_runs, gate_settings
 from agent_eval_action.verdict.outages import outage_cause
-from agent_eval_action.verdict.pass_test import to_rerun
+from agent_eval_action.verdict.pass_test import drift_to_rerun, to_rerun
 
 if TYPE_CHECKING:
     from agent_eval_action.run.metric_worker import MetricWorker
@@ -293,6 +293,10 @@ class Evaluation:
             if against is None:
                 break
             again = to_rerun(done.result, against, settings)
+            if beside and stored is not None and done.base is not None:
+                # Drift in doubt (the base's runs now against its stored record) runs on too: on
+                # both sides, as the base's record is this job's runs.
+                again = sorted({*again, *drift_to_rerun(done.base, stored, settings)})
             again = [q for q in again if q in by_id]
             if not again:
                 break

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from agent_eval_action.models.results import DatasetResult, QuestionResult
 from agent_eval_action.models.verdicts import PassTest, QuestionTest
 from agent_eval_action.scoring.aggregate import passes
-from agent_eval_action.verdict.noise import DEFAULTS, Settings, Tally, decide, more_runs
+from agent_eval_action.verdict.noise import DEFAULTS, Settings, Tally, decide, more_runs, spread_in_doubt
 from agent_eval_action.verdict.outages import outage_cause
 
 
@@ -197,11 +197,32 @@ def _fell_on(current: DatasetResult, own: dict[str, Metrics]) -> dict[str, list[
 def to_rerun(current: DatasetResult, baseline: DatasetResult, settings: Settings = DEFAULTS) -> list[str]:
     """The sequential re-runs' next round: the questions to run once more (beside the base's agent,
     on both sides: see ``service/evaluation.py``)."""
+    return sorted(more_runs(_shared(current, baseline), settings))
+
+
+def drift_to_rerun(fresh: DatasetResult, stored: DatasetResult, settings: Settings = DEFAULTS) -> list[str]:
+    """compare-with = "base": the questions to run once more so that drift is decided, when the
+    dataset-wide test of the base's fresh runs against its stored baseline is in doubt (above its
+    level, a fall plausible: ``noise.spread_in_doubt``) and no question has fallen alone. Drift
+    read at one run a question was missed when it was there (10 of 40 questions right 30% of the
+    time: the note unsaid in 3 of 50 checks, each at p = 0.0055-0.0068 against a level of 0.005);
+    a question that fell alone (a thin record's: one stored run, one failed now) is decided as
+    the note decides it, without more runs."""
+    shared = _shared(fresh, stored)
+    if not shared:
+        return []
+    verdict = decide(shared, settings)
+    if verdict.of("failed") or not spread_in_doubt(shared, verdict.spread_p, settings):
+        return []
+    return sorted(more_runs(shared, settings))
+
+
+def _shared(current: DatasetResult, baseline: DatasetResult) -> dict[str, tuple[Tally, Tally]]:
+    """Each question both sides ran: its tallies here and on the base, over the pass metrics."""
     metrics = pass_metrics(current, baseline)
     if not metrics:
-        return []
+        return {}
     own = passable(baseline, current, metrics)
     now, _ = tallies(current, metrics, own)
     before, _ = tallies(baseline, metrics, own)
-    shared = {q: (now[q], before[q]) for q in now.keys() & before.keys()}
-    return sorted(more_runs(shared, settings))
+    return {q: (now[q], before[q]) for q in now.keys() & before.keys()}
