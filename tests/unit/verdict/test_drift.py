@@ -44,7 +44,7 @@ def _said(fresh: DatasetResult, stored: DatasetResult) -> tuple[list[str], list[
     assert any(m.metric == "total_tokens" and m.verdict == "regressed" for m in comparison.metrics)
     lines = drift_lines([fresh], [comparison], lambda _: stored, DEFAULTS)
     assert drift_failures([comparison], fail_on_drift=False) == []
-    return lines, [f.metric for f in drift_failures([comparison], fail_on_drift=True)]
+    return lines, [str(f.metric) for f in drift_failures([comparison], fail_on_drift=True)]
 
 
 def test_a_token_count_that_moved_while_every_answer_is_one_the_record_gave_is_no_drift() -> None:
