@@ -76,6 +76,8 @@ def test_drift_fails_baseline_mode_and_is_reported_apart_in_base_mode(repo: Path
     (drift,) = results["drift"]
     moved = {m["metric"]: m for m in drift["metrics"]}["response_match"]
     assert moved["verdict"] == "regressed" and moved["baseline"] == 1.0
+    # What the note counts as drift is stored with it (fail-on-drift fails on it); a PR's comparison has none.
+    assert "response_match" in drift["drift_metrics"] and all("drift_metrics" not in c for c in results["comparison"])
     (line,) = results["drift_notes"]
     assert f"of {QUESTIONS} questions answer differently than the stored baseline with the same code (response_match 100%" in line
     assert "python -m agent_eval_action baseline update" in line

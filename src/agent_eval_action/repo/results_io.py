@@ -153,6 +153,10 @@ def _pieces(results: Results, packed: bool = False) -> Iterator[str]:
     for comparison in outline.get("comparison") or []:
         if comparison.get("pass_test") is None:
             comparison.pop("pass_test", None)
+    # Set on the drift's comparisons only (verdict/drift.py): elsewhere it says nothing.
+    for comparison in [*(outline.get("comparison") or []), *(outline.get("drift") or [])]:
+        if comparison.get("drift_metrics") is None:
+            comparison.pop("drift_metrics", None)
     for data, dataset in zip(outline["datasets"], results.datasets, strict=True):
         if packed:
             runs = pack_runs([json.loads(question.model_dump_json()) for question in dataset.questions])

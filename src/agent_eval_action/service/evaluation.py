@@ -36,6 +36,7 @@ from agent_eval_action.system.collector import LIBRARY, Collector
 from agent_eval_action.system.errors import DatasetError, UsageError
 from agent_eval_action.system.logs import log
 from agent_eval_action.text.markdown import plural
+from agent_eval_action.verdict.drift import finished
 from agent_eval_action.verdict.noise import fewest_runs, gate_settings
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.verdict.pass_test import drift_to_rerun, to_rerun
@@ -296,7 +297,9 @@ class Evaluation:
             if beside and stored is not None and done.base is not None:
                 # Drift in doubt (the base's runs now against its stored record) runs on too: on
                 # both sides, as the base's record is this job's runs.
-                again = sorted({*again, *drift_to_rerun(done.base, stored, settings)})
+                # The runs the drift is read from: those that finished (``verdict/drift.finished``).
+                fresh = finished(done.base)
+                again = sorted({*again, *(drift_to_rerun(fresh, stored, settings) if fresh is not None else [])})
             again = [q for q in again if q in by_id]
             if not again:
                 break

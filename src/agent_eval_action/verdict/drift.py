@@ -96,10 +96,15 @@ def _moved(dataset: DatasetResult, comparison: DatasetComparison, found: Dataset
 
 
 def _counts_only(dataset: DatasetResult, metric: str) -> bool:
-    """Whether ``metric`` counts how a run went (a trace metric: tokens, calls, cost) rather than
-    whether its answer was right."""
+    """Whether ``metric`` counts how a run went (a trace metric counted or priced: tokens, calls,
+    cost) rather than whether its answer was right. A trace metric's rate (``tool_error_rate``)
+    is not a count: a model that starts failing its tool calls moved."""
     summary = dataset.summary.get(metric)
-    return summary is not None and summary.kind == "trace"
+    if summary is None or summary.kind != "trace":
+        return False
+    from agent_eval_action.metrics.registry import unit_of  # the metric modules: only when drift is read
+
+    return (summary.unit or unit_of(metric)) in ("count", "usd")
 
 
 def drift_failures(drift: Sequence[DatasetComparison], fail_on_drift: bool) -> list[GateFailure]:

@@ -81,3 +81,22 @@ def test_a_drift_comparison_written_before_drift_metrics_fails_as_it_did() -> No
     comparison = compare_dataset(_side(1, 104, "Order"), stored, baseline_path="baseline.json", seed=1, settings=DEFAULTS)
     assert comparison.drift_metrics is None
     assert [f.metric for f in drift_failures([comparison], fail_on_drift=True)] == ["total_tokens"]
+
+
+def test_a_trace_metrics_rate_is_no_count() -> None:
+    """Counts and prices alone are no drift; a trace metric's rate (tools failing) may be."""
+    from agent_eval_action.verdict.drift import _counts_only
+
+    scorer = Scorer.for_names(["total_tokens", "cost_usd", "tool_error_rate", "response_match"], MetricContext())
+    dataset = scorer.summarize(
+        LoadedDataset(path="g.json", name="g", format="golden", records=iter(())),
+        [
+            QuestionResult(
+                id="q", run=0, scores={n: Score(value=0.5) for n in ("total_tokens", "cost_usd", "tool_error_rate", "response_match")}
+            )
+        ],
+    )
+    assert [n for n in ("total_tokens", "cost_usd", "tool_error_rate", "response_match") if _counts_only(dataset, n)] == [
+        "total_tokens",
+        "cost_usd",
+    ]
