@@ -333,6 +333,7 @@ def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = D
     if doubtful or verdict.of("failed") or not spread_in_doubt(tallies, verdict.spread_p, settings):
         return doubtful
     # The dataset-wide test in doubt: a fall spread thin shows on questions that passed their
-    # first run too, so every question gets runs up to ``spread_runs``.
-    wide = [q.id for q in verdict.questions if q.pr.runs < settings.spread_runs and q.base.runs]
+    # first run too, so every question gets runs up to ``spread_runs``, and never past the cap
+    # (``[gate] max-reruns``: with 1, every question of a PR with one broken ran 3 times).
+    wide = [q.id for q in verdict.questions if q.pr.runs < min(settings.spread_runs, settings.cap) and q.base.runs]
     return sorted(set(doubtful) | set(wide))

@@ -3,12 +3,14 @@ dataset-wide Cochran-Mantel-Haenszel test, the decision and the sequential re-ru
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
 import pytest
 
 from agent_eval_action.verdict.noise import (
+    DEFAULTS,
     Settings,
     Tally,
     could_fall,
@@ -165,6 +167,9 @@ def test_a_thin_fall_on_reliable_questions_runs_everything_though_flaky_noise_hi
     assert verdict.spread_p == pytest.approx(0.43, abs=0.01)
     assert spread_in_doubt(thin, verdict.spread_p)
     assert more_runs(thin) == sorted(thin)  # up to five runs each, w1 and w2 included
+    # Never past [gate] max-reruns (the cap): at 3, the questions at 3 runs stop; at 1, nothing runs again.
+    assert more_runs(thin, dataclasses.replace(DEFAULTS, cap=3)) == sorted(q for q in thin if q not in ("w1", "w2"))
+    assert more_runs(thin, dataclasses.replace(DEFAULTS, cap=1)) == []
     one = steady | flaky | {"w1": (Tally(3, 2), Tally(10, 10))}
     assert not spread_in_doubt(one, decide(one).spread_p)
     assert more_runs(one) == []
