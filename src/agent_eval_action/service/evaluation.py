@@ -294,12 +294,11 @@ class Evaluation:
             if against is None:
                 break
             again = to_rerun(done.result, against, settings)
-            if beside and stored is not None and done.base is not None:
-                # Drift in doubt (the base's runs now against its stored record) runs on too: on
-                # both sides, as the base's record is this job's runs.
-                # The runs the drift is read from: those that finished (``verdict/drift.finished``).
-                fresh = finished(done.base)
-                again = sorted({*again, *(drift_to_rerun(fresh, stored, settings) if fresh is not None else [])})
+            # Drift in doubt (the base's finished runs now, as the drift is read, against its stored
+            # record) runs on too: on both sides, as the base's record is this job's runs.
+            fresh = finished(done.base) if beside and stored is not None and done.base is not None else None
+            if fresh is not None and stored is not None:
+                again = sorted({*again, *drift_to_rerun(fresh, stored, settings)})
             again = [q for q in again if q in by_id]
             if not again:
                 break

@@ -317,10 +317,13 @@ def spread_in_doubt(tallies: Mapping[str, tuple[Tally, Tally]], spread_p: float,
     return spread_fall(steady) <= settings.steady_doubt
 
 
-def more_runs(tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFAULTS) -> list[str]:
+def more_runs(
+    tallies: Mapping[str, tuple[Tally, Tally]], settings: Settings = DEFAULTS, verdict: DatasetVerdict | None = None
+) -> list[str]:
     """The questions to run once more (sequential re-runs): in doubt, not yet decided (Holm would
-    not reject them now), and under the cap of PR runs."""
-    verdict = decide(tallies, settings)
+    not reject them now), and under the cap of PR runs. ``verdict``: ``decide``'s of these
+    tallies, when the caller has it already."""
+    verdict = decide(tallies, settings) if verdict is None else verdict
     doubtful = [q.id for q in verdict.questions if q.decision == "inconclusive" and q.pr.runs < settings.cap]
     # A fall against a short base record is confirmed by failing MIN_BASE_RUNS runs, not one.
     doubtful += [q.id for q in verdict.questions if q.short and q.decision == "failed" and q.pr.runs < MIN_BASE_RUNS]

@@ -214,7 +214,7 @@ def drift_to_rerun(fresh: DatasetResult, stored: DatasetResult, settings: Settin
     verdict = decide(shared, settings)
     if verdict.of("failed") or not spread_in_doubt(shared, verdict.spread_p, settings):
         return []
-    return sorted(more_runs(shared, settings))
+    return sorted(more_runs(shared, settings, verdict))
 
 
 def _shared(current: DatasetResult, baseline: DatasetResult) -> dict[str, tuple[Tally, Tally]]:
