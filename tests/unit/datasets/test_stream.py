@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.tabular import load_csv, load_jsonl
+from agent_eval_action.datasets.tabular.stream import TOO_WIDE_FIX
 from agent_eval_action.system.errors import DatasetError
 from tests.helpers import seed_pipeline as seed
 from tests.helpers import workshop
@@ -129,3 +130,17 @@ def test_a_tables_batches_convert_in_another_process_as_they_do_here(tmp_path: P
     assert [(row.number, row.pointer) for row in rows] == [(n, f"row {n}") for n in range(1, 6)]
     assert [row.item.question for row in rows if isinstance(row.item, Record)] == [r.question for r in records]
     assert [row.session for row in rows] == [workshop.row(c)["session_id"] for c in workshop.conversations()]
+
+
+def test_rows_the_tokenizer_refuses_across_read_chunks_are_refused_alone_and_every_other_row_read_once(tmp_path: Path) -> None:
+    """pandas reads 256 rows at a time (``READ_ROWS``) and refuses a whole chunk for one bad row:
+    the chunk's rows are read again one at a time, up to the refused one, and reading goes on."""
+    bad = {255, 256, 257, 300, 513}  # about the chunks' ends; two fields too many stop the tokenizer
+    lines = [f"q{n},hi,x,y" if n in bad else f"q{n},hi" for n in range(1, 601)]
+    path = tmp_path / "runs.csv"
+    path.write_text("question_id,user_inputs\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    items = list(load_csv(str(path)).records)
+
+    assert [item.pointer for item in items if isinstance(item, DatasetError)] == [f"row {n}" for n in sorted(bad)]
+    assert all(item.reason.endswith(TOO_WIDE_FIX) for item in items if isinstance(item, DatasetError))
+    assert [item.question.id for item in items if isinstance(item, Record)] == [f"q{n}" for n in range(1, 601) if n not in bad]
