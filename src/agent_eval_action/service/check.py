@@ -58,6 +58,7 @@ from agent_eval_action.service.steps import (
 )
 from agent_eval_action.system.collector import LIBRARY, Collector
 from agent_eval_action.verdict.drift import drift_hint
+from agent_eval_action.verdict.noise import gate_settings
 from agent_eval_action.verdict.rules import Rules
 
 
@@ -251,7 +252,11 @@ def finish(check: Prepared, sides: Sides) -> Outcome:
             unsound=[*not_the_bases(check), *sides.disturbed],
             notes=[plan.fallback] if plan.fallback else [],
         )
-        hint = drift_hint(results, lambda d: found.dataset if (found := stored(d)) is not None else None)
+        hint = drift_hint(
+            results,
+            lambda d: found.dataset if (found := stored(d)) is not None else None,
+            lambda d: gate_settings(config, len({q.id for q in d.questions})),
+        )
         results.drift_notes = [hint] if hint else []
     else:
         outcome = _finish_beside(check, sides, results, stored)

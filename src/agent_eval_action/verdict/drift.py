@@ -145,17 +145,20 @@ def drift_failures(drift: Sequence[DatasetComparison], fail_on_drift: bool) -> l
     return failures
 
 
-def drift_hint(results: Results, stored: StoredRun) -> str | None:
+def drift_hint(results: Results, stored: StoredRun, settings: Callable[[DatasetResult], Settings]) -> str | None:
     """compare-with = "baseline" and the PR changed no agent code (nor did the base since the
     baseline: the agent's code hashes as the baseline's did), yet questions it did not change
-    answer differently than the stored baseline: the likely cause is drift, and the hint says so."""
+    answer differently than the stored baseline: the likely cause is drift, and the hint says so.
+    What moved must be what drift moves (:func:`drift_lines`): counts alone, or pass rates within
+    the questions' own, are no drift; ``settings``: a dataset's noise settings for the pass test."""
     selection = results.selection
     if selection is None or selection.agent_changes or not results.comparison:
         return None
-    moved = [c for c in results.comparison if any(m.verdict in ("regressed", "improved") and not is_timing(m.metric) for m in c.metrics)]
+    comparisons = {c.path: c for c in results.comparison if c.status == "compared"}
     unchanged = 0
     for dataset in results.datasets:
-        if not any(c.path == dataset.path for c in moved):
+        comparison = comparisons.get(dataset.path)
+        if comparison is None:
             continue
         try:
             found = stored(dataset)
@@ -163,6 +166,8 @@ def drift_hint(results: Results, stored: StoredRun) -> str | None:
             continue
         if found is None or found.agent_fingerprint is None or found.agent_fingerprint != dataset.agent_fingerprint:
             continue  # other agent code than the baseline's (this PR's, or the base's since): not drift alone
+        if not [m for m in _moved(dataset, comparison, found, settings(dataset)) if not _counts_only(dataset, m.metric)]:
+            continue
         hashes = {q.id: q.content_hash for q in found.questions if q.content_hash}
         same = [q for q in dataset.questions if not q.reused and q.content_hash and hashes.get(q.id) == q.content_hash]
         scores = {(q.id, q.run): q for q in found.questions}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from agent_eval_action.datasets import LoadedDataset
 from agent_eval_action.metrics import MetricContext, default_pass_thresholds
-from agent_eval_action.models.results import DatasetResult, QuestionResult
+from agent_eval_action.models.results import DatasetResult, QuestionResult, Results, Selection
 from agent_eval_action.models.scores import Score
 from agent_eval_action.models.traces import Transcript
 from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.verdict.comparison import compare_dataset
-from agent_eval_action.verdict.drift import drift_failures, drift_lines
+from agent_eval_action.verdict.drift import drift_failures, drift_hint, drift_lines
 from agent_eval_action.verdict.noise import DEFAULTS
 
 SCORER = Scorer.for_names(["response_match", "total_tokens"], MetricContext(), pass_thresholds=default_pass_thresholds({}))
@@ -100,3 +100,25 @@ def test_a_trace_metrics_rate_is_no_count() -> None:
         "total_tokens",
         "cost_usd",
     ]
+
+
+def _hint(now: DatasetResult, stored: DatasetResult) -> str | None:
+    """The drift hint of a check against stored baselines that changed no agent code: both sides
+    the same agent code, every question as the record asked it."""
+    for side in (now, stored):
+        side.agent_fingerprint = "same code"
+        for question in side.questions:
+            question.content_hash = f"asked {question.id}"
+    comparison = compare_dataset(now, stored, baseline_path="baseline.json", seed=1, settings=DEFAULTS)
+    results = Results(datasets=[now], comparison=[comparison], selection=Selection())
+    return drift_hint(results, lambda _: stored, lambda _: DEFAULTS)
+
+
+def test_the_drift_hint_reads_a_move_as_the_drift_line_does() -> None:
+    """Against stored baselines, with no agent code changed: the hint said "model drift is the
+    likely cause" when a count alone moved and some question answered in other words (a flaky
+    one's wording). As the drift line: a move of what runs are scored on, beyond chance."""
+    assert _hint(_side(1, 104, "Parcel"), _side(3, 100, "Order")) is None
+    assert _hint(_side(1, 100, "Order", right=0.0), _side(3, 100, "Order")) is None  # no answer differs
+    hint = _hint(_side(1, 104, "Parcel", right=0.0), _side(3, 100, "Order"))
+    assert hint is not None and hint.startswith("scores moved although this PR changed no agent code: 20 question runs"), hint
