@@ -133,9 +133,9 @@ def test_a_tables_batches_convert_in_another_process_as_they_do_here(tmp_path: P
 
 
 def test_rows_the_tokenizer_refuses_across_read_chunks_are_refused_alone_and_every_other_row_read_once(tmp_path: Path) -> None:
-    """pandas reads 256 rows at a time (``READ_ROWS``) and refuses a whole chunk for one bad row:
+    """pandas reads 64 rows at a time (``CHUNK_ROWS``) and refuses a whole chunk for one bad row:
     the chunk's rows are read again one at a time, up to the refused one, and reading goes on."""
-    bad = {255, 256, 257, 300, 513}  # about the chunks' ends; two fields too many stop the tokenizer
+    bad = {63, 64, 65, 100, 129, 513}  # about the chunks' ends; two fields too many stop the tokenizer
     lines = [f"q{n},hi,x,y" if n in bad else f"q{n},hi" for n in range(1, 601)]
     path = tmp_path / "runs.csv"
     path.write_text("question_id,user_inputs\n" + "\n".join(lines) + "\n", encoding="utf-8")

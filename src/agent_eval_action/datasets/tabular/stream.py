@@ -22,10 +22,6 @@ from agent_eval_action.text.jsonish import LONE_SURROGATES, TooDeep, loads
 from agent_eval_action.text.spelling import did_you_mean
 
 CHUNK_ROWS = 64
-# Rows pandas reads at a time: more than a batch, since each read of a chunk costs a fixed part
-# (2,000 rows of 43 KB: 0.32 s read 64 at a time, 0.29 s 256 at a time, 0.27 s in one read); a
-# chunk's rows are then handed on a batch at a time.
-READ_ROWS = 256
 # One column past the header's last: a row's first extra field lands there and the row is refused
 # (pandas drops extra fields unsaid, or makes a wide first row's leading fields an index). A row
 # with more extra fields than that makes the tokenizer stop, and is found as such (``_csv_rows``).
@@ -78,7 +74,7 @@ def _csv_rows(path: str, header: list[str]) -> Iterator[tuple[int, dict[str, str
     refused = 0
     while True:
         try:
-            for values in _read_csv(path, names, skip=1 + records, chunk_rows=READ_ROWS):
+            for values in _read_csv(path, names, skip=1 + records, chunk_rows=CHUNK_ROWS):
                 records += 1
                 if any(values):
                     number += 1
@@ -145,7 +141,7 @@ def _until_refused(path: str, names: list[str], *, skip: int) -> tuple[list[tupl
     try:
         for values in _read_csv(path, names, skip=skip, chunk_rows=1):
             rows.append(values)
-            if len(rows) == READ_ROWS:
+            if len(rows) == CHUNK_ROWS:
                 break
     except pd.errors.EmptyDataError:
         return rows, None
