@@ -91,6 +91,25 @@ def test_drift_fails_baseline_mode_and_is_reported_apart_in_base_mode(repo: Path
     assert not (repo / ".git" / "worktrees").exists() or not list((repo / ".git" / "worktrees").iterdir())
 
 
+def test_a_drift_in_doubt_runs_the_bases_questions_again_until_it_is_said(repo: Path) -> None:
+    """The model moved a little behind its name (v1.1: one question of 20 now answered wrong, the
+    others word for word as before). At one run a question the fall is plausible, not beyond the
+    test's level, and no drift was said (with the re-runs turned off: no note); the question in
+    doubt runs again on the base's side until the test decides, and the drift is said."""
+    (repo / "README.md").write_text("docs only\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-qm", "docs")
+
+    results, printed = check(repo, "--compare-with", "base", version="v1.1", code=0)
+    assert results["gate"]["outcome"] == "passed"  # the PR's side answers as the base's does
+    assert results["base_run"]["reruns"] >= 1 and results["base_run"]["model_calls"] > 2 * QUESTIONS, results["base_run"]
+    assert "re-runs of the questions in doubt" in printed
+    (line,) = results["drift_notes"]
+    assert line.startswith(f"prices: the model moved: 1 of {QUESTIONS} questions answer differently than the stored baseline"), line
+    (drift,) = results["drift"]
+    assert "response_match" in drift["drift_metrics"]
+
+
 def test_fail_on_drift_fails_the_drifted_check(repo: Path) -> None:
     edit(repo, "agent-eval.toml", "reuse = false\n", "reuse = false\n\n[gate]\nfail-on-drift = true\n", "fail on drift")
     # The gate's rules come from the base: put the setting there.
