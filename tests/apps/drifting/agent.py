@@ -22,7 +22,7 @@ from google.genai import types
 
 PRICES = {"apple": 1, "pear": 2, "plum": 3, "fig": 4}
 # The chance of a right answer under each model version.
-# "v1.1": a minor update that words its answers as v1 does, wrong on a few questions v1 got right.
+# "v1.1": a minor update that words its answers as v1 does, wrong on one of the 20 questions (q01) v1 got right.
 SKILL = {"v1": 1.0, "v1.1": 0.95, "v2": 0.5}
 
 
