@@ -5,7 +5,10 @@ refused alone, and a large table's batches converted in another process as they 
 from __future__ import annotations
 
 import pickle
+import warnings
 from pathlib import Path
+
+import pandas as pd
 
 from agent_eval_action.datasets import Record
 from agent_eval_action.datasets.tabular import load_csv, load_jsonl
@@ -139,7 +142,13 @@ def test_rows_the_tokenizer_refuses_across_read_chunks_are_refused_alone_and_eve
     lines = [f"q{n},hi,x,y" if n in bad else f"q{n},hi" for n in range(1, 601)]
     path = tmp_path / "runs.csv"
     path.write_text("question_id,user_inputs\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    items = list(load_csv(str(path)).records)
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always")
+        items = list(load_csv(str(path)).records)
+
+    # A bad row first in a chunk made pandas warn on stderr ("Length of header or names does not
+    # match ..."): the row's refusal says it already.
+    assert not [str(w.message) for w in heard if issubclass(w.category, pd.errors.ParserWarning)]
 
     assert [item.pointer for item in items if isinstance(item, DatasetError)] == [f"row {n}" for n in sorted(bad)]
     assert all(item.reason.endswith(TOO_WIDE_FIX) for item in items if isinstance(item, DatasetError))

@@ -8,7 +8,6 @@ for each row) where it is read or, for a large table, in a scorer's worker proce
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -123,12 +122,14 @@ def _read_csv(path: str, names: list[str], *, skip: int, chunk_rows: int) -> Ite
         engine="c",
         encoding_errors="surrogateescape",
     ) as reader:
-        # A first row wider than the names makes pandas warn that it cuts it: the row is refused
-        # for that anyway. (No yield inside: the filter must not outlive this statement.)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            first = next(reader, None)
-        for chunk in itertools.chain([] if first is None else [first], reader):
+        while True:
+            # A chunk's first row wider than the names makes pandas warn that it cuts it: the row is
+            # refused for that anyway. (No yield inside: the filter must not outlive this statement.)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", pd.errors.ParserWarning)
+                chunk = next(reader, None)
+            if chunk is None:
+                return
             # itertuples skips the per-cell boxing that to_dict("records") does.
             yield from chunk.itertuples(index=False, name=None)
 
