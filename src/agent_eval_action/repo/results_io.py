@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent_eval_action.models.plan import recorded_plan
 from agent_eval_action.models.results import READABLE_VERSIONS, SCHEMA_VERSION, Results
@@ -40,7 +40,7 @@ class _Raw(str):
     """JSON text already encoded (by pydantic's Rust serializer), spliced in as is."""
 
 
-class _Dumped(list):
+class _Dumped(list[BaseModel]):
     """Models each spliced in as its JSON text (``model_dump_json``), made as it is written: a
     large file's questions are never all held as text at once (20,000 recorded rows: 145 MB)."""
 
