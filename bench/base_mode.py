@@ -178,7 +178,7 @@ def _base_rows(result: dict[str, Any]) -> list[str]:
             "the base environment's install, apart: base mode with an `--install` command (the bench's packages linked into each venv)",
             f"{i['first_s']:.2f} s with the base's venv made",
             f"{i['cached_s']:.2f} s with it cached (median of {len(i['cached'])}; the PR's venv is made on every run)",
-            f"+{i['base_install_s']:.2f} s",
+            f"{i['base_install_s']:+.2f} s",
         ),
     ]
 

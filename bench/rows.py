@@ -140,7 +140,7 @@ def cli_rows(c: dict[str, Any]) -> list[str]:
             c["overhead_ms"],
             GOALS["cli_start"],
             c["samples"],
-            shown=f"+{c['overhead_ms']:.0f} ms",
+            shown=f"{c['overhead_ms']:+.0f} ms",
         )
     ]
 
