@@ -61,7 +61,7 @@ def drift_lines(
         # in 1 of 20, then 7 of 60, of the bench's base-mode checks (a flaky question's answer the
         # record never gave, "total_tokens 99.2 -> 100"). A drift that matters moves what runs are
         # scored on: a reference or judged metric, or a pass rate beyond chance.
-        moved = [m for m in _moved(dataset, comparison, found, settings) if not _counts_only(dataset, m.metric)]
+        moved = _moved(dataset, comparison, found, settings)
         comparison.drift_metrics = [m.metric for m in moved]
         if not moved:
             continue
@@ -79,20 +79,21 @@ def drift_lines(
 
 
 def _moved(dataset: DatasetResult, comparison: DatasetComparison, found: DatasetResult, settings: Settings) -> list[MetricComparison]:
-    """The metrics that moved, timings aside; those of the pass test only beyond the questions' own pass rates."""
+    """The metrics that moved as drift: timings and counts aside (:func:`_counts_only`); those of
+    the pass test only beyond the questions' own pass rates."""
     moved = [m for m in comparison.metrics if m.verdict in ("regressed", "improved") and not is_timing(m.metric)]
-    if comparison.pass_test is None:
-        return moved
-    # Questions pass at their own rates: for the metrics of the pass test, drift is only a
-    # move beyond them, either way (the fresh base against the stored runs, and back).
-    tested = set(comparison.pass_test.metrics)
-    rose = pass_test(found, dataset, settings)
-    beyond = any(
-        t.spread_p <= spread_level(t.alpha) or any(q.decision == "failed" for q in t.tested)
-        for t in (comparison.pass_test, rose)
-        if t is not None
-    )
-    return [m for m in moved if m.metric not in tested] + ([m for m in comparison.metrics if m.metric in tested] if beyond else [])
+    if comparison.pass_test is not None:
+        # Questions pass at their own rates: for the metrics of the pass test, drift is only a
+        # move beyond them, either way (the fresh base against the stored runs, and back).
+        tested = set(comparison.pass_test.metrics)
+        rose = pass_test(found, dataset, settings)
+        beyond = any(
+            t.spread_p <= spread_level(t.alpha) or any(q.decision == "failed" for q in t.tested)
+            for t in (comparison.pass_test, rose)
+            if t is not None
+        )
+        moved = [m for m in moved if m.metric not in tested] + ([m for m in comparison.metrics if m.metric in tested] if beyond else [])
+    return [m for m in moved if not _counts_only(dataset, m.metric)]
 
 
 def _counts_only(dataset: DatasetResult, metric: str) -> bool:
@@ -166,7 +167,7 @@ def drift_hint(results: Results, stored: StoredRun, settings: Callable[[DatasetR
             continue
         if found is None or found.agent_fingerprint is None or found.agent_fingerprint != dataset.agent_fingerprint:
             continue  # other agent code than the baseline's (this PR's, or the base's since): not drift alone
-        if not [m for m in _moved(dataset, comparison, found, settings(dataset)) if not _counts_only(dataset, m.metric)]:
+        if not _moved(dataset, comparison, found, settings(dataset)):
             continue
         hashes = {q.id: q.content_hash for q in found.questions if q.content_hash}
         same = [q for q in dataset.questions if not q.reused and q.content_hash and hashes.get(q.id) == q.content_hash]
