@@ -296,8 +296,7 @@ class Evaluation:
             again = to_rerun(done.result, against, settings)
             # Drift in doubt (the base's finished runs now, as the drift is read, against its stored
             # record) runs on too: on both sides, as the base's record is this job's runs.
-            fresh = finished(done.base) if beside and stored is not None and done.base is not None else None
-            if fresh is not None and stored is not None:
+            if beside and stored is not None and done.base is not None and (fresh := finished(done.base)) is not None:
                 again = sorted({*again, *drift_to_rerun(fresh, stored, settings)})
             again = [q for q in again if q in by_id]
             if not again:
