@@ -40,15 +40,15 @@ class _Raw(str):
     """JSON text already encoded (by pydantic's Rust serializer), spliced in as is."""
 
 
-class _Dumped(list[BaseModel]):
-    """Models each spliced in as its JSON text (``model_dump_json``), made as it is written: a
-    large file's questions are never all held as text at once (20,000 recorded rows: 145 MB)."""
-
-
 def _encode(value: Any, level: int) -> Iterator[str]:
-    """The text in pieces: a large file is written as it is encoded, never held twice."""
+    """The text in pieces: a large file is written as it is encoded, never held twice. A model
+    (a question) is its JSON text, made as it is written: a large file's questions are never all
+    held as text at once (20,000 recorded rows: 145 MB)."""
     if isinstance(value, _Raw):
         yield value
+        return
+    if isinstance(value, BaseModel):
+        yield value.model_dump_json()
         return
     pad = "  " * (level + 1)
     end = "  " * level
@@ -59,19 +59,11 @@ def _encode(value: Any, level: int) -> Iterator[str]:
             yield from _encode(value[key], level + 1)
             yield ",\n" if i < len(value) - 1 else "\n"
         yield end + "}"
-    elif (
-        isinstance(value, list)
-        and value
-        and (isinstance(value, _Dumped) or any(isinstance(v, dict | list | _Raw) for v in value))
-        and level <= EXPAND_LEVELS
-    ):
+    elif isinstance(value, list) and value and any(isinstance(v, dict | list | _Raw | BaseModel) for v in value) and level <= EXPAND_LEVELS:
         yield "[\n"
         for i, item in enumerate(value):
             yield pad
-            if isinstance(value, _Dumped):
-                yield item.model_dump_json()
-            else:
-                yield from _encode(item, level + 1)
+            yield from _encode(item, level + 1)
             yield ",\n" if i < len(value) - 1 else "\n"
         yield end + "]"
     else:
@@ -175,7 +167,7 @@ def _pieces(results: Results, packed: bool = False) -> Iterator[str]:
             runs = pack_runs([json.loads(question.model_dump_json()) for question in dataset.questions])
             data["questions"] = [_Raw(json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=False)) for entry in runs]
         else:
-            data["questions"] = _Dumped(dataset.questions)
+            data["questions"] = list(dataset.questions)
     yield from _encode(outline, 0)
     yield "\n"
 
