@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_eval_action.datasets import load_dataset
-from agent_eval_action.datasets.tabular import stream
+from agent_eval_action.datasets.tabular import cuts, stream
 from agent_eval_action.metrics import MetricContext
 from agent_eval_action.models.results import Results
 from agent_eval_action.repo.results_io import dumps
@@ -54,6 +56,7 @@ def test_sharded_equals_sequential(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     sequential, seq_problems = _score(path, workers=1)
     monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(stream, "CHUNK_ROWS", 4)  # several batches, some sent to workers
+    monkeypatch.setattr(cuts, "CUT_ROWS", 4)  # a CSV file's workers read cuts of it
     sharded, shard_problems = _score(path, workers=workers)
     assert sharded == sequential
     assert shard_problems == seq_problems
@@ -61,6 +64,41 @@ def test_sharded_equals_sequential(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     questions = json.loads(sequential)["datasets"][0]["questions"]
     assert len(questions) == 23 - len(seq_problems)
     assert any(q["run"] == 1 for q in questions)  # repeated runs with distinct sessions are numbered
+
+
+@pytest.mark.parametrize("quirk", ["none", "blank-rows", "bare-quote", "unclosed-quote", "empty-cells", "field-past-the-header"])
+def test_a_csv_file_cut_for_the_workers_scores_as_one_process_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quirk: str) -> None:
+    """The workers parse cuts of a CSV file. Where the cuts cannot be trusted (a quote the scan
+    misreads, a row the tokenizer refuses) the file is read whole and its rows sent: the results
+    and the problems are the same either way, and a file without quirks is never read twice."""
+    path = tmp_path / "runs.csv"
+    write_csv(path, _rows())
+    lines = path.read_bytes().decode().split("\r\n")  # a row a line: no cell here holds a newline
+    row = lines[3]
+    rest = row[row.index(",") :]  # after the first cell (eval_id), which the quirks change
+    lines[8:8] = {
+        "none": [],
+        "blank-rows": ["", ""],
+        "bare-quote": ['e"x' + rest],
+        "unclosed-quote": ['"ex' + rest],
+        "empty-cells": ["," * (len(_rows()[0]) - 1)],
+        "field-past-the-header": [row + ",extra"],
+    }[quirk]
+    path.write_bytes("\r\n".join(lines).encode())
+    sequential = _score(path, workers=1)
+
+    monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(cuts, "CUT_ROWS", 3)
+    whole_reads = []
+    read_whole = stream._csv_rows
+
+    def counted(*args: str | list[str]) -> Iterator[Any]:
+        whole_reads.append(args)
+        return read_whole(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stream, "_csv_rows", counted)
+    assert _score(path, workers=2) == sequential
+    assert len(whole_reads) == (0 if quirk in ("none", "blank-rows") else 1)
 
 
 def test_collector_resumes_after_scoring(tmp_path: Path) -> None:

@@ -40,8 +40,14 @@ class Row:
     content: str | None = None
 
 
-# One batch of raw rows -> its rows and column warnings.
-Converter = Callable[[RawBatch], tuple[list[Row], list[str]]]
+# Rows and column warnings, from one batch of raw rows (or one cut of a file).
+Converted = tuple[list[Row], list[str]]
+Converter = Callable[[RawBatch], Converted]
+
+
+class Uncut(Exception):
+    """A cut of a file whose parse disagrees with the scan that cut it, or a file the scan cannot
+    cut: the file is read whole instead (``Batches.read``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +59,10 @@ class Batches:
 
     read: Callable[[], Iterator[RawBatch]]
     convert: Converter
+    # A file its workers can read too (CSV): ``cuts`` yields pieces of it, which ``convert_cut``
+    # reads and converts where it runs, or raises ``Uncut`` when the file must be read whole.
+    cuts: Callable[[], Iterator[Any]] | None = None
+    convert_cut: Callable[[Any], Converted] | None = None
 
 
 def question_content(question: Question) -> str:

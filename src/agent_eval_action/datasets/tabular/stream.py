@@ -8,13 +8,25 @@ for each row) where it is read or, for a large table, in a scorer's worker proce
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from agent_eval_action.datasets.base import Batches, LoadedDataset, RawBatch, Record, Row, RunResolver, content_and_key, question_content
+from agent_eval_action.datasets.base import (
+    Batches,
+    LoadedDataset,
+    RawBatch,
+    Record,
+    Row,
+    RunResolver,
+    Uncut,
+    content_and_key,
+    question_content,
+)
 from agent_eval_action.datasets.tabular.cells import KNOWN_COLUMNS, SCORE_PREFIXES, UNPARSED
+from agent_eval_action.datasets.tabular.cuts import Cut, cuts
 from agent_eval_action.datasets.tabular.rows import row_to_run
 from agent_eval_action.system.errors import DatasetError
 from agent_eval_action.text.jsonish import LONE_SURROGATES, TooDeep, loads
@@ -57,7 +69,14 @@ def load_csv(path: str) -> LoadedDataset:
     def batches() -> Iterator[RawBatch]:
         yield from _batched(_csv_rows(path, header))
 
+    names = [*header, OVERFLOW]
     _attach(dataset, batches)
+    assert dataset.batches is not None
+    dataset.batches = replace(
+        dataset.batches,
+        cuts=functools.partial(cuts, path, functools.partial(_is_header, header)),
+        convert_cut=functools.partial(convert_cut, path, names, len(header)),
+    )
     return dataset
 
 
@@ -101,6 +120,19 @@ def _csv_rows(path: str, header: list[str]) -> Iterator[tuple[int, dict[str, str
             return
 
 
+# How rows are read, by the whole-file reader and from a cut alike.
+_READING: dict[str, Any] = {
+    "header": None,
+    "index_col": False,
+    "dtype": str,
+    "keep_default_na": False,
+    "skip_blank_lines": False,
+    "engine": "c",
+    "encoding": "utf-8",
+    "encoding_errors": "surrogateescape",
+}
+
+
 def _read_csv(path: str, names: list[str], *, skip: int, chunk_rows: int) -> Iterator[tuple[str, ...]]:
     import warnings
 
@@ -109,19 +141,7 @@ def _read_csv(path: str, names: list[str], *, skip: int, chunk_rows: int) -> Ite
     # The header row is skipped and named again with the overflow column. No usecols (to skip the
     # columns no metric reads): pandas then drops extra fields unsaid, and refuses names longer
     # than the rows. Blank rows are kept so that ``skiprows`` and our count agree on where a row is.
-    with pd.read_csv(
-        path,
-        header=None,
-        skiprows=skip,
-        names=names,
-        index_col=False,
-        dtype=str,
-        keep_default_na=False,
-        skip_blank_lines=False,
-        chunksize=chunk_rows,
-        engine="c",
-        encoding_errors="surrogateescape",
-    ) as reader:
+    with pd.read_csv(path, skiprows=skip, names=names, chunksize=chunk_rows, **_READING) as reader:
         while True:
             # A chunk's first row wider than the names makes pandas warn that it cuts it: the row is
             # refused for that anyway. (No yield inside: the filter must not outlive this statement.)
@@ -132,6 +152,58 @@ def _read_csv(path: str, names: list[str], *, skip: int, chunk_rows: int) -> Ite
                 return
             # itertuples skips the per-cell boxing that to_dict("records") does.
             yield from chunk.itertuples(index=False, name=None)
+
+
+def _read_cut(path: str, names: list[str], width: int, cut: Cut) -> RawBatch:
+    """A cut's rows, numbered as the whole-file reader numbers them, once its parse agrees with
+    the scan (:class:`Uncut` if not, or if a row in it is refused: the whole-file reader says why)."""
+    import io
+    import warnings
+
+    import pandas as pd
+
+    with open(path, "rb") as handle:
+        data = os.pread(handle.fileno(), cut.end - cut.start, cut.start)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.BytesIO(data), names=names, **_READING)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise Uncut(f"{path}: bytes {cut.start}-{cut.end}: {error}") from None
+    batch: RawBatch = []
+    records = 0
+    number = cut.first - 1
+    for values in frame.itertuples(index=False, name=None):
+        records += 1
+        if any(values):
+            number += 1
+            cells = _cells(names, values, width)
+            if isinstance(cells, BadRow):
+                raise Uncut(f"{path}: row {number}: {cells.reason}")
+            batch.append((number, cells))
+    if (records, number + 1 - cut.first) != (cut.records, cut.rows):
+        raise Uncut(
+            f"{path}: bytes {cut.start}-{cut.end}: {records} records, {number + 1 - cut.first} rows; the scan counted {cut.records}, {cut.rows}"
+        )
+    return batch
+
+
+def convert_cut(path: str, names: list[str], width: int, cut: Cut) -> tuple[list[Row], list[str]]:
+    """A cut's rows read and converted: what a worker process does with the cut it is sent."""
+    return convert_batch("csv", path, _read_cut(path, names, width, cut))
+
+
+def _is_header(header: list[str], data: bytes) -> bool:
+    """Whether ``data`` parses as one row, the header ``load_csv`` read."""
+    import io
+
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(io.BytesIO(data), **_READING)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError):
+        return False
+    return [list(row) for row in frame.itertuples(index=False, name=None)] == [header]
 
 
 def _until_refused(path: str, names: list[str], *, skip: int) -> tuple[list[tuple[str, ...]], Exception | None]:
