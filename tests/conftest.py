@@ -1,8 +1,20 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from agent_eval_action.run.agent.env import agent_environment
+from agent_eval_action.run.workers.template import ENV_TEMPLATE
+
+# "1": every zygote is started as a fresh interpreter, as a command outside the suite starts it.
+FRESH_ZYGOTES = "AGENT_EVAL_TEST_FRESH_ZYGOTES"
 
 
 @pytest.fixture
@@ -11,6 +23,50 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory's repository (the directory itself without one), and ``tmp_path`` is not in this checkout."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def zygote_template() -> Iterator[str | None]:
+    """A template per test process that forks the zygotes of the commands the tests run
+    (``run/workers/template.py``): the suite starts some 500, and each fresh one spent half a
+    second to a second of CPU importing ADK. Yields its socket (None: the zygotes start fresh)."""
+    if os.environ.get(FRESH_ZYGOTES) == "1" or not sys.platform.startswith("linux"):
+        yield None
+        return
+    folder = Path(tempfile.mkdtemp(prefix="agent-eval-template-"))  # short: a socket's path has ~100 bytes
+    path = folder / "zygotes"
+    # What every agent gets (our secrets withheld): what another process reads as the zygote's
+    # environment in /proc, fixed when the template started.
+    env = {name: value for name, value in agent_environment(os.environ).items() if name != ENV_TEMPLATE}
+    env.setdefault("PYTHONUNBUFFERED", "1")  # as every zygote's environment has it (run/workers/start.py)
+    with open(folder / "template.log", "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agent_eval_action.run.workers.template", str(path)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
+    deadline = time.monotonic() + 60
+    while not path.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    ready = path.exists()
+    if ready:
+        os.environ[ENV_TEMPLATE] = str(path)
+    try:
+        yield str(path) if ready else None
+    finally:
+        os.environ.pop(ENV_TEMPLATE, None)
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_zygotes_where_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``@pytest.mark.fresh_zygotes``: the test's agents look at other processes through /proc
+    (their environment, their command line), where a template's zygote shows the template's."""
+    if request.node.get_closest_marker("fresh_zygotes") is not None:
+        monkeypatch.delenv(ENV_TEMPLATE, raising=False)
 
 
 # The modules with the longest tests (measured with --durations; most wait on agent timeouts,

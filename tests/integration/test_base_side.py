@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.commands import cli
 from tests.helpers.drifting import drifting_repo
 from tests.helpers.repos import DATASET, ROOT, commit, git, new_repo
@@ -172,6 +174,7 @@ def lookup(item: str) -> dict:
 '''
 
 
+@pytest.mark.fresh_zygotes  # the PR's agent finds the base's processes by their environment in /proc
 def test_a_pr_agent_that_rewrites_the_base_and_kills_its_workers_is_never_a_pass(tmp_path: Path) -> None:
     repo = drifting_repo(tmp_path / "repo")
     agent = repo / "drifting" / "agent.py"

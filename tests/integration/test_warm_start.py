@@ -11,6 +11,7 @@ import asyncio
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from agent_eval_action.run.agent.env import agent_environment
 from agent_eval_action.run.workers.pool import WorkerPool
 from agent_eval_action.run.workers.process import WorkerDied
 from agent_eval_action.run.workers.start import WorkerSettings
+from agent_eval_action.run.workers.template import ENV_TEMPLATE
 from agent_eval_action.system.errors import AgentLoadError
 from tests.helpers.hostile import APPS, cli, golden
 
@@ -229,3 +231,69 @@ def test_an_agent_that_seeds_nothing_draws_apart_in_each_forked_worker() -> None
     """As two fresh processes do: the zygote's generator is not handed to every worker."""
     forked = drawn(True, 8)
     assert len(forked) == 2 and len({str(d) for d in forked.values()}) == 2, forked
+
+
+def _started_zygote(env: dict[str, str] | None = None) -> tuple[int, dict, str]:
+    """The parent of a one-worker pool's zygote, what its agent's import found, and its worker files."""
+
+    async def go() -> tuple[int, str, str]:
+        pool = pool_of(1)
+        pool.settings = replace(pool.settings, env={**pool.settings.env, **(env or {})})
+        await pool.start()
+        try:
+            assert pool._zygote is not None and await pool._zygote.warm()
+            trace = await pool.run_question(Question(id="q", user_inputs=["call started"]), 60)
+            assert trace.final_response is not None
+            return parent(pool._zygote.process.pid), trace.final_response, str(pool._files)
+        finally:
+            await pool.close()
+
+    zygotes_parent, said, files = asyncio.run(go())
+    started = ast.literal_eval(said)
+    started["env"].pop(ENV_TEMPLATE, None)
+    return zygotes_parent, started, files
+
+
+def _template_of(pid: int) -> bool:
+    return b"agent_eval_action.run.workers.template" in Path(f"/proc/{pid}/cmdline").read_bytes()
+
+
+def test_a_zygote_forked_by_the_suites_template_starts_as_a_fresh_interpreter_does(
+    zygote_template: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suite's zygotes come from a template that imported ADK once (tests/conftest.py): the
+    agent must find its process as a fresh ``python -m agent_eval_worker`` leaves it."""
+    if zygote_template is None:
+        pytest.skip("the zygotes are started fresh in this run (Linux only; AGENT_EVAL_TEST_FRESH_ZYGOTES=1)")
+    # A signal this process ignores stays ignored in a process it starts.
+    before = signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    try:
+        forked_by, forked, forked_files = _started_zygote()
+        monkeypatch.delenv(ENV_TEMPLATE)
+        fresh_by, fresh, fresh_files = _started_zygote()
+    finally:
+        signal.signal(signal.SIGUSR1, before)
+
+    assert _template_of(forked_by) and fresh_by == os.getpid()
+    assert forked_files in forked["path"] and fresh_files in fresh["path"]
+    same = ast.literal_eval(repr(forked).replace(forked_files, fresh_files))
+    assert same == fresh
+    assert fresh["main"] == "agent_eval_worker.__main__" and fresh["session_leader"] and fresh["stdin"] == "socket"
+    assert fresh["signals"]["SIGUSR1"] == str(signal.SIG_IGN) and fresh["signals"]["SIGTERM"] == str(signal.SIG_DFL)
+
+
+@pytest.mark.parametrize(
+    ("env", "template"),
+    [({"PYTHONHASHSEED": "7"}, None), ({}, "/nonexistent/socket")],
+    ids=["an-interpreter-setting-of-its-own", "no-template-there"],
+)
+def test_a_zygote_the_template_cannot_start_as_fresh_is_started_fresh(
+    zygote_template: str | None, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], template: str | None
+) -> None:
+    if zygote_template is None:
+        pytest.skip("the zygotes are started fresh in this run (Linux only; AGENT_EVAL_TEST_FRESH_ZYGOTES=1)")
+    if template is not None:
+        monkeypatch.setenv(ENV_TEMPLATE, template)
+    zygotes_parent, started, _ = _started_zygote(env)
+    assert zygotes_parent == os.getpid()
+    assert all(started["env"].get(name) == value for name, value in env.items())

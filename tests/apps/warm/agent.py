@@ -27,6 +27,33 @@ if os.environ.get("WARM_IMPORT_THREAD") == "1":
     threading.Thread(target=threading.Event().wait, name="exporter", daemon=True).start()
 
 
+def _started() -> dict:
+    """What a process starts with that the code it runs can see, as the import found it."""
+    import sys
+
+    names = ("SIGINT", "SIGTERM", "SIGCHLD", "SIGPIPE", "SIGHUP", "SIGXFSZ", "SIGUSR1")
+    return {
+        "path": list(sys.path),
+        "cwd": os.getcwd(),
+        "argv": list(sys.argv),
+        "main": getattr(sys.modules["__main__"].__spec__, "name", None),
+        "env": dict(os.environ),
+        "flags": list(sys.flags),
+        "dont_write_bytecode": sys.dont_write_bytecode,
+        "signals": {name: str(signal.getsignal(getattr(signal, name))) for name in names},
+        "session_leader": os.getsid(0) == os.getpid(),
+        "stdin": os.readlink("/proc/self/fd/0").split(":")[0],  # the zygote's control socket
+    }
+
+
+STARTED = _started()
+
+
+def started() -> dict:
+    """Says what the process that imported this module started with (sys.path, folder, environment...)."""
+    return STARTED
+
+
 def kill_self() -> dict:
     """Kills its own process."""
     os.kill(os.getpid(), signal.SIGKILL)
@@ -65,4 +92,4 @@ class WarmModel(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
-root_agent = LlmAgent(name="warm", model=WarmModel(), instruction=PROMPT, tools=[kill_self, pid, collector, draw])
+root_agent = LlmAgent(name="warm", model=WarmModel(), instruction=PROMPT, tools=[kill_self, pid, collector, draw, started])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -28,22 +29,24 @@ from typing import Any
 
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.run.workers.start import LINE_LIMIT, PACKAGE, WorkerSettings, kill_session, worker_env
+from agent_eval_action.run.workers.template import ENV_TEMPLATE, ignored_signals
+
+# A template answers at once (it forks and says so); beyond this the zygote is started fresh.
+TEMPLATE_TIMEOUT_S = 10.0
 
 log = logging.getLogger(__name__)
 # A worker whose end the zygote could not report (it was gone first): its exit code is unknown.
 UNKNOWN_EXIT = 1
 
 
-class ForkedProcess:
-    """What the pool uses of ``asyncio.subprocess.Process``, for a worker the zygote forked."""
+class Forked:
+    """What is used of ``asyncio.subprocess.Process`` for a process another one forked (a zygote's
+    worker; a zygote a template forked, ``template.py``): not our child, so the forker says when it
+    ends, or a pidfd does (its code then unknown)."""
 
-    def __init__(
-        self, pid: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader, stderr: asyncio.StreamReader, ended: asyncio.Future[int]
-    ):
+    def __init__(self, pid: int, stdout: asyncio.StreamReader, ended: asyncio.Future[int]):
         self.pid = pid
-        self.stdin = stdin
         self.stdout = stdout
-        self.stderr = stderr
         self._ended = ended
 
     @property
@@ -53,6 +56,17 @@ class ForkedProcess:
     async def wait(self) -> int:
         return await asyncio.shield(self._ended)
 
+
+class ForkedProcess(Forked):
+    """What the pool uses of ``asyncio.subprocess.Process``, for a worker the zygote forked."""
+
+    def __init__(
+        self, pid: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader, stderr: asyncio.StreamReader, ended: asyncio.Future[int]
+    ):
+        super().__init__(pid, stdout, ended)
+        self.stdin = stdin
+        self.stderr = stderr
+
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(self.pid, signal.SIGKILL)
@@ -61,7 +75,7 @@ class ForkedProcess:
 class Zygote:
     """One zygote process and the workers it forked."""
 
-    def __init__(self, process: asyncio.subprocess.Process, control: socket.socket):
+    def __init__(self, process: asyncio.subprocess.Process | Forked, control: socket.socket):
         self.process = process
         self.control = control
         loop = asyncio.get_running_loop()
@@ -80,6 +94,15 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = worker_env(settings, files)
         env[protocol.ENV_ZYGOTE] = "1"
+        try:
+            forked = await _from_template(settings, env, theirs)
+        except BaseException:
+            ours.close()
+            theirs.close()
+            raise
+        if forked is not None:
+            theirs.close()
+            return cls(forked, ours)
         try:
             process = await asyncio.create_subprocess_exec(
                 settings.python,
@@ -222,6 +245,36 @@ async def _process(loop: asyncio.AbstractEventLoop, pid: int, fds: list[int], en
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr, loop=loop), os.fdopen(stderr_r, "rb", 0))
     transport, flow = await loop.connect_write_pipe(lambda: _Flow(loop), os.fdopen(stdin_w, "wb", 0))
     return ForkedProcess(pid, asyncio.StreamWriter(transport, flow, None, loop), stdout, stderr, ended)
+
+
+async def _from_template(settings: WorkerSettings, env: dict[str, str], stdin: socket.socket) -> Forked | None:
+    """The zygote forked by the template ``AGENT_EVAL_ZYGOTE_TEMPLATE`` names, or None (none is
+    named, it is gone, or it cannot start this zygote as a fresh interpreter would start)."""
+    path = os.environ.get(ENV_TEMPLATE)
+    if not path:
+        return None
+    read, write = os.pipe()
+    request = json.dumps({"python": settings.python, "cwd": str(settings.cwd), "env": env, "ignored": ignored_signals()}).encode()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as connection:
+            connection.settimeout(TEMPLATE_TIMEOUT_S)
+            connection.connect(path)
+            socket.send_fds(connection, [request], [stdin.fileno(), write])
+            answer = json.loads(connection.recv(4096) or b"{}")
+    except (OSError, ValueError) as error:
+        answer = {"refused": f"the template did not answer ({error})"}
+    finally:
+        os.close(write)
+    if not isinstance(answer.get("pid"), int):
+        os.close(read)
+        log.debug("the zygote is started fresh: %s", answer.get("refused"))
+        return None
+    loop = asyncio.get_running_loop()
+    stdout = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout, loop=loop), os.fdopen(read, "rb", 0))
+    ended: asyncio.Future[int] = loop.create_future()
+    _watch_end(answer["pid"], ended)
+    return Forked(answer["pid"], stdout, ended)
 
 
 class _Flow(asyncio.streams.FlowControlMixin):
