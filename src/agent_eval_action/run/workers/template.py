@@ -87,6 +87,7 @@ def serve(path: str) -> tuple[dict[str, Any], list[int]]:
     while True:
         connection, _ = listener.accept()
         with connection:
+            connection.settimeout(5)  # a request comes whole at once: one that does not is dropped
             try:
                 data, fds, _, _ = socket.recv_fds(connection, PACKET, 2)
                 request = json.loads(data)
