@@ -32,6 +32,7 @@ from .pacing import Permits, key_id, paced_model
 METHOD = "generate_content_async"
 _ORIGINAL = "agent_eval_original"  # on a replaced method: the class's own
 _WRAPPER = "agent_eval_wrapper"  # on a class of ours (the cache's, the pacing's): its method is left as it is
+_HOOKED = "agent_eval_door_hooked"  # on BaseLlm: each subclass defined later gets the door as it is defined
 # Requests being answered by the model's own method now: a call on one of them is that call's.
 _serving: set[int] = set()
 
@@ -138,10 +139,21 @@ def _door(original: Any) -> Any:
 
 
 def install() -> None:
-    """Replaces ``generate_content_async`` in every ``BaseLlm`` class defined now that has its
-    own (ours excepted); classes defined later get it at the next question's start. Idempotent."""
+    """Replaces ``generate_content_async`` in every ``BaseLlm`` class that has its own (ours
+    excepted): those defined now, and each defined later as it is defined (a model class imported
+    while the first questions run, as ``Gemini`` is when an agent names its model by a string and
+    nothing imported it before: those questions' calls went uncounted). Idempotent."""
     from google.adk.models.base_llm import BaseLlm
 
+    if not getattr(BaseLlm, _HOOKED, False):
+        inherited = BaseLlm.__pydantic_init_subclass__
+
+        def init_subclass(cls: type, /, **kwargs: Any) -> None:
+            inherited.__func__(cls, **kwargs)  # type: ignore[attr-defined]
+            _door_on(cls)
+
+        setattr(BaseLlm, "__pydantic_init_subclass__", classmethod(init_subclass))  # noqa: B010 - a classmethod in place of pydantic's
+        setattr(BaseLlm, _HOOKED, True)
     stack: list[type] = [BaseLlm]
     seen: set[type] = set()
     while stack:
@@ -150,10 +162,17 @@ def install() -> None:
             continue
         seen.add(cls)
         stack.extend(cls.__subclasses__())
-        method = cls.__dict__.get(METHOD)
-        if method is None or cls is BaseLlm or getattr(cls, _WRAPPER, False) or hasattr(method, _ORIGINAL):
-            continue
-        setattr(cls, METHOD, _door(method))
+        if cls is not BaseLlm:
+            _door_on(cls)
+
+
+def _door_on(cls: type) -> None:
+    """The door in place of ``cls``'s own ``generate_content_async`` (a subclass of ``BaseLlm``;
+    not a class of ours, not twice)."""
+    method = cls.__dict__.get(METHOD)
+    if method is None or getattr(cls, _WRAPPER, False) or hasattr(method, _ORIGINAL):
+        return
+    setattr(cls, METHOD, _door(method))
 
 
 def route_for(permits: Permits, cache: str | None, env: Any = None) -> Route:
