@@ -118,15 +118,25 @@ def unsafe(control: int) -> str | None:
         names = ", ".join(sorted(t.name for t in threading.enumerate() if t is not threading.current_thread()))
         return f"loading the agent started {threading.active_count() - 1} thread(s) ({names})"
     try:
-        tasks = len(os.listdir("/proc/self/task"))
+        others = [task for task in os.listdir("/proc/self/task") if int(task) != threading.get_native_id()]
         sockets = [fd for fd in os.listdir("/proc/self/fd") if _is_socket(fd) and int(fd) not in (0, control)]
     except OSError as error:
         return f"cannot look at the process's threads and files ({error})"
-    if tasks > 1:
-        return f"loading the agent started {tasks - 1} native thread(s) (a C extension's, gRPC's say)"
+    if others:
+        names = ", ".join(sorted(_thread_name(task) for task in others))
+        return f"loading the agent started {len(others)} native thread(s) ({names}; a C extension's, gRPC's say)"
     if sockets:
         return f"loading the agent opened {len(sockets)} socket(s) (a connection or a gRPC channel) that every worker would share"
     return None
+
+
+def _thread_name(task: str) -> str:
+    """A thread's name as the kernel has it (``/proc/self/task/N/comm``), or "?" once it is gone."""
+    try:
+        with open(f"/proc/self/task/{task}/comm", encoding="utf-8", errors="replace") as handle:
+            return handle.read().strip() or "?"
+    except OSError:
+        return "?"
 
 
 def _is_socket(fd: str) -> bool:

@@ -25,3 +25,24 @@ def test_the_zygote_imports_what_adks_first_run_would_and_skips_what_this_adk_la
 
     # Every name still exists in the ADK we pin (a rename in ADK shows here); the unknown one is skipped.
     assert seen["done"] == list(FIRST_RUN) == seen["loaded"]
+
+
+NATIVE = r"""
+import ctypes, sys, time
+sys.path.insert(0, sys.argv[1])
+from agent_eval_action.agent_worker import zygote
+libc = ctypes.CDLL(None)
+# A thread of a C library's own, which the threading module never sees (a gRPC poller, say):
+# started with pthread_create through ctypes, named as such a library names its threads.
+sleep = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda _: libc.sleep(30))
+thread = ctypes.c_ulong()
+libc.pthread_create(ctypes.byref(thread), None, sleep, None)
+libc.pthread_setname_np(thread, b"grpc_poller")
+time.sleep(0.2)
+print(zygote.unsafe(-1))
+"""
+
+
+def test_a_native_thread_makes_the_zygote_cold_and_is_named() -> None:
+    out = subprocess.run([sys.executable, "-c", NATIVE, str(ROOT / "src")], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "loading the agent started 1 native thread(s) (grpc_poller; a C extension's, gRPC's say)"
