@@ -64,6 +64,8 @@ FIRST_RUN = (
     "google.adk.telemetry.node_tracing",
     "opentelemetry.propagate",
 )
+# How long a thread of the process that is not ours may take to end before it makes forking unsafe.
+SETTLE_S = 0.5
 # At most this many bytes of a request packet (a small JSON object) and descriptors with it.
 PACKET = 4096
 FDS = 3
@@ -118,7 +120,7 @@ def unsafe(control: int) -> str | None:
         names = ", ".join(sorted(t.name for t in threading.enumerate() if t is not threading.current_thread()))
         return f"loading the agent started {threading.active_count() - 1} thread(s) ({names})"
     try:
-        others = [task for task in os.listdir("/proc/self/task") if int(task) != threading.get_native_id()]
+        others = _other_tasks()
         sockets = [fd for fd in os.listdir("/proc/self/fd") if _is_socket(fd) and int(fd) not in (0, control)]
     except OSError as error:
         return f"cannot look at the process's threads and files ({error})"
@@ -128,6 +130,22 @@ def unsafe(control: int) -> str | None:
     if sockets:
         return f"loading the agent opened {len(sockets)} socket(s) (a connection or a gRPC channel) that every worker would share"
     return None
+
+
+def _other_tasks() -> list[str]:
+    """The process's threads but this one, once those that are ending have ended: a thread that
+    has returned (one an import ran briefly) leaves the threading module's list at once and the
+    kernel's a moment later (measured: gone within 50 ms), and a check in that moment made
+    the zygote cold for nothing."""
+    import time
+
+    own = threading.get_native_id()
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        others = [task for task in os.listdir("/proc/self/task") if int(task) != own]
+        if not others or time.monotonic() >= deadline:
+            return others
+        time.sleep(0.01)
 
 
 def _thread_name(task: str) -> str:

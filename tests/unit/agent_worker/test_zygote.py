@@ -46,3 +46,22 @@ print(zygote.unsafe(-1))
 def test_a_native_thread_makes_the_zygote_cold_and_is_named() -> None:
     out = subprocess.run([sys.executable, "-c", NATIVE, str(ROOT / "src")], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "loading the agent started 1 native thread(s) (grpc_poller; a C extension's, gRPC's say)"
+
+
+ENDING = r"""
+import ctypes, sys
+sys.path.insert(0, sys.argv[1])
+from agent_eval_action.agent_worker import zygote
+libc = ctypes.CDLL(None)
+# A thread that is ending as the zygote looks (one an import ran briefly, say): still listed by
+# the kernel for a moment after it has returned.
+brief = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda _: libc.usleep(20_000))
+thread = ctypes.c_ulong()
+libc.pthread_create(ctypes.byref(thread), None, brief, None)
+print(zygote.unsafe(-1))
+"""
+
+
+def test_a_thread_that_is_ending_leaves_the_zygote_warm() -> None:
+    out = subprocess.run([sys.executable, "-c", ENDING, str(ROOT / "src")], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "None"
