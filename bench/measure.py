@@ -130,7 +130,15 @@ def suite() -> dict[str, Any]:
     started = time.perf_counter()
     done = subprocess.run([sys.executable, *SUITE], cwd=ROOT, capture_output=True, text=True, check=False)
     lines = done.stdout.strip().splitlines()
-    return {"seconds": time.perf_counter() - started, "exit_code": done.returncode, "summary": lines[-1].strip("= ") if lines else ""}
+    failed = [line.split(" ", 1)[1].split(" - ")[0] for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    for name in failed:  # the row says how many; which ones are said here
+        print(f"suite: {name}", file=sys.stderr)
+    return {
+        "seconds": time.perf_counter() - started,
+        "exit_code": done.returncode,
+        "summary": lines[-1].strip("= ") if lines else "",
+        "failed": failed,
+    }
 
 
 def action_start(pulls: int) -> dict[str, Any]:

@@ -1,17 +1,14 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agent_eval_action.run.agent.env import agent_environment
 from agent_eval_action.run.workers.template import ENV_TEMPLATE
+from tests.helpers.zygotes import running_template
 
 # "1": every zygote is started as a fresh interpreter, as a command outside the suite starts it.
 FRESH_ZYGOTES = "AGENT_EVAL_TEST_FRESH_ZYGOTES"
@@ -33,32 +30,13 @@ def zygote_template() -> Iterator[str | None]:
     if os.environ.get(FRESH_ZYGOTES) == "1" or not sys.platform.startswith("linux"):
         yield None
         return
-    folder = Path(tempfile.mkdtemp(prefix="agent-eval-template-"))  # short: a socket's path has ~100 bytes
-    path = folder / "zygotes"
-    # What every agent gets (our secrets withheld): what another process reads as the zygote's
-    # environment in /proc, fixed when the template started.
-    env = {name: value for name, value in agent_environment(os.environ).items() if name != ENV_TEMPLATE}
-    env.setdefault("PYTHONUNBUFFERED", "1")  # as every zygote's environment has it (run/workers/start.py)
-    with open(folder / "template.log", "wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "agent_eval_action.run.workers.template", str(path)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
-    deadline = time.monotonic() + 60
-    while not path.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    ready = path.exists()
-    if ready:
-        os.environ[ENV_TEMPLATE] = str(path)
-    try:
-        yield str(path) if ready else None
-    finally:
-        os.environ.pop(ENV_TEMPLATE, None)
-        process.kill()
-        process.wait()
+    with running_template(os.environ) as path:
+        if path is not None:
+            os.environ[ENV_TEMPLATE] = path
+        try:
+            yield path
+        finally:
+            os.environ.pop(ENV_TEMPLATE, None)
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -25,6 +26,8 @@ from agent_eval_action.run.workers.start import WorkerSettings
 from agent_eval_action.run.workers.template import ENV_TEMPLATE
 from agent_eval_action.system.errors import AgentLoadError
 from tests.helpers.hostile import APPS, cli, golden
+from tests.helpers.repos import ROOT
+from tests.helpers.zygotes import running_template
 
 PROMPT = str(APPS / "warm" / "prompt.txt")
 WARNING = "the agent's workers are spawned, not forked"
@@ -258,13 +261,37 @@ def _template_of(pid: int) -> bool:
     return b"agent_eval_action.run.workers.template" in Path(f"/proc/{pid}/cmdline").read_bytes()
 
 
+@pytest.mark.parametrize(
+    "pythonpath",
+    [None, "src", str(ROOT / "src")],
+    ids=["the-suites-template", "a-relative-pythonpath-to-what-a-pth-file-adds", "an-absolute-pythonpath"],
+)
 def test_a_zygote_forked_by_the_suites_template_starts_as_a_fresh_interpreter_does(
-    zygote_template: str | None, monkeypatch: pytest.MonkeyPatch
+    zygote_template: str | None, monkeypatch: pytest.MonkeyPatch, pythonpath: str | None
 ) -> None:
     """The suite's zygotes come from a template that imported ADK once (tests/conftest.py): the
-    agent must find its process as a fresh ``python -m agent_eval_worker`` leaves it."""
+    agent must find its process as a fresh ``python -m agent_eval_worker`` leaves it, whatever
+    PYTHONPATH the test process has (the template's own path is the interpreter's, asked of it:
+    the editable install's ``.pth`` adds ``src``, which a PYTHONPATH naming it too had hidden)."""
     if zygote_template is None:
         pytest.skip("the zygotes are started fresh in this run (Linux only; AGENT_EVAL_TEST_FRESH_ZYGOTES=1)")
+    with contextlib.ExitStack() as stack:
+        if pythonpath is not None:  # a template of a test process with this PYTHONPATH
+            monkeypatch.setenv("PYTHONPATH", pythonpath)
+            monkeypatch.chdir(ROOT)
+            template = stack.enter_context(running_template(os.environ))
+            assert template is not None
+            monkeypatch.setenv(ENV_TEMPLATE, template)
+        forked, fresh, forked_files, fresh_files = _forked_and_fresh(monkeypatch)
+    assert forked_files in forked["path"] and fresh_files in fresh["path"]
+    same = ast.literal_eval(repr(forked).replace(forked_files, fresh_files))
+    assert same == fresh
+    assert fresh["main"] == "agent_eval_worker.__main__" and fresh["session_leader"] and fresh["stdin"] == "socket"
+    assert fresh["signals"]["SIGUSR1"] == str(signal.SIG_IGN) and fresh["signals"]["SIGTERM"] == str(signal.SIG_DFL)
+
+
+def _forked_and_fresh(monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict, str, str]:
+    """What the agent's import found in a zygote forked by the template, then in a fresh one."""
     # A signal this process ignores stays ignored in a process it starts.
     before = signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     try:
@@ -275,11 +302,7 @@ def test_a_zygote_forked_by_the_suites_template_starts_as_a_fresh_interpreter_do
         signal.signal(signal.SIGUSR1, before)
 
     assert _template_of(forked_by) and fresh_by == os.getpid()
-    assert forked_files in forked["path"] and fresh_files in fresh["path"]
-    same = ast.literal_eval(repr(forked).replace(forked_files, fresh_files))
-    assert same == fresh
-    assert fresh["main"] == "agent_eval_worker.__main__" and fresh["session_leader"] and fresh["stdin"] == "socket"
-    assert fresh["signals"]["SIGUSR1"] == str(signal.SIG_IGN) and fresh["signals"]["SIGTERM"] == str(signal.SIG_DFL)
+    return forked, fresh, forked_files, fresh_files
 
 
 @pytest.mark.parametrize(

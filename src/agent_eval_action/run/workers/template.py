@@ -68,9 +68,7 @@ def serve(path: str) -> tuple[dict[str, Any], list[int]]:
 
     from agent_eval_action.agent_worker.zygote import first_run_imports
 
-    # The interpreter's own path: after the folder ``-m`` put first and this process's PYTHONPATH.
-    ours = {os.path.normcase(entry) for entry in path_of(os.environ.get("PYTHONPATH", ""), [])}
-    base = [entry for entry in sys.path[1:] if os.path.normcase(os.path.abspath(entry)) not in ours]
+    base = _own_path()
     gc.disable()
     for name in _IMPORTS:
         __import__(name)
@@ -172,6 +170,20 @@ def path_of(pythonpath: str, base: list[str]) -> list[str]:
             seen.add(key)
             path.append(entry)
     return path
+
+
+def _own_path() -> list[str]:
+    """The interpreter's own ``sys.path`` (the standard library, site-packages and what their
+    ``.pth`` files add), as a process of it without PYTHONPATH has it after its first entry: asked
+    of one. Not ours less our PYTHONPATH's entries: an entry that is in both (an editable
+    install's folder named in PYTHONPATH too) would be lost."""
+    import subprocess
+
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    said = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sys.path[1:]))"], env=env, capture_output=True, check=True
+    )
+    return [str(entry) for entry in json.loads(said.stdout)]
 
 
 def _answer(connection: socket.socket, message: dict[str, Any]) -> None:
