@@ -10,7 +10,7 @@ from sys import intern
 from typing import Any, Protocol
 
 from agent_eval_action.datasets import LoadedDataset, Record
-from agent_eval_action.datasets.base import Converted, Row, RunResolver, Uncut
+from agent_eval_action.datasets.base import Converted, Row, RunResolver
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
@@ -175,7 +175,8 @@ class Scorer:
             kept = list(dataset.warnings)
             try:
                 return self._pooled(dataset, batches.cuts(), batches.convert_cut, lambda cut: cut.rows)
-            except Uncut:
+            except Exception:  # noqa: BLE001 - Uncut, or what a cut numbered after a misread one raised with a wrong row
+                # The whole file's read meets the same error, if it is one, and names its row.
                 dataset.warnings[:] = kept
         return self._pooled(dataset, batches.read(), batches.convert, len)
 
@@ -225,8 +226,8 @@ class Scorer:
                         self.progress(done)
                 for future in pending:
                     collect(future)
-            except Uncut:
-                pool.shutdown(cancel_futures=True)
+            except Exception:
+                pool.shutdown(cancel_futures=True)  # the pieces not yet begun are not waited for
                 raise
         resolver = RunResolver(dataset.path)
         results: list[QuestionResult] = []

@@ -57,10 +57,12 @@ def _cut(path: str) -> tuple[list[Row], int]:
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 @pytest.mark.parametrize("last", [True, False], ids=["newline-at-end", "none-at-end"])
+@pytest.mark.parametrize("block", [3, cuts._BLOCK], ids=["records-across-read-blocks", "whole-blocks"])
 def test_the_cuts_give_the_rows_the_whole_file_reader_gives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newline: str, last: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newline: str, last: bool, block: int
 ) -> None:
     monkeypatch.setattr(cuts, "CUT_ROWS", 2)
+    monkeypatch.setattr(cuts, "_BLOCK", block)
     lines = _lines()
     lines[3:3] = ["", ""]  # blank rows are records, not numbered rows
     lines.insert(8, "")
@@ -104,6 +106,46 @@ def test_a_file_the_scan_cannot_follow_is_found_out(tmp_path: Path, monkeypatch:
     path = _write(tmp_path / "runs.csv", lines, newline="\n")
     with pytest.raises(Uncut):
         _cut(path)
+
+
+def test_a_rows_leading_bytes_are_read_as_the_whole_file_reader_reads_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A BOM at the start of a row that begins a cut is the row's (pandas drops one only at the
+    start of what it reads): the cut's bytes are read behind a line of empty cells."""
+    monkeypatch.setattr(cuts, "CUT_ROWS", 2)
+    lines = _lines(5)
+    lines[2] = "\ufeff" + lines[2]  # row 3: the first of the second cut
+    path = _write(tmp_path / "runs.csv", lines)
+    rows, _ = _cut(path)
+    assert _seen(rows) == _seen(_whole(path))
+    third = rows[2].item
+    assert isinstance(third, Record) and third.question.id == "\ufeffq3"
+
+
+def test_a_row_with_fields_past_the_header_first_in_a_cut_is_the_whole_file_readers_to_refuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pandas cuts off the extra fields of the first line it reads, with a warning, where it
+    refuses them in any other line: first in a cut, such a row is found out too."""
+    monkeypatch.setattr(cuts, "CUT_BYTES", 1)  # every record its own cut
+    lines = _lines(3)
+    lines[1] += ",,extra"
+    path = _write(tmp_path / "runs.csv", lines)
+    with pytest.raises(Uncut):
+        _cut(path)
+
+
+def test_a_record_past_its_bound_is_found_out_by_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quote out of place makes the scan run one record on through the rest of the file: past
+    MAX_RECORD it stops there, holding no more than a read block, and no cut of it is parsed."""
+    monkeypatch.setattr(cuts, "_BLOCK", 16)
+    monkeypatch.setattr(cuts, "MAX_RECORD", 64)
+    lines = _lines(9)
+    lines[1] = 'q2,"[""x""]",a 5" screen,s2'  # a bare quote: the rest is one record to the scan
+    path = _write(tmp_path / "runs.csv", lines + ["q_odd,x,y,s"] * 20)
+    batches = load_csv(path).batches
+    assert batches is not None and batches.cuts is not None
+    with pytest.raises(Uncut, match="runs past 64 bytes"):
+        list(batches.cuts())
 
 
 def test_a_header_the_scan_misreads_is_found_out(tmp_path: Path) -> None:

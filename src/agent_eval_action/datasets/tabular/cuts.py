@@ -23,6 +23,10 @@ from agent_eval_action.datasets.base import Uncut
 CUT_ROWS = 64
 CUT_BYTES = 4 * 2**20
 _BLOCK = 4 * 2**20
+# A header longer than this is a quote out of place (parsing it would parse the file here).
+MAX_HEADER = 2**20
+# A record longer than this is no row a producer wrote but a quote out of place: read the file whole.
+MAX_RECORD = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ def cuts(path: str, header_is: Callable[[bytes], bool]) -> Iterator[Cut]:
         head = next(ends, None)
         if head is None:
             return
-        if not header_is(os.pread(handle.fileno(), head[0], 0)):
+        if head[0] > MAX_HEADER or not header_is(os.pread(handle.fileno(), head[0], 0)):
             raise Uncut(f"{path}: the header does not end where the scan put it")
         begin, first, records, rows = head[0], 1, 0, 0
         for end, blank in ends:
@@ -62,30 +66,41 @@ def cuts(path: str, header_is: Callable[[bytes], bool]) -> Iterator[Cut]:
 
 def _record_ends(handle: BinaryIO, offset: int = 0) -> Iterator[tuple[int, bool]]:
     """(offset past its end, whether it is blank) of each record from ``offset``, where
-    ``handle`` is; a last record without a newline ends at the end of the file."""
-    buffer = b""
-    base = offset  # the file offset of buffer[0]
-    start = 0  # where the current record begins in buffer
-    scanned = 0  # where its quotes are counted up to
+    ``handle`` is; a last record without a newline ends at the end of the file. Block by block,
+    keeping of the record being read only where it began, its quotes' parity and its first two
+    bytes (whether it is blank); :class:`Uncut` for a record longer than :data:`MAX_RECORD` (an
+    unclosed quote, most likely) or one still inside quotes at the end of the file."""
+    base = offset  # the file offset of the block's first byte
+    start = offset  # where the record being read begins
     quotes = 0
+    head = b""
     while True:
         block = handle.read(_BLOCK)
         if not block:
-            if start < len(buffer):
-                yield base + len(buffer), buffer[start:] in (b"", b"\r")
+            if quotes % 2:
+                raise Uncut(f"a quote opened at byte {start} is never closed")
+            if base > start:
+                yield base, _blank(base - start, head)
             return
-        buffer = buffer[start:] + block
-        base += start
-        scanned -= start
-        start = 0
+        if len(head) < 2:
+            head += block[: 2 - len(head)]
+        scanned = 0
         while True:
-            newline = buffer.find(b"\n", scanned)
+            newline = block.find(b"\n", scanned)
             if newline < 0:
-                quotes += buffer.count(b'"', scanned)
-                scanned = len(buffer)
+                quotes += block.count(b'"', scanned)
                 break
-            quotes += buffer.count(b'"', scanned, newline)
+            quotes += block.count(b'"', scanned, newline)
             scanned = newline + 1
             if quotes % 2 == 0:
-                yield base + scanned, newline == start or (newline == start + 1 and buffer[start] == 0x0D)
-                start, quotes = scanned, 0
+                end = base + scanned
+                yield end, _blank(base + newline - start, head)
+                start, quotes, head = end, 0, block[scanned : scanned + 2]
+        base += len(block)
+        if base - start > MAX_RECORD:
+            raise Uncut(f"a record from byte {start} runs past {MAX_RECORD} bytes")
+
+
+def _blank(length: int, head: bytes) -> bool:
+    """Whether a record of ``length`` bytes before its newline, beginning with ``head``, is blank."""
+    return length == 0 or (length == 1 and head[:1] == b"\r")

@@ -158,22 +158,24 @@ def _read_cut(path: str, names: list[str], width: int, cut: Cut) -> RawBatch:
     """A cut's rows, numbered as the whole-file reader numbers them, once its parse agrees with
     the scan (:class:`Uncut` if not, or if a row in it is refused: the whole-file reader says why)."""
     import io
-    import warnings
+    import itertools
 
     import pandas as pd
 
     with open(path, "rb") as handle:
         data = os.pread(handle.fileno(), cut.end - cut.start, cut.start)
+    # A line of empty cells first, read and dropped: pandas reads the first line of what it is
+    # given as the start of a file (a BOM there dropped, extra fields cut off with a warning),
+    # and a cut's first row is no file's first row.
+    lead = b"," * (len(names) - 1) + b"\n"
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            frame = pd.read_csv(io.BytesIO(data), names=names, **_READING)
+        frame = pd.read_csv(io.BytesIO(lead + data), names=names, **_READING)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise Uncut(f"{path}: bytes {cut.start}-{cut.end}: {error}") from None
     batch: RawBatch = []
     records = 0
     number = cut.first - 1
-    for values in frame.itertuples(index=False, name=None):
+    for values in itertools.islice(frame.itertuples(index=False, name=None), 1, None):
         records += 1
         if any(values):
             number += 1
