@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +27,7 @@ def running_template(environ: Mapping[str, str]) -> Iterator[str | None]:
     env.setdefault("PYTHONUNBUFFERED", "1")  # as every zygote's environment has it (run/workers/start.py)
     with open(folder / "template.log", "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "agent_eval_action.run.workers.template", str(path)],
+            [sys.executable, "-m", "agent_eval_action.run.workers.template", str(path), str(os.getpid())],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -39,5 +41,4 @@ def running_template(environ: Mapping[str, str]) -> Iterator[str | None]:
     finally:
         process.kill()
         process.wait()
-        with contextlib.suppress(OSError):
-            path.unlink()
+        shutil.rmtree(folder, ignore_errors=True)

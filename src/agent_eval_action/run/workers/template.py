@@ -19,9 +19,11 @@ ancestor of everything the agent starts. A command in a process of its own start
 fresh. And another process's view of the zygote through ``/proc`` (its ``environ`` and
 ``cmdline``, fixed at exec) shows the template's; the template starts with the environment every
 agent gets (our secrets withheld), and a test whose agent reads other processes there starts its
-zygotes fresh (``@pytest.mark.fresh_zygotes``).
+zygotes fresh (``@pytest.mark.fresh_zygotes``). What the process inherits besides (the hash
+seed of ``str`` and ``bytes``, the umask, the resource limits) is the template's, as it was when
+the test process started it.
 
-    python -m agent_eval_action.run.workers.template SOCKET   # serves until killed
+    python -m agent_eval_action.run.workers.template SOCKET PARENT_PID   # serves until killed
 
 Messages: one request per connection (``SOCK_SEQPACKET``), JSON ``{"python", "cwd", "env", "ignored"}``
 with the zygote's stdin and stdout (descriptors); the answer ``{"pid": N}`` or ``{"refused": why}``.
@@ -36,6 +38,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 from typing import Any
 
 from agent_eval_action.agent_worker import protocol
@@ -45,6 +48,8 @@ PACKET = 2**20  # a request: the environment, as JSON
 # Read by the interpreter as it starts (besides every PYTHON* but PYTHONPATH): equal or no fork.
 _LOCALE = ("LANG", "LC_ALL", "LC_CTYPE")
 _GIVEN_AFTER = ("PYTHONPATH",)
+# Read by what the template imported, as it imported (OpenTelemetry's propagators and context).
+_READ_AT_IMPORT = ("PYTHON", "OTEL_")
 # What the template imports: what the worker and an ADK agent import, and what the first run does.
 _IMPORTS = ("google.genai.types", "google.adk.agents", "google.adk.runners", "google.adk.sessions", "google.adk.models", "google.adk.tools")
 
@@ -55,19 +60,21 @@ def refusal(request: dict[str, Any], python: str, env: dict[str, str]) -> str | 
         return f"another Python ({request.get('python')}; the template's is {python})"
     theirs = request.get("env") or {}
     for name in sorted({*theirs, *env}):
-        read_at_start = (name.startswith("PYTHON") and name not in _GIVEN_AFTER) or name in _LOCALE
+        read_at_start = (name.startswith(_READ_AT_IMPORT) and name not in _GIVEN_AFTER) or name in _LOCALE
         if read_at_start and theirs.get(name) != env.get(name):
             return f"{name} differs from the template's"
     return None
 
 
-def serve(path: str) -> tuple[dict[str, Any], list[int]]:
-    """Imports ADK, then forks a zygote per request until killed; returns (in the forked child
-    only) the request and its descriptors."""
+def serve(path: str, parent: int) -> tuple[dict[str, Any], list[int]]:
+    """Imports ADK, then forks a zygote per request of ``parent`` (the process that started it,
+    with which it ends) until killed; returns (in the forked child only) the request and its
+    descriptors."""
     import gc
 
     from agent_eval_action.agent_worker.zygote import first_run_imports
 
+    _die_with_parent(parent)
     base = _own_path()
     gc.disable()
     for name in _IMPORTS:
@@ -75,7 +82,6 @@ def serve(path: str) -> tuple[dict[str, Any], list[int]]:
     first_run_imports()
     gc.freeze()  # what forked zygotes share: out of the collector's scans, which would copy its pages
     gc.enable()
-    _die_with_parent()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the zygotes
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path + ".new")
@@ -88,12 +94,13 @@ def serve(path: str) -> tuple[dict[str, Any], list[int]]:
             connection.settimeout(5)  # a request comes whole at once: one that does not is dropped
             try:
                 data, fds, _, _ = socket.recv_fds(connection, PACKET, 2)
-                request = json.loads(data)
-            except (OSError, ValueError):
+            except OSError:
                 continue
-            why = refusal(request, sys.executable, env) if len(fds) == 2 else "a request without its two descriptors"
-            if why is None and _peer(connection) != os.getppid():
-                why = "asked by a process other than the one that started the template: its zygote would not be that process's descendant"
+            try:
+                request = json.loads(data)
+            except ValueError:
+                request = None
+            why = _refused(connection, request, fds, env)
             if why is not None:
                 _close(fds)
                 _answer(connection, {"refused": why})
@@ -106,6 +113,19 @@ def serve(path: str) -> tuple[dict[str, Any], list[int]]:
                 return request, fds
             _close(fds)
             _answer(connection, {"pid": pid})
+
+
+def _refused(connection: socket.socket, request: Any, fds: list[int], env: dict[str, str]) -> str | None:
+    """Why the template forks no zygote for ``request`` (None: it forks one)."""
+    if not isinstance(request, dict) or len(fds) != 2:
+        return "not a request (a JSON object and two descriptors)"
+    if threading.active_count() > 1 or len(os.listdir("/proc/self/task")) > 1:
+        # A thread here would be missing in every zygote, any lock it held held for good there,
+        # and the zygote's own look at its threads could not see it.
+        return "the template has a thread besides its own: forking it is not safe"
+    if _peer(connection) != os.getppid():
+        return "asked by a process other than the one that started the template: its zygote would not be that process's descendant"
+    return refusal(request, sys.executable, env)
 
 
 def become_zygote(request: dict[str, Any], fds: list[int]) -> None:
@@ -205,14 +225,17 @@ def _peer(connection: socket.socket) -> int:
     return int(pid)
 
 
-def _die_with_parent() -> None:
-    """SIGTERM when the process that started the template ends (Linux's PR_SET_PDEATHSIG)."""
+def _die_with_parent(parent: int) -> None:
+    """SIGTERM when ``parent``, the process that started the template, ends (Linux's
+    PR_SET_PDEATHSIG); at once if it ended before this was set."""
     with contextlib.suppress(OSError, AttributeError):
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+    if os.getppid() != parent:
+        sys.exit(0)
 
 
 if __name__ == "__main__":
-    asked, descriptors = serve(sys.argv[1])
+    asked, descriptors = serve(sys.argv[1], int(sys.argv[2]))
     become_zygote(asked, descriptors)

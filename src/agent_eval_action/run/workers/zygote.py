@@ -103,6 +103,12 @@ class Zygote:
         if forked is not None:
             theirs.close()
             return cls(forked, ours)
+        if os.environ.get(ENV_TEMPLATE):
+            # The template may have forked one after all (its answer late): that one reads this
+            # pair's end, and ends when ours closes; the fresh zygote gets a pair of its own.
+            ours.close()
+            theirs.close()
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             process = await asyncio.create_subprocess_exec(
                 settings.python,
