@@ -27,41 +27,34 @@ def test_the_zygote_imports_what_adks_first_run_would_and_skips_what_this_adk_la
     assert seen["done"] == list(FIRST_RUN) == seen["loaded"]
 
 
+# A thread of a C library's own, which the threading module never sees (a gRPC poller, say),
+# started with pthread_create through ctypes and named as such a library names its threads; it
+# sleeps argv[2] microseconds, then the zygote looks.
 NATIVE = r"""
-import ctypes, sys, time
-sys.path.insert(0, sys.argv[1])
-from agent_eval_action.agent_worker import zygote
-libc = ctypes.CDLL(None)
-# A thread of a C library's own, which the threading module never sees (a gRPC poller, say):
-# started with pthread_create through ctypes, named as such a library names its threads.
-sleep = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda _: libc.sleep(30))
-thread = ctypes.c_ulong()
-libc.pthread_create(ctypes.byref(thread), None, sleep, None)
-libc.pthread_setname_np(thread, b"grpc_poller")
-time.sleep(0.2)
-print(zygote.unsafe(-1))
-"""
-
-
-def test_a_native_thread_makes_the_zygote_cold_and_is_named() -> None:
-    out = subprocess.run([sys.executable, "-c", NATIVE, str(ROOT / "src")], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.strip() == "loading the agent started 1 native thread(s) (grpc_poller; a C extension's, gRPC's say)"
-
-
-ENDING = r"""
 import ctypes, sys
 sys.path.insert(0, sys.argv[1])
 from agent_eval_action.agent_worker import zygote
 libc = ctypes.CDLL(None)
-# A thread that is ending as the zygote looks (one an import ran briefly, say): still listed by
-# the kernel for a moment after it has returned.
-brief = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda _: libc.usleep(20_000))
+sleep = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda _: libc.usleep(int(sys.argv[2])))
 thread = ctypes.c_ulong()
-libc.pthread_create(ctypes.byref(thread), None, brief, None)
+libc.pthread_create(ctypes.byref(thread), None, sleep, None)
+libc.pthread_setname_np(thread, b"grpc_poller")
 print(zygote.unsafe(-1))
 """
 
 
+def _unsafe_beside_a_native_thread(microseconds: int) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", NATIVE, str(ROOT / "src"), str(microseconds)], capture_output=True, text=True, timeout=120, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_native_thread_makes_the_zygote_cold_and_is_named() -> None:
+    said = _unsafe_beside_a_native_thread(30_000_000)
+    assert said == "loading the agent started 1 native thread(s) (grpc_poller; a C extension's, gRPC's say)"
+
+
 def test_a_thread_that_is_ending_leaves_the_zygote_warm() -> None:
-    out = subprocess.run([sys.executable, "-c", ENDING, str(ROOT / "src")], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.strip() == "None"
+    # One an import ran briefly, say: still listed by the kernel for a moment after it returned.
+    assert _unsafe_beside_a_native_thread(20_000) == "None"
