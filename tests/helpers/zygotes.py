@@ -16,11 +16,20 @@ from agent_eval_action.run.agent.env import agent_environment
 from agent_eval_action.run.workers.template import ENV_TEMPLATE
 
 
+def ready(path: str, timeout_s: float = 60) -> bool:
+    """Whether the template at ``path`` answers, waiting for it up to ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return os.path.exists(path)
+
+
 @contextlib.contextmanager
-def running_template(environ: Mapping[str, str]) -> Iterator[str | None]:
+def running_template(environ: Mapping[str, str], *, wait: bool = True) -> Iterator[str | None]:
     """A template started from this process with ``environ`` as an agent gets it (our secrets
     withheld: what another process reads as a zygote's environment in /proc, fixed when the
-    template started); yields its socket once it answers (None: it did not start)."""
+    template started); yields its socket once it answers (None: it did not start), or at once
+    (``wait=False``: it answers once the socket is there, :func:`ready`)."""
     folder = Path(tempfile.mkdtemp(prefix="agent-eval-template-"))  # short: a socket's path has ~100 bytes
     path = folder / "zygotes"
     env = {name: value for name, value in agent_environment(environ).items() if name != ENV_TEMPLATE}
@@ -34,10 +43,10 @@ def running_template(environ: Mapping[str, str]) -> Iterator[str | None]:
             stderr=log,
         )
     deadline = time.monotonic() + 60
-    while not path.exists() and process.poll() is None and time.monotonic() < deadline:
+    while wait and not path.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     try:
-        yield str(path) if path.exists() else None
+        yield str(path) if path.exists() or not wait else None
     finally:
         process.kill()
         process.wait()

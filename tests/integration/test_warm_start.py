@@ -27,7 +27,7 @@ from agent_eval_action.run.workers.template import ENV_TEMPLATE
 from agent_eval_action.system.errors import AgentLoadError
 from tests.helpers.hostile import APPS, cli, golden
 from tests.helpers.repos import ROOT
-from tests.helpers.zygotes import running_template
+from tests.helpers.zygotes import ready, running_template
 
 PROMPT = str(APPS / "warm" / "prompt.txt")
 WARNING = "the agent's workers are spawned, not forked"
@@ -273,8 +273,9 @@ def test_a_zygote_forked_by_the_suites_template_starts_as_a_fresh_interpreter_do
     agent must find its process as a fresh ``python -m agent_eval_worker`` leaves it, whatever
     PYTHONPATH the test process has (the template's own path is the interpreter's, asked of it:
     the editable install's ``.pth`` adds ``src``, which a PYTHONPATH naming it too had hidden)."""
-    if zygote_template is None:
+    if zygote_template is None or not ready(zygote_template):
         pytest.skip("the zygotes are started fresh in this run (Linux only; AGENT_EVAL_TEST_FRESH_ZYGOTES=1)")
+    monkeypatch.setenv(ENV_TEMPLATE, zygote_template)
     with contextlib.ExitStack() as stack:
         if pythonpath is not None:  # a template of a test process with this PYTHONPATH
             monkeypatch.setenv("PYTHONPATH", pythonpath)
@@ -313,8 +314,9 @@ def _forked_and_fresh(monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict, str,
 def test_a_zygote_the_template_cannot_start_as_fresh_is_started_fresh(
     zygote_template: str | None, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], template: str | None
 ) -> None:
-    if zygote_template is None:
+    if zygote_template is None or not ready(zygote_template):
         pytest.skip("the zygotes are started fresh in this run (Linux only; AGENT_EVAL_TEST_FRESH_ZYGOTES=1)")
+    monkeypatch.setenv(ENV_TEMPLATE, zygote_template)
     if template is not None:
         monkeypatch.setenv(ENV_TEMPLATE, template)
     zygotes_parent, started, _ = _started_zygote(env)
