@@ -245,12 +245,16 @@ class Zygote:
 
 async def _process(loop: asyncio.AbstractEventLoop, pid: int, fds: list[int], ended: asyncio.Future[int]) -> ForkedProcess:
     stdin_w, stdout_r, stderr_r = fds
-    stdout = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-    stderr = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout, loop=loop), os.fdopen(stdout_r, "rb", 0))
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr, loop=loop), os.fdopen(stderr_r, "rb", 0))
+    stdout, stderr = await _reader(loop, stdout_r), await _reader(loop, stderr_r)
     transport, flow = await loop.connect_write_pipe(lambda: _Flow(loop), os.fdopen(stdin_w, "wb", 0))
     return ForkedProcess(pid, asyncio.StreamWriter(transport, flow, None, loop), stdout, stderr, ended)
+
+
+async def _reader(loop: asyncio.AbstractEventLoop, fd: int) -> asyncio.StreamReader:
+    """The read end ``fd`` of a pipe as a stream of the loop (lines up to LINE_LIMIT)."""
+    reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(fd, "rb", 0))
+    return reader
 
 
 async def _from_template(settings: WorkerSettings, env: dict[str, str], stdin: socket.socket) -> Forked | None:
@@ -276,8 +280,7 @@ async def _from_template(settings: WorkerSettings, env: dict[str, str], stdin: s
         log.debug("the zygote is started fresh: %s", answer.get("refused"))
         return None
     loop = asyncio.get_running_loop()
-    stdout = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout, loop=loop), os.fdopen(read, "rb", 0))
+    stdout = await _reader(loop, read)
     ended: asyncio.Future[int] = loop.create_future()
     _watch_end(answer["pid"], ended)
     return Forked(answer["pid"], stdout, ended)
