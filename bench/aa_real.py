@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.in_process import Lane
+
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = 40
 
@@ -143,8 +145,24 @@ def dataset() -> dict[str, Any]:
     return {"golden_questions": questions}
 
 
+# Where the commands run: a lane process of each thread (bench/in_process.py, the default) or, with
+# ``--as-processes``, each a process of its own as a user's shell starts it.
+_LANES = threading.local()
+_OPEN: list[Lane] = []
+_AS_PROCESSES = False
+
+
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+    """``python -m agent_eval_action ARGS``."""
+    if _AS_PROCESSES:
+        return subprocess.run(
+            [sys.executable, "-m", "agent_eval_action", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1800
+        )
+    lane = getattr(_LANES, "lane", None)
+    if lane is None:
+        lane = _LANES.lane = Lane()
+        _OPEN.append(lane)
+    return lane.run(args, cwd=cwd, env=env)
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -170,7 +188,7 @@ def round_repo(where: Path, desk_rates: dict[str, float], broken: str = "", weak
     _git(repo, "commit", "-qm", "desk")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "GOOGLE_"))}
     env |= {"PYTHONPATH": str(ROOT / "src"), "DESK_RATES": json.dumps(desk_rates), "CALLS_FILE": str(where / "calls.txt")}
-    done = _run([sys.executable, "-m", "agent_eval_action", "baseline", "update"], repo, env)
+    done = _run(["baseline", "update"], repo, env)
     if done.returncode != 0:
         raise RuntimeError(done.stdout + done.stderr)
     _git(repo, "add", "-A")
@@ -194,7 +212,7 @@ def check(
     output when the check did not pass (what decided it, for a row that misses its goal), numbered
     under ``lock`` (the lanes share the folder)."""
     calls.write_text("")
-    args = [sys.executable, "-m", "agent_eval_action", "check", "--base", "main", "--no-comment"]
+    args = ["check", "--base", "main", "--no-comment"]
     done = _run([*args, "--compare-with", "base"] if base_mode else args, repo, env)
     results = json.loads((repo / "agent-eval-results" / "results.json").read_text())
     gate = results["gate"]
@@ -268,9 +286,13 @@ def measure(
             moved = drifted(desk_rates, rng) if drift else None
             rounds.append(_Round(scenario, desk_rates, broken, weaker, moved, min(size, total - first), total))
     progress = _Progress(keep)
-    with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
-        for scenario, done in pool.map(lambda r: (r.scenario, r.run(progress)), rounds):
-            out[scenario].extend(done)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
+            for scenario, done in pool.map(lambda r: (r.scenario, r.run(progress)), rounds):
+                out[scenario].extend(done)
+    finally:
+        while _OPEN:
+            _OPEN.pop().close()
     return summarize(out)
 
 
@@ -383,6 +405,9 @@ def main() -> None:
     parser.add_argument("--broken", type=int, default=20, help="checks of each scenario but the unchanged one")
     parser.add_argument("--keep", type=Path, help="keep every unchanged or drifted check not passed here")
     parser.add_argument("--lanes", type=int, default=1, help="rounds run at once, each in its own repository")
+    parser.add_argument(
+        "--as-processes", action="store_true", help="each command a process of its own (default: in a lane process, bench/in_process.py)"
+    )
     parser.add_argument("--only", default="", help="scenarios, comma-separated (" + ", ".join(SCENARIOS) + ")")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(SCENARIOS)
@@ -390,6 +415,8 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
     counts = {n: args.checks if n == "unchanged" else args.broken for n in names}
+    global _AS_PROCESSES
+    _AS_PROCESSES = args.as_processes
     result = measure(
         args.checks,
         args.per_round,
