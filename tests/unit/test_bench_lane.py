@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agent_eval_action import __version__
 from bench.in_process import Lane
+
+from agent_eval_action import __version__
 
 
 def test_a_lane_runs_commands_in_turn_and_hands_back_each_ones_exit_and_output(tmp_path: Path) -> None:
