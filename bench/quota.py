@@ -58,9 +58,9 @@ def measure(*, questions: int, rpm: int, minute_s: float, repeats: int, lanes: i
     ``lanes`` of the runs at once, the k-th started no sooner than ``k * stagger_s`` in. Each run
     has a stand-in API and a quota of its own, and waits on it (a run of 300 questions uses about a
     tenth of a core). Six started together overshoot (3-23% of a run's requests answered 429,
-    finished in 0.96x the floor: each learns too high a rate while its first seconds are starved
-    of CPU by the others' starts); six started 10 s apart read as one run alone does (1.04-1.05x,
-    1.3-1.8% answered 429)."""
+    finished in 0.96x the floor: each learns too high a rate; not CPU load alone, as one run beside
+    two CPU hogs reads 2.3%, and the cause is not found); six started 10 s apart read as one run
+    alone does (1.04-1.05x, 1.3-1.8% answered 429)."""
     runs: dict[str, list[dict[str, Any]]] = {"agent": [], "agent and judge": []}
     order = [name for round_ in range(repeats) for name in (list(runs) if round_ % 2 == 0 else list(runs)[::-1])]
     began = time.monotonic()
