@@ -76,6 +76,8 @@ def make_repo(repo: Path, questions: int, regressed: float, main: Path | None = 
     if main is not None:
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", "-b", "main", str(main), str(repo)], check=True, capture_output=True)
         git(repo, "remote", "remove", "origin")  # a repository of its own, as made
+        git(repo, "config", "user.email", "ci@example.com")  # a clone's own config is not copied
+        git(repo, "config", "user.name", "CI")
         return _pr(repo, questions, regressed)
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
@@ -100,8 +102,6 @@ def make_repo(repo: Path, questions: int, regressed: float, main: Path | None = 
 def _pr(repo: Path, questions: int, regressed: float) -> Path:
     from tests.helpers.factories import write_csv
 
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "CI")
     git(repo, "checkout", "-q", "-b", "pr")
     write_csv(repo / DATASET, _rows(questions, regressed, "2024-11-20T07:06:40Z"))
     git(repo, "commit", "-qam", "the PR")
