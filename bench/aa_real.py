@@ -264,6 +264,7 @@ def measure(
     scenario_per_round: int = 5,
     keep: Path | None = None,
     lanes: int = 1,
+    as_processes: bool = False,
 ) -> dict[str, Any]:
     """``scenarios``: how many checks of each (by default ``checks`` unchanged and
     ``broken_checks`` of each other scenario); ``per_round`` unchanged checks share a repository
@@ -271,7 +272,10 @@ def measure(
     (one draw of its rates and of what the PR breaks, weakens or the model moves). ``keep``: a
     folder to keep every check not passed of the scenarios that should pass (unchanged, the
     model moved) in, one folder each. ``lanes``: rounds run at once, each in its own repository
-    (a check's verdict does not hang on how busy the machine is; its minutes do)."""
+    (a check's verdict does not hang on how busy the machine is; its minutes do).
+    ``as_processes``: each command a process of its own instead of in a lane process."""
+    global _AS_PROCESSES
+    _AS_PROCESSES = as_processes
     rng = random.Random(seed)
     counts = scenarios or {name: (checks if name == "unchanged" else broken_checks) for name in SCENARIOS}
     out: dict[str, Any] = {name: [] for name in counts}
@@ -432,8 +436,6 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown scenario {', '.join(unknown)}: choose from {', '.join(SCENARIOS)}")
     counts = {n: args.checks if n == "unchanged" else args.broken for n in names}
-    global _AS_PROCESSES
-    _AS_PROCESSES = args.as_processes
     result = measure(
         args.checks,
         args.per_round,
@@ -442,6 +444,7 @@ def main() -> None:
         scenario_per_round=args.scenario_per_round,
         keep=args.keep,
         lanes=args.lanes,
+        as_processes=args.as_processes,
     )
     print(json.dumps(result, indent=1))
     if "unchanged" in result:
