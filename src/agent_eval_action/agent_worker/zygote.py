@@ -120,7 +120,7 @@ def unsafe(control: int) -> str | None:
         names = ", ".join(sorted(t.name for t in threading.enumerate() if t is not threading.current_thread()))
         return f"loading the agent started {threading.active_count() - 1} thread(s) ({names})"
     try:
-        others = _other_tasks()
+        others = other_tasks()
         sockets = [fd for fd in os.listdir("/proc/self/fd") if _is_socket(fd) and int(fd) not in (0, control)]
     except OSError as error:
         return f"cannot look at the process's threads and files ({error})"
@@ -132,7 +132,7 @@ def unsafe(control: int) -> str | None:
     return None
 
 
-def _other_tasks() -> list[str]:
+def other_tasks() -> list[str]:
     """The process's threads but this one, once those that are ending have ended: a thread that
     has returned (one an import ran briefly) leaves the threading module's list at once and the
     kernel's a moment later (measured: gone within 50 ms), and a check in that moment made

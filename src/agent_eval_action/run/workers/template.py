@@ -42,6 +42,7 @@ import threading
 from typing import Any
 
 from agent_eval_action.agent_worker import protocol
+from agent_eval_action.agent_worker.zygote import other_tasks
 
 ENV_TEMPLATE = "AGENT_EVAL_ZYGOTE_TEMPLATE"
 PACKET = 2**20  # a request: the environment, as JSON
@@ -119,7 +120,7 @@ def _refused(connection: socket.socket, request: Any, fds: list[int], env: dict[
     """Why the template forks no zygote for ``request`` (None: it forks one)."""
     if not isinstance(request, dict) or len(fds) != 2:
         return "not a request (a JSON object and two descriptors)"
-    if threading.active_count() > 1 or len(os.listdir("/proc/self/task")) > 1:
+    if threading.active_count() > 1 or other_tasks():
         # A thread here would be missing in every zygote, any lock it held held for good there,
         # and the zygote's own look at its threads could not see it.
         return "the template has a thread besides its own: forking it is not safe"
