@@ -61,7 +61,7 @@ def passable(baseline: DatasetResult, current: DatasetResult, metrics: Metrics) 
     The price of choosing by both sides: a metric the base never met and a PR run met once is
     then asked of every run, so the base passes none and the question shows no fall on its other
     metrics (a known failure the PR made flaky hides a break beside it)."""
-    both = _scored(baseline) & _scored(current)
+    both = _scored(baseline, metrics) & _scored(current, metrics)
     out: dict[str, Metrics] = defaultdict(dict)
     for run in (*baseline.questions, *current.questions):
         if run.status != "ok":
@@ -73,9 +73,13 @@ def passable(baseline: DatasetResult, current: DatasetResult, metrics: Metrics) 
     return dict(out)
 
 
-def _scored(side: DatasetResult) -> set[tuple[str, str]]:
-    """(question id, metric) of every score a side's runs hold a value of."""
-    return {(run.id, name) for run in side.questions for name, score in run.scores.items() if score.value is not None}
+def _scored(side: DatasetResult, metrics: Metrics) -> set[tuple[str, str]]:
+    """(question id, metric) of every score of ``metrics`` a side's runs hold a value of (only
+    those: a run holds some 40 scores, and a baseline's hundreds of runs made this most of a
+    check's test)."""
+    return {
+        (run.id, name) for run in side.questions for name in metrics if (score := run.scores.get(name)) is not None and score.value is not None
+    }
 
 
 def tallies(
