@@ -35,6 +35,7 @@ from .model import origin
 from .model.pacing import LocalPermits, RemotePermits
 from .runner import AgentSessions, partial_run
 from .tree import agent_tree
+from .zygote import halt_failed_imports
 
 
 def _protocol_stream() -> IO[str]:
@@ -340,6 +341,7 @@ def load(out: IO[str]) -> tuple[LoadedAgent, AgentSessions, RemotePermits | None
         out.write(protocol.encode(protocol.fatal(f"setting up the ADK Runner raised {type(error).__name__}: {error}")) + "\n")
         out.flush()
         return 2
+    halt_failed_imports()  # after the agent's own imports: a failure there says what it always said
     return agent, sessions, remote
 
 

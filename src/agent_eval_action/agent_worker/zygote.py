@@ -73,7 +73,8 @@ FDS = 3
 
 def first_run_imports(names: tuple[str, ...] = FIRST_RUN) -> list[str]:
     """Imports what the agent's first run would (:data:`FIRST_RUN`); the names imported. A name
-    this ADK does not have, or whose import fails, is left for the run to meet as it would."""
+    this ADK does not have, or whose import fails, is left for the run to meet as it would; then
+    :func:`halt_failed_imports`."""
     import importlib
 
     done = []
@@ -83,7 +84,37 @@ def first_run_imports(names: tuple[str, ...] = FIRST_RUN) -> list[str]:
         except Exception:  # noqa: BLE001 - not this ADK's, or broken here: the first run meets it as it would have
             continue
         done.append(name)
+    halt_failed_imports()
     return done
+
+
+# Imports ADK (2.x) tries again on every agent node it builds (at least once a question), catching
+# the ImportError when an optional dependency is missing (the a2a SDK): each try searches every
+# path entry again, 1-2 ms a question.
+RETRIED = ("google.adk.agents.remote_a2a_agent",)
+
+
+def halt_failed_imports(names: tuple[str, ...] = RETRIED) -> list[str]:
+    """Tries each of ``names`` once; one that fails for a module it imports and this environment
+    lacks is marked so in ``sys.modules`` (None: every later import of it raises the
+    ModuleNotFoundError at once instead of searching again; its message then says the import was
+    halted). The names so marked. One this ADK does not have, or that imports, is left as it is."""
+    import importlib
+
+    halted = []
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            missing = error.name or ""
+            if missing and not name.startswith(missing):  # a dependency it lacks, not the module (or its package) itself
+                sys.modules[name] = None  # type: ignore[assignment]
+                halted.append(name)
+        except Exception:  # noqa: BLE001 - broken here otherwise: the run meets it as it would have
+            pass
+    return halted
 
 
 @contextlib.contextmanager

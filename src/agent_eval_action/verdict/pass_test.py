@@ -78,7 +78,10 @@ def _scored(side: DatasetResult, metrics: Metrics) -> set[tuple[str, str]]:
     those: a run holds some 40 scores, and a baseline's hundreds of runs made this most of a
     check's test)."""
     return {
-        (run.id, name) for run in side.questions for name in metrics if (score := run.scores.get(name)) is not None and score.value is not None
+        (run.id, name)
+        for run in side.questions
+        for name in metrics
+        if (score := run.scores.get(name)) is not None and score.value is not None
     }
 
 

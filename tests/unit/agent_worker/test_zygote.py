@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from tests.helpers.repos import ROOT
 
@@ -58,3 +61,89 @@ def test_a_native_thread_makes_the_zygote_cold_and_is_named() -> None:
 def test_a_thread_that_is_ending_leaves_the_zygote_warm() -> None:
     # One an import ran briefly, say: still listed by the kernel for a moment after it returned.
     assert _unsafe_beside_a_native_thread(20_000) == "None"
+
+
+# A package whose module imports a dependency this environment lacks, one that imports, and a
+# name that is no module: what halt_failed_imports marks, and what each import then does.
+HALT = r"""
+import json, pathlib, sys
+top = pathlib.Path(sys.argv[2])
+(top / "halting").mkdir()
+(top / "halting" / "__init__.py").write_text("")
+(top / "halting" / "needs.py").write_text("import not_installed_anywhere_dep\n")
+(top / "halting" / "fine.py").write_text("X = 1\n")
+sys.path[:0] = [sys.argv[1], str(top)]
+from agent_eval_action.agent_worker import zygote
+halted = zygote.halt_failed_imports(("halting.needs", "halting.fine", "halting.absent"))
+try:
+    import halting.needs
+    again = "imported"
+except ModuleNotFoundError as error:
+    again = str(error)
+print(json.dumps({"halted": halted, "again": again, "fine": "halting.fine" in sys.modules, "absent": "halting.absent" in sys.modules}))
+"""
+
+
+def test_an_import_that_fails_for_a_missing_dependency_is_halted_and_nothing_else(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", HALT, str(ROOT / "src"), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert seen["halted"] == ["halting.needs"]
+    assert "halted; None in sys.modules" in seen["again"]  # at once, no search of the path again
+    assert seen["fine"] and not seen["absent"]
+
+
+# ADK 2.x's build_node imports RemoteA2aAgent on every agent node it builds; without the a2a SDK
+# (an extra: not in our environment) each try searched every path entry for `a2a` again. Counted
+# by a finder ahead of the others, over three questions of a real agent, before and after.
+SEARCHES = r"""
+import asyncio, importlib.util, json, os, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+os.environ["CALLS_FILE"] = os.devnull
+from google.adk.runners import InMemoryRunner
+from google.genai import types
+from tests.apps.counting import agent
+from agent_eval_action.agent_worker import zygote
+
+if importlib.util.find_spec("a2a") is not None:
+    print(json.dumps({"skip": "the a2a SDK is installed here"}))
+    raise SystemExit(0)
+searched = []
+
+class Counting:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] == "a2a":
+            searched.append(name)
+        return None
+
+sys.meta_path.insert(0, Counting)
+
+async def ask(runner, i):
+    session = await runner.session_service.create_session(app_name="x", user_id="u")
+    message = types.Content(role="user", parts=[types.Part(text=f"{i}: the price of apple")])
+    return [e async for e in runner.run_async(user_id="u", session_id=session.id, new_message=message)]
+
+runner = InMemoryRunner(agent=agent.root_agent, app_name="x")
+asyncio.run(ask(runner, 0))
+before = len(searched)
+for i in range(1, 4):
+    asyncio.run(ask(runner, i))
+per_question = (len(searched) - before) / 3
+halted = zygote.halt_failed_imports()
+searched.clear()
+answers = [asyncio.run(ask(runner, i)) for i in range(4, 7)]
+print(json.dumps({"per_question": per_question, "halted": halted, "after": len(searched), "answered": [len(a) for a in answers]}))
+"""
+
+
+def test_adks_retried_import_of_the_a2a_agent_searches_no_more_once_halted() -> None:
+    out = subprocess.run([sys.executable, "-c", SEARCHES, str(ROOT / "src"), str(ROOT)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    if "skip" in seen:
+        pytest.skip(seen["skip"])
+    assert seen["per_question"] >= 1  # the cost this removes: a search of the path on every question
+    assert seen["halted"] == ["google.adk.agents.remote_a2a_agent"]
+    assert seen["after"] == 0
+    assert all(n >= 3 for n in seen["answered"])  # a tool call, its answer and the reply: the agent runs as before
