@@ -14,6 +14,7 @@ one line per run still read.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_eval_action.models.plan import recorded_plan
 from agent_eval_action.models.results import READABLE_VERSIONS, SCHEMA_VERSION, Results
+from agent_eval_action.models.scores import Score
 from agent_eval_action.system.errors import DatasetError
 from agent_eval_action.system.files import write_atomic
 from agent_eval_action.text.jsonish import NotFinite, TooDeep, loads
@@ -133,12 +135,30 @@ def unpack_runs(questions: Any, where: str, fix: str) -> Any:
         shared, runs = entry.get("shared", {}), entry.get("runs")
         if not isinstance(shared, dict) or not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
             raise DatasetError(where, f'question entry {i} ({entry.get("id")!r}) has no object "shared" and list of objects "runs": {fix}')
+        shared = _with_shared_scores(shared)
         for run in runs:
             whole = {"id": entry.get("id"), **shared}
             for key, value in run.items():
                 whole[key] = {**shared[key], **value} if isinstance(shared.get(key), dict) and isinstance(value, dict) else value
             out.append(whole)
     return out
+
+
+def _with_shared_scores(shared: dict[str, Any]) -> dict[str, Any]:
+    """``shared`` with its scores (those every run of the question has alike) made once, as
+    validation would make each run's: one Score object then serves every run (nothing changes a
+    score once made), instead of one made per run. A score that does not validate is left as it
+    is, for the results' validation to refuse with its place in the file."""
+    scores = shared.get("scores")
+    if not isinstance(scores, dict) or not scores:
+        return shared
+    made: dict[str, Any] = {}
+    for name, fields in scores.items():
+        made[name] = fields
+        if isinstance(fields, dict):
+            with contextlib.suppress(ValidationError, TypeError):
+                made[name] = Score(**fields)
+    return {**shared, "scores": made}
 
 
 def _pieces(results: Results, packed: bool = False) -> Iterator[str]:

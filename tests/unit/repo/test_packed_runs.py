@@ -51,3 +51,19 @@ def test_a_broken_packed_entry_names_the_file_and_the_fix() -> None:
     with pytest.raises(DatasetError) as raised:
         parse_results(broken, "evaluation/baselines/d.csv.json", what="baseline")
     assert "evaluation/baselines/d.csv.json" in str(raised.value) and "baseline update" in str(raised.value)
+
+
+def test_a_shared_score_is_made_once_for_every_run_and_a_bad_one_is_refused_where_it_is() -> None:
+    results = Results(datasets=[DatasetResult(path="d.csv", name="d", format="csv", questions=[run(0), run(1), run(2)])])
+    text = dumps(results, packed=True)
+    back = parse_results(text, "b.json", what="baseline")
+    assert back.model_dump() == results.model_dump()
+    shared = [q.scores["tool_usage_accuracy"] for q in back.datasets[0].questions]
+    assert all(score is shared[0] for score in shared)  # one object: nothing changes a score once made
+    assert len({id(q.scores["latency"]) for q in back.datasets[0].questions}) == 3  # each run's own
+    # Not a number: refused by the results' validation, at the score's place, as before.
+    broken = text.replace('"value":1.0,"explanation":"2 of 2 calls made"', '"value":"high","explanation":"2 of 2 calls made"', 1)
+    assert broken != text
+    with pytest.raises(DatasetError) as raised:
+        parse_results(broken, "evaluation/baselines/d.csv.json", what="baseline")
+    assert "$.datasets.0.questions.0.scores.tool_usage_accuracy.value" in str(raised.value.pointer), raised.value
