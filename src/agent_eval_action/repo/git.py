@@ -265,9 +265,16 @@ class Git:
         return [path for path in done.stdout.split("\0") if path]
 
     def toplevel(self) -> Path | None:
-        """The repository's root directory; None outside a repository."""
-        done = self.run("rev-parse", "--show-toplevel", check=False)
-        return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+        """The repository's root directory; None outside a repository. Asked once: what this
+        object found is its answer after (a check asked 14 times; and a repository the agent's
+        code makes below the root while it runs does not move the root), until then asked again."""
+        found = self.__dict__.get("_toplevel")
+        if found is None:
+            done = self.run("rev-parse", "--show-toplevel", check=False)
+            if done.returncode != 0 or not done.stdout.strip():
+                return None
+            found = self.__dict__["_toplevel"] = Path(done.stdout.strip())
+        return found
 
     def workspace(self) -> Workspace:
         return Workspace(root=(self.toplevel() or self.cwd).resolve(), cwd=self.cwd.resolve())
