@@ -77,12 +77,19 @@ def show_controls(text: str) -> str:
     return text.translate(_SHOWN_CONTROLS)
 
 
+_MARKUP: list[type] = []  # markupsafe's Markup, imported on the first print (a report prints ~9,000 values)
+
+
 def printed(value: Any) -> Any:
     """What a template prints (its ``finalize``), with bidirectional controls shown as escapes:
     a template that prints agent text without an escaping filter still shows none. Markup is kept."""
-    from markupsafe import Markup
+    if not isinstance(value, str):
+        return value
+    if not _MARKUP:
+        from markupsafe import Markup
 
-    return show_controls(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+        _MARKUP.append(Markup)
+    return value if isinstance(value, _MARKUP[0]) else show_controls(value)
 
 
 def escape_md(value: object, limit: int | None = None) -> str:
