@@ -123,8 +123,9 @@ def _pack(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"id": shared.pop("id"), "shared": shared, "runs": own}
 
 
-def unpack_runs(questions: Any, where: str, fix: str) -> Any:
-    """Each entry of a question's runs (:func:`pack_runs`) as its runs, whole; a list of runs as it is."""
+def unpack_runs(questions: Any, where: str, fix: str, *, made: bool = False) -> Any:
+    """Each entry of a question's runs (:func:`pack_runs`) as its runs, whole; a list of runs as
+    it is. ``made``: the scores the runs share as Score objects (:func:`_with_shared_scores`), not JSON."""
     if not isinstance(questions, list) or not any(isinstance(q, dict) and "runs" in q for q in questions):
         return questions
     out: list[Any] = []
@@ -135,7 +136,8 @@ def unpack_runs(questions: Any, where: str, fix: str) -> Any:
         shared, runs = entry.get("shared", {}), entry.get("runs")
         if not isinstance(shared, dict) or not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
             raise DatasetError(where, f'question entry {i} ({entry.get("id")!r}) has no object "shared" and list of objects "runs": {fix}')
-        shared = _with_shared_scores(shared)
+        if made:
+            shared = _with_shared_scores(shared)
         for run in runs:
             whole = {"id": entry.get("id"), **shared}
             for key, value in run.items():
@@ -270,7 +272,7 @@ def parse_results(text: str, where: str, what: str = "results") -> Results:
     datasets = data.get("datasets")
     for dataset in datasets if isinstance(datasets, list) else []:
         if isinstance(dataset, dict) and "questions" in dataset:
-            dataset["questions"] = unpack_runs(dataset["questions"], where, fix)
+            dataset["questions"] = unpack_runs(dataset["questions"], where, fix, made=True)
     try:
         results = Results.model_validate(data)
     except ValidationError as error:
