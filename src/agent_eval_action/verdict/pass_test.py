@@ -31,14 +31,31 @@ def run_passes(run: QuestionResult, metrics: dict[str, tuple[float, str]]) -> bo
     """Whether one run of a question passes: every metric of ``metrics`` it has a score on meets
     its threshold; an error of the agent's (a tool that raised, a timeout) fails. None: no
     evidence (a model/API error, a skipped run, no score on any of them)."""
+    return _run_passes(run, _marked(run, metrics), metrics)
+
+
+def _marked(run: QuestionResult, metrics: dict[str, tuple[float, str]]) -> dict[str, bool]:
+    """For each metric of ``metrics`` the run holds a value of (in their order), whether it meets
+    its threshold: what every part of the test asks of a run, asked once a run."""
+    marks = {}
+    scores = run.scores
+    for name, (threshold, direction) in metrics.items():
+        score = scores.get(name)
+        if score is not None and (value := score.value) is not None:
+            marks[name] = passes(value, threshold, direction)
+    return marks
+
+
+def _run_passes(run: QuestionResult, marks: dict[str, bool], own: dict[str, tuple[float, str]]) -> bool | None:
+    """:func:`run_passes` of a run whose ``marks`` (:func:`_marked`) cover ``own``."""
     if run.status == "skipped":
         return None
     if run.status == "error":
         return None if outage_cause(run.error, run.error_origin) else False
-    values = [(run.scores[m].value, t, d) for m, (t, d) in metrics.items() if m in run.scores and run.scores[m].value is not None]
-    if not values:
+    met = [marks[name] for name in own if name in marks]
+    if not met:
         return None
-    return all(passes(v, t, d) for v, t, d in values)  # type: ignore[arg-type]
+    return all(met)
 
 
 Metrics = dict[str, tuple[float, str]]
@@ -61,28 +78,33 @@ def passable(baseline: DatasetResult, current: DatasetResult, metrics: Metrics) 
     The price of choosing by both sides: a metric the base never met and a PR run met once is
     then asked of every run, so the base passes none and the question shows no fall on its other
     metrics (a known failure the PR made flaky hides a break beside it)."""
-    both = _scored(baseline, metrics) & _scored(current, metrics)
+    return _passable(_marks(baseline, metrics), _marks(current, metrics), metrics)
+
+
+Marked = list[tuple[QuestionResult, dict[str, bool]]]
+
+
+def _marks(runs: DatasetResult | Iterable[QuestionResult], metrics: Metrics) -> Marked:
+    """Each run with its marks (:func:`_marked`)."""
+    return [(run, _marked(run, metrics)) for run in (runs.questions if isinstance(runs, DatasetResult) else runs)]
+
+
+def _passable(baseline: Marked, current: Marked, metrics: Metrics) -> dict[str, Metrics]:
+    """:func:`passable` of both sides' marked runs."""
+    both = _scored(baseline) & _scored(current)
     out: dict[str, Metrics] = defaultdict(dict)
-    for run in (*baseline.questions, *current.questions):
+    for run, marks in (*baseline, *current):
         if run.status != "ok":
             continue
-        for name, (threshold, direction) in metrics.items():
-            score = run.scores.get(name)
-            if (run.id, name) in both and score is not None and score.value is not None and passes(score.value, threshold, direction):
-                out[run.id][name] = (threshold, direction)
+        for name, met in marks.items():
+            if met and (run.id, name) in both:
+                out[run.id][name] = metrics[name]
     return dict(out)
 
 
-def _scored(side: DatasetResult, metrics: Metrics) -> set[tuple[str, str]]:
-    """(question id, metric) of every score of ``metrics`` a side's runs hold a value of (only
-    those: a run holds some 40 scores, and a baseline's hundreds of runs made this most of a
-    check's test)."""
-    return {
-        (run.id, name)
-        for run in side.questions
-        for name in metrics
-        if (score := run.scores.get(name)) is not None and score.value is not None
-    }
+def _scored(side: Marked) -> set[tuple[str, str]]:
+    """(question id, metric) of every score of the pass metrics a side's runs hold a value of."""
+    return {(run.id, name) for run, marks in side for name in marks}
 
 
 def tallies(
@@ -91,13 +113,18 @@ def tallies(
     """(question id -> its runs and passes, question id -> its runs that did not run: model/API
     errors), over a dataset's runs or any runs. ``per_question``: each question's own metrics
     (:func:`passable`); a question not in it has no evidence."""
+    return _tallies(_marks(runs, metrics), metrics, per_question)
+
+
+def _tallies(marked: Marked, metrics: Metrics, per_question: dict[str, Metrics] | None) -> tuple[dict[str, Tally], dict[str, int]]:
+    """:func:`tallies` of marked runs."""
     counted: dict[str, list[int]] = {}
     not_run: dict[str, int] = defaultdict(int)
-    for run in runs.questions if isinstance(runs, DatasetResult) else runs:
+    for run, marks in marked:
         own = metrics if per_question is None else per_question.get(run.id)
         if not own:
             continue
-        passed = run_passes(run, own)
+        passed = _run_passes(run, marks, own)
         if passed is None:
             if run.status == "error":
                 not_run[run.id] += 1
@@ -114,12 +141,13 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
     metrics = pass_metrics(current, baseline)
     if not metrics:
         return None
-    own = passable(baseline, current, metrics)
-    now, not_run = tallies(current, metrics, own)
-    before, _ = tallies(baseline, metrics, own)
+    ours, theirs = _marks(current, metrics), _marks(baseline, metrics)
+    own = _passable(theirs, ours, metrics)
+    now, not_run = _tallies(ours, metrics, own)
+    before, _ = _tallies(theirs, metrics, own)
     shared = {q: (now[q], before[q]) for q in sorted(now.keys() & before.keys())}
     verdict = decide(shared, settings)
-    fell_on = _fell_on(current, own)
+    fell_on = _fell_on(ours, own)
     tested = [
         QuestionTest(
             id=q.id,
@@ -140,7 +168,7 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
     ]
     return PassTest(
         cap=settings.cap,
-        new_failing=_new_failing(current, baseline, metrics),
+        new_failing=_new_failing(ours, baseline, metrics),
         metrics=list(metrics),
         alpha=settings.alpha,
         m=verdict.m,
@@ -154,16 +182,16 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
     )
 
 
-def _new_failing(current: DatasetResult, baseline: DatasetResult, metrics: Metrics) -> list[QuestionTest]:
+def _new_failing(current: Marked, baseline: DatasetResult, metrics: Metrics) -> list[QuestionTest]:
     """The questions ``current`` has and ``baseline`` does not (the PR added them) of which no run
     passes (every run misses a threshold, or ends in the agent's own error): new failing tests.
     A new question that passes some runs is flaky, not failing; one that did not run is no evidence."""
     before = {q.id for q in baseline.questions}
-    added = {q.id for q in current.questions if q.id not in before}
+    added = {run.id for run, _ in current if run.id not in before}
     if not added:
         return []
     everything = dict.fromkeys(added, metrics)
-    now, not_run = tallies(current, metrics, everything)
+    now, not_run = _tallies(current, metrics, everything)
     missed = _fell_on(current, everything)
     out = []
     for qid in sorted(added):
@@ -190,13 +218,14 @@ def _new_failing(current: DatasetResult, baseline: DatasetResult, metrics: Metri
     return out
 
 
-def _fell_on(current: DatasetResult, own: dict[str, Metrics]) -> dict[str, list[str]]:
+def _fell_on(current: Marked, own: dict[str, Metrics]) -> dict[str, list[str]]:
     """Question id -> the metrics of its own (:func:`passable`) that some run of it here missed."""
     out: dict[str, set[str]] = defaultdict(set)
-    for run in current.questions:
-        for name, (threshold, direction) in own.get(run.id, {}).items():
-            score = run.scores.get(name)
-            if run.status == "ok" and score is not None and score.value is not None and not passes(score.value, threshold, direction):
+    for run, marks in current:
+        if run.status != "ok":
+            continue
+        for name in own.get(run.id, {}):
+            if marks.get(name) is False:
                 out[run.id].add(name)
     return {q: sorted(names) for q, names in out.items()}
 
@@ -229,7 +258,8 @@ def _shared(current: DatasetResult, baseline: DatasetResult) -> dict[str, tuple[
     metrics = pass_metrics(current, baseline)
     if not metrics:
         return {}
-    own = passable(baseline, current, metrics)
-    now, _ = tallies(current, metrics, own)
-    before, _ = tallies(baseline, metrics, own)
+    ours, theirs = _marks(current, metrics), _marks(baseline, metrics)
+    own = _passable(theirs, ours, metrics)
+    now, _ = _tallies(ours, metrics, own)
+    before, _ = _tallies(theirs, metrics, own)
     return {q: (now[q], before[q]) for q in now.keys() & before.keys()}
