@@ -16,25 +16,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from agent_eval_action.agent_worker.model.origin import NO_CREDENTIALS
 from agent_eval_action.models.results import DatasetResult
 from agent_eval_action.models.scores import NOT_COMPUTED
 
 # (cause said once, patterns of the error text), checked in order: the first that matches names it.
 CAUSES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "no API key or credentials for the model: set GOOGLE_API_KEY (or the Vertex AI credentials) in the step's env",
-        (
-            r"Missing key inputs",
-            r"API key not valid",
-            r"API_KEY_INVALID",
-            r"No API key",
-            r"UNAUTHENTICATED",
-            r"PERMISSION_DENIED",
-            r"DefaultCredentialsError",
-            r"Could not resolve API token",
-            r"unregistered callers",
-        ),
-    ),
+    ("no API key or credentials for the model: set GOOGLE_API_KEY (or the Vertex AI credentials) in the step's env", NO_CREDENTIALS),
     (
         "the model API could not be reached (connection refused, DNS or network)",
         (r"ConnectError", r"ConnectionError", r"Connection refused", r"Name or service not known", r"getaddrinfo", r"ConnectTimeout"),

@@ -154,6 +154,9 @@ def test_a_non_transient_error_is_not_reported_to_the_pool() -> None:
         ("model", "UnknownApiResponseError", "Failed to parse response as JSON", None, True),
         ("outside", "WorkerDied", "the agent process was killed by signal SIGKILL", None, True),
         ("model", "ClientError", "403 PERMISSION_DENIED", 403, False),  # asking again changes no credentials
+        # No key: google-genai raises before any request, so no status; its words say so (was retried for 15-20 s).
+        ("model", "ValueError", "Missing key inputs argument! To use the Google AI API, provide (`api_key`) arguments.", None, False),
+        ("model", "DefaultCredentialsError", "Your default credentials were not found.", None, False),
         ("agent", "URLError", "<urlopen error [Errno 111] Connection refused>", None, False),
         ("agent", "ServerError", "503 UNAVAILABLE. a tool's own backend", 503, False),  # a tool's 503 is the tool's
     ],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 from collections.abc import Iterator
 
 from .. import protocol
@@ -121,10 +122,31 @@ def model_call_origin(error: BaseException) -> str:
     return protocol.MODEL
 
 
+# What a client says when it has no credentials or they are refused, often raised before any
+# request (google-genai without a key: "Missing key inputs argument!"; google-auth's
+# DefaultCredentialsError), so with no status to read. verdict/outages.py names the cause by them.
+NO_CREDENTIALS = (
+    r"Missing key inputs",
+    r"API key not valid",
+    r"API_KEY_INVALID",
+    r"No API key",
+    r"UNAUTHENTICATED",
+    r"PERMISSION_DENIED",
+    r"DefaultCredentialsError",
+    r"Could not resolve API token",
+    r"unregistered callers",
+)
+_NO_CREDENTIALS = re.compile("|".join(NO_CREDENTIALS), re.IGNORECASE)
+
+
 def worth_retrying(error: BaseException) -> bool:
     """Marked the model's or outside's and worth another try: not a refusal of who asks (400 for
-    a bad key, 401, 403), which asking again cannot change."""
-    return origin_of(error) in (protocol.MODEL, protocol.OUTSIDE) and status_code(error) not in (400, 401, 403)
+    a bad key, 401, 403, or a client's words for no credentials), which asking again cannot
+    change: a run without a key ended at once, not after the backoff's 15-20 s."""
+    if origin_of(error) not in (protocol.MODEL, protocol.OUTSIDE) or status_code(error) in (400, 401, 403):
+        return False
+    kind = getattr(error, "remote_type", None) or type(error).__name__  # one carried over from the worker: its original type
+    return not _NO_CREDENTIALS.search(f"{kind}: {error}")
 
 
 # Per question (set in its task, inherited by the tasks it starts): how many of its model calls
