@@ -55,7 +55,7 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest -q -n 3 --dist worksteal; rc=$$?; [ $$rc -ne 5 ] || echo "pytest collected no tests: that is a failure here"; exit $$rc
 
-## Benchmarks, side by side in one run (see docs/performance.md; over an hour on 2 cores: it prints each family's minutes). BENCH=recorded,agent
+## Benchmarks, side by side in one run (see docs/performance.md; about 30 minutes on 2 cores: it prints each family's minutes). BENCH=recorded,agent
 ## runs only those families (python -m bench.run --only ...; the names: recorded agent fresh_process views pr_reuse
 ## judges cli suite aa_gate aa_real base_mode quota observed_inputs action_start). ADK's AgentEvaluator needs ADK's
 ## eval extra, which drags in scipy and scikit-learn: it gets a venv of its own so it cannot slow the others.
