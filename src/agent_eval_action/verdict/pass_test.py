@@ -5,7 +5,7 @@ with a pass threshold meets it), the tallies of both sides, and the test's decis
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from typing import NamedTuple
 
 from agent_eval_action.models.results import DatasetResult, QuestionResult
 from agent_eval_action.models.verdicts import PassTest, QuestionTest
@@ -37,32 +37,40 @@ def run_passes(run: QuestionResult, metrics: dict[str, tuple[float, str]]) -> bo
 def _marked(run: QuestionResult, metrics: dict[str, tuple[float, str]]) -> dict[str, bool]:
     """For each metric of ``metrics`` the run holds a value of (in their order), whether it meets
     its threshold: what every part of the test asks of a run, asked once a run."""
-    marks = {}
+    out = {}
     scores = run.scores
     for name, (threshold, direction) in metrics.items():
         score = scores.get(name)
         if score is not None and (value := score.value) is not None:
-            marks[name] = passes(value, threshold, direction)
-    return marks
+            out[name] = passes(value, threshold, direction)
+    return out
 
 
-def _run_passes(run: QuestionResult, marks: dict[str, bool], own: dict[str, tuple[float, str]]) -> bool | None:
-    """:func:`run_passes` of a run whose ``marks`` (:func:`_marked`) cover ``own``."""
+def _run_passes(run: QuestionResult, marked: dict[str, bool], own: dict[str, tuple[float, str]]) -> bool | None:
+    """:func:`run_passes` of a run whose marks (:func:`_marked`) cover ``own``."""
     if run.status == "skipped":
         return None
     if run.status == "error":
         return None if outage_cause(run.error, run.error_origin) else False
-    met = [marks[name] for name in own if name in marks]
+    met = [marked[name] for name in own if name in marked]
     if not met:
         return None
     return all(met)
 
 
 Metrics = dict[str, tuple[float, str]]
+# Runs, each with its marks (:func:`_marked`).
+Marked = list[tuple[QuestionResult, dict[str, bool]]]
 
 
-def passable(baseline: DatasetResult, current: DatasetResult, metrics: Metrics) -> dict[str, Metrics]:
-    """Question id -> the metrics of ``metrics`` it meets in some run of either side: what a run of
+def marks(side: DatasetResult, metrics: Metrics) -> Marked:
+    """Each run of a side with its marks (:func:`_marked`): what every part of the test reads of it."""
+    return [(run, _marked(run, metrics)) for run in side.questions]
+
+
+def passable(baseline: Marked, current: Marked, metrics: Metrics) -> dict[str, Metrics]:
+    """Question id -> the metrics of ``metrics`` it meets in some run of either side (each side's
+    runs marked, :func:`marks`): what a run of
     it must meet to pass. A metric a question fails in every run (a known failure, or a threshold
     it never reached) would hide every other fall of it; a question that meets none is not tested.
 
@@ -78,25 +86,12 @@ def passable(baseline: DatasetResult, current: DatasetResult, metrics: Metrics) 
     The price of choosing by both sides: a metric the base never met and a PR run met once is
     then asked of every run, so the base passes none and the question shows no fall on its other
     metrics (a known failure the PR made flaky hides a break beside it)."""
-    return _passable(_marks(baseline, metrics), _marks(current, metrics), metrics)
-
-
-Marked = list[tuple[QuestionResult, dict[str, bool]]]
-
-
-def _marks(runs: DatasetResult | Iterable[QuestionResult], metrics: Metrics) -> Marked:
-    """Each run with its marks (:func:`_marked`)."""
-    return [(run, _marked(run, metrics)) for run in (runs.questions if isinstance(runs, DatasetResult) else runs)]
-
-
-def _passable(baseline: Marked, current: Marked, metrics: Metrics) -> dict[str, Metrics]:
-    """:func:`passable` of both sides' marked runs."""
     both = _scored(baseline) & _scored(current)
     out: dict[str, Metrics] = defaultdict(dict)
-    for run, marks in (*baseline, *current):
+    for run, marked in (*baseline, *current):
         if run.status != "ok":
             continue
-        for name, met in marks.items():
+        for name, met in marked.items():
             if met and (run.id, name) in both:
                 out[run.id][name] = metrics[name]
     return dict(out)
@@ -104,27 +99,20 @@ def _passable(baseline: Marked, current: Marked, metrics: Metrics) -> dict[str, 
 
 def _scored(side: Marked) -> set[tuple[str, str]]:
     """(question id, metric) of every score of the pass metrics a side's runs hold a value of."""
-    return {(run.id, name) for run, marks in side for name in marks}
+    return {(run.id, name) for run, marked in side for name in marked}
 
 
-def tallies(
-    runs: DatasetResult | Iterable[QuestionResult], metrics: Metrics, per_question: dict[str, Metrics] | None = None
-) -> tuple[dict[str, Tally], dict[str, int]]:
+def tallies(marked: Marked, per_question: dict[str, Metrics]) -> tuple[dict[str, Tally], dict[str, int]]:
     """(question id -> its runs and passes, question id -> its runs that did not run: model/API
-    errors), over a dataset's runs or any runs. ``per_question``: each question's own metrics
+    errors), over marked runs (:func:`marks`). ``per_question``: each question's own metrics
     (:func:`passable`); a question not in it has no evidence."""
-    return _tallies(_marks(runs, metrics), metrics, per_question)
-
-
-def _tallies(marked: Marked, metrics: Metrics, per_question: dict[str, Metrics] | None) -> tuple[dict[str, Tally], dict[str, int]]:
-    """:func:`tallies` of marked runs."""
     counted: dict[str, list[int]] = {}
     not_run: dict[str, int] = defaultdict(int)
-    for run, marks in marked:
-        own = metrics if per_question is None else per_question.get(run.id)
+    for run, marked_run in marked:
+        own = per_question.get(run.id)
         if not own:
             continue
-        passed = _run_passes(run, marks, own)
+        passed = _run_passes(run, marked_run, own)
         if passed is None:
             if run.status == "error":
                 not_run[run.id] += 1
@@ -135,19 +123,35 @@ def _tallies(marked: Marked, metrics: Metrics, per_question: dict[str, Metrics] 
     return {q: Tally(n, k) for q, (n, k) in counted.items()}, dict(not_run)
 
 
+class _Sides(NamedTuple):
+    """Both sides' runs marked and tallied over each question's own metrics."""
+
+    ours: Marked
+    own: dict[str, Metrics]
+    now: dict[str, Tally]
+    not_run: dict[str, int]
+    before: dict[str, Tally]
+
+
+def _sides(current: DatasetResult, baseline: DatasetResult, metrics: Metrics) -> _Sides:
+    ours, theirs = marks(current, metrics), marks(baseline, metrics)
+    own = passable(theirs, ours, metrics)
+    now, not_run = tallies(ours, own)
+    before, _ = tallies(theirs, own)
+    return _Sides(ours, own, now, not_run, before)
+
+
 def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Settings = DEFAULTS) -> PassTest | None:
     """The per-question test of ``current`` against ``baseline`` over the questions both ran;
     None when no metric has a pass threshold."""
     metrics = pass_metrics(current, baseline)
     if not metrics:
         return None
-    ours, theirs = _marks(current, metrics), _marks(baseline, metrics)
-    own = _passable(theirs, ours, metrics)
-    now, not_run = _tallies(ours, metrics, own)
-    before, _ = _tallies(theirs, metrics, own)
+    sides = _sides(current, baseline, metrics)
+    now, before, not_run = sides.now, sides.before, sides.not_run
     shared = {q: (now[q], before[q]) for q in sorted(now.keys() & before.keys())}
     verdict = decide(shared, settings)
-    fell_on = _fell_on(ours, own)
+    fell_on = _fell_on(sides.ours, sides.own)
     tested = [
         QuestionTest(
             id=q.id,
@@ -168,7 +172,7 @@ def pass_test(current: DatasetResult, baseline: DatasetResult, settings: Setting
     ]
     return PassTest(
         cap=settings.cap,
-        new_failing=_new_failing(ours, baseline, metrics),
+        new_failing=_new_failing(sides.ours, baseline, metrics),
         metrics=list(metrics),
         alpha=settings.alpha,
         m=verdict.m,
@@ -191,7 +195,7 @@ def _new_failing(current: Marked, baseline: DatasetResult, metrics: Metrics) -> 
     if not added:
         return []
     everything = dict.fromkeys(added, metrics)
-    now, not_run = _tallies(current, metrics, everything)
+    now, not_run = tallies(current, everything)
     missed = _fell_on(current, everything)
     out = []
     for qid in sorted(added):
@@ -221,11 +225,11 @@ def _new_failing(current: Marked, baseline: DatasetResult, metrics: Metrics) -> 
 def _fell_on(current: Marked, own: dict[str, Metrics]) -> dict[str, list[str]]:
     """Question id -> the metrics of its own (:func:`passable`) that some run of it here missed."""
     out: dict[str, set[str]] = defaultdict(set)
-    for run, marks in current:
+    for run, marked in current:
         if run.status != "ok":
             continue
         for name in own.get(run.id, {}):
-            if marks.get(name) is False:
+            if marked.get(name) is False:
                 out[run.id].add(name)
     return {q: sorted(names) for q, names in out.items()}
 
@@ -258,8 +262,5 @@ def _shared(current: DatasetResult, baseline: DatasetResult) -> dict[str, tuple[
     metrics = pass_metrics(current, baseline)
     if not metrics:
         return {}
-    ours, theirs = _marks(current, metrics), _marks(baseline, metrics)
-    own = _passable(theirs, ours, metrics)
-    now, _ = _tallies(ours, metrics, own)
-    before, _ = _tallies(theirs, metrics, own)
-    return {q: (now[q], before[q]) for q in now.keys() & before.keys()}
+    sides = _sides(current, baseline, metrics)
+    return {q: (sides.now[q], sides.before[q]) for q in sides.now.keys() & sides.before.keys()}
