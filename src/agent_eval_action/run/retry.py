@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.agent_worker.model.origin import origin_of, status_code, worth_retrying
+from agent_eval_action.agent_worker.model.origin import origin_of, status_code, type_name, worth_retrying
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ class RetryPolicy:
 def _matches(error: BaseException, codes: set[int], words: tuple[str, ...]) -> bool:
     if status_code(error) in codes:
         return True
-    text = f"{_type_name(error)} {error}"
+    text = f"{type_name(error)} {error}"
     return any(word in text for word in words) or str(error).startswith(tuple(str(c) for c in codes))
 
 
@@ -81,16 +81,11 @@ def is_congestion(error: BaseException) -> bool:
     return isinstance(error, TimeoutError) or _matches(error, CONGESTION_CODES, CONGESTION_WORDS)
 
 
-def _type_name(error: BaseException) -> str:
-    """The exception's class name; for one carried over from the agent's process, the original's."""
-    return str(getattr(error, "remote_type", type(error).__name__))
-
-
 def describe(error: BaseException) -> str:
     message = str(error).strip() or repr(error)
     if getattr(error, "plain", False):  # already a sentence (the agent's process died)
         return message
-    return f"{_type_name(error)}: {message}"
+    return f"{type_name(error)}: {message}"
 
 
 async def call_with_retries(

@@ -145,8 +145,12 @@ def worth_retrying(error: BaseException) -> bool:
     change: a run without a key ended at once, not after the backoff's 15-20 s."""
     if origin_of(error) not in (protocol.MODEL, protocol.OUTSIDE) or status_code(error) in (400, 401, 403):
         return False
-    kind = getattr(error, "remote_type", None) or type(error).__name__  # one carried over from the worker: its original type
-    return not _NO_CREDENTIALS.search(f"{kind}: {error}")
+    return not _NO_CREDENTIALS.search(f"{type_name(error)}: {error}")
+
+
+def type_name(error: BaseException) -> str:
+    """The exception's class name; for one carried over from the agent's process, the original's."""
+    return str(getattr(error, "remote_type", type(error).__name__))
 
 
 # Per question (set in its task, inherited by the tasks it starts): how many of its model calls
