@@ -16,7 +16,7 @@ from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
 from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score
 from agent_eval_action.models.traces import Transcript
-from agent_eval_action.scoring.aggregate import missed_limits, pass_limits, passes, seed_for, summarize_values
+from agent_eval_action.scoring.aggregate import passes, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
 from agent_eval_action.system.collector import LIBRARY, Collector, few_collections
 from agent_eval_action.system.errors import DatasetError, UsageError
@@ -278,6 +278,13 @@ class Scorer:
         summary.reused = sum(1 for r in self.carried if r.reused)
         return summary
 
+    def _threshold(self, dataset: DatasetInfo, name: str) -> float | None:
+        """The pass threshold ``name`` is judged with: the dataset's own criterion (ADK
+        test_config.json) unless the config sets one, else the configured or default one."""
+        if name in dataset.criteria and name not in self.configured_thresholds:
+            return dataset.criteria[name]
+        return self.pass_thresholds.get(name)
+
     def summarize(self, dataset: DatasetInfo, questions: list[QuestionResult]) -> DatasetResult:
         """Aggregates per-question scores into the dataset's summary; questions in (id, run) order.
         ``dataset``: a loaded dataset, or a result whose questions are summarized again (merged shards)."""
@@ -287,23 +294,38 @@ class Scorer:
         kinds: dict[str, str] = {m.name: m.kind for m in self.metrics}
         kinds.update({name: "judge" for scores in self.extra.values() for name in scores})
         units = {m.name: m.unit for m in self.metrics}
-        # One pass over the questions builds every metric's column: the scored values with their
-        # question ids (for pass rates) and the reasons for the unscored ones. Each Score is read
-        # once; on large tables the reads, not the arithmetic, are what summarizing costs.
+        # One pass over the questions builds every metric's column (the scored values with their
+        # question ids, whether each passed its threshold, the reasons for the unscored ones) and
+        # judges each run's missed thresholds. Each Score is read once; on large tables the reads,
+        # not the arithmetic, are what summarizing costs.
         columns: dict[str, _Column] = {name: _Column() for name in names}
+        limits = {name: (limit, direction) for name, direction in names.items() if (limit := self._threshold(dataset, name)) is not None}
         for question in questions:
             question_id = question.id
+            missed = []
             for key, score in question.scores.items():
                 column = columns.get(key)
                 if column is None:
                     names[key] = "higher"
                     column = columns[key] = _Column()
+                    limit = self._threshold(dataset, key)
+                    if limit is not None:
+                        limits[key] = (limit, "higher")
                 value = score.value
                 if value is None:
                     column.unscored[score.explanation or "unscored"] += 1
-                else:
-                    column.ids.append(question_id)
-                    column.values.append(value)
+                    continue
+                column.ids.append(question_id)
+                column.values.append(value)
+                judged = limits.get(key)
+                if judged is not None:
+                    passed = passes(value, *judged)
+                    column.passed.append(passed)
+                    if not passed:
+                        missed.append(key)
+            # Set even when empty: in memory the run reads as judged (written, an empty list is
+            # left out). Carried and merged runs are judged again, as this run's own are.
+            question.failed_thresholds = missed
         summary = {}
         for name, direction in names.items():
             column = columns[name]
@@ -318,13 +340,9 @@ class Scorer:
             )
             summary[name].kind = kinds.get(name, "trace")  # type: ignore[assignment]
             summary[name].unit = units.get(name)
-            threshold = self.pass_thresholds.get(name)
-            if name in dataset.criteria and name not in self.configured_thresholds:
-                threshold = dataset.criteria[name]
-            if threshold is not None:
-                summary[name].pass_threshold = threshold
-                _pass_rates(summary[name], column.ids, column.values, threshold, direction)
-        _judge_thresholds(questions, summary)
+            if name in limits:
+                summary[name].pass_threshold = limits[name][0]
+                _pass_rates(summary[name], column.ids, column.passed)
         return DatasetResult(
             path=dataset.path,
             name=dataset.name,
@@ -406,27 +424,18 @@ def _score(value: float | None, explanation: str, details: dict[str, Any]) -> Sc
 class _Column:
     ids: list[str] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
+    passed: list[bool] = field(default_factory=list)  # filled where the metric has a pass threshold
     unscored: Counter[str] = field(default_factory=Counter)
 
 
-def _judge_thresholds(questions: list[QuestionResult], summary: dict[str, MetricSummary]) -> None:
-    """Each run's missed pass thresholds, judged here once with the thresholds the summary records
-    (carried and merged runs again, so they are judged as this run's own are)."""
-    limits = pass_limits(summary)
-    for question in questions:
-        # Set even when empty: in memory the run reads as judged (written, an empty list is left out).
-        question.failed_thresholds = missed_limits(question, limits)
-
-
-def _pass_rates(summary: MetricSummary, ids: list[str], values: list[float], threshold: float, direction: str) -> None:
-    """Pass rate over the scored runs; ``ids[i]`` is the question ``values[i]`` belongs to."""
-    by_question: dict[str, list[bool]] = {}
-    for question_id, value in zip(ids, values, strict=True):
-        by_question.setdefault(question_id, []).append(passes(value, threshold, direction))
-    outcomes = [p for runs in by_question.values() for p in runs]
-    if not outcomes:
+def _pass_rates(summary: MetricSummary, ids: list[str], passed: list[bool]) -> None:
+    """Pass rate over the scored runs; ``ids[i]`` is the question of the run whose outcome is ``passed[i]``."""
+    if not passed:
         return
-    summary.pass_rate = sum(outcomes) / len(outcomes)
+    by_question: dict[str, list[bool]] = {}
+    for question_id, outcome in zip(ids, passed, strict=True):
+        by_question.setdefault(question_id, []).append(outcome)
+    summary.pass_rate = sum(passed) / len(passed)
     summary.runs = max(len(runs) for runs in by_question.values())
     if summary.runs > 1:
         summary.pass_hat_k = sum(all(runs) for runs in by_question.values()) / len(by_question)
