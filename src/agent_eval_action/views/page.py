@@ -267,38 +267,53 @@ def dataset_view(
     _said_once(moved)
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids, diffs = _regressed(dataset, comparison, gate, base, background.ignore_state)
-    # Each run's missed thresholds, as scoring judged them: every view lists these.
-    missed = [run_failures(q, dataset.summary, thresholds) for q in dataset.questions]
-    views = [_question_view(q, failed) for q, failed in zip(dataset.questions, missed, strict=True)]
-    failed_runs = [(q, v.failed) for q, v in zip(dataset.questions, views, strict=True) if q.status == "ok" and v.failed]
-    # An outage's runs are said once, in the headline: not one "needs a look" per question.
-    errored_runs = [q for q in dataset.questions if q.status == "error" and not outage_run(q, gate)]
-    errored = {id(q) for q in errored_runs}
-    failing = [v for q, v in zip(dataset.questions, views, strict=True) if id(q) in errored or v.failed]
+    # Each run's missed thresholds, as scoring judged them: every view lists these. A run that
+    # needs a look (it missed one, or errored but not in an outage, whose runs are said once, in
+    # the headline) gets its view; on a large table most need none.
+    missed: list[list[str]] = []
+    failed_runs: list[tuple[QuestionResult, list[str]]] = []
+    errored_runs: list[QuestionResult] = []
+    failing: list[QuestionView] = []
+    errors = 0
+    # The questions, those with a run that errored, those with one that did not.
+    ids: set[str] = set()
+    error_ids: set[str] = set()
+    run_ids: set[str] = set()
+    for q in dataset.questions:
+        ids.add(q.id)
+        (error_ids if q.status == "error" else run_ids).add(q.id)
+        errors += q.status == "error"
+        failed = run_failures(q, dataset.summary, thresholds)
+        missed.append(failed)
+        if q.status == "error" and not outage_run(q, gate):
+            errored_runs.append(q)
+        elif not failed:
+            continue
+        elif q.status == "ok":
+            failed_runs.append((q, failed))
+        failing.append(_question_view(q, failed))
     failing.sort(key=lambda v: (v.status != "error", -len(v.failed), v.id, v.run))
     lines = [dataset_line(f) for f in (gate.failures if gate else []) if f.dataset == dataset.path and not f.metric]
     # Questions the base has whose every run ended in an error now: scored on the base only, for every metric.
     added = set(comparison.added_questions) if comparison is not None else set()
-    errored_ids = (
-        {q.id for q in dataset.questions if q.status == "error"} - {q.id for q in dataset.questions if q.status != "error"} - added
-    )
+    errored_ids = error_ids - run_ids - added
     return DatasetView(
         result=dataset,
         comparison=comparison,
         rows=every_row,
         moved=moved,
         unchanged=[r for r in rows if r not in moved],
-        errors=sum(1 for q in dataset.questions if q.status == "error"),
+        errors=errors,
         unscored={name: s.unscored for name, s in dataset.summary.items() if s.unscored},
         regressed=diffs,
         groups=group_diffs(diffs),
         questions=[v for v in failing if v.id not in regressed_ids],
         failing=len(failing),
         base=base,
-        question_count=len({q.id for q in dataset.questions}),
+        question_count=len(ids),
         lines=lines,
         notes=cost_notes(dataset) + paired_notes(comparison) + not_scored_line(unscored_now),
-        unpaired=unpaired_lines(comparison, len(errored_ids), len({q.id for q in dataset.questions})),
+        unpaired=unpaired_lines(comparison, len(errored_ids), len(ids)),
         flaky=flaky_lines(comparison),
         info=[r for r in rows if r.mark == "info"],
         failed_runs=failed_runs,

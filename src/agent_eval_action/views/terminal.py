@@ -43,8 +43,7 @@ def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None)
     """The dataset's full metric table; with ``thresholds``, the ok runs that missed one, with the
     metrics missed, as the page lists them (:attr:`DatasetView.failed_runs`)."""
     dataset = view.result
-    errors = sum(1 for q in dataset.questions if q.status == "error")
-    questions = len({q.id for q in dataset.questions})
+    errors, questions = view.errors, view.question_count  # counted once, by the page
     counted = f"{plural(questions, 'question')}, {plural(len(dataset.questions), 'run')}"
     lines = [f"{dataset.name} ({dataset.format}, {counted}, {plural(errors, 'error')}) - {dataset.path}"]
     scored = {name: s for name, s in dataset.summary.items() if s.n}
