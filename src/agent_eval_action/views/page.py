@@ -267,18 +267,15 @@ def dataset_view(
     _said_once(moved)
     base = background.base_runs.get(dataset.path) if compared else None
     regressed_ids, diffs = _regressed(dataset, comparison, gate, base, background.ignore_state)
-    # Each run's missed thresholds, as scoring judged them: every view lists these. A run that
-    # needs a look (it missed one, or errored but not in an outage, whose runs are said once, in
-    # the headline) gets its view; on a large table most need none.
+    # Each run's missed thresholds, as scoring judged them: every view lists these. Only a run that needs a
+    # look (it missed one, or errored outside an outage, said once in the headline) gets its view.
     missed: list[list[str]] = []
     failed_runs: list[tuple[QuestionResult, list[str]]] = []
     errored_runs: list[QuestionResult] = []
     failing: list[QuestionView] = []
     errors = 0
-    # The questions, those with a run that errored, those with one that did not.
-    ids: set[str] = set()
-    error_ids: set[str] = set()
-    run_ids: set[str] = set()
+    # The questions, those with a run that errored, and those with one that did not.
+    ids, error_ids, run_ids = set[str](), set[str](), set[str]()
     for q in dataset.questions:
         ids.add(q.id)
         (error_ids if q.status == "error" else run_ids).add(q.id)
