@@ -110,13 +110,18 @@ def seed_for(*parts: str, base: int = 0) -> int:
 
 def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
     """95% percentile-bootstrap interval of the mean; ``None`` with fewer than two values."""
+    k = scale_of(values)
+    if k:
+        ci = _bootstrap_ci([scaled(v, k) for v in values], seed, resamples)
+        return None if ci is None else (unscaled(ci[0], k), unscaled(ci[1], k))
+    return _bootstrap_ci(values, seed, resamples)
+
+
+def _bootstrap_ci(values: Sequence[float], seed: int, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
+    """:func:`bootstrap_mean_ci` of values that cannot overflow (scaled already, where they could)."""
     n = len(values)
     if n < 2:
         return None
-    k = scale_of(values)
-    if k:
-        ci = bootstrap_mean_ci([scaled(v, k) for v in values], seed, resamples)
-        return None if ci is None else (unscaled(ci[0], k), unscaled(ci[1], k))
     import numpy as np
 
     # Sorted: the interval must not depend on the order questions came in (shards merge in any order).
@@ -272,7 +277,7 @@ def _figures(values: Sequence[float], seed: int, percentiles: bool) -> dict[str,
     mean = math.fsum(values) / len(values) if values else None
     # statistics.stdev computes in exact fractions: far too slow for thousands of values.
     stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)) if mean is not None and len(values) >= 2 else None
-    ci = bootstrap_mean_ci(values, seed)
+    ci = _bootstrap_ci(values, seed)  # values that cannot overflow: no second look at their scale
     figures = {"mean": mean, "stdev": stdev, "ci_low": ci and ci[0], "ci_high": ci and ci[1]}
     if percentiles and values:
         ordered = sorted(values)
