@@ -9,6 +9,7 @@ at the merge-base. No extra branch, no extra commits.
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from agent_eval_action.models.results import DatasetResult, Results
 from agent_eval_action.models.verdicts import DatasetComparison
 from agent_eval_action.repo.baseline import Reader, candidates, find_baseline, match, working_tree_reader
 from agent_eval_action.repo.git import Git, Snapshot
+from agent_eval_action.repo.results_io import outline_text
 from agent_eval_action.system.errors import DatasetError, InfrastructureError
 from agent_eval_action.text.jsonish import loads
 
@@ -177,8 +179,8 @@ def _summary_at(read: Callable[[str], str | None], folder: str, paths: list[str]
         text = read(file)
         if text is None:
             continue
-        try:  # a baseline of the past holding NaN or Infinity, or nested too deep, is left out of the trend
-            data = loads(text, finite=True, depth=None)[0]
+        try:  # a baseline of the past whose summaries hold NaN or Infinity, or nested too deep, is left out of the trend
+            data = _outline(text)
         except ValueError:
             continue
         datasets = [d for d in data.get("datasets", []) if isinstance(d, dict)] if isinstance(data, dict) else []
@@ -186,6 +188,16 @@ def _summary_at(read: Callable[[str], str | None], folder: str, paths: list[str]
         if picked is not None and isinstance(picked.get("summary"), dict):
             return dict(picked["summary"])
     return None
+
+
+def _outline(text: str) -> Any:
+    """The file's JSON without its questions where its layout allows (``results_io.outline_text``),
+    else whole: the summaries are the same either way."""
+    outline = outline_text(text)
+    if outline is not None:
+        with contextlib.suppress(ValueError):
+            return loads(outline, finite=True, depth=None)[0]
+    return loads(text, finite=True, depth=None)[0]
 
 
 def _pick(datasets: list[dict[str, Any]], folder: str, file: str, path: str, name: str, legacy: bool) -> dict[str, Any] | None:

@@ -228,6 +228,29 @@ def write_results(results: Results, path: str | Path, redactor: Redactor | None 
     return write_atomic(path, _redacted_pieces(results, redactor))
 
 
+_QUESTIONS = '"questions": [\n'
+
+
+def outline_text(text: str) -> str | None:
+    """A results or baseline file's text with every dataset's questions left out (``[]``), for a
+    reader that wants only the outline (a trend reads each past baseline's summaries: the
+    questions are nearly all of the file). Found where the file is laid out as :func:`_encode`
+    writes it: a questions list opening at the end of a line, its entries a line each below,
+    closed by ``]`` alone at the key's indentation (a JSON string holds no newline, so no entry can
+    close it early). None where there is no such list (another layout): then parse it whole."""
+    pieces: list[str] = []
+    done = 0
+    while (key := text.find(_QUESTIONS, done)) >= 0:
+        start = text.rfind("\n", 0, key) + 1
+        indent = text[start:key]
+        end = text.find(f"\n{indent}]", key)
+        if indent.strip(" ") or end < 0:
+            return None
+        pieces += [text[done:key], '"questions": []']
+        done = end + len(indent) + 2
+    return "".join([*pieces, text[done:]]) if pieces else None
+
+
 def read_results(path: str | Path) -> Results:
     try:
         text = Path(path).read_text(encoding="utf-8")
