@@ -20,7 +20,7 @@ from agent_eval_action.models.results import DatasetResult, QuestionResult, Resu
 from agent_eval_action.models.scores import MetricSummary
 from agent_eval_action.models.verdicts import DatasetComparison, GateResult, MetricComparison
 from agent_eval_action.scoring.aggregate import missed_thresholds
-from agent_eval_action.verdict.comparison import EPSILON, ci_on_worse_side, counted_drops, per_question, worse_amount
+from agent_eval_action.verdict.comparison import EPSILON, all_runs, ci_on_worse_side, counted_drops, per_question, worse_amount
 from agent_eval_action.verdict.gate import is_timing
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
@@ -175,10 +175,11 @@ def regressed_questions(current: DatasetResult, base: DatasetResult | None, comp
     shared = {q.id for q in current.questions} & {q.id for q in base.questions}
     for qid in sorted((errors_now - errors_before) & shared):
         out[qid].insert(0, "error")
+    runs = all_runs(current), all_runs(base)
     for metric in comparison.metrics:
         if metric.direction != "higher" or metric.baseline is None or metric.current is None:
             continue
-        now, before = per_question(current, metric.metric), per_question(base, metric.metric)
+        now, before = per_question(current, metric.metric, runs[0]), per_question(base, metric.metric, runs[1])
         for qid in sorted(now.keys() & before.keys()):
             if before[qid] - now[qid] > EPSILON and metric.metric not in out[qid]:
                 out[qid].append(metric.metric)
@@ -273,9 +274,8 @@ def dataset_view(
     failed_runs: list[tuple[QuestionResult, list[str]]] = []
     errored_runs: list[QuestionResult] = []
     failing: list[QuestionView] = []
-    errors = 0
-    # The questions, those with a run that errored, and those with one that did not.
-    ids, error_ids, run_ids = set[str](), set[str](), set[str]()
+    # Runs that errored; the questions, those with a run that errored, and those with one that did not.
+    errors, ids, error_ids, run_ids = 0, set[str](), set[str](), set[str]()
     for q in dataset.questions:
         ids.add(q.id)
         (error_ids if q.status == "error" else run_ids).add(q.id)
