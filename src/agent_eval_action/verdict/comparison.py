@@ -53,9 +53,20 @@ def all_runs(dataset: DatasetResult) -> Runs:
     for question in dataset.questions:
         if question.status != "ok":
             continue
+        qid = question.id
         for metric, score in question.scores.items():
-            if score.value is not None:
-                out.setdefault(metric, {}).setdefault(question.id, []).append(score.value)
+            value = score.value
+            if value is None:
+                continue
+            # get, not setdefault: no empty dict and list made (and dropped) for each of 400,000 scores.
+            by_question = out.get(metric)
+            if by_question is None:
+                by_question = out[metric] = {}
+            runs = by_question.get(qid)
+            if runs is None:
+                by_question[qid] = [value]
+            else:
+                runs.append(value)
     return out
 
 
