@@ -68,6 +68,9 @@ def ours(path: Path) -> dict[str, float]:
 
     from agent_eval_action.cli import commands  # noqa: F401  (what the command imports before its work)
     from agent_eval_action.cli.main import main
+    from agent_eval_action.system.collector import for_command_line
+
+    for_command_line()  # as cli.main.entry sets up the process the command line starts
 
     imported = time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
