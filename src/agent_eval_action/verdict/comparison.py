@@ -5,7 +5,6 @@ them), and a direction-aware verdict; per question, the hard drops and the flaky
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from typing import Literal
 
 from agent_eval_action.models.results import DatasetResult
@@ -32,22 +31,12 @@ EPSILON = 1e-9
 CHANCE_LEVEL = 0.05
 
 
-def runs_of(dataset: DatasetResult, metric: str) -> dict[str, list[float]]:
-    """Question id -> the scores of its scored runs (runs of an error or unscored are left out)."""
-    values: dict[str, list[float]] = defaultdict(list)
-    for question in dataset.questions:
-        score = question.scores.get(metric)
-        if question.status == "ok" and score is not None and score.value is not None:
-            values[question.id].append(score.value)
-    return values
-
-
-# Metric -> question id -> the scores of its scored runs: :func:`runs_of` every metric.
+# Metric -> question id -> the scores of its scored runs (runs of an error or unscored are left out).
 Runs = dict[str, dict[str, list[float]]]
 
 
 def all_runs(dataset: DatasetResult) -> Runs:
-    """:func:`runs_of` the dataset for every metric, in one pass over its runs: a comparison reads
+    """Every metric's runs of the dataset (:data:`Runs`), in one pass over them: a comparison reads
     every metric's runs on both sides, and a pass per metric read 10,000 runs 40 times a side."""
     out: Runs = {}
     for question in dataset.questions:
@@ -70,10 +59,9 @@ def all_runs(dataset: DatasetResult) -> Runs:
     return out
 
 
-def per_question(dataset: DatasetResult, metric: str, runs: Runs | None = None) -> dict[str, float]:
-    """Question id -> mean of its scored runs (runs of an error or unscored are left out);
-    ``runs``: the dataset's :func:`all_runs`, where the caller has them."""
-    return {qid: mean_of(v) for qid, v in (runs_of(dataset, metric) if runs is None else runs.get(metric, {})).items()}
+def per_question(runs: dict[str, list[float]]) -> dict[str, float]:
+    """Question id -> the mean of its scored runs, from one metric's runs (:data:`Runs`)."""
+    return {qid: mean_of(v) for qid, v in runs.items()}
 
 
 def spread(runs: list[float]) -> float:
@@ -173,7 +161,7 @@ def _compare_metric(
     if now.mean is None:
         return MetricComparison(metric=name, direction=direction, baseline=before.mean, current=None, delta=None, verdict="removed")
     runs_now, runs_before = runs[0].get(name, {}), runs[1].get(name, {})
-    a, b = {q: mean_of(v) for q, v in runs_now.items()}, {q: mean_of(v) for q, v in runs_before.items()}
+    a, b = per_question(runs_now), per_question(runs_before)
     shared = sorted(a.keys() & b.keys())
     spreads = {q: max(spread(runs_now[q]), spread(runs_before[q])) for q in shared}
     if shared:

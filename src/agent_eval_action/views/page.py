@@ -179,7 +179,7 @@ def regressed_questions(current: DatasetResult, base: DatasetResult | None, comp
     for metric in comparison.metrics:
         if metric.direction != "higher" or metric.baseline is None or metric.current is None:
             continue
-        now, before = per_question(current, metric.metric, runs[0]), per_question(base, metric.metric, runs[1])
+        now, before = per_question(runs[0].get(metric.metric, {})), per_question(runs[1].get(metric.metric, {}))
         for qid in sorted(now.keys() & before.keys()):
             if before[qid] - now[qid] > EPSILON and metric.metric not in out[qid]:
                 out[qid].append(metric.metric)
