@@ -37,6 +37,22 @@ def results(repo: Path) -> dict[str, Any]:
     return data
 
 
+def assert_intervals_of_their_runs(data: dict[str, Any]) -> None:
+    """Each metric's 95% interval in the results is the bootstrap of its runs' values, as a
+    summary of them gives it: the re-runs' rounds summarize without intervals, the last adds them."""
+    from agent_eval_action.models.stored import rounded
+    from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, seed_for
+
+    checked = 0
+    for dataset in data["datasets"]:
+        for name, summary in dataset["summary"].items():
+            values = [q["scores"][name]["value"] for q in dataset["questions"] if q["scores"].get(name, {}).get("value") is not None]
+            expected = bootstrap_mean_ci(values, seed_for(dataset["name"], name))
+            assert summary.get("ci95") == (list(rounded(expected)) if expected is not None else None), name
+            checked += expected is not None
+    assert checked >= 5
+
+
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = tmp_path_factory.mktemp("noisy") / "repo"
@@ -103,6 +119,7 @@ def test_a_broken_question_is_rerun_until_it_fails_by_name(pr: Path) -> None:
     # Re-runs only where in doubt: plum four times more (p = 1/3003 is the first under the
     # questions' half of alpha shared by the 6 questions that could fall, 0.005 / 6), nothing else.
     assert calls == (len(ITEMS) + 4) * 2
+    assert_intervals_of_their_runs(results(pr))
     # The comment says it in runs that pass, the question once: never a pass rate under a metric's name.
     comment = (pr / "agent-eval-results" / "comment.md").read_text()
     assert "plum passes 0 of 5 runs, 10 of 10 on the base (p < 0.001)" in comment.replace("\\", "").replace("&lt;", "<")
@@ -138,6 +155,7 @@ def test_base_mode_compares_with_this_jobs_base_runs_and_fails_a_broken_question
     assert (test["baseline_runs"], test["questions"]) == (len(ITEMS) + 6, len(ITEMS))
     # Both sides run every question once, and plum six times more.
     assert data["base_run"]["reruns"] == 6
+    assert_intervals_of_their_runs(data)
     assert calls == (len(ITEMS) + 6) * 2 * 2
     assert "base re-run: 6 questions × 1 run + 6 re-runs of the questions in doubt, 24 model calls" in done.stdout + done.stderr
 

@@ -249,12 +249,14 @@ def summarize(scores: Sequence[Score], *, direction: str, seed: int, percentiles
 
 
 def summarize_values(
-    values: Sequence[float], reasons: Counter[str], *, direction: str, seed: int, percentiles: bool = False
+    values: Sequence[float], reasons: Counter[str], *, direction: str, seed: int, percentiles: bool = False, interval: bool = True
 ) -> MetricSummary:
     """The summary of one metric's scored values; ``reasons`` counts the unscored ones by explanation
-    (ties keep the order reasons were first counted in)."""
+    (ties keep the order reasons were first counted in). ``interval=False``: no ``ci95`` (its
+    bootstrap is most of a summary's cost), for a summary only read for its other figures;
+    :func:`bootstrap_mean_ci` of the same values and seed gives it later, the same."""
     k = scale_of(values)
-    figures = _figures([scaled(v, k) for v in values] if k else values, seed, percentiles)
+    figures = _figures([scaled(v, k) for v in values] if k else values, seed, percentiles, interval)
     if k:
         figures = {name: None if v is None else unscaled(v, k) for name, v in figures.items()}
     low, high = figures["ci_low"], figures["ci_high"]
@@ -272,12 +274,12 @@ def summarize_values(
     )
 
 
-def _figures(values: Sequence[float], seed: int, percentiles: bool) -> dict[str, float | None]:
-    """Mean, spread, CI and (with ``percentiles``) p50, p90 and max of values that cannot overflow."""
+def _figures(values: Sequence[float], seed: int, percentiles: bool, interval: bool = True) -> dict[str, float | None]:
+    """Mean, spread, CI (with ``interval``) and (with ``percentiles``) p50, p90 and max of values that cannot overflow."""
     mean = math.fsum(values) / len(values) if values else None
     # statistics.stdev computes in exact fractions: far too slow for thousands of values.
     stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)) if mean is not None and len(values) >= 2 else None
-    ci = _bootstrap_ci(values, seed)  # values that cannot overflow: no second look at their scale
+    ci = _bootstrap_ci(values, seed) if interval else None  # values that cannot overflow: no second look at their scale
     figures = {"mean": mean, "stdev": stdev, "ci_low": ci and ci[0], "ci_high": ci and ci[1]}
     if percentiles and values:
         ordered = sorted(values)

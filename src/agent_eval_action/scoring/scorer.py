@@ -16,7 +16,7 @@ from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
 from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score
 from agent_eval_action.models.traces import Transcript
-from agent_eval_action.scoring.aggregate import passes, seed_for, summarize_values
+from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, passes, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
 from agent_eval_action.system.collector import LIBRARY, Collector, few_collections
 from agent_eval_action.system.errors import DatasetError, UsageError
@@ -69,6 +69,9 @@ class Scorer:
     hashes: dict[str, str] = field(default_factory=dict)
     # The cyclic collector while scoring: the owner of the process says (``system.collector``).
     collector: Collector = LIBRARY
+    # Each metric's 95% interval in its summary. Off for summaries only read for their pass
+    # thresholds (a check's rounds of re-runs), whose last one :meth:`add_intervals` completes.
+    intervals: bool = True
 
     @classmethod
     def for_names(cls, names: Sequence[str], context: MetricContext, *, custom: Sequence[Metric] = (), **kwargs: object) -> Scorer:
@@ -337,6 +340,7 @@ class Scorer:
                 direction=direction,
                 seed=seed_for(dataset.name, name, base=self.seed),
                 percentiles=direction == "lower",
+                interval=self.intervals,
             )
             summary[name].kind = kinds.get(name, "trace")  # type: ignore[assignment]
             summary[name].unit = units.get(name)
@@ -352,6 +356,20 @@ class Scorer:
             warnings=list(dataset.warnings),
             criteria=dict(dataset.criteria),
         )
+
+    def add_intervals(self, result: DatasetResult) -> None:
+        """Each metric's 95% interval on a summary made without them (``intervals`` off), as
+        :meth:`summarize` would have given it: the bootstrap of the same values with the same seed."""
+        values: dict[str, list[float]] = {name: [] for name, summary in result.summary.items() if summary.ci95 is None}
+        if not values:
+            return
+        for question in result.questions:
+            for key, score in question.scores.items():
+                column = values.get(key)
+                if column is not None and score.value is not None:
+                    column.append(score.value)
+        for name, column in values.items():
+            result.summary[name].ci95 = bootstrap_mean_ci(column, seed_for(result.name, name, base=self.seed))
 
 
 def _score_batch(

@@ -157,13 +157,21 @@ class Evaluation:
                 plan = self.plan(dataset, reuse, history if history is not None and history.pool else None)
                 self.inference.launch(plan.request.question_runs + sum(r.question_runs for r in plan.partial))
                 inference = self._infer(plan, scorer)
-                done = self.score(plan, inference, scorer)
+                rerunning = history is not None and not history.pool and bool(plan.request.records)
+                # Until the re-runs end, each round's summaries are read only for their pass
+                # thresholds: their intervals (a bootstrap a metric, a third of a small check's
+                # own CPU over its rounds) are computed once, on the last.
+                scoring = replace(scorer, intervals=False) if rerunning else scorer
+                done = self.score(plan, inference, scoring)
                 if done.result is not None:
                     done.result.warnings += self._unknown_names(plan)
                 if history is not None and history.pool:
                     done = self._keep_previous(plan, inference, scorer, done, history)
-                if history is not None and not history.pool and plan.request.records:
-                    done = self._rerun(plan, inference, scorer, done, history)
+                if history is not None and rerunning:
+                    done = self._rerun(plan, inference, scoring, done, history)
+                    for result in (done.result, done.base):
+                        if result is not None:
+                            scorer.add_intervals(result)
         except (DatasetError, UsageError) as error:
             return FileEvaluation(
                 result=None,

@@ -87,3 +87,42 @@ def test_rows_rebuilt_from_workers_keep_one_copy_of_each_explanation() -> None:
     assert isinstance(first, QuestionResult) and isinstance(second, QuestionResult)
     assert first.scores["m"].explanation == "no reference response"
     assert first.scores["m"].explanation is second.scores["m"].explanation
+
+
+def test_intervals_added_after_a_summary_without_them_are_the_ones_a_whole_summary_gives() -> None:
+    """A check's rounds of re-runs summarize without intervals and add them to the last round's
+    summaries: each metric's ci95 is then what summarizing with them gives, to the byte, whatever
+    its values (few distinct, many, huge ones that are scaled, one alone, a score from elsewhere)."""
+    import dataclasses
+    import random
+
+    from agent_eval_action.datasets import LoadedDataset
+    from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.scoring.scorer import Scorer
+
+    draw = random.Random(7)
+    questions = [
+        QuestionResult(
+            id=f"q{i:03d}",
+            run=run,
+            scores={
+                "tool_usage_accuracy": Score(value=draw.choice([0.0, 0.5, 1.0])),
+                "latency": Score(value=draw.uniform(0.1, 9.0)),
+                "total_tokens": Score(value=draw.uniform(1e305, 1e306)),  # summed, they would overflow: scaled
+                "cost_usd": Score(value=None, explanation="no price") if i % 3 else Score(value=draw.random() / 1000),
+                "response_match": Score(value=0.25) if i == 0 and run == 0 else Score(value=None, explanation="no reference"),
+                "judged_tone": Score(value=draw.random()),
+            },
+        )
+        for i in range(150)
+        for run in range(1 + i % 2)
+    ]
+    dataset = LoadedDataset(path="d.json", name="d", format="golden", records=iter(()))
+    names = ["tool_usage_accuracy", "latency", "total_tokens", "cost_usd", "response_match"]
+    scorer = Scorer.for_names(names, MetricContext(), seed=3, pass_thresholds={"tool_usage_accuracy": 1.0})
+    whole = scorer.summarize(dataset, [q.model_copy(deep=True) for q in questions])
+    light = dataclasses.replace(scorer, intervals=False).summarize(dataset, [q.model_copy(deep=True) for q in questions])
+    assert all(s.ci95 is None for s in light.summary.values())
+    assert sum(s.ci95 is not None for s in whole.summary.values()) == 5  # all but response_match's one value
+    scorer.add_intervals(light)
+    assert light.model_dump_json() == whole.model_dump_json()
