@@ -72,6 +72,10 @@ class Scorer:
     # Each metric's 95% interval in its summary. Off for summaries only read for their pass
     # thresholds (a check's rounds of re-runs), whose last one :meth:`add_intervals` completes.
     intervals: bool = True
+    # Runs scored before, by their record (its id, the record kept alive beside its judged scores
+    # and result): a check's rounds of re-runs score the same records again, and each round
+    # scores only the runs it added. None: every record scored.
+    scored: dict[int, tuple[Record, dict[str, Score] | None, QuestionResult]] | None = None
 
     @classmethod
     def for_names(cls, names: Sequence[str], context: MetricContext, *, custom: Sequence[Metric] = (), **kwargs: object) -> Scorer:
@@ -271,7 +275,11 @@ class Scorer:
                 raise UsageError(
                     "this dataset has no recorded runs; pass --agent module:attr (e.g. app.agent:root_agent) or --agent-url URL"
                 )
-            scored = self.score_record(item)
+            scored = self._scored_before(item)
+            if scored is None:
+                scored = self.score_record(item)
+                if self.scored is not None:
+                    self.scored[id(item)] = (item, self.extra.get((item.question.id, item.run)), scored)
             scored.content_hash = self.hashes.get(scored.id)
             results.append(scored)
             if self.progress is not None:
@@ -280,6 +288,16 @@ class Scorer:
         # Runs carried over as reused (a PR's unchanged questions); a baseline's pooled runs are its own.
         summary.reused = sum(1 for r in self.carried if r.reused)
         return summary
+
+    def _scored_before(self, record: Record) -> QuestionResult | None:
+        """The result of this very record scored before (:attr:`scored`), with the same scores
+        judged elsewhere; None: it is to be scored."""
+        if self.scored is None:
+            return None
+        before = self.scored.get(id(record))
+        if before is None or before[0] is not record or before[1] != self.extra.get((record.question.id, record.run)):
+            return None
+        return before[2]
 
     def _threshold(self, dataset: DatasetInfo, name: str) -> float | None:
         """The pass threshold ``name`` is judged with: the dataset's own criterion (ADK

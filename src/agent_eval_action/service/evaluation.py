@@ -160,8 +160,9 @@ class Evaluation:
                 rerunning = history is not None and not history.pool and bool(plan.request.records)
                 # Until the re-runs end, each round's summaries are read only for their pass
                 # thresholds: their intervals (a bootstrap a metric, a third of a small check's
-                # own CPU over its rounds) are computed once, on the last.
-                scoring = replace(scorer, intervals=False) if rerunning else scorer
+                # own CPU over its rounds) are computed once, on the last. And each round scores
+                # only the runs it added: the others' records are those an earlier round scored.
+                scoring = replace(scorer, intervals=False, scored={}) if rerunning else scorer
                 done = self.score(plan, inference, scoring)
                 if done.result is not None:
                     done.result.warnings += self._unknown_names(plan)

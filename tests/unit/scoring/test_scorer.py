@@ -126,3 +126,40 @@ def test_intervals_added_after_a_summary_without_them_are_the_ones_a_whole_summa
     assert sum(s.ci95 is not None for s in whole.summary.values()) == 5  # all but response_match's one value
     scorer.add_intervals(light)
     assert light.model_dump_json() == whole.model_dump_json()
+
+
+def test_a_scorer_that_keeps_what_it_scored_scores_each_record_once_unless_its_judged_scores_change() -> None:
+    """A check's rounds of re-runs score the same records again: with ``scored`` kept, a round
+    scores only the records it has not scored (the runs it added, a record whose judged scores
+    changed), and its results are what scoring every record gives."""
+    import dataclasses
+
+    from agent_eval_action.datasets import LoadedDataset, Record
+    from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.metrics.registry import Metric
+    from agent_eval_action.scoring.scorer import Scorer
+    from tests.helpers.publishing import _records
+
+    calls: list[str] = []
+
+    def counted(question: object, trace: object, context: object) -> Score:
+        calls.append(getattr(question, "id"))
+        return Score(value=1.0)
+
+    metric = Metric(name="counted", direction="higher", description="calls counted", score=counted)
+    dataset = LoadedDataset(path="d.json", name="d", format="golden", records=iter(()))
+    fresh = Scorer.for_names(["tool_usage_accuracy", "latency", "counted"], MetricContext(), custom=[metric])
+    keeping = dataclasses.replace(fresh, scored={})
+    records = _records(4, {1})  # four runs and one that crashed (no metric scores it)
+    first = keeping.for_dataset(dataset).score_dataset(dataset, records)
+    assert len(calls) == 4
+    again = [*records, Record(question=records[1].question, trace=records[1].trace, run=1)]
+    second = keeping.for_dataset(dataset).score_dataset(dataset, again)
+    assert calls[4:] == ["q01"]  # only the run added
+    assert second.model_dump_json() == fresh.for_dataset(dataset).score_dataset(dataset, again).model_dump_json()
+    assert first.questions[0] is second.questions[0]
+    judged = {("q02", 0): {"judged_tone": Score(value=0.5)}}
+    del calls[:]
+    third = keeping.for_dataset(dataset, extra=judged).score_dataset(dataset, again)
+    assert calls == ["q02"]  # its judged scores changed: scored again, with them
+    assert third.model_dump_json() == fresh.for_dataset(dataset, extra=judged).score_dataset(dataset, again).model_dump_json()
