@@ -137,13 +137,14 @@ def test_a_scorer_that_keeps_what_it_scored_scores_each_record_once_unless_its_j
     from agent_eval_action.datasets import LoadedDataset, Record
     from agent_eval_action.metrics import MetricContext
     from agent_eval_action.metrics.registry import Metric
+    from agent_eval_action.models.questions import Question
     from agent_eval_action.scoring.scorer import Scorer
     from tests.helpers.publishing import _records
 
     calls: list[str] = []
 
-    def counted(question: object, trace: object, context: object) -> Score:
-        calls.append(getattr(question, "id"))
+    def counted(question: Question, trace: object, context: object) -> Score:
+        calls.append(question.id)
         return Score(value=1.0)
 
     metric = Metric(name="counted", direction="higher", description="calls counted", score=counted)
