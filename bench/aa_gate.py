@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from agent_eval_action.config import GateConfig
@@ -86,8 +86,10 @@ class Agent:
         return out
 
 
-def dataset(questions: list[QuestionResult]) -> DatasetResult:
-    return SCORER.summarize(LoadedDataset(path="golden.json", name="golden", format="golden", records=iter(())), questions)
+def dataset(questions: list[QuestionResult], *, intervals: bool = True) -> DatasetResult:
+    """The runs summarized; without ``intervals`` as a check's rounds of re-runs summarize them."""
+    scorer = SCORER if intervals else replace(SCORER, intervals=False)
+    return scorer.summarize(LoadedDataset(path="golden.json", name="golden", format="golden", records=iter(())), questions)
 
 
 def rounds(first: DatasetResult, questions: list[QuestionResult]) -> DatasetResult:
@@ -122,8 +124,9 @@ def check(mode: Mode, scenario: Scenario, rng: random.Random, config: GateConfig
     # Each round's runs under the first round's summaries: to_rerun reads of a summary only its
     # metric's pass threshold, kind and direction, which the scorer's config fixes (the same in
     # every round), so summarizing again each round (bootstrap CIs included) gave the same
-    # decisions for two thirds of the simulation's CPU. The verdict below gets full summaries.
-    pr_first, base_first = dataset(pr_runs), dataset(base_runs)
+    # decisions for two thirds of the simulation's CPU. Without intervals, as the command's rounds
+    # are summarized (service/evaluation.py). The verdict below gets full summaries.
+    pr_first, base_first = dataset(pr_runs, intervals=False), dataset(base_runs, intervals=False)
     while True:
         again = to_rerun(rounds(pr_first, pr_runs), rounds(base_first, base_runs), settings)
         if not again:
