@@ -98,3 +98,18 @@ def test_an_agent_tool_sub_agent_is_suggested_and_a_toolset_leaves_tool_names_un
     assert unknown.message().endswith("which the agent does not have: did you mean data_analyst_agent?")
     with_toolset = AgentNames.of({**tree, "toolsets": ["McpToolset"]})
     assert unknown_names(with_toolset, "fa_golden.json", [question]) == []  # an MCP server's tools are not listed
+
+
+def test_a_check_whose_questions_in_doubt_run_again_still_says_it_once(misnamed: Path, tmp_path: Path) -> None:
+    """The example's check against its shipped baseline re-runs the questions its regression put in
+    doubt: the result the check ends with is a later round's, and still holds the warnings."""
+    repo = tmp_path / "repo"
+    shutil.copytree(misnamed, repo)
+    shutil.copytree(ROOT / "examples" / "customer_service" / "evaluation" / "baselines", repo / "evaluation" / "baselines")
+    done = cli(repo, "check", "--no-comment", "--output-dir", str(tmp_path / "out"))
+    assert done.returncode == 1, done.stdout + done.stderr  # the regression the example ships
+    stored = json.loads((tmp_path / "out" / "results.json").read_text())
+    (dataset,) = stored["datasets"]
+    assert max(q.get("run", 0) for q in dataset["questions"]) >= 1  # some question ran again
+    assert done.stderr.count(TOOL) == 1 and done.stderr.count(AGENT) == 1, done.stderr
+    assert f"{DATASET}: {TOOL}" in dataset["warnings"] and f"{DATASET}: {AGENT}" in dataset["warnings"]

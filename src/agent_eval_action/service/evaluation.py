@@ -164,15 +164,17 @@ class Evaluation:
                 # only the runs it added: the others' records are those an earlier round scored.
                 scoring = replace(scorer, intervals=False, scored={}) if rerunning else scorer
                 done = self.score(plan, inference, scoring)
-                if done.result is not None:
-                    done.result.warnings += self._unknown_names(plan)
                 if history is not None and history.pool:
                     done = self._keep_previous(plan, inference, scorer, done, history)
-                if history is not None and rerunning:
+                if history is not None and rerunning:  # (history named again for the type checker)
                     done = self._rerun(plan, inference, scoring, done, history)
                     for result in (done.result, done.base):
                         if result is not None:
                             scorer.add_intervals(result)
+                # On the result the file's evaluation ends with: a round of re-runs, or a record
+                # kept from the previous baseline, scores again from the dataset's own warnings.
+                if done.result is not None:
+                    done.result.warnings += self._unknown_names(plan)
         except (DatasetError, UsageError) as error:
             return FileEvaluation(
                 result=None,
