@@ -274,7 +274,7 @@ def summarize_values(
     )
 
 
-def _figures(values: Sequence[float], seed: int, percentiles: bool, interval: bool = True) -> dict[str, float | None]:
+def _figures(values: Sequence[float], seed: int, percentiles: bool, interval: bool) -> dict[str, float | None]:
     """Mean, spread, CI (with ``interval``) and (with ``percentiles``) p50, p90 and max of values that cannot overflow."""
     mean = math.fsum(values) / len(values) if values else None
     # statistics.stdev computes in exact fractions: far too slow for thousands of values.

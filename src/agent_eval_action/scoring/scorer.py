@@ -279,7 +279,8 @@ class Scorer:
             if scored is None:
                 scored = self.score_record(item)
                 if self.scored is not None:
-                    self.scored[id(item)] = (item, self.extra.get((item.question.id, item.run)), scored)
+                    judged = self.extra.get((item.question.id, item.run))
+                    self.scored[id(item)] = (item, dict(judged) if judged is not None else None, scored)
             scored.content_hash = self.hashes.get(scored.id)
             results.append(scored)
             if self.progress is not None:
@@ -288,6 +289,10 @@ class Scorer:
         # Runs carried over as reused (a PR's unchanged questions); a baseline's pooled runs are its own.
         summary.reused = sum(1 for r in self.carried if r.reused)
         return summary
+
+    def _seed(self, dataset: str, metric: str) -> int:
+        """The seed of a metric's bootstrap interval: the same in a summary and in :meth:`add_intervals`."""
+        return seed_for(dataset, metric, base=self.seed)
 
     def _scored_before(self, record: Record) -> QuestionResult | None:
         """The result of this very record scored before (:attr:`scored`), with the same scores
@@ -356,7 +361,7 @@ class Scorer:
                 column.values,
                 column.unscored,
                 direction=direction,
-                seed=seed_for(dataset.name, name, base=self.seed),
+                seed=self._seed(dataset.name, name),
                 percentiles=direction == "lower",
                 interval=self.intervals,
             )
@@ -387,7 +392,7 @@ class Scorer:
                 if column is not None and score.value is not None:
                     column.append(score.value)
         for name, column in values.items():
-            result.summary[name].ci95 = bootstrap_mean_ci(column, seed_for(result.name, name, base=self.seed))
+            result.summary[name].ci95 = bootstrap_mean_ci(column, self._seed(result.name, name))
 
 
 def _score_batch(
