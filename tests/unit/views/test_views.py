@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from agent_eval_action.config import GateConfig, MetricRule
 from agent_eval_action.models.questions import ToolInteraction
@@ -604,3 +604,28 @@ def test_a_question_a_judge_failed_shows_the_judges_rationale() -> None:
     # A computed metric has no judge to quote.
     plain = QuestionResult(id="q", scores={"tool_usage_accuracy": Score(value=0.0, explanation="0 of 1 calls")})
     assert not [r for r in question_diff("q", ["tool_usage_accuracy"], [plain], [], set()).rows if r.label.endswith("the judge")]
+
+
+def test_the_pages_json_is_what_json_dumps_makes_whether_or_not_it_was_indented_before() -> None:
+    """report.html indents a value's JSON once for all values of the same one-line JSON: each text
+    is json.dumps's, the first time and every later one, cut where a long one is cut."""
+    import datetime
+
+    from agent_eval_action.views import report
+
+    values: list[Any] = [
+        {"source": "spans", "n": 2},
+        {"n": 2, "source": "spans"},  # the same JSON with its keys sorted
+        {"when": datetime.date(2026, 11, 30), "é": ["ü", 1.0, None, True]},
+        [1, 2.5, {"deep": {"er": [{}]}}],
+        {"big": "x" * 7000},  # cut
+        {"wide": list(range(900))},  # too long a line to keep
+        "a string as it is",
+    ]
+    for value in [*values, *values]:
+        indented = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2, default=str)
+        one_line = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        cut = indented if len(indented) <= report.PRETTY_CHARS else indented[: report.PRETTY_CHARS] + "\n… (cut)"
+        assert report._pretty(value) == cut
+        assert report._jsonish(value) == (one_line if len(one_line) <= 60 else cut)
+    assert len(report._INDENTED_BY_LINE) <= report._KEPT
