@@ -30,6 +30,46 @@ def test_the_zygote_imports_what_adks_first_run_would_and_skips_what_this_adk_la
     assert seen["done"] == list(FIRST_RUN) == seen["loaded"]
 
 
+# The zygote's first-run work, then a question of a scripted tool-calling agent (tests/apps/drifting):
+# which of google-genai's deferred schemas the question still built (its classes incomplete before
+# it, complete after), and what build_deferred_models gives for names it cannot build.
+BUILT_BY_A_QUESTION = r"""
+import asyncio, json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+from agent_eval_action.agent_worker import zygote
+zygote.first_run_imports()
+from google.genai import types
+from google.adk.runners import InMemoryRunner
+from tests.apps.drifting import agent
+
+def incomplete():
+    return {name for name, value in vars(types).items() if isinstance(value, type) and getattr(value, "__pydantic_complete__", True) is False}
+
+before = incomplete()
+runner = InMemoryRunner(agent=agent.root_agent, app_name="app")
+
+async def ask():
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=types.Content(role="user", parts=[types.Part(text="0: what is the price of apple")])):
+        pass
+
+asyncio.run(ask())
+skipped = zygote.build_deferred_models((("google.genai.types", ("NoSuchType",)), ("no.such.module", ("Content",))))
+print(json.dumps({"built_by_the_question": sorted(before - incomplete()), "skipped": skipped}))
+"""
+
+
+def test_a_question_after_the_zygotes_first_run_work_builds_no_schema_of_google_genai() -> None:
+    """Each forked worker built the deferred schemas of a question's types again (~30 ms of CPU a
+    worker): the zygote builds them before it forks, and this keeps its list whole as google-genai
+    changes."""
+    out = subprocess.run(
+        [sys.executable, "-c", BUILT_BY_A_QUESTION, str(ROOT / "src"), str(ROOT)], capture_output=True, text=True, timeout=120, check=True
+    )
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"built_by_the_question": [], "skipped": []}
+
+
 # A thread of a C library's own, which the threading module never sees (a gRPC poller, say),
 # started with pthread_create through ctypes and named as such a library names its threads; it
 # sleeps argv[2] microseconds, then the zygote looks.
