@@ -92,3 +92,23 @@ def test_binned_bootstrap_of_a_large_sample_matches_the_exact_one(monkeypatch: p
     width = exact[1] - exact[0]
     assert abs(binned[0] - exact[0]) < 0.04 * width
     assert abs(binned[1] - exact[1]) < 0.04 * width
+
+
+def test_an_interval_given_again_for_the_same_values_is_the_one_drawn_for_them() -> None:
+    """The intervals of up to 512 values are kept by their sorted values, seed and resamples: given
+    again, in any order, it is what drawing gives, to the bit; a negative zero and a larger sample
+    are drawn each time."""
+    from agent_eval_action.scoring import aggregate
+
+    rng = random.Random(11)
+    samples = [[float(rng.random() < 0.6) for _ in range(n)] for n in (2, 20, 300)]
+    samples += [[round(rng.random(), 6) for _ in range(n)] for n in (3, 60, 512, 513)]
+    samples += [[rng.choice([0.0, 0.5, 1.0, 2.5]) for _ in range(40)], [-0.0, -0.0, -0.0], [0.0, 0.0, 0.0], [-0.0, 0.0, 1.0]]
+    for values in samples:
+        for seed in (0, 7):
+            drawn = repr(aggregate._bootstrap_drawn(values, seed, aggregate.BOOTSTRAP_RESAMPLES))
+            kept_before = aggregate._kept_bootstrap.cache_info().hits
+            assert repr(bootstrap_mean_ci(values, seed)) == drawn
+            assert repr(bootstrap_mean_ci(list(reversed(values)), seed)) == drawn
+            again = aggregate._kept_bootstrap.cache_info().hits - kept_before
+            assert again == (0 if len(values) > 512 or any(str(v) == "-0.0" for v in values) else 1), values[:4]
