@@ -311,6 +311,18 @@ def test_user_template_extends_the_builtin(tmp_path: Path) -> None:
         render_comment(Renderer(str(tmp_path)), view(sample_results()))
 
 
+def test_our_templates_render_the_same_out_of_the_sandbox_that_a_repositorys_templates_render_in() -> None:
+    """Without a templates-dir only our templates render, outside Jinja's sandbox (its check of each
+    attribute read was a quarter of the rendering): the very text the sandbox gives them."""
+    from agent_eval_action.views.render import render_summary
+
+    own, sandboxed = Renderer(), Renderer(sandboxed=True)
+    assert type(own.env).__name__ == "Environment" and type(sandboxed.env).__name__ == "SandboxedEnvironment"
+    for shown in (sample_view(), sample_view(HOSTILE), sample_view(distinct=True)):
+        assert render_comment(own, shown) == render_comment(sandboxed, shown)
+        assert render_summary(own, shown) == render_summary(sandboxed, shown)
+
+
 def _timed(latency: float) -> list[Record]:
     """Eight questions answered right, every turn taking ``latency`` seconds (plus a little per question)."""
     out = []

@@ -11,7 +11,9 @@ from agent_eval_action.views.report import environment
 
 def precompile() -> None:
     envs = {
-        "comment": Renderer(cache=bytecode_cache("comment", write=True)).env,
+        "comment-own": Renderer(cache=bytecode_cache("comment-own", write=True)).env,
+        # With a repository's templates-dir, ours render sandboxed too: compiled for that as well.
+        "comment": Renderer(cache=bytecode_cache("comment", write=True), sandboxed=True).env,
         "report": environment(bytecode_cache("report", write=True)),
     }
     for kind, names in TEMPLATES.items():

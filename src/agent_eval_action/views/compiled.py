@@ -2,9 +2,10 @@
 Python keeps ``__pycache__`` beside modules.
 
 Compiling the comment and report.html took about 0.1 s of every run that renders them (a
-quarter of a small check's own CPU). Each environment (the comment's sandbox, report.html's)
-keeps its code in a folder of its own under ``templates/__jinjacache__``, and only for our own
-templates: a repository's ``templates-dir`` is compiled at each run, as before. Jinja checks each
+quarter of a small check's own CPU). Each environment (the comment's, the comment's sandbox for a
+repository's ``templates-dir``, report.html's: :data:`TEMPLATES`) keeps its code in a folder of
+its own under ``templates/__jinjacache__``, and only for our own templates: a repository's
+``templates-dir`` is compiled at each run, as before. Jinja checks each
 entry against the template's source and its own version, so an edited template is compiled
 again. Like Python's bytecode, entries are written when the process may write bytecode
 (``PYTHONDONTWRITEBYTECODE`` unset) and the folder is writable; ``views.__main__`` writes them
@@ -25,7 +26,13 @@ from typing import Any
 from jinja2 import FileSystemBytecodeCache
 
 # Our templates, by the environment that compiles them.
-TEMPLATES = {"comment": ("comment.md.j2", "summary.md.j2"), "report": ("report.html.j2",)}
+TEMPLATES = {
+    "comment-own": ("comment.md.j2", "summary.md.j2"),
+    # Sandboxed (with a repository's templates-dir): the folder the comment's one environment had,
+    # whose entries an install keeps across an upgrade; the unsandboxed code has a folder of its own.
+    "comment": ("comment.md.j2", "summary.md.j2"),
+    "report": ("report.html.j2",),
+}
 
 
 def folder() -> Path:
@@ -55,6 +62,6 @@ class OwnTemplates(FileSystemBytecodeCache):
 
 
 def bytecode_cache(kind: str, *, write: bool | None = None) -> OwnTemplates:
-    """The bytecode cache of the environment ``kind`` ("comment", "report"); ``write``: default,
+    """The bytecode cache of the environment ``kind`` (a key of :data:`TEMPLATES`); ``write``: default,
     when this process may write bytecode."""
     return OwnTemplates(kind, write=(not sys.dont_write_bytecode) if write is None else write)
