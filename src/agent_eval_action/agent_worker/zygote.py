@@ -65,9 +65,12 @@ FIRST_RUN = (
     "opentelemetry.propagate",
 )
 # google-genai's types defer their pydantic schemas to their first use (``defer_build``): each
-# forked worker built those of a question's contents, parts, calls, tools and config again at its
-# first question, ~30 ms of CPU a worker (measured: the classes a question of a scripted tool-calling
-# agent builds, and the response a Gemini answer is read into). Built once before the fork instead.
+# forked worker builds those of a question's contents, parts, calls, tools and config at its first
+# question, ~30 ms of CPU a worker (these: the classes a question of a scripted tool-calling agent
+# builds, and the response a Gemini answer is read into). The suite's template
+# (``run/workers/template.py``) builds them once for every zygote it forks. A zygote does not: its
+# ~40 ms would come before its workers start, on the way to every run's first answer (a whole
+# process of 64 questions: +14 ms median, 8 runs alternated), for CPU its two workers spend in parallel.
 FIRST_RUN_MODELS = (
     (
         "google.genai.types",
@@ -109,7 +112,6 @@ def first_run_imports(names: tuple[str, ...] = FIRST_RUN) -> list[str]:
             continue
         done.append(name)
     halt_failed_imports()
-    build_deferred_models()
     return done
 
 

@@ -30,7 +30,8 @@ def test_the_zygote_imports_what_adks_first_run_would_and_skips_what_this_adk_la
     assert seen["done"] == list(FIRST_RUN) == seen["loaded"]
 
 
-# The zygote's first-run work, then a question of a scripted tool-calling agent (tests/apps/drifting):
+# The suite template's work (the zygote's first-run imports and the deferred schemas), then a
+# question of a scripted tool-calling agent (tests/apps/drifting):
 # which of google-genai's deferred schemas the question still built (its classes incomplete before
 # it, complete after), and what build_deferred_models gives for names it cannot build.
 BUILT_BY_A_QUESTION = r"""
@@ -38,6 +39,7 @@ import asyncio, json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from agent_eval_action.agent_worker import zygote
 zygote.first_run_imports()
+zygote.build_deferred_models()
 from google.genai import types
 from google.adk.runners import InMemoryRunner
 from tests.apps.drifting import agent
@@ -59,10 +61,10 @@ print(json.dumps({"built_by_the_question": sorted(before - incomplete()), "skipp
 """
 
 
-def test_a_question_after_the_zygotes_first_run_work_builds_no_schema_of_google_genai() -> None:
+def test_a_question_after_the_templates_work_builds_no_schema_of_google_genai() -> None:
     """Each forked worker built the deferred schemas of a question's types again (~30 ms of CPU a
-    worker): the zygote builds them before it forks, and this keeps its list whole as google-genai
-    changes."""
+    worker): the suite's template builds them before it forks, and this keeps the list whole as
+    google-genai changes."""
     out = subprocess.run(
         [sys.executable, "-c", BUILT_BY_A_QUESTION, str(ROOT / "src"), str(ROOT)], capture_output=True, text=True, timeout=120, check=True
     )

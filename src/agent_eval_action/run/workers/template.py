@@ -85,7 +85,7 @@ def serve(path: str, parent: int) -> tuple[dict[str, Any], list[int]]:
     descriptors."""
     import gc
 
-    from agent_eval_action.agent_worker.zygote import first_run_imports
+    from agent_eval_action.agent_worker.zygote import build_deferred_models, first_run_imports
 
     _die_with_parent(parent)
     base = _own_path()
@@ -93,6 +93,7 @@ def serve(path: str, parent: int) -> tuple[dict[str, Any], list[int]]:
     for name in _IMPORTS:
         __import__(name)
     first_run_imports()
+    build_deferred_models()  # each forked zygote's workers built them again at their first question
     gc.freeze()  # what forked zygotes share: out of the collector's scans, which would copy its pages
     gc.enable()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the zygotes
