@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,14 +13,19 @@ from tests.helpers.zygotes import running_template
 # pytest keeps its rewrite of each test module's asserts in the module's __pycache__ and reads it
 # back on the next run, unless bytecode is not written (PYTHONDONTWRITEBYTECODE, set on the
 # machines this suite runs on): then every test process rewrote every module again, 3.5 s of its
-# 6 s of collection. It is written while the tests are collected, in this process only (the
-# environment, which the agents' processes inherit, is left as it is), and off again after.
+# 6 s of collection. Bytecode is written while a test process collects (so every module imported
+# then writes its own too, beside its source: git ignores them), and in it only: the environment,
+# which the agents' processes inherit, is left as it is.
 _NO_BYTECODE = sys.dont_write_bytecode
-sys.dont_write_bytecode = False
 
 
-def pytest_collection_finish() -> None:
-    sys.dont_write_bytecode = _NO_BYTECODE
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = _NO_BYTECODE
 
 
 # "1": every zygote is started as a fresh interpreter, as a command outside the suite starts it.

@@ -130,7 +130,8 @@ def build_deferred_models(models: tuple[tuple[str, tuple[str, ...]], ...] = FIRS
                 model.model_rebuild()
             except Exception:  # noqa: BLE001 - a forward reference not yet defined: built at first use, as ever
                 continue
-            built.append(f"{module_name}.{name}")
+            if getattr(model, "__pydantic_complete__", False):
+                built.append(f"{module_name}.{name}")
     return built
 
 

@@ -8,7 +8,7 @@ import sys
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from agent_eval_action.models.results import QuestionResult
 from agent_eval_action.models.scores import MetricSummary, Score
@@ -120,28 +120,36 @@ def bootstrap_mean_ci(values: Sequence[float], seed: int, resamples: int = BOOTS
 
 def _bootstrap_ci(values: Sequence[float], seed: int, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
     """:func:`bootstrap_mean_ci` of values that cannot overflow (scaled already, where they could).
-    The interval is a function of the sorted values, the seed and the number of resamples only:
-    one of at most :data:`_KEPT_VALUES` values is kept (the last :data:`_KEPT_INTERVALS`) and given
-    again to a summary of the same values in this process (a baseline's and then the check's of an
-    unchanged deterministic metric, base mode's two sides, a library user's repeated evaluations)."""
+    The interval is a function of the sorted values (as floats), the seed and the number of
+    resamples only: one of at most :data:`_KEPT_VALUES` values is kept (the last
+    :data:`_KEPT_INTERVALS`) and given again to a summary of the same values in this process (a
+    baseline's and then the check's of an unchanged deterministic metric, base mode's two sides, a
+    library user's repeated evaluations)."""
     n = len(values)
     if n < 2:
         return None
+    if n > _KEPT_VALUES:
+        return _bootstrap_drawn(values, seed, resamples)
+    import numpy as np
+
+    data = np.sort(np.asarray(values, dtype=float))
     # A negative zero beside zeros is the one value whose place in the input can show in the
     # interval (numpy's sort leaves equal values in no set order, and -0.0 sums to -0.0): not kept.
-    if n > _KEPT_VALUES or any(v == 0 and math.copysign(1.0, v) < 0 for v in values):
+    if np.any(np.signbit(data) & (data == 0)):
         return _bootstrap_drawn(values, seed, resamples)
-    return _kept_bootstrap(tuple(sorted(values)), seed, resamples)
+    return _kept_bootstrap(data.tobytes(), seed, resamples)
 
 
-# The intervals kept by their values (at most this many values each, a few KB) and how many.
+# The intervals kept, by their sorted values' bytes: at most this many values each (4 KB), and how many.
 _KEPT_VALUES = 512
-_KEPT_INTERVALS = 2048
+_KEPT_INTERVALS = 1024
 
 
 @functools.lru_cache(maxsize=_KEPT_INTERVALS)
-def _kept_bootstrap(values: tuple[float, ...], seed: int, resamples: int) -> tuple[float, float] | None:
-    return _bootstrap_drawn(values, seed, resamples)
+def _kept_bootstrap(values: bytes, seed: int, resamples: int) -> tuple[float, float] | None:
+    import numpy as np
+
+    return _bootstrap_drawn(cast("Sequence[float]", np.frombuffer(values, dtype=float)), seed, resamples)
 
 
 def _bootstrap_drawn(values: Sequence[float], seed: int, resamples: int) -> tuple[float, float] | None:

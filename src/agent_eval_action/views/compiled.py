@@ -25,7 +25,9 @@ from typing import Any
 
 from jinja2 import FileSystemBytecodeCache
 
-# Our templates, by the environment that compiles them.
+# Our templates, by the environment that compiles them; the one of them compiled sandboxed (its
+# code calls through the sandbox, the others' do not: never loaded by another environment).
+SANDBOXED = "comment"
 TEMPLATES = {
     "comment-own": ("comment.md.j2", "summary.md.j2"),
     # Sandboxed (with a repository's templates-dir): the folder the comment's one environment had,
@@ -46,14 +48,18 @@ class OwnTemplates(FileSystemBytecodeCache):
         here = folder()
         super().__init__(str(here / "__jinjacache__" / kind))
         self.own = {self.get_cache_key(name, str(here / name)) for name in TEMPLATES[kind]}
+        self.sandboxed = kind == SANDBOXED
         self.write = write
 
+    def _ours(self, bucket: Any) -> bool:
+        return bucket.key in self.own and bool(getattr(bucket.environment, "sandboxed", False)) == self.sandboxed
+
     def load_bytecode(self, bucket: Any) -> None:
-        if bucket.key in self.own:
+        if self._ours(bucket):
             super().load_bytecode(bucket)
 
     def dump_bytecode(self, bucket: Any) -> None:
-        if bucket.key in self.own and self.write:
+        if self._ours(bucket) and self.write:
             try:
                 os.makedirs(self.directory, exist_ok=True)
                 super().dump_bytecode(bucket)

@@ -58,7 +58,8 @@ def view(
 
 class Renderer:
     def __init__(self, templates_dir: str | None = None, *, cache: Any = None, sandboxed: bool | None = None):
-        """``sandboxed``: render in Jinja's sandbox; default, when there is a ``templates_dir``."""
+        """``sandboxed``: render in Jinja's sandbox; default, when there is a ``templates_dir``
+        (whose templates are never rendered outside it)."""
         from jinja2 import ChoiceLoader, Environment, PackageLoader, PrefixLoader, StrictUndefined
         from jinja2.sandbox import SandboxedEnvironment
 
@@ -71,6 +72,8 @@ class Renderer:
             loaders.append(template_loader(templates_dir))  # refuses files outside the repository
         loaders.append(builtin)
         # Sandboxed templates compile to other code (each call goes through the sandbox): caches apart.
+        if templates_dir and sandboxed is False:
+            raise ValueError("a repository's templates render in Jinja's sandbox only")
         sandboxed = bool(templates_dir) if sandboxed is None else sandboxed
         kind = "comment" if sandboxed else "comment-own"
         self.env = (SandboxedEnvironment if sandboxed else Environment)(

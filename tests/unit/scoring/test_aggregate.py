@@ -6,7 +6,14 @@ import statistics
 import pytest
 
 from agent_eval_action.models.scores import Score
+from agent_eval_action.scoring import aggregate
 from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, seed_for, summarize
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_intervals() -> None:
+    """Every test draws its intervals: none kept from an earlier test (or under other constants)."""
+    aggregate._kept_bootstrap.cache_clear()
 
 
 def test_unscored_is_counted_not_averaged() -> None:
@@ -26,6 +33,7 @@ def test_bootstrap_is_reproducible_and_covers_the_mean() -> None:
     rng = random.Random(3)
     values = [rng.random() for _ in range(50)]
     first = bootstrap_mean_ci(values, seed=7)
+    aggregate._kept_bootstrap.cache_clear()
     assert first == bootstrap_mean_ci(values, seed=7)
     assert first is not None and first[0] < statistics.fmean(values) < first[1]
 
@@ -98,12 +106,11 @@ def test_an_interval_given_again_for_the_same_values_is_the_one_drawn_for_them()
     """The intervals of up to 512 values are kept by their sorted values, seed and resamples: given
     again, in any order, it is what drawing gives, to the bit; a negative zero and a larger sample
     are drawn each time."""
-    from agent_eval_action.scoring import aggregate
-
     rng = random.Random(11)
     samples = [[float(rng.random() < 0.6) for _ in range(n)] for n in (2, 20, 300)]
     samples += [[round(rng.random(), 6) for _ in range(n)] for n in (3, 60, 512, 513)]
     samples += [[rng.choice([0.0, 0.5, 1.0, 2.5]) for _ in range(40)], [-0.0, -0.0, -0.0], [0.0, 0.0, 0.0], [-0.0, 0.0, 1.0]]
+    samples += [[1, True, 0.5, 2], [float("nan"), 1.0, 2.0]]  # ints and bools as floats; a NaN
     for values in samples:
         for seed in (0, 7):
             drawn = repr(aggregate._bootstrap_drawn(values, seed, aggregate.BOOTSTRAP_RESAMPLES))

@@ -8,6 +8,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from agent_eval_action.views.__main__ import precompile
 from agent_eval_action.views.compiled import TEMPLATES, folder
@@ -56,3 +59,31 @@ def test_a_repositorys_own_template_is_compiled_at_each_run_and_never_cached(tmp
     assert _compiled(tmp_path, "templates", may_write=True) == ["comment.md.j2"]
     assert sorted((folder() / "__jinjacache__").rglob("*")) == before
     assert len([p for p in before if p.is_file()]) == sum(len(names) for names in TEMPLATES.values())
+
+
+def test_sandboxed_code_and_plain_code_are_never_loaded_by_the_other_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository's template renders sandboxed, ours alone do not, and their compiled code differs
+    (sandboxed code calls through the sandbox): each environment loads only its own cache's code,
+    whatever cache it is handed, and a repository's templates are never rendered unsandboxed."""
+    import jinja2
+
+    from agent_eval_action.views.compiled import bytecode_cache
+    from agent_eval_action.views.render import Renderer
+
+    precompile()
+    compiled: list[str | None] = []
+    original = jinja2.Environment.compile
+
+    def spy(self: jinja2.Environment, source: str, name: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(name)
+        return original(self, source, name, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", spy)
+    for sandboxed in (False, True):
+        Renderer(sandboxed=sandboxed).env.get_template("comment.md.j2")
+    assert compiled == []
+    Renderer(cache=bytecode_cache("comment"), sandboxed=False).env.get_template("comment.md.j2")
+    Renderer(cache=bytecode_cache("comment-own"), sandboxed=True).env.get_template("comment.md.j2")
+    assert compiled == ["comment.md.j2", "comment.md.j2"]
+    with pytest.raises(ValueError, match="sandbox"):
+        Renderer("templates", sandboxed=False)
