@@ -4,16 +4,16 @@ modules: ``make install`` and the action's image run it."""
 
 from __future__ import annotations
 
-from agent_eval_action.views.compiled import TEMPLATES, bytecode_cache, folder
+from agent_eval_action.views.compiled import SANDBOXED, TEMPLATES, UNSANDBOXED, bytecode_cache, folder
 from agent_eval_action.views.render import Renderer
 from agent_eval_action.views.report import environment
 
 
 def precompile() -> None:
     envs = {
-        "comment-own": Renderer(cache=bytecode_cache("comment-own", write=True)).env,
+        UNSANDBOXED: Renderer(cache=bytecode_cache(UNSANDBOXED, write=True)).env,
         # With a repository's templates-dir, ours render sandboxed too: compiled for that as well.
-        "comment": Renderer(cache=bytecode_cache("comment", write=True), sandboxed=True).env,
+        SANDBOXED: Renderer(cache=bytecode_cache(SANDBOXED, write=True), sandboxed=True).env,
         "report": environment(bytecode_cache("report", write=True)),
     }
     for kind, names in TEMPLATES.items():

@@ -25,14 +25,15 @@ from typing import Any
 
 from jinja2 import FileSystemBytecodeCache
 
-# Our templates, by the environment that compiles them; the one of them compiled sandboxed (its
-# code calls through the sandbox, the others' do not: never loaded by another environment).
+# The comment's two environments: sandboxed (with a repository's templates-dir; the folder the
+# comment's one environment had, whose entries an install keeps across an upgrade) and not (ours
+# alone). Sandboxed code calls through the sandbox, the other does not: neither loads the other's.
 SANDBOXED = "comment"
+UNSANDBOXED = "comment-own"
+# Our templates, by the environment that compiles them.
 TEMPLATES = {
-    "comment-own": ("comment.md.j2", "summary.md.j2"),
-    # Sandboxed (with a repository's templates-dir): the folder the comment's one environment had,
-    # whose entries an install keeps across an upgrade; the unsandboxed code has a folder of its own.
-    "comment": ("comment.md.j2", "summary.md.j2"),
+    UNSANDBOXED: ("comment.md.j2", "summary.md.j2"),
+    SANDBOXED: ("comment.md.j2", "summary.md.j2"),
     "report": ("report.html.j2",),
 }
 

@@ -64,18 +64,18 @@ class Renderer:
         from jinja2.sandbox import SandboxedEnvironment
 
         from agent_eval_action.system.inside import template_loader
-        from agent_eval_action.views.compiled import bytecode_cache
+        from agent_eval_action.views.compiled import SANDBOXED, UNSANDBOXED, bytecode_cache
 
         builtin = PackageLoader("agent_eval_action.views", "templates")
         loaders: list[Any] = [PrefixLoader({"builtin": builtin})]
         if templates_dir:
             loaders.append(template_loader(templates_dir))  # refuses files outside the repository
         loaders.append(builtin)
-        # Sandboxed templates compile to other code (each call goes through the sandbox): caches apart.
         if templates_dir and sandboxed is False:
             raise ValueError("a repository's templates render in Jinja's sandbox only")
         sandboxed = bool(templates_dir) if sandboxed is None else sandboxed
-        kind = "comment" if sandboxed else "comment-own"
+        # Sandboxed templates compile to other code (each call goes through the sandbox): caches apart.
+        kind = SANDBOXED if sandboxed else UNSANDBOXED
         self.env = (SandboxedEnvironment if sandboxed else Environment)(
             loader=ChoiceLoader(loaders),
             undefined=StrictUndefined,
