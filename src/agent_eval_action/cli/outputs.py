@@ -21,7 +21,7 @@ def written_results(results: Results, config: Config, *, alone: bool = False) ->
     results beside another run's views."""
     folder = Path(config.output_dir)
     if alone:
-        from agent_eval_action.publish.publisher import VIEWS
+        from agent_eval_action.publish import VIEWS
 
         for name in VIEWS:
             (folder / name).unlink(missing_ok=True)
@@ -31,7 +31,7 @@ def written_results(results: Results, config: Config, *, alone: bool = False) ->
 def unwritten(folder: Path, what: str, err: TextIO) -> int:
     """The output directory could not take this run's files (a full disk): none of them stays, nor
     an earlier run's, so nothing stale is uploaded or published beside a part of this run (exit 3)."""
-    from agent_eval_action.publish.publisher import VIEWS
+    from agent_eval_action.publish import VIEWS
 
     for name in ("results.json", *VIEWS):
         with contextlib.suppress(OSError):

@@ -104,10 +104,6 @@ class Published:
     unwritten: str | None = None
 
 
-# The views publish writes beside results.json in the output directory.
-VIEWS = ("comment.md", "summary.md", "junit.xml", "report.html")
-
-
 def publish(
     results: Results,
     output_dir: Path,

@@ -29,6 +29,14 @@ _MIDDLE_BINS = 384
 _LARGE = 2.0**500
 
 
+def prepare() -> None:
+    """What a summary imports on first use (numpy's random generators, and the masked arrays
+    ``numpy.unique`` asks about: 12 ms), imported ahead: :meth:`Scorer.prepare` calls it from a
+    thread while the agent runs, so a run's summaries do not wait on it after the run."""
+    import numpy.ma
+    import numpy.random  # noqa: F401
+
+
 def scale_of(values: Iterable[float]) -> int:
     """The power of two to divide ``values`` by so that no sum or difference of them overflows (0: none)."""
     top = max(map(abs, values), default=0.0)

@@ -16,6 +16,7 @@ from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
 from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score
 from agent_eval_action.models.traces import Transcript
+from agent_eval_action.scoring import aggregate
 from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, passes, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
 from agent_eval_action.system.collector import LIBRARY, Collector, few_collections
@@ -107,8 +108,9 @@ class Scorer:
         )
 
     def prepare(self) -> None:
-        """The metrics' slow set-up (importing ROUGE and its stemmer), done ahead: called
-        from a thread while the agent runs, it costs the run nothing."""
+        """The metrics' slow set-up (importing ROUGE and its stemmer) and the summaries' imports,
+        done ahead: called from a thread while the agent runs, it costs the run nothing."""
+        aggregate.prepare()
         for metric in self.metrics:
             if metric.prepare is not None:
                 metric.prepare()

@@ -56,3 +56,26 @@ def test_only_the_set_up_loads_the_config_and_protects_the_streams() -> None:
                 if node.func.id == "redactor_for" and len(node.args) > 1:
                     callers["redactor_for with streams"].append(function.name)
     assert callers == {"load_config": ["invoke"], "redactor_for with streams": ["invoke"]}
+
+
+def test_writing_results_alone_clears_the_views_without_importing_them(tmp_path: Path) -> None:
+    """``evaluate`` writes results.json alone and removes the views an earlier run left there; it
+    names them without importing the views and the publisher (9 ms after its run). In a fresh
+    interpreter: this one has them all."""
+    import subprocess
+    import sys
+
+    for name in ("comment.md", "summary.md", "junit.xml", "report.html"):
+        (tmp_path / name).write_text("an earlier run's\n")
+    code = (
+        "import sys\n"
+        "from agent_eval_action.cli.outputs import written_results\n"
+        "from agent_eval_action.config import Config\n"
+        "from agent_eval_action.models.results import Results\n"
+        "before = set(sys.modules)\n"
+        "written_results(Results(), Config(output_dir=sys.argv[1]), alone=True)\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith(('agent_eval_action.publish.', 'agent_eval_action.views'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]

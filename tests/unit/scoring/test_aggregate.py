@@ -119,3 +119,24 @@ def test_an_interval_given_again_for_the_same_values_is_the_one_drawn_for_them()
             assert repr(bootstrap_mean_ci(list(reversed(values)), seed)) == drawn
             again = aggregate._kept_bootstrap.cache_info().hits - kept_before
             assert again == (0 if len(values) > 512 or any(str(v) == "-0.0" for v in values) else 1), values[:4]
+
+
+def test_a_summary_after_prepare_imports_nothing() -> None:
+    """What a summary imports on first use is imported by ``prepare`` (run while the agent runs):
+    the summary after the run waits on no import. In a fresh interpreter: this one has them all."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from agent_eval_action.models.scores import Score\n"
+        "from agent_eval_action.scoring import aggregate\n"
+        "aggregate.prepare()\n"
+        "before = set(sys.modules)\n"
+        "scores = [Score(value=v) for v in (0.0, 1.0, 0.5, 0.25, 1.0, 0.75)]\n"
+        "summary = aggregate.summarize(scores, direction='higher', percentiles=True, seed=aggregate.seed_for('d', 'm'))\n"
+        "assert summary.ci95 is not None\n"
+        "print(sorted(set(sys.modules) - before))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
