@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import secrets
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -226,6 +225,8 @@ def set_outputs(path: str | None, values: dict[str, str], redactor: Redactor | N
     redacted (``redactor`` defaults to this process's environment)."""
     if not path:
         return
+    import secrets  # here, not above: every command line imports this module, and secrets costs 4 ms of its start
+
     redactor = redactor if redactor is not None else Redactor.from_env(os.environ)
     with open(path, "a", encoding="utf-8") as handle:
         for name, value in values.items():

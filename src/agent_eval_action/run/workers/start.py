@@ -8,12 +8,12 @@ run then builds adopts them (:func:`take`) only when each would have been starte
 (the same interpreter, folder and environment: nothing the config says is ever overridden by a
 guess). Otherwise, or when no pool asks for them, they are killed: a wrong guess costs CPU only.
 
-Only the standard library and the worker's protocol are imported here.
+Only the standard library and the worker's protocol are imported here; asyncio only once a
+process is to be started with it (the warm start's zygote is launched before: ``launch.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
@@ -32,6 +32,7 @@ from agent_eval_action.system.processes import agent_workers
 from agent_eval_action.system.reaper import process_table
 
 if TYPE_CHECKING:
+    import asyncio
     from importlib.resources.abc import Traversable
 
 PACKAGE = protocol.PACKAGE
@@ -119,6 +120,8 @@ def worker_env(settings: WorkerSettings, files: Path) -> dict[str, str]:
 
 async def spawn(settings: WorkerSettings, files: Path) -> asyncio.subprocess.Process:
     """One worker process of ``settings``; raises OSError when its Python cannot be started."""
+    import asyncio
+
     return await asyncio.create_subprocess_exec(
         settings.python,
         "-m",
@@ -214,17 +217,23 @@ def prestart(
         model_cache=str(Path(model_cache).resolve()) if model_cache else None,
         warm_start=warm_start,
     )
-    loop = asyncio.new_event_loop()
     files = worker_files()
-
-    async def every() -> list[asyncio.subprocess.Process | BaseException]:
-        return await asyncio.gather(*(spawn(settings, files) for _ in range(count)), return_exceptions=True)
-
     if settings.warm_start:
-        from agent_eval_action.run.workers.zygote import Zygote
+        from agent_eval_action.run.workers.launch import launch_zygote
 
         try:
-            zygote = loop.run_until_complete(Zygote.start(settings, files))
+            # Launched before asyncio is imported (some 20 ms): the zygote starts that much sooner.
+            launched = launch_zygote(settings, files)
+        except OSError:  # the run's own start will say why
+            shutil.rmtree(files, ignore_errors=True)
+            return None
+        import asyncio
+
+        from agent_eval_action.run.workers.zygote import Zygote
+
+        loop = asyncio.new_event_loop()
+        try:
+            zygote = loop.run_until_complete(Zygote.adopt(launched))
         except OSError:  # the run's own start will say why
             shutil.rmtree(files, ignore_errors=True)
             loop.close()
@@ -232,6 +241,13 @@ def prestart(
         _early = _Early(loop, settings, files, [], zygote)
         atexit.register(discard)
         return loop
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+
+    async def every() -> list[asyncio.subprocess.Process | BaseException]:
+        return await asyncio.gather(*(spawn(settings, files) for _ in range(count)), return_exceptions=True)
+
     started = loop.run_until_complete(every())
     processes = [p for p in started if isinstance(p, asyncio.subprocess.Process)]
     if not processes:  # the run's own start will say why
@@ -284,6 +300,8 @@ def discard() -> None:
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
+    import asyncio
+
     try:
         return asyncio.get_running_loop()
     except RuntimeError:

@@ -1,38 +1,37 @@
 """The warm start: the agent's workers forked by a zygote that imported ADK and loaded the agent
 once (``agent_worker/zygote.py``), instead of each spawned to import them again.
 
-:class:`Zygote` starts that process as a worker would be started (the same interpreter, folder
-and environment) with a Unix socket for its stdin; :meth:`Zygote.fork` passes it the new
-worker's three pipes and returns a :class:`ForkedProcess`, which the pool uses as it uses a
-spawned worker's ``asyncio.subprocess.Process``. The worker is the zygote's child, not ours:
-the zygote says when it ends (and with what code); should the zygote itself end first, a
-``pidfd`` says when each worker it had does.
+:class:`Zygote` adopts that process, started as a worker would be started (the same
+interpreter, folder and environment) with a Unix socket for its stdin (``launch.py``: without an
+event loop, so the command line's early start launches it before asyncio is imported), and
+:meth:`Zygote.fork` passes it the new worker's three pipes and returns a :class:`ForkedProcess`,
+which the pool uses as it uses a spawned worker's ``asyncio.subprocess.Process``. The worker is
+the zygote's child, not ours: the zygote says when it ends (and with what code); should the
+zygote itself end first, a ``pidfd`` says when each worker it had does.
 
 :meth:`Zygote.fork` returns None when the zygote forks nothing: it found forking unsafe after
 loading the agent (a thread or a socket it started: ``zygote.unsafe``), the agent did not load
 (the spawned worker says why, with its output), or the zygote is gone. The pool then spawns,
 and the reason is logged once.
 
-Only the standard library, the worker's protocol and ``start`` are imported here.
+Only the standard library, the worker's protocol, ``start`` and ``launch`` are imported here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
 import socket
+import subprocess
+import threading
 from typing import Any
 
 from agent_eval_action.agent_worker import protocol
-from agent_eval_action.run.workers.start import LINE_LIMIT, PACKAGE, WorkerSettings, kill_session, worker_env
-from agent_eval_action.run.workers.template import ENV_TEMPLATE, ignored_signals
-
-# A template answers at once (it forks and says so); beyond this the zygote is started fresh.
-TEMPLATE_TIMEOUT_S = 10.0
+from agent_eval_action.run.workers.launch import Launched, launch_zygote
+from agent_eval_action.run.workers.start import LINE_LIMIT, WorkerSettings, kill_session
 
 log = logging.getLogger(__name__)
 # A worker whose end the zygote could not report (it was gone first): its exit code is unknown.
@@ -91,43 +90,27 @@ class Zygote:
     @classmethod
     async def start(cls, settings: WorkerSettings, files: Any) -> Zygote:
         """The zygote of ``settings``'s workers, started (raises OSError as spawning does)."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = worker_env(settings, files)
-        env[protocol.ENV_ZYGOTE] = "1"
+        return await cls.adopt(launch_zygote(settings, files))
+
+    @classmethod
+    async def adopt(cls, launched: Launched) -> Zygote:
+        """The zygote ``launch.launch_zygote`` started (before this loop was there, maybe), on the
+        running loop: its output read, its end seen (said by the kernel when it is our child, else
+        by a pidfd, its code then unknown)."""
+        if launched.refused is not None:
+            log.debug("the zygote is started fresh: %s", launched.refused)
+        loop = asyncio.get_running_loop()
         try:
-            forked = await _from_template(settings, env, theirs)
+            stdout = await _reader(loop, launched.stdout)
         except BaseException:
-            ours.close()
-            theirs.close()
+            launched.kill()
             raise
-        if forked is not None:
-            theirs.close()
-            return cls(forked, ours)
-        if os.environ.get(ENV_TEMPLATE):
-            # The template may have forked one after all (its answer late): that one reads this
-            # pair's end, and ends when ours closes; the fresh zygote gets a pair of its own.
-            ours.close()
-            theirs.close()
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            process = await asyncio.create_subprocess_exec(
-                settings.python,
-                "-m",
-                PACKAGE,
-                stdin=theirs.fileno(),
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,  # the agent's import output: each worker's own start says it again if it fails
-                cwd=settings.cwd,
-                env=env,
-                limit=LINE_LIMIT,
-                start_new_session=True,
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        return cls(process, ours)
+        ended: asyncio.Future[int] = loop.create_future()
+        if launched.popen is None:
+            _watch_end(launched.pid, ended)
+        else:
+            _wait_for(launched.popen, ended)
+        return cls(Forked(launched.pid, stdout, ended), launched.control)
 
     async def warm(self, timeout_s: float | None = None) -> bool:
         """Whether the zygote forks (waits until it has loaded the agent); raises TimeoutError,
@@ -257,37 +240,25 @@ async def _reader(loop: asyncio.AbstractEventLoop, fd: int) -> asyncio.StreamRea
     return reader
 
 
-async def _from_template(settings: WorkerSettings, env: dict[str, str], stdin: socket.socket) -> Forked | None:
-    """The zygote forked by the template ``AGENT_EVAL_ZYGOTE_TEMPLATE`` names, or None (none is
-    named, it is gone, or it cannot start this zygote as a fresh interpreter would start)."""
-    path = os.environ.get(ENV_TEMPLATE)
-    if not path:
-        return None
-    read, write = os.pipe()
-    request = json.dumps({"python": settings.python, "cwd": str(settings.cwd), "env": env, "ignored": ignored_signals()}).encode()
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as connection:
-            connection.settimeout(TEMPLATE_TIMEOUT_S)
-            connection.connect(path)
-            socket.send_fds(connection, [request], [stdin.fileno(), write])
-            answer = json.loads(connection.recv(4096) or b"{}")
-    except (OSError, ValueError) as error:
-        answer = {"refused": f"the template did not answer ({error})"}
-    finally:
-        os.close(write)
-    if not isinstance(answer.get("pid"), int):
-        os.close(read)
-        log.debug("the zygote is started fresh: %s", answer.get("refused"))
-        return None
-    loop = asyncio.get_running_loop()
-    stdout = await _reader(loop, read)
-    ended: asyncio.Future[int] = loop.create_future()
-    _watch_end(answer["pid"], ended)
-    return Forked(answer["pid"], stdout, ended)
-
-
 class _Flow(asyncio.streams.FlowControlMixin):
     """The write side's protocol: ``drain`` waits while the pipe is full."""
+
+
+def _wait_for(popen: subprocess.Popen[bytes], ended: asyncio.Future[int]) -> None:
+    """Sets ``ended`` to ``popen``'s exit code when it ends (a thread waits for it, as asyncio's
+    own child watcher does); nothing once the loop is closed."""
+    loop = asyncio.get_running_loop()
+
+    def settle(code: int) -> None:
+        if not ended.done():
+            ended.set_result(code)
+
+    def wait() -> None:
+        code = popen.wait()
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits for it any more
+            loop.call_soon_threadsafe(settle, code)
+
+    threading.Thread(target=wait, name="agent-eval-zygote-end", daemon=True).start()
 
 
 def _watch_end(pid: int, ended: asyncio.Future[int]) -> None:
