@@ -322,3 +322,71 @@ def test_a_zygote_the_template_cannot_start_as_fresh_is_started_fresh(
     zygotes_parent, started, _ = _started_zygote(env)
     assert zygotes_parent == os.getpid()
     assert all(started["env"].get(name) == value for name, value in env.items())
+
+
+def zygote_settings() -> WorkerSettings:
+    return WorkerSettings(agent="warm", python=sys.executable, cwd=APPS, env=agent_environment(os.environ), capture_spans=False)
+
+
+def test_a_fresh_zygotes_end_is_seen_with_its_code_and_it_is_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zygote started fresh (``launch.py``: our child, started before any event loop, as the
+    command line's early start starts it) is adopted by the loop: its end is seen with its code,
+    and it is reaped, never left a zombie."""
+    import shutil
+
+    from agent_eval_action.run.workers.start import worker_files
+    from agent_eval_action.run.workers.zygote import Zygote
+
+    monkeypatch.delenv(ENV_TEMPLATE, raising=False)
+
+    async def go() -> tuple[int, int]:
+        files = worker_files()
+        try:
+            zygote = await Zygote.start(zygote_settings(), files)
+            assert await zygote.warm(60)  # it loaded the agent: it is running
+            os.kill(zygote.process.pid, signal.SIGKILL)
+            code = await asyncio.wait_for(zygote.process.wait(), 30)
+            await zygote.close()
+            return zygote.process.pid, code
+        finally:
+            shutil.rmtree(files, ignore_errors=True)
+
+    pid, code = asyncio.run(go())
+    assert code == -signal.SIGKILL
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped already
+
+
+def test_an_adoption_cancelled_kills_the_zygote_and_closes_its_output_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zygote launched, then its adoption cancelled while the loop sets up its output (a
+    Ctrl-C, a time out): it is killed and reaped, and the pipe's end is closed once, by its
+    reader (closed twice, the second close could hit a descriptor opened meanwhile)."""
+    import shutil
+
+    from agent_eval_action.run.workers.launch import launch_zygote
+    from agent_eval_action.run.workers.start import worker_files
+    from agent_eval_action.run.workers.zygote import Zygote
+
+    monkeypatch.delenv(ENV_TEMPLATE, raising=False)
+    errors: list[dict[str, object]] = []
+
+    async def go() -> int:
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: errors.append(context))
+        files = worker_files()
+        try:
+            launched = launch_zygote(zygote_settings(), files)
+            adopting = asyncio.ensure_future(Zygote.adopt(launched))
+            await asyncio.sleep(0)  # it waits for its output's transport now
+            adopting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await adopting
+            for _ in range(5):
+                await asyncio.sleep(0)  # the transport's close runs
+            return launched.pid
+        finally:
+            shutil.rmtree(files, ignore_errors=True)
+
+    pid = asyncio.run(go())
+    assert errors == []
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # killed, and waited for

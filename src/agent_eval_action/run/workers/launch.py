@@ -43,7 +43,7 @@ class Launched:
     refused: str | None = None
 
     def kill(self) -> None:
-        """Ends it and closes our ends (a launch nobody adopted)."""
+        """Ends it and closes our ends (a launch nobody adopted, or whose adoption failed)."""
         kill_session(self.pid)
         _close(self.control, self.stdout)
         if self.popen is not None:
@@ -122,5 +122,5 @@ def _from_template(settings: WorkerSettings, env: dict[str, str], stdin: socket.
         answer = {"refused": f"the template did not answer ({error})"}
     pid = answer.get("pid")
     if not isinstance(pid, int):
-        return None, str(answer.get("refused"))
+        return None, str(answer.get("refused") or "it forked none")
     return pid, None

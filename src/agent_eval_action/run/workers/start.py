@@ -227,13 +227,18 @@ def prestart(
         except OSError:  # the run's own start will say why
             shutil.rmtree(files, ignore_errors=True)
             return None
-        import asyncio
-
-        from agent_eval_action.run.workers.zygote import Zygote
-
-        loop = asyncio.new_event_loop()
         try:
-            zygote = loop.run_until_complete(Zygote.adopt(launched))
+            import asyncio
+
+            from agent_eval_action.run.workers.zygote import Zygote
+
+            loop = asyncio.new_event_loop()
+        except BaseException:
+            launched.kill()
+            shutil.rmtree(files, ignore_errors=True)
+            raise
+        try:
+            zygote = loop.run_until_complete(Zygote.adopt(launched))  # killed if that fails
         except OSError:  # the run's own start will say why
             shutil.rmtree(files, ignore_errors=True)
             loop.close()

@@ -74,7 +74,7 @@ class ForkedProcess(Forked):
 class Zygote:
     """One zygote process and the workers it forked."""
 
-    def __init__(self, process: asyncio.subprocess.Process | Forked, control: socket.socket):
+    def __init__(self, process: Forked, control: socket.socket):
         self.process = process
         self.control = control
         loop = asyncio.get_running_loop()
@@ -95,22 +95,24 @@ class Zygote:
     @classmethod
     async def adopt(cls, launched: Launched) -> Zygote:
         """The zygote ``launch.launch_zygote`` started (before this loop was there, maybe), on the
-        running loop: its output read, its end seen (said by the kernel when it is our child, else
-        by a pidfd, its code then unknown)."""
+        running loop: its output read, its end seen (with its code when it is our child). Killed
+        when that fails, or the caller is cancelled meanwhile."""
         if launched.refused is not None:
             log.debug("the zygote is started fresh: %s", launched.refused)
         loop = asyncio.get_running_loop()
+        # The reader's file object owns the descriptor from here, and closes it, whatever happens.
+        stdout_fd, launched.stdout = launched.stdout, -1
         try:
-            stdout = await _reader(loop, launched.stdout)
+            stdout = await _reader(loop, stdout_fd)
+            ended: asyncio.Future[int] = loop.create_future()
+            if launched.popen is None:
+                _watch_end(launched.pid, ended)
+            else:
+                _wait_for(launched.popen, ended)
+            return cls(Forked(launched.pid, stdout, ended), launched.control)
         except BaseException:
             launched.kill()
             raise
-        ended: asyncio.Future[int] = loop.create_future()
-        if launched.popen is None:
-            _watch_end(launched.pid, ended)
-        else:
-            _wait_for(launched.popen, ended)
-        return cls(Forked(launched.pid, stdout, ended), launched.control)
 
     async def warm(self, timeout_s: float | None = None) -> bool:
         """Whether the zygote forks (waits until it has loaded the agent); raises TimeoutError,
@@ -245,20 +247,33 @@ class _Flow(asyncio.streams.FlowControlMixin):
 
 
 def _wait_for(popen: subprocess.Popen[bytes], ended: asyncio.Future[int]) -> None:
-    """Sets ``ended`` to ``popen``'s exit code when it ends (a thread waits for it, as asyncio's
-    own child watcher does); nothing once the loop is closed."""
+    """Sets ``ended`` to ``popen``'s exit code when it ends: a pidfd says when (Linux), else a
+    thread waits for it. No thread where there is a pidfd: a process with one more thread, forked
+    later (the scorer's processes), is what Python 3.12 warns about."""
     loop = asyncio.get_running_loop()
 
     def settle(code: int) -> None:
         if not ended.done():
             ended.set_result(code)
 
-    def wait() -> None:
-        code = popen.wait()
-        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits for it any more
-            loop.call_soon_threadsafe(settle, code)
+    try:
+        fd = os.pidfd_open(popen.pid)  # our child, not waited for yet: there even if it has ended
+    except (OSError, AttributeError):
 
-    threading.Thread(target=wait, name="agent-eval-zygote-end", daemon=True).start()
+        def wait() -> None:
+            code = popen.wait()
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits for it any more
+                loop.call_soon_threadsafe(settle, code)
+
+        threading.Thread(target=wait, name="agent-eval-zygote-end", daemon=True).start()
+        return
+
+    def done() -> None:
+        loop.remove_reader(fd)
+        os.close(fd)
+        settle(popen.wait())  # it has ended: this reaps it at once
+
+    loop.add_reader(fd, done)
 
 
 def _watch_end(pid: int, ended: asyncio.Future[int]) -> None:
