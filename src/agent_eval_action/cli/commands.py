@@ -26,7 +26,7 @@ from agent_eval_action.models.plan import CheckPlan, runner_for
 from agent_eval_action.models.results import Problem, Results
 from agent_eval_action.service import api
 from agent_eval_action.system import interrupt
-from agent_eval_action.system.collector import OWN_PROCESS
+from agent_eval_action.system.collector import OWN_PROCESS, kept_to_exit
 from agent_eval_action.system.errors import ExitCode
 from agent_eval_action.system.files import LOCK_NAME, output_lock
 from agent_eval_action.text.markdown import plural
@@ -111,7 +111,7 @@ def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err:
     """
     from agent_eval_action.views.terminal import render
 
-    results = api.evaluate(paths or None, config=config, progress=err, collector=OWN_PROCESS)
+    results = kept_to_exit(api.evaluate(paths or None, config=config, progress=err, collector=OWN_PROCESS))
     target = written_results(results, config, alone=True)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
@@ -197,8 +197,10 @@ def check_and_publish(
             )
 
     with output_lock(config.output_dir):
-        outcome = api.run_check(
-            config, base=base, evaluate_all=evaluate_all, progress=err, install=install, collector=OWN_PROCESS, announce=announce
+        outcome = kept_to_exit(
+            api.run_check(
+                config, base=base, evaluate_all=evaluate_all, progress=err, install=install, collector=OWN_PROCESS, announce=announce
+            )
         )
         selection = outcome.results.selection
         if selection is not None and not selection.selected and not outcome.results.problems:
@@ -228,6 +230,7 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     # copy without secrets that publishing shows.
     shown = api.redacted(results, redactor)
     built = build(shown, thresholds=thresholds, background=background)
+    kept_to_exit((background, shown, built))  # freed by the exit, not object by object
     print(render(built), file=out)
     _report_problems(results.problems, err)
     settings = PublishSettings(
@@ -250,7 +253,7 @@ def compare_files(current: str, baseline: str, config: Config, *, out: TextIO = 
     """Compares two results files (datasets matched by path, else by name) and applies the gate."""
     from agent_eval_action.views.terminal import render
 
-    results = api.compare(Path(current), Path(baseline), config=config)
+    results = kept_to_exit(api.compare(Path(current), Path(baseline), config=config))
     target = written_results(results, config, alone=True)
     print(render(results, config.pass_thresholds()), file=out)
     _report_problems(results.problems, err)
@@ -261,7 +264,7 @@ def compare_files(current: str, baseline: str, config: Config, *, out: TextIO = 
 def write_baselines(config: Config, datasets: list[str] | None, *, out: TextIO, err: TextIO) -> int:
     """Evaluates the datasets, writes each one's baseline (sorted, rounded: unchanged scores
     rewrite nothing), and says which files changed."""
-    update = api.update_baselines(config, datasets, progress=err, collector=OWN_PROCESS)
+    update = kept_to_exit(api.update_baselines(config, datasets, progress=err, collector=OWN_PROCESS))
     if interrupt.requested():
         # One story: main adds only the signal's name.
         if update.written:
