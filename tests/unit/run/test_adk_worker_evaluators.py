@@ -139,8 +139,12 @@ def test_the_worker_started_ahead_answers_its_first_request_and_a_start_that_fai
     try:
         worker.start()
         assert worker._process is not None and worker._process.poll() is None  # running before any request
-        answer = worker.ask({"metric": "no_such_metric", "criterion": {"threshold": 0.5}, "actual": [], "expected": None, "answers": {}})
-        assert "error" in answer and worker.broken is None  # the request's own error: the process is fine
+        # A request of its own in error (its invocation is not one), of a criterion whose module
+        # imports without the Vertex AI SDK: an unknown metric would import ADK's whole registry
+        # (3 s of CPU) to say so.
+        request = {"metric": "final_response_match_v2", "criterion": {"threshold": 0.5}, "actual": [1], "expected": None, "answers": {}}
+        answer = worker.ask(request)
+        assert "Invocation" in answer["error"] and worker.broken is None  # the request's own error: the process is fine
     finally:
         worker.close()
     missing = AdkJudgeWorker(python=str(tmp_path / "no-python"))
