@@ -57,8 +57,9 @@ def launch_zygote(settings: WorkerSettings, files: Path) -> Launched:
     env = worker_env(settings, files)
     env[protocol.ENV_ZYGOTE] = "1"
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    read, write = _pipe(ours, theirs)
+    read = write = -1
     try:
+        read, write = os.pipe()
         pid, refused = _from_template(settings, env, theirs, write)
         if pid is not None:
             return Launched(pid, read, ours, None)
@@ -68,7 +69,7 @@ def launch_zygote(settings: WorkerSettings, files: Path) -> Launched:
             _close(ours, theirs, read, write)
             read = write = -1
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            read, write = _pipe(ours, theirs)
+            read, write = os.pipe()
         popen = subprocess.Popen(
             [settings.python, "-m", PACKAGE],
             stdin=theirs.fileno(),
@@ -84,15 +85,6 @@ def launch_zygote(settings: WorkerSettings, files: Path) -> Launched:
     finally:
         _close(theirs, write)
     return Launched(popen.pid, read, ours, popen, refused)
-
-
-def _pipe(*closing: socket.socket) -> tuple[int, int]:
-    """A new pipe; ``closing`` closed when it cannot be made."""
-    try:
-        return os.pipe()
-    except OSError:
-        _close(*closing)
-        raise
 
 
 def _close(*ends: socket.socket | int) -> None:

@@ -105,10 +105,7 @@ class Zygote:
         try:
             stdout = await _reader(loop, stdout_fd)
             ended: asyncio.Future[int] = loop.create_future()
-            if launched.popen is None:
-                _watch_end(launched.pid, ended)
-            else:
-                _wait_for(launched.popen, ended)
+            _watch_end(launched.pid, ended, launched.popen)
             return cls(Forked(launched.pid, stdout, ended), launched.control)
         except BaseException:
             launched.kill()
@@ -246,10 +243,12 @@ class _Flow(asyncio.streams.FlowControlMixin):
     """The write side's protocol: ``drain`` waits while the pipe is full."""
 
 
-def _wait_for(popen: subprocess.Popen[bytes], ended: asyncio.Future[int]) -> None:
-    """Sets ``ended`` to ``popen``'s exit code when it ends: a pidfd says when (Linux), else a
-    thread waits for it. No thread where there is a pidfd: a process with one more thread, forked
-    later (the scorer's processes), is what Python 3.12 warns about."""
+def _watch_end(pid: int, ended: asyncio.Future[int], popen: subprocess.Popen[bytes] | None = None) -> None:
+    """Sets ``ended`` when ``pid`` ends, as a pidfd says. ``popen``: it is our child, and its code
+    is what waiting for it gives (which reaps it); else (a zygote's worker, the zygote being gone;
+    a zygote the template forked) its code is unknown. Without a pidfd our child is waited for by
+    a thread, and another's end is taken as come. No thread where there is a pidfd: a process with
+    one more thread, forked later (the scorer's processes), is what Python 3.12 warns about."""
     loop = asyncio.get_running_loop()
 
     def settle(code: int) -> None:
@@ -257,8 +256,11 @@ def _wait_for(popen: subprocess.Popen[bytes], ended: asyncio.Future[int]) -> Non
             ended.set_result(code)
 
     try:
-        fd = os.pidfd_open(popen.pid)  # our child, not waited for yet: there even if it has ended
+        fd = os.pidfd_open(pid)  # a child of ours not waited for yet is there even if it has ended
     except (OSError, AttributeError):
+        if popen is None:
+            settle(UNKNOWN_EXIT)  # gone already (or no pidfd here)
+            return
 
         def wait() -> None:
             code = popen.wait()
@@ -271,24 +273,6 @@ def _wait_for(popen: subprocess.Popen[bytes], ended: asyncio.Future[int]) -> Non
     def done() -> None:
         loop.remove_reader(fd)
         os.close(fd)
-        settle(popen.wait())  # it has ended: this reaps it at once
-
-    loop.add_reader(fd, done)
-
-
-def _watch_end(pid: int, ended: asyncio.Future[int]) -> None:
-    """Sets ``ended`` when ``pid`` ends, the zygote being gone (a pidfd; its code is unknown)."""
-    loop = asyncio.get_running_loop()
-    try:
-        fd = os.pidfd_open(pid)
-    except (OSError, AttributeError):
-        ended.set_result(UNKNOWN_EXIT)  # gone already (or no pidfd here)
-        return
-
-    def done() -> None:
-        loop.remove_reader(fd)
-        os.close(fd)
-        if not ended.done():
-            ended.set_result(UNKNOWN_EXIT)
+        settle(UNKNOWN_EXIT if popen is None else popen.wait())  # ended: waiting reaps it at once
 
     loop.add_reader(fd, done)
