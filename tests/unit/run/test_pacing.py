@@ -317,3 +317,42 @@ def test_calls_of_a_model_not_paced_go_unasked_and_still_count_until_a_429_paces
     assert pacer.paced() == [("quota-given", "*"), ("open", "k")]
     pacer.spent(pacer.took("open", "k"), protocol.THROTTLED, retry_delay=30.0)  # one already on its way
     assert heard == [("open", "k")]  # told once
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_what_the_window_held_when_a_call_was_taken_is_counted_as_defined(seed: int) -> None:
+    """Each call taken records how many calls the window held then: itself, and every other call
+    over in the minute before it went and still in the window (over less than a minute before its
+    answer). Counted from a sorted list of when calls were over, not by sorting the window at each
+    answer; checked here against that definition over random runs of grants, answers, failures,
+    unused permits and 429s, at any pace."""
+    rng = random.Random(seed)
+    minute_s = rng.choice([1.0, 5.0, 60.0])
+    bucket = Bucket(quota=Quota(), minute_s=minute_s)
+    now = 0.0
+    in_flight: list[_Grant] = []
+    over: dict[int, float] = {}  # id(grant) -> when its call was over, while it counts
+    grants: dict[int, _Grant] = {}
+    for _ in range(rng.randint(100, 400)):
+        now += rng.choice([0.0, 0.0, 0.001, 0.01, 0.1, 0.5, 2.0]) * rng.random()
+        if rng.random() < 0.4 or not in_flight:
+            grant = bucket.grant(now)
+            grants[id(grant)] = grant
+            in_flight.append(grant)
+            continue
+        grant = in_flight.pop(rng.randrange(len(in_flight)))
+        kind = rng.random()
+        if kind < 0.7:
+            start = max(now, grant.at) - minute_s
+            expected = 1 + sum(1 for key, done in over.items() if key != id(grant) and start < done <= grant.at)
+            bucket.succeeded(grant, now, tokens=1)
+            assert bucket.took_at[-1] == (now, expected)
+            over[id(grant)] = now
+        elif kind < 0.8:
+            bucket.failed(grant, now)
+            over[id(grant)] = now
+        elif kind < 0.9:
+            bucket.forget(grant)
+        else:
+            bucket.throttled(grant, now, rng.choice([None, 1.0, 30.0]))
+    assert bucket.calls == len(grants)
