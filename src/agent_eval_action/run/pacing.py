@@ -137,8 +137,10 @@ class Bucket:
     def next_time(self, now: float) -> float:
         """The earliest time the next call may go."""
         self._recover(now)
-        window = self._window(now)
         at = max(now, self.hold_until)
+        if self.rpm is None and self.tpm is None:
+            return at  # no rate to keep to (and so no probe out): the window is not read
+        window = self._window(now)
         if self.rpm is not None and len(window) >= self.rpm:
             edge = window[-self.rpm]
             at = max(at, edge.seen() + self.minute_s + self.margin_s)
