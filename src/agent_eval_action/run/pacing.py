@@ -67,7 +67,7 @@ class Quota:
 class _Grant:
     at: float  # when it was granted
     bucket: Bucket
-    done: float | None = None  # when its call was over: the API had it by then
+    done: float | None = None  # when its call was over (once: a permit is spent once): the API had it by then
     tokens: int | None = None  # what it used, once said
 
     def seen(self) -> float:
@@ -98,7 +98,7 @@ class Bucket:
     # API took a call is counted here, not by sorting the window (every call of an unpaced model
     # sorted the minute's calls: quadratic in a run's calls a minute, 1,200 calls 0.07 s).
     over: list[float] = field(default_factory=list)
-    kept = 0  # how many grants the window kept when last pruned (succeeded prunes past twice that)
+    kept = 0  # how many grants the window kept when last pruned (a grant prunes past twice that)
     calls = throttles = waiting = 0
     lock: asyncio.Lock | None = None
 
@@ -181,6 +181,8 @@ class Bucket:
         return self._learnt() and self._past_taken(now, window)
 
     def grant(self, now: float) -> _Grant:
+        if len(self.granted) > 2 * self.kept + 64:
+            self._prune(now)  # an unpaced model's window is read by no one: kept from growing here
         self.first_at = min(self.first_at, now)
         given = _Grant(at=now, bucket=self)
         if self._learnt() and self._past_taken(now, self._window(now)):
@@ -230,20 +232,23 @@ class Bucket:
     def succeeded(self, grant: _Grant, now: float, tokens: int) -> None:
         # What the API held at least when it took this call: itself, and the calls over before it
         # went, in the minute before (and in the window: over less than a minute before now).
-        if len(self.granted) > 2 * self.kept + 64:
-            self._prune(now)
         start = max(now, grant.at) - self.minute_s
         held = 1 + max(0, bisect.bisect_right(self.over, grant.at) - bisect.bisect_right(self.over, start))
         self._over(grant, now)
         grant.tokens = tokens
         self.backoff_s = None
+        self._recent_took(now)  # only the last minute's are read (an unpaced model's by no one)
         self.took_at.append((now, held))
 
     def _took_most(self, now: float) -> int:
         """The most calls the window held when the API took one, in the last minute."""
+        return max((held for _, held in self._recent_took(now)), default=0)
+
+    def _recent_took(self, now: float) -> deque[tuple[float, int]]:
+        """:attr:`took_at` of the last minute (the earlier ones forgotten)."""
         while self.took_at and self.took_at[0][0] <= now - self.minute_s:
             self.took_at.popleft()
-        return max((held for _, held in self.took_at), default=0)
+        return self.took_at
 
     def failed(self, grant: _Grant, now: float) -> None:
         self._over(grant, now)

@@ -356,3 +356,21 @@ def test_what_the_window_held_when_a_call_was_taken_is_counted_as_defined(seed: 
         else:
             bucket.throttled(grant, now, rng.choice([None, 1.0, 30.0]))
     assert bucket.calls == len(grants)
+
+
+@pytest.mark.parametrize("outcome", ["succeeded", "failed"])
+def test_an_unpaced_models_window_keeps_only_about_a_minute_of_calls(outcome: str) -> None:
+    """A long run of a model no rate is kept to (its calls all answered, or all failing): what the
+    bucket keeps of them stays about a minute's worth, not every call of the run."""
+    bucket = Bucket(quota=Quota(), minute_s=1.0)
+    for step in range(20_000):
+        now = step * 0.01  # 100 calls a minute
+        assert bucket.next_time(now) == now
+        grant = bucket.grant(now)
+        if outcome == "succeeded":
+            bucket.succeeded(grant, now + 0.005, tokens=1)
+        else:
+            bucket.failed(grant, now + 0.005)
+    assert len(bucket.granted) <= 2 * 100 + 64 + 1
+    assert len(bucket.over) <= 2 * 100 + 64 + 1
+    assert len(bucket.took_at) <= 100 + 1
