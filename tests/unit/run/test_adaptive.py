@@ -7,6 +7,7 @@ agent's own CPU can be, and then a limit above the quota is right)."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from agent_eval_action.run.adaptive import Limiter
@@ -111,3 +112,129 @@ def test_while_calls_wait_for_their_quota_the_limit_comes_down_to_what_it_serves
     fixed = Limiter(8, clock=clock)
     fixed.paced = lambda: 3
     assert not fixed.tick() and fixed.limit == 8  # a number the user fixed stays
+
+
+# -- the slot: on a real event loop, each step awaited in turn (no timer decides an order) ------
+
+
+async def _settle() -> None:
+    for _ in range(5):  # a hand-over resumes its question a loop iteration later
+        await asyncio.sleep(0)
+
+
+def test_a_freed_slot_goes_to_the_question_waiting_longest_and_wakes_no_other() -> None:
+    async def run() -> list[str]:
+        limiter = Limiter(fixed=2)
+        order: list[str] = []
+        release = {name: asyncio.Event() for name in "abcdef"}
+
+        async def question(name: str) -> None:
+            async with limiter.slot():
+                order.append(name)
+                await release[name].wait()
+
+        tasks = []
+        for name in "abcdef":
+            tasks.append(asyncio.create_task(question(name)))
+            await _settle()
+        assert order == ["a", "b"] and limiter.waiting == 4 and limiter.in_flight == 2
+        release["b"].set()
+        await _settle()
+        assert order == ["a", "b", "c"] and limiter.waiting == 3
+        release["a"].set()
+        release["c"].set()
+        await _settle()
+        assert order == ["a", "b", "c", "d", "e"] and limiter.in_flight == 2
+        for event in release.values():
+            event.set()
+        await asyncio.gather(*tasks)
+        assert limiter.in_flight == 0 and limiter.waiting == 0 and limiter.max_in_flight == 2
+        return order
+
+    assert asyncio.run(run()) == list("abcdef")
+
+
+def test_a_question_cancelled_as_its_slot_is_handed_over_passes_the_slot_on() -> None:
+    """Cancelled after the slot was handed to it and before it resumed (a run interrupted, a
+    budget reached): the slot goes to the next question waiting, none waits for nothing."""
+
+    async def run() -> None:
+        limiter = Limiter(fixed=1)
+        entered: list[str] = []
+
+        async def question(name: str) -> None:
+            async with limiter.slot():
+                entered.append(name)
+
+        first = limiter.slot()
+        await first.__aenter__()
+        second = asyncio.create_task(question("second"))
+        third = asyncio.create_task(question("third"))
+        await _settle()
+        assert limiter.waiting == 2
+        # The slot is handed to "second" as the first question leaves it (nothing in between
+        # lets the loop run), and "second" is cancelled before it resumes.
+        await first.__aexit__(None, None, None)
+        second.cancel()
+        await asyncio.gather(second, return_exceptions=True)
+        await asyncio.wait_for(third, timeout=30)
+        assert entered == ["third"] and limiter.in_flight == 0 and limiter.waiting == 0
+
+    asyncio.run(run())
+
+
+def test_a_question_cancelled_while_it_waits_leaves_its_place_and_no_slot_taken() -> None:
+    async def run() -> None:
+        limiter = Limiter(fixed=1)
+        hold = asyncio.Event()
+        entered: list[str] = []
+
+        async def question(name: str, wait: asyncio.Event | None = None) -> None:
+            async with limiter.slot():
+                entered.append(name)
+                if wait is not None:
+                    await wait.wait()
+
+        first = asyncio.create_task(question("first", hold))
+        await _settle()
+        waiting = asyncio.create_task(question("cancelled"))
+        last = asyncio.create_task(question("last"))
+        await _settle()
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+        assert limiter.waiting == 1 and limiter.in_flight == 1
+        hold.set()
+        await asyncio.gather(first, last)
+        assert entered == ["first", "last"] and limiter.in_flight == 0
+
+    asyncio.run(run())
+
+
+def test_a_raised_limit_hands_its_new_slots_to_the_questions_waiting() -> None:
+    async def run() -> None:
+        clock = Clock()
+        limiter = Limiter(start=1, ceiling=4, clock=clock)
+        hold = asyncio.Event()
+        entered: list[int] = []
+
+        async def question(number: int) -> None:
+            async with limiter.slot():
+                entered.append(number)
+                await hold.wait()
+
+        tasks = [asyncio.create_task(question(n)) for n in range(4)]
+        await _settle()
+        assert entered == [0] and limiter.waiting == 3
+        clock.now += 1.0  # calm for long enough: the next tick doubles the limit
+        adapting = asyncio.create_task(limiter.adapt())
+        for _ in range(3000):  # the tick comes a tenth of a second in: waited for, 30 s at most
+            if len(entered) == 2:
+                break
+            await asyncio.sleep(0.01)
+        assert entered == [0, 1] and limiter.limit == 2 and limiter.in_flight == 2
+        adapting.cancel()
+        hold.set()
+        await asyncio.gather(*tasks)
+        assert entered == [0, 1, 2, 3]
+
+    asyncio.run(run())
