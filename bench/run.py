@@ -89,6 +89,7 @@ def run_all(
     if "agent" in families:
         with _timed(results, "agent"):
             results["agent_runs"] = measure.agent_runs(40 if quick else 200, repeats=runs)
+            results["agent_growth"] = measure.agent_growth(results["agent_runs"], 400 if quick else 2000, repeats=runs)
     if "judges" in families:
         with _timed(results, "judges"):
             results["judges"] = measure.judges(runs)
@@ -199,7 +200,7 @@ def table(results: dict[str, Any], *, quick: bool) -> list[str]:
     if "recorded" in results:
         lines += rows.recorded_rows(results["recorded"], None if quick else results.get("recorded_large"))
     if "agent_runs" in results:
-        lines += rows.agent_rows(results["agent_runs"])
+        lines += rows.agent_rows(results["agent_runs"], results.get("agent_growth"))
     if "fresh_process" in results:
         lines += fresh_process.rows(results["fresh_process"])
     if "views" in results:
