@@ -118,7 +118,7 @@ def test_bench_families_are_chosen_by_name_in_the_tables_order_and_an_unknown_na
         selected("recorded,agents", stable=False)
 
 
-def test_the_agent_growth_rows_judge_a_questions_time_at_ten_times_the_questions() -> None:
+def test_the_agent_growth_row_judges_a_questions_time_at_ten_times_the_questions() -> None:
     from bench.rows import agent_rows
 
     small = {
@@ -132,24 +132,20 @@ def test_the_agent_growth_rows_judge_a_questions_time_at_ten_times_the_questions
         "workers_run_s": 1.6,
         "workers_ratio": 1.6 / 2.6,
     }
-    per = {"in process": [3.0 / 200, 3.1 / 200, 3.2 / 200], "workers": [1.6 / 200] * 3}
+    per = [1.6 / 200] * 3
     growth = {
         "questions": 2000,
         "small_questions": 200,
-        # In process flat (16 ms a question at both sizes); over workers 30% slower a question.
-        "samples": {"in process": [0.0155, 0.0155, 0.0155], "workers": [0.0104, 0.0104, 0.0104]},
+        "samples": [0.0104, 0.0104, 0.0104],  # 30% slower a question at 2,000
         "small_samples": per,
-        "in_process_s": 31.0,
         "workers_s": 20.8,
-        "in_process_ratio": 0.0155 / (3.1 / 200),
-        "workers_ratio": 0.0104 / (1.6 / 200),
+        "ratio": 0.0104 / (1.6 / 200),
     }
     lines = agent_rows(small, growth)
-    assert len(lines) == 4 and agent_rows(small) == lines[:2]
-    inproc, workers = lines[2:]
-    assert inproc.startswith(
-        "| time per question, 2,000 two-turn questions against 200, in process | 15.5 ms a question (31.0 s) | 15.5 ms a question | 1.00x |"
+    assert len(lines) == 3 and agent_rows(small) == lines[:2]
+    assert lines[2].startswith(
+        "| time per question, 2,000 two-turn questions against 200, over 2 agent worker processes | 10.4 ms a question (20.8 s) | 8.0 ms a question | 1.30x |"
     )
-    assert inproc.endswith("| <= 1.1x the smaller run's time per question (flat) | met |")
-    assert "over 2 agent worker processes | 10.4 ms a question (20.8 s) | 8.0 ms a question | 1.30x |" in workers
-    assert workers.endswith("| missed |")
+    assert lines[2].endswith("| <= 1.1x the smaller run's time per question (flat) | missed |")
+    flat = {**growth, "samples": [0.0079, 0.0080, 0.0081], "ratio": 1.0}
+    assert agent_rows(small, flat)[2].endswith("| met |")
