@@ -23,7 +23,7 @@ from pathlib import Path
 
 from agent_eval_action.agent_worker import protocol
 from agent_eval_action.run.workers.start import PACKAGE, WorkerSettings, kill_session, worker_env
-from agent_eval_action.run.workers.template import ENV_TEMPLATE, ignored_signals
+from agent_eval_action.run.workers.template import ENV_TEMPLATE, close_ends, ignored_signals
 
 # A template answers at once (it forks and says so); beyond this the zygote is started fresh.
 TEMPLATE_TIMEOUT_S = 10.0
@@ -45,7 +45,7 @@ class Launched:
     def kill(self) -> None:
         """Ends it and closes our ends (a launch nobody adopted, or whose adoption failed)."""
         kill_session(self.pid)
-        _close(self.control, self.stdout)
+        close_ends(self.control, self.stdout)
         if self.popen is not None:
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                 self.popen.wait(5)
@@ -66,7 +66,7 @@ def launch_zygote(settings: WorkerSettings, files: Path) -> Launched:
         if os.environ.get(ENV_TEMPLATE):
             # The template may have forked one after all (its answer late): that one holds this
             # pair's end and this pipe's, and ends when ours close; the fresh zygote gets its own.
-            _close(ours, theirs, read, write)
+            close_ends(ours, theirs, read, write)
             read = write = -1
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             read, write = os.pipe()
@@ -80,21 +80,11 @@ def launch_zygote(settings: WorkerSettings, files: Path) -> Launched:
             start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not the agent's
         )
     except BaseException:
-        _close(ours, read)
+        close_ends(ours, read)
         raise
     finally:
-        _close(theirs, write)
+        close_ends(theirs, write)
     return Launched(popen.pid, read, ours, popen, refused)
-
-
-def _close(*ends: socket.socket | int) -> None:
-    """Closes sockets and descriptors (-1: none)."""
-    for end in ends:
-        if isinstance(end, socket.socket):
-            end.close()
-        elif end >= 0:
-            with contextlib.suppress(OSError):
-                os.close(end)
 
 
 def _from_template(settings: WorkerSettings, env: dict[str, str], stdin: socket.socket, stdout: int) -> tuple[int | None, str | None]:

@@ -116,7 +116,7 @@ def serve(path: str, parent: int) -> tuple[dict[str, Any], list[int]]:
                 request = None
             why = _refused(connection, request, fds, env)
             if why is not None:
-                _close(fds)
+                close_ends(*fds)
                 _answer(connection, {"refused": why})
                 continue
             pid = os.fork()
@@ -125,7 +125,7 @@ def serve(path: str, parent: int) -> tuple[dict[str, Any], list[int]]:
                 connection.close()
                 request["base"] = base
                 return request, fds
-            _close(fds)
+            close_ends(*fds)
             _answer(connection, {"pid": pid})
 
 
@@ -152,7 +152,7 @@ def become_zygote(request: dict[str, Any], fds: list[int]) -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     for fd, target in zip((*fds, null), (0, 1, 2), strict=True):
         os.dup2(fd, target)
-    _close([*fds, null])
+    close_ends(*fds, null)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -225,10 +225,14 @@ def _answer(connection: socket.socket, message: dict[str, Any]) -> None:
         connection.sendall(json.dumps(message).encode())
 
 
-def _close(fds: list[int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
+def close_ends(*ends: socket.socket | int) -> None:
+    """Closes sockets and descriptors (-1: none), each whatever became of the others."""
+    for end in ends:
+        if isinstance(end, socket.socket):
+            end.close()
+        elif end >= 0:
+            with contextlib.suppress(OSError):
+                os.close(end)
 
 
 def _peer(connection: socket.socket) -> int:
