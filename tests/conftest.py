@@ -44,12 +44,18 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def zygote_template() -> Iterator[str | None]:
     """A template per test process that forks the zygotes of the commands the tests run
     (``run/workers/template.py``): the suite starts some 500, and each fresh one spent half a
-    second to a second of CPU importing ADK. Yields its socket (None: the zygotes start fresh);
-    the tests use it once it answers (the second or so of its imports is not waited for)."""
+    second to a second of CPU importing ADK. Yields its socket (None: the zygotes start fresh).
+    Named to the commands at once, its imports not waited for: a zygote asked for before it
+    answers (its socket not there yet) is started fresh, and every one after it is forked, in the
+    same test too (named only once it answered, at a test's start, a long test that began before
+    started every zygote of its commands fresh: one suite run started 84 agent processes fresh
+    before, 81 after, 4 of them zygotes asked for before the template answered)."""
     if os.environ.get(FRESH_ZYGOTES) == "1" or not sys.platform.startswith("linux"):
         yield None
         return
     with running_template(os.environ, wait=False) as path:
+        if path is not None:
+            os.environ[ENV_TEMPLATE] = path
         try:
             yield path
         finally:
@@ -58,11 +64,9 @@ def zygote_template() -> Iterator[str | None]:
 
 @pytest.fixture(autouse=True)
 def _zygotes_of_this_test(zygote_template: str | None, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The template named to the commands once it answers; not for a test marked
-    ``fresh_zygotes``, whose agents look at other processes through /proc (their environment,
-    their command line), where a template's zygote shows the template's."""
-    if zygote_template is not None and ENV_TEMPLATE not in os.environ and os.path.exists(zygote_template):
-        os.environ[ENV_TEMPLATE] = zygote_template  # for the rest of the session
+    """No template for a test marked ``fresh_zygotes``, whose agents look at other processes
+    through /proc (their environment, their command line), where a template's zygote shows the
+    template's."""
     if request.node.get_closest_marker("fresh_zygotes") is not None:
         monkeypatch.delenv(ENV_TEMPLATE, raising=False)
 
