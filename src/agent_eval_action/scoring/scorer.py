@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from sys import intern
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.datasets.base import Converted, Row, RunResolver
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
@@ -30,8 +32,10 @@ Progress = Callable[[int], None]
 BatchItem = tuple[int, str, str | None, str, QuestionResult | str, str | None]
 # A question result as plain tuples: it crosses the process boundary several times faster
 # than pickled models or JSON that pydantic validates again, and it was validated when made.
-# The transcript crosses as its JSON text: half the cost of pickling the models.
-Packed = tuple[str, str, str | None, str | None, list[tuple[str, float | None, str, dict[str, Any]]], str | None, str | None]
+# Its scores as their names, a tuple that a batch's questions scored by the same metrics share
+# (pickled once a batch), and each score's figures. The transcript crosses as its JSON text: half
+# the cost of pickling the models.
+Packed = tuple[str, str, str | None, str | None, tuple[str, ...], list[tuple[float | None, str, dict[str, Any]]], str | None, str | None]
 PackedItem = tuple[int, str, str | None, str, Packed | str, str | None]
 
 
@@ -413,53 +417,87 @@ def _score_batch(
     with few_collections(collector):
         rows, warnings = convert(batch)
         items = scorer._score_rows(rows, path)
-    return [(*item[:4], _pack(item[4]), item[5]) for item in items], warnings
+    packed: dict[tuple[str, ...], tuple[str, ...]] = {}
+    return [(*item[:4], _pack(item[4], packed), item[5]) for item in items], warnings
 
 
-def _pack(payload: QuestionResult | str) -> Packed | str:
+def _pack(payload: QuestionResult | str, names: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> Packed | str:
+    """``names``: the tuples of score names packed so far, each packed as the first one equal to it."""
     if isinstance(payload, str):
         return payload
-    scores = [(name, score.value, score.explanation, score.details) for name, score in payload.scores.items()]
+    scores = payload.scores
+    named = tuple(scores)
+    if names is not None:
+        named = names.setdefault(named, named)
+    figures = [(score.value, score.explanation, score.details) for score in scores.values()]
     transcript = payload.transcript.model_dump_json() if payload.transcript is not None else None
-    return (payload.id, payload.status, payload.error, payload.skip_reason, scores, transcript, payload.content_key)
+    return (payload.id, payload.status, payload.error, payload.skip_reason, named, figures, transcript, payload.content_key)
+
+
+# The slots every pydantic model has, set as model_construct sets them, by their descriptors.
+_set_attribute = object.__setattr__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_new = object.__new__
+_ALL_GIVEN = GIVEN_FIELDS[True, True]
+# What model_construct says was set on a rebuilt result: the fields _unpack is given.
+_RESULT_GIVEN = frozenset({"id", "status", "error", "skip_reason", "run", "scores", "transcript", "content_key", "failed_thresholds"})
+_validate_transcript = Transcript.__pydantic_validator__.validate_json
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
+    """A worker's packed result as ``QuestionResult.model_construct`` would make it from these
+    fields, without its loop over every field's default (a fifth of rebuilding a row): its fields
+    in their declared order, the ones not given at their defaults."""
     if isinstance(payload, str):
         return payload
-    question_id, status, error, skip_reason, scores, transcript, content_key = payload
-    # Every field with a default_factory is given: for one left out, model_construct asks
-    # inspect.signature whether the factory takes the validated data, on every call (a copy of
-    # sys.modules and a nest of closures each time: ~25 KB of cyclic garbage a row, which the
-    # paused collector never freed and gc.freeze then kept: +760 MB at 20,000 rows).
-    return QuestionResult.model_construct(
-        failed_thresholds=[],  # judged in summarize
-        content_key=content_key,
-        id=question_id,
-        status=status,
-        error=error,
-        skip_reason=skip_reason,
-        run=0,
-        # Explanations are templated (a few hundred distinct among 780,000 scores of 20,000 rows):
-        # each arrives as its own string, and one copy of each is kept (-24 MB of peak at 20,000 rows).
-        scores={name: _score(value, intern(why), details) for name, value, why, details in scores},
-        transcript=Transcript.model_validate_json(transcript) if transcript is not None else None,
+    question_id, status, error, skip_reason, names, figures, transcript, content_key = payload
+    # Explanations are templated (a few hundred distinct among 780,000 scores of 20,000 rows):
+    # each arrives as its own string, and one copy of each is kept (-24 MB of peak at 20,000 rows).
+    scores = {}
+    for name, (value, why, details) in zip(names, figures, strict=True):
+        score = _new(Score)
+        _set_attribute(score, "__dict__", {"value": value, "explanation": intern(why), "details": details})
+        _set_fields(score, _ALL_GIVEN)
+        _set_extra(score, None)
+        _set_private(score, None)
+        scores[name] = score
+    result = _new(QuestionResult)
+    _set_attribute(
+        result,
+        "__dict__",
+        {
+            "id": question_id,
+            "status": status,
+            "error": error,
+            "error_origin": None,
+            "skip_reason": skip_reason,
+            "run": 0,
+            "scores": scores,
+            "content_hash": None,
+            "content_key": content_key,
+            "reused": False,
+            "inputs": None,
+            "transcript": _validate_transcript(transcript) if transcript is not None else None,
+            "failed_thresholds": [],  # judged in summarize
+        },
     )
-
-
-_ALL_GIVEN = GIVEN_FIELDS[True, True]
-_set_attribute = object.__setattr__
+    _set_fields(result, set(_RESULT_GIVEN))  # its own: pydantic adds to it the fields assigned later
+    _set_extra(result, None)
+    _set_private(result, None)
+    return result
 
 
 def _score(value: float | None, explanation: str, details: dict[str, Any]) -> Score:
     """A Score from a worker's figures, which were validated and rounded where it was made: what
     ``Score.model_construct`` makes, at a fraction of its cost (its per-call field loop over
     defaults was most of rebuilding a row here: 25 scores a row, ~1.6 us each)."""
-    score = Score.__new__(Score)
+    score = _new(Score)
     _set_attribute(score, "__dict__", {"value": value, "explanation": explanation, "details": details})
-    _set_attribute(score, "__pydantic_fields_set__", _ALL_GIVEN)
-    _set_attribute(score, "__pydantic_extra__", None)
-    _set_attribute(score, "__pydantic_private__", None)
+    _set_fields(score, _ALL_GIVEN)
+    _set_extra(score, None)
+    _set_private(score, None)
     return score
 
 

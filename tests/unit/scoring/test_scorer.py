@@ -31,6 +31,36 @@ def test_a_question_packed_in_a_worker_is_rebuilt_equal_and_writes_the_same_byte
     assert all(type(score) is Score for score in rebuilt.scores.values())
 
 
+def test_a_rebuilt_result_is_what_model_construct_makes_and_its_score_names_cross_once_a_batch() -> None:
+    """The main process builds results without model_construct's loop over every field: the same
+    model, field for field, with a fields-set of its own (pydantic adds to it what is assigned)."""
+    question = _question()
+    names: dict[tuple[str, ...], tuple[str, ...]] = {}
+    packed, again = _pack(question, names), _pack(question.model_copy(), names)
+    assert not isinstance(packed, str) and not isinstance(again, str)
+    assert packed[4] is again[4]  # one tuple of names: pickled once for the batch
+    rebuilt = _unpack(pickle.loads(pickle.dumps(packed)))
+    assert isinstance(rebuilt, QuestionResult)
+    made = QuestionResult.model_construct(
+        failed_thresholds=[],
+        content_key=question.content_key,
+        id=question.id,
+        status=question.status,
+        error=question.error,
+        skip_reason=question.skip_reason,
+        run=0,
+        scores=dict(rebuilt.scores),
+        transcript=rebuilt.transcript,
+    )
+    for attribute in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"):
+        assert getattr(rebuilt, attribute) == getattr(made, attribute), attribute
+    assert list(rebuilt.__dict__) == list(made.__dict__)
+    other = _unpack(pickle.loads(pickle.dumps(packed)))
+    assert isinstance(other, QuestionResult)
+    rebuilt.content_hash = "abc"
+    assert "content_hash" in rebuilt.model_fields_set and "content_hash" not in other.model_fields_set
+
+
 def test_a_rebuilt_score_is_what_model_construct_makes() -> None:
     """The main process builds scores without pydantic's model_construct (its cost was most of
     rebuilding a row): the result must be the same model, field for field, so that it compares,
