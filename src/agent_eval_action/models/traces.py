@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from agent_eval_action.models.questions import Question, ReferenceData, ToolInteraction, TrajectoryStep, Turn
-from agent_eval_action.models.stored import Stored
+from agent_eval_action.models.stored import Stored, constructed
 from agent_eval_action.text.jsonish import dumps_sorted_any
 
 
@@ -152,14 +152,15 @@ class Transcript(Stored):
 
     @classmethod
     def of(cls, question: Question, trace: Trace) -> Transcript:
-        # model_construct: the parts were validated when the trace was made, and this runs per question.
-        turns = [TranscriptTurn.model_construct(user=_cut_text(t.user_input), response=_cut_text(t.response)) for t in trace.turns]
+        # Constructed, not validated: the parts were validated when the trace was made, and this runs per question.
+        turns = [constructed(TranscriptTurn, user=_cut_text(t.user_input), response=_cut_text(t.response)) for t in trace.turns]
         if not turns and question.user_inputs:
-            turns = [TranscriptTurn.model_construct(user=_cut_text(text), response=None) for text in question.user_inputs]
+            turns = [constructed(TranscriptTurn, user=_cut_text(text), response=None) for text in question.user_inputs]
         calls = None
         if trace.tool_interactions is not None:
             calls = [
-                ToolInteraction.model_construct(
+                constructed(
+                    ToolInteraction,
                     tool_name=c.tool_name,
                     input_arguments={k: _cut_value(v) for k, v in c.input_arguments.items()},
                     output_result=_cut_value(c.output_result),
@@ -170,7 +171,8 @@ class Transcript(Stored):
                 for c in trace.tool_interactions
             ]
         state = None if trace.final_state is None else {k: _cut_value(v) for k, v in trace.final_state.items()}
-        return cls.model_construct(
+        return constructed(
+            cls,
             turns=turns,
             tool_calls=calls,
             trajectory=list(trace.trajectory) if trace.trajectory is not None else None,

@@ -17,6 +17,7 @@ from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
 from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score
+from agent_eval_action.models.stored import constructed
 from agent_eval_action.models.traces import Transcript
 from agent_eval_action.scoring import aggregate
 from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, passes, seed_for, summarize_values
@@ -441,52 +442,28 @@ _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _new = object.__new__
 _ALL_GIVEN = GIVEN_FIELDS[True, True]
-# What model_construct says was set on a rebuilt result: the fields _unpack is given.
-_RESULT_GIVEN = frozenset({"id", "status", "error", "skip_reason", "run", "scores", "transcript", "content_key", "failed_thresholds"})
 _validate_transcript = Transcript.__pydantic_validator__.validate_json
 
 
 def _unpack(payload: Packed | str) -> QuestionResult | str:
-    """A worker's packed result as ``QuestionResult.model_construct`` would make it from these
-    fields, without its loop over every field's default (a fifth of rebuilding a row): its fields
-    in their declared order, the ones not given at their defaults."""
     if isinstance(payload, str):
         return payload
     question_id, status, error, skip_reason, names, figures, transcript, content_key = payload
     # Explanations are templated (a few hundred distinct among 780,000 scores of 20,000 rows):
     # each arrives as its own string, and one copy of each is kept (-24 MB of peak at 20,000 rows).
-    scores = {}
-    for name, (value, why, details) in zip(names, figures, strict=True):
-        score = _new(Score)
-        _set_attribute(score, "__dict__", {"value": value, "explanation": intern(why), "details": details})
-        _set_fields(score, _ALL_GIVEN)
-        _set_extra(score, None)
-        _set_private(score, None)
-        scores[name] = score
-    result = _new(QuestionResult)
-    _set_attribute(
-        result,
-        "__dict__",
-        {
-            "id": question_id,
-            "status": status,
-            "error": error,
-            "error_origin": None,
-            "skip_reason": skip_reason,
-            "run": 0,
-            "scores": scores,
-            "content_hash": None,
-            "content_key": content_key,
-            "reused": False,
-            "inputs": None,
-            "transcript": _validate_transcript(transcript) if transcript is not None else None,
-            "failed_thresholds": [],  # judged in summarize
-        },
+    scores = {name: _score(value, intern(why), details) for name, (value, why, details) in zip(names, figures, strict=True)}
+    return constructed(
+        QuestionResult,
+        failed_thresholds=[],  # judged in summarize
+        content_key=content_key,
+        id=question_id,
+        status=status,
+        error=error,
+        skip_reason=skip_reason,
+        run=0,
+        scores=scores,
+        transcript=_validate_transcript(transcript) if transcript is not None else None,
     )
-    _set_fields(result, set(_RESULT_GIVEN))  # its own: pydantic adds to it the fields assigned later
-    _set_extra(result, None)
-    _set_private(result, None)
-    return result
 
 
 def _score(value: float | None, explanation: str, details: dict[str, Any]) -> Score:
