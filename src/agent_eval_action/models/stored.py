@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
-from pydantic_core import PydanticUndefined
 
 # Stored figures keep 6 decimals: reruns write identical files, and no metric needs more.
 DIGITS = 6
@@ -38,6 +37,7 @@ _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 # default that is the same object every time: None, a number, a text).
 _PLANS: dict[type[BaseModel], tuple[tuple[str, Any, Callable[[], Any] | None], ...]] = {}
 _IMMUTABLE = (type(None), bool, int, float, str, bytes)
+_REQUIRED: Any = object()  # in a plan: the field has no default
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -57,7 +57,7 @@ def constructed(cls: type[M], **values: Any) -> M:
             given += 1
         elif make is not None:
             fields[name] = make()
-        elif default is not PydanticUndefined:
+        elif default is not _REQUIRED:
             fields[name] = default
         else:
             raise TypeError(f"{cls.__name__}: the required field {name!r} is not given")
@@ -81,10 +81,12 @@ def _plan(cls: type[M]) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]
         if field.default_factory is not None:
             if field.default_factory_takes_validated_data:
                 raise TypeError(f"{cls.__name__}.{name}'s default factory takes the data: made by model_construct")
-            plan.append((name, PydanticUndefined, field.default_factory))  # type: ignore[arg-type]  # takes no data (above)
-        elif field.default is PydanticUndefined or isinstance(field.default, _IMMUTABLE):
+            plan.append((name, _REQUIRED, field.default_factory))  # type: ignore[arg-type]  # takes no data (above)
+        elif field.is_required():
+            plan.append((name, _REQUIRED, None))
+        elif isinstance(field.default, _IMMUTABLE):
             plan.append((name, field.default, None))
         else:  # a mutable default: pydantic gives each model a copy of it
-            plan.append((name, PydanticUndefined, functools.partial(field.get_default, call_default_factory=True)))
+            plan.append((name, _REQUIRED, functools.partial(field.get_default, call_default_factory=True)))
     _PLANS[cls] = tuple(plan)
     return _PLANS[cls]
