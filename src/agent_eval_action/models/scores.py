@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from agent_eval_action.models.stored import DIGITS, Stored, rounded
+from agent_eval_action.models.stored import DIGITS, Stored, filled, rounded
 
 # Which way is better for a metric (config, registry and results all say it so).
 Direction = Literal["higher", "lower", "neutral"]
@@ -78,10 +78,11 @@ class Score(Stored):
             else:
                 details = None
             if details is not None:
-                _set_attribute(self, "__dict__", {"value": value, "explanation": explanation, "details": details})
-                _set_attribute(self, "__pydantic_fields_set__", GIVEN_FIELDS["explanation" in data, "details" in data])
-                _set_attribute(self, "__pydantic_extra__", None)
-                _set_attribute(self, "__pydantic_private__", None)
+                filled(
+                    self,
+                    {"value": value, "explanation": explanation, "details": details},
+                    GIVEN_FIELDS["explanation" in data, "details" in data],
+                )
                 return
         super().__init__(**data)
 

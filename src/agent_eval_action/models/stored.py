@@ -29,17 +29,29 @@ class Stored(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+M = TypeVar("M", bound=BaseModel)
 _set_attribute = object.__setattr__
 _set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def filled(model: M, fields: dict[str, Any], fields_set: set[str]) -> M:
+    """``model`` (new, not validated) with its fields and the set of those given, as
+    model_construct leaves a model of ours: no extra fields, no private attributes. Each pydantic
+    slot is set by its descriptor."""
+    _set_attribute(model, "__dict__", fields)
+    _set_fields(model, fields_set)
+    _set_extra(model, None)
+    _set_private(model, None)
+    return model
+
+
 # Per model: each field's name, its default, and the factory that makes its default (None for a
 # default that is the same object every time: None, a number, a text).
 _PLANS: dict[type[BaseModel], tuple[tuple[str, Any, Callable[[], Any] | None], ...]] = {}
 _IMMUTABLE = (type(None), bool, int, float, str, bytes)
 _REQUIRED: Any = object()  # in a plan: the field has no default
-
-M = TypeVar("M", bound=BaseModel)
 
 
 def constructed(cls: type[M], **values: Any) -> M:
@@ -63,12 +75,7 @@ def constructed(cls: type[M], **values: Any) -> M:
             raise TypeError(f"{cls.__name__}: the required field {name!r} is not given")
     if given != len(values):
         raise TypeError(f"{cls.__name__} has no field {', '.join(repr(name) for name in values if name not in fields)}")
-    model = cls.__new__(cls)
-    _set_attribute(model, "__dict__", fields)
-    _set_fields(model, set(values))
-    _set_extra(model, None)
-    _set_private(model, None)
-    return model
+    return filled(cls.__new__(cls), fields, set(values))
 
 
 def _plan(cls: type[M]) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]:

@@ -9,15 +9,13 @@ from dataclasses import dataclass, field, replace
 from sys import intern
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.datasets.base import Converted, Row, RunResolver
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
 from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
 from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score
-from agent_eval_action.models.stored import constructed
+from agent_eval_action.models.stored import constructed, filled
 from agent_eval_action.models.traces import Transcript
 from agent_eval_action.scoring import aggregate
 from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, passes, seed_for, summarize_values
@@ -435,11 +433,6 @@ def _pack(payload: QuestionResult | str, names: dict[tuple[str, ...], tuple[str,
     return (payload.id, payload.status, payload.error, payload.skip_reason, named, figures, transcript, payload.content_key)
 
 
-# The slots every pydantic model has, set as model_construct sets them, by their descriptors.
-_set_attribute = object.__setattr__
-_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _new = object.__new__
 _ALL_GIVEN = GIVEN_FIELDS[True, True]
 _validate_transcript = Transcript.__pydantic_validator__.validate_json
@@ -470,12 +463,7 @@ def _score(value: float | None, explanation: str, details: dict[str, Any]) -> Sc
     """A Score from a worker's figures, which were validated and rounded where it was made: what
     ``Score.model_construct`` makes, at a fraction of its cost (its per-call field loop over
     defaults was most of rebuilding a row here: 25 scores a row, ~1.6 us each)."""
-    score = _new(Score)
-    _set_attribute(score, "__dict__", {"value": value, "explanation": explanation, "details": details})
-    _set_fields(score, _ALL_GIVEN)
-    _set_extra(score, None)
-    _set_private(score, None)
-    return score
+    return filled(_new(Score), {"value": value, "explanation": explanation, "details": details}, _ALL_GIVEN)
 
 
 @dataclass
