@@ -96,3 +96,22 @@ def test_what_the_fast_parser_refuses_and_python_reads_is_read_as_before() -> No
     with pytest.raises(TooDeep):
         loads("[" * 300 + "]" * 300)
     assert loads("[" * 300 + "]" * 300, depth=None)[0] == json.loads("[" * 300 + "]" * 300)
+
+
+@pytest.mark.parametrize(
+    ("text", "replaced"),
+    [
+        ('"\\udc00"', 1),  # a low half alone
+        ('"\\ud800\\u0041"', 1),  # a high half before no low one
+        ('"\\ude00\\ud83d"', 2),  # the halves the wrong way round
+        ('"a\\ud800"', 1),  # a high half at the end
+        ('{"\\udfff": 1}', 1),  # in a key
+        ('"\\ud800\\ud800"', 2),
+    ],
+)
+def test_every_lone_surrogate_is_counted_though_the_fast_parser_reads_the_text(text: str, replaced: int) -> None:
+    # The fast parser's values are not searched for lone surrogates (it refuses every escape of
+    # one): each form of one must reach Python's decoder and be replaced and counted.
+    value, count = loads(text)
+    assert count == replaced and "\ufffd" in json.dumps(value, ensure_ascii=False)
+    assert loads('"\\uD800\\uDC00"') == ("\U00010000", 0)
