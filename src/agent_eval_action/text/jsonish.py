@@ -60,12 +60,13 @@ def loads(text: str, *, finite: bool = False, depth: int | None = MAX_DEPTH) -> 
     only where Python's decoder stops); with ``finite``, :class:`NotFinite` for NaN, Infinity or a
     number too large for a float (stored results hold only finite figures).
     """
-    whole = False  # True: every string in the value is whole (no lone surrogate to look for)
     try:
         if finite:
             value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
         else:
-            value, whole = _decoded(text)
+            value, checked = _decoded(text, depth)
+            if checked:
+                return value, 0
     except RecursionError:
         raise TooDeep(depth or sys.getrecursionlimit()) from None
     # Each level takes two characters at least, and one opening bracket: a short text (most cells,
@@ -78,7 +79,7 @@ def loads(text: str, *, finite: bool = False, depth: int | None = MAX_DEPTH) -> 
         and deeper_than(value, depth)
     ):
         raise TooDeep(depth)
-    if whole or _SURROGATE_ESCAPE.search(text) is None:
+    if _SURROGATE_ESCAPE.search(text) is None:
         return value, 0
     try:
         return scrub(value)
@@ -86,27 +87,48 @@ def loads(text: str, *, finite: bool = False, depth: int | None = MAX_DEPTH) -> 
         raise TooDeep(depth or sys.getrecursionlimit()) from None
 
 
-def _decoded(text: str) -> tuple[Any, bool]:
+def _decoded(text: str, depth: int | None) -> tuple[Any, bool]:
     """``json.loads(text)``, the same value, decoded by pydantic-core's parser (jiter) where it
     can: about twice as fast (a recorded table's cells: 0.54 -> 0.24 s of CPU for 2,000 rows). It
     gives what Python's decoder gives for every text both accept (NaN and Infinity, big integers,
     each float's bits, the last of a repeated key at the first one's place: tests/unit/text);
-    whatever it refuses (a lone surrogate's escape, nesting past its own limit of about 200,
-    malformed text) is decided by Python's decoder, as before, with its error messages. With the
-    value, whether jiter decoded it: then no string in it holds a lone surrogate (jiter refuses
-    every escape of one, as a Rust string cannot hold it), and none need be looked for."""
-    global _fast
-    if _fast is None:
-        from pydantic_core import from_json
+    whatever it refuses (a lone surrogate's escape, nesting past its own limit, malformed text) is
+    decided by Python's decoder, as before, with its error messages.
 
-        _fast = from_json
+    With the value, whether it needs no more looking at (``loads``' depth and surrogate checks
+    cost half again what decoding did): jiter refuses every escape of a lone surrogate (a Rust
+    string cannot hold one), and nesting past its own limit. The text is decoded inside one more
+    array (one value in it: exactly one JSON value, nothing after it), so where that limit is
+    ``MAX_DEPTH`` (checked once, :func:`_fast_parser`) a value it reads nests ``MAX_DEPTH`` deep
+    at most."""
+    parse, bounded = _fast or _fast_parser()
     try:
-        return _fast(text), True
+        wrapped = parse(f"[{text}]")
     except (ValueError, TypeError):
         return json.loads(text), False
+    if type(wrapped) is not list or len(wrapped) != 1:  # "1, 2" or "": not one JSON value
+        return json.loads(text), False
+    return wrapped[0], bounded and (depth is None or depth >= MAX_DEPTH)
 
 
-_fast: Any = None
+_fast: tuple[Any, bool] | None = None
+
+
+def _fast_parser() -> tuple[Any, bool]:
+    """jiter's ``from_json``, and whether it refuses any value nested deeper than ``MAX_DEPTH``
+    inside one more array: it reads nesting to 200 levels (201 where the innermost container is
+    empty, the most it reads). Tried once, on that most it reads, should another version read deeper."""
+    global _fast
+    from pydantic_core import from_json
+
+    deepest = MAX_DEPTH + 2  # a value one level too deep, inside one more array
+    try:
+        from_json("[" * deepest + "]" * deepest)
+    except ValueError:
+        _fast = (from_json, True)
+    else:
+        _fast = (from_json, False)
+    return _fast
 
 
 def _refuse_constant(name: str) -> Any:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_eval_action.text.jsonish import TooDeep, loads
+from agent_eval_action.text.jsonish import MAX_DEPTH, TooDeep, _fast_parser, deeper_than, loads
 
 # Values as producers write them: every JSON type, big integers, any float (its bits), any text
 # but lone surrogates (a producer's UTF-8 cannot hold one; their escapes are tested below).
@@ -79,7 +79,8 @@ def test_the_edges_of_json_decode_as_pythons_decoder_decodes_them(text: str) -> 
 
 
 @pytest.mark.parametrize(
-    "text", ["", "tru", "[1] x", "[1,]", '{"a": 1,}', "01", "1.", ".5", '"a\nb"', '"\\x"', "\ufeff[1]", "nan", "1" * 4301]
+    "text",
+    ["", "1, 2", '"a"], ["b"', "tru", "[1] x", "[1,]", '{"a": 1,}', "01", "1.", ".5", '"a\nb"', '"\\x"', "\ufeff[1]", "nan", "1" * 4301],
 )
 def test_text_python_refuses_is_refused_with_pythons_message(text: str) -> None:
     with pytest.raises(ValueError) as python:
@@ -115,3 +116,29 @@ def test_every_lone_surrogate_is_counted_though_the_fast_parser_reads_the_text(t
     value, count = loads(text)
     assert count == replaced and "\ufffd" in json.dumps(value, ensure_ascii=False)
     assert loads('"\\uD800\\uDC00"') == ("\U00010000", 0)
+
+
+def test_the_installed_parser_bounds_the_depth_so_its_values_are_not_walked() -> None:
+    # jiter reads 200 levels (201 with an empty innermost container): a value it reads inside one
+    # more array nests MAX_DEPTH deep at most. Were another version to read deeper, loads would
+    # check every value as Python's are checked (slower, as right): this says which it is.
+    assert _fast_parser()[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["list", "dict"]), min_size=MAX_DEPTH - 3, max_size=MAX_DEPTH + 3),
+    st.sampled_from(["", "1", '"x"', "[]", "{}"]),
+)
+def test_a_value_is_refused_exactly_when_it_nests_deeper_than_the_limit(shape: list[str], inner: str) -> None:
+    # The innermost container empty ("") or holding a scalar or an empty container.
+    *outer, last = shape
+    text = (f"[{inner}]" if last == "list" else f'{{"k": {inner}}}') if inner else ("[]" if last == "list" else "{}")
+    for kind in reversed(outer):
+        text = f"[{text}]" if kind == "list" else f'{{"k": {text}}}'
+    value = json.loads(text)
+    if deeper_than(value, MAX_DEPTH):
+        with pytest.raises(TooDeep):
+            loads(text)
+    else:
+        assert same(loads(text)[0], value)
