@@ -93,7 +93,11 @@ def _decoded(text: str, depth: int | None) -> tuple[Any, bool]:
     gives what Python's decoder gives for every text both accept (NaN and Infinity, big integers,
     each float's bits, the last of a repeated key at the first one's place: tests/unit/text);
     whatever it refuses (a lone surrogate's escape, nesting past its own limit, malformed text) is
-    decided by Python's decoder, as before, with its error messages.
+    decided by Python's decoder, as before, with its error messages. Two settings of Python's own
+    jiter does not follow: a limit on an integer's digits lower than the default 4,300 (jiter's
+    own; ``PYTHONINTMAXSTRDIGITS``): then Python's decoder reads every text; and the recursion
+    limit, which made Python's decoder call a text nested far less than ``MAX_DEPTH`` too deep
+    when it was called deep in the stack: jiter reads it.
 
     With the value, whether it needs no more looking at (``loads``' depth and surrogate checks
     cost half again what decoding did): jiter refuses every escape of a lone surrogate (a Rust
@@ -102,9 +106,11 @@ def _decoded(text: str, depth: int | None) -> tuple[Any, bool]:
     ``MAX_DEPTH`` (checked once, :func:`_fast_parser`) a value it reads nests ``MAX_DEPTH`` deep
     at most."""
     parse, bounded = _fast or _fast_parser()
+    if 0 < sys.get_int_max_str_digits() < _JITER_DIGITS:
+        return json.loads(text), False
     try:
         wrapped = parse(f"[{text}]")
-    except (ValueError, TypeError):
+    except Exception:  # noqa: BLE001  (whatever it refuses, however: Python's decoder decides, and says why)
         return json.loads(text), False
     if type(wrapped) is not list or len(wrapped) != 1:  # "1, 2" or "": not one JSON value
         return json.loads(text), False
@@ -112,6 +118,8 @@ def _decoded(text: str, depth: int | None) -> tuple[Any, bool]:
 
 
 _fast: tuple[Any, bool] | None = None
+# The most digits jiter reads in an integer: Python's default limit (sys.int_info.default_max_str_digits).
+_JITER_DIGITS = 4300
 
 
 def _fast_parser() -> tuple[Any, bool]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+import sys
 from typing import Any
 
 import pytest
@@ -142,3 +143,16 @@ def test_a_value_is_refused_exactly_when_it_nests_deeper_than_the_limit(shape: l
             loads(text)
     else:
         assert same(loads(text)[0], value)
+
+
+def test_a_lower_limit_on_an_integers_digits_is_kept_as_pythons_decoder_keeps_it() -> None:
+    # jiter reads integers of up to 4,300 digits whatever Python's limit: under a lower one
+    # (PYTHONINTMAXSTRDIGITS), each text is read by Python's decoder, which refuses what it refuses.
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        with pytest.raises(ValueError, match="640"):
+            loads("[" + "7" * 1000 + "]")
+        assert loads("[1, 2]") == ([1, 2], 0)
+    finally:
+        sys.set_int_max_str_digits(before)
