@@ -210,7 +210,7 @@ def _is_header(header: list[str], data: bytes) -> bool:
         frame = pd.read_csv(io.BytesIO(data), **_READING)
     except (pd.errors.ParserError, pd.errors.EmptyDataError):
         return False
-    return [list(row) for row in frame.itertuples(index=False, name=None)] == [header]
+    return _values(frame) == [header]
 
 
 def _until_refused(path: str, names: list[str], *, skip: int) -> tuple[list[list[str]], Exception | None]:
