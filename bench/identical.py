@@ -47,6 +47,7 @@ def main() -> None:
         for rows in (int(n) for n in args.rows.split(",")):
             file = OUT / f"recorded_{rows}.csv"
             if not file.exists():
+                OUT.mkdir(parents=True, exist_ok=True)  # a fresh checkout has no bench/out yet
                 subprocess.run(
                     [sys.executable, "-m", "bench.recorded", str(file), "--make", "--rows", str(rows)],
                     cwd=ROOT,
