@@ -35,7 +35,7 @@ class Row:
     pointer: str
     session: str | None
     item: Record | DatasetError
-    # What the row asks (``question_content`` of its question as the row states it), by which its
+    # What the row asks (``question_key`` of its question as the row states it), by which its
     # repeated runs are told from another question under the same id; None: the record's question.
     content: str | None = None
 
@@ -65,24 +65,11 @@ class Batches:
     convert_cut: Callable[[Any], Converted] | None = None
 
 
-def question_content(question: Question) -> str:
-    """What a question asks and expects (everything but its place in the file), as one string: the
-    rows of repeated runs of one question repeat it exactly."""
-    return dumps_sorted(question.model_dump(mode="json", exclude={"line"}))
-
-
 def question_key(question: Question) -> str:
     """What a question asks and expects whatever it is called (its content without its id),
-    hashed: stable across runs, machines and key order."""
+    hashed: stable across runs, machines and key order. It also tells a question's repeated runs
+    from another question under the same id (``Row.content``): within one id, the ids are equal."""
     return _hashed(question.model_dump(mode="json", exclude={"line", "id"}))
-
-
-def content_and_key(question: Question) -> tuple[str, str]:
-    """:func:`question_content` and :func:`question_key` from one dump of the question."""
-    dumped = question.model_dump(mode="json", exclude={"line"})
-    content = dumps_sorted(dumped)
-    del dumped["id"]
-    return content, _hashed(dumped)
 
 
 def _hashed(content: dict[str, Any]) -> str:

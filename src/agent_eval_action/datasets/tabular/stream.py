@@ -22,8 +22,7 @@ from agent_eval_action.datasets.base import (
     Row,
     RunResolver,
     Uncut,
-    content_and_key,
-    question_content,
+    question_key,
 )
 from agent_eval_action.datasets.tabular.cells import KNOWN_COLUMNS, SCORE_PREFIXES, UNPARSED
 from agent_eval_action.datasets.tabular.cuts import Cut, cuts
@@ -308,11 +307,9 @@ def convert_batch(fmt: str, path: str, batch: RawBatch) -> tuple[list[Row], list
         except DatasetError as error:
             out.append(Row(number=number, pointer=pointer, session=None, item=_unwound(error)))
             continue
-        if read.question is read.asked:  # the usual row: its content and key from one dump
-            content, key = content_and_key(read.asked)
-            record = Record(question=read.question, trace=read.trace, content_key=key)
-        else:
-            content, record = question_content(read.asked), Record(question=read.question, trace=read.trace)
+        # What the row asks, hashed: its runs' content key too where the row states the question whole.
+        content = question_key(read.asked)
+        record = Record(question=read.question, trace=read.trace, content_key=content if read.question is read.asked else None)
         out.append(Row(number=number, pointer=pointer, session=read.session, item=record, content=content))
     return out, warnings
 
@@ -377,7 +374,7 @@ def _records(path: str, rows: Iterator[Row]) -> Iterator[Record | DatasetError]:
         if isinstance(row.item, DatasetError):
             yield row.item
             continue
-        run = resolver.admit(row.item.question.id, row.session, row.pointer, row.content or question_content(row.item.question))
+        run = resolver.admit(row.item.question.id, row.session, row.pointer, row.content or question_key(row.item.question))
         if isinstance(run, DatasetError):
             yield run
         else:
