@@ -8,6 +8,6 @@ from agent_eval_action.metrics import efficiency, response, state, tools, trace_
 
 # ADK's own metrics register after ours, so tables list ours first.
 from agent_eval_action.metrics import adk, adk_efficiency  # noqa: F401  # isort: skip
-from agent_eval_action.metrics.registry import REGISTRY, Metric, MetricContext, default_pass_thresholds
+from agent_eval_action.metrics.registry import REGISTRY, Metric, MetricContext, default_pass_thresholds, new_run
 
-__all__ = ["REGISTRY", "Metric", "MetricContext", "default_pass_thresholds"]
+__all__ = ["REGISTRY", "Metric", "MetricContext", "default_pass_thresholds", "new_run"]

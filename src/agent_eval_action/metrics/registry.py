@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
@@ -122,6 +123,39 @@ def recorded_unit(column: str) -> Unit | None:
     """The unit of a producer's ``metric.*`` column (``duration_sec``: seconds) as the metric that
     falls back on it declares it; None when no metric reads the column."""
     return next((metric.unit for metric in REGISTRY.values() if column in metric.recorded), None)
+
+
+# The run whose metrics are being computed: the scorer starts each run's with :func:`new_run`.
+# What several metrics of one run compute alike (:func:`per_run`) is computed once for it.
+_RUNS = itertools.count(1)
+_run = 0
+
+R = TypeVar("R")
+
+
+def new_run() -> None:
+    """The next metric calls are of another run (or of the same objects changed since)."""
+    global _run
+    _run = next(_RUNS)
+
+
+def per_run(compute: Callable[[Question, Trace], R]) -> Callable[[Question, Trace], R]:
+    """``compute`` done once per run: asked again of the same question and trace while the scorer
+    scores that run, it gives what it gave (shared: its callers read it and never change it). The
+    memo holds the objects it was computed for, so no other object can take their identity; each
+    entry is one tuple, read whole, so a thread scoring another run never gets this one's."""
+    memo: list[tuple[int, Question, Trace, R] | None] = [None]
+
+    @functools.wraps(compute)
+    def shared(question: Question, trace: Trace) -> R:
+        entry, run = memo[0], _run
+        if entry is not None and entry[0] == run and entry[1] is question and entry[2] is trace:
+            return entry[3]
+        value = compute(question, trace)
+        memo[0] = (run, question, trace, value)
+        return value
+
+    return shared
 
 
 def unscored(reason: str, **details: object) -> Score:

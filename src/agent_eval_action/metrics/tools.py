@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_eval_action.metrics.calls import tool_calls
-from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.metrics.registry import MetricContext, per_run, register, unscored
 from agent_eval_action.metrics.values import matches, mismatches
 from agent_eval_action.models.questions import Question, ReferenceToolCall, ToolInteraction
 from agent_eval_action.models.scores import Score
@@ -79,12 +79,19 @@ def _call_details(question: Question, trace: Trace) -> tuple[dict[int, int], lis
 
 
 def _compare(question: Question, trace: Trace) -> Score | tuple[int, dict[int, int], list[ToolInteraction], dict[str, Any]]:
-    """(reference count, matching, actual calls, details), or the unscored Score when there is nothing to compare."""
+    """(reference count, matching, actual calls, details), or the unscored Score when there is
+    nothing to compare. The tuple is shared by the run's metrics: read it, don't change it."""
+    compared = _compared(question, trace)
+    return unscored(compared) if isinstance(compared, str) else compared
+
+
+@per_run  # tool_usage_accuracy and tool_call_precision compare the same run in turn
+def _compared(question: Question, trace: Trace) -> str | tuple[int, dict[int, int], list[ToolInteraction], dict[str, Any]]:
     reference = question.reference_data.reference_tool_interactions
     if reference is None:
-        return unscored("no reference_tool_interactions")
+        return "no reference_tool_interactions"
     if trace.tool_interactions is None:
-        return unscored(trace.missing.get("tool_calls", "the run recorded no tool interactions"))
+        return trace.missing.get("tool_calls", "the run recorded no tool interactions")
     return (len(reference), *_call_details(question, trace))
 
 

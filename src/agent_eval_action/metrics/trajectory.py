@@ -11,12 +11,13 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from agent_eval_action.metrics.calls import steps as counted_steps
-from agent_eval_action.metrics.registry import MetricContext, register, unscored
+from agent_eval_action.metrics.registry import MetricContext, per_run, register, unscored
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.scores import Score
 from agent_eval_action.models.traces import Trace
 
 
+@per_run  # the six trajectory metrics project the same run in turn
 def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str, str] | None:
     """(reference, actual, how) with the actual steps reduced to the kinds the reference names.
 
@@ -34,7 +35,7 @@ def project(question: Question, trace: Trace) -> tuple[list[str], list[str], str
     return _project(tuple(reference), tuple((step.kind, step.name) for step in counted), app_names, trace.root_agent)
 
 
-@lru_cache(maxsize=1024)  # the six trajectory metrics project the same run in turn
+@lru_cache(maxsize=1024)  # runs of one question project alike
 def _project(
     reference: tuple[str, ...], steps: tuple[tuple[str, str], ...], app_names: tuple[str, ...], root: str | None
 ) -> tuple[list[str], list[str], str, str]:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from agent_eval_action.datasets import LoadedDataset, Record
 from agent_eval_action.datasets.base import Converted, Row, RunResolver
-from agent_eval_action.metrics import REGISTRY, Metric, MetricContext
+from agent_eval_action.metrics import REGISTRY, Metric, MetricContext, new_run
 from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
 from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score
@@ -150,6 +150,7 @@ class Scorer:
                 scores={metric.name: Score(value=None, explanation=why) for metric in self.metrics},
             )
         scores: dict[str, Score] = {}
+        new_run()
         for metric in self.metrics:
             try:
                 scores[metric.name] = metric.score(record.question, trace, self.context)
@@ -265,8 +266,7 @@ class Scorer:
             if row.item.trace is None:
                 raise UsageError(f"{path}: {row.pointer} holds no recorded run")
             scored = self.score_record(row.item)
-            # The rows of one id are told apart by their content key (the question without its id,
-            # hashed once for the result anyway), not by its whole JSON again (question_content).
+            # The rows of one id are told apart by what they ask, hashed (``base.question_key``).
             out.append((row.number, row.item.question.id, row.session, row.pointer, scored, row.content or scored.content_key))
         return out
 
