@@ -47,53 +47,57 @@ def filled(model: M, fields: dict[str, Any], fields_set: set[str]) -> M:
     return model
 
 
-# Per model: each field's name, its default, and the factory that makes its default (None for a
-# default that is the same object every time: None, a number, a text).
-_PLANS: dict[type[BaseModel], tuple[tuple[str, Any, Callable[[], Any] | None], ...]] = {}
+# Per model: every field's name with its default, in declared order (a placeholder where the
+# default is made per model or there is none); the fields whose default is made, with what makes
+# it; and the required fields.
+_Plan = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...], tuple[str, ...]]
+_PLANS: dict[type[BaseModel], _Plan] = {}
 _IMMUTABLE = (type(None), bool, int, float, str, bytes)
-_REQUIRED: Any = object()  # in a plan: the field has no default
+_REQUIRED: Any = object()  # in a plan: the field's value is given or made, never this
 
 
 def constructed(cls: type[M], **values: Any) -> M:
     """What ``cls.model_construct(**values)`` makes from trusted values (the fields given are set,
-    the others at their defaults, in their declared order), at about half its cost: model_construct
-    looks at each field's aliases and default on every call, and the scorer makes several models a
-    row (a QuestionResult 5.8 us against 11.4). For our stored models (no aliases, private
-    attributes or post-init); a name that is not a field, or a required field left out, is a TypeError."""
-    plan = _PLANS.get(cls) or _plan(cls)
-    fields: dict[str, Any] = {}
-    given = 0
-    for name, default, make in plan:
-        if name in values:
-            fields[name] = values[name]
-            given += 1
-        elif make is not None:
+    the others at their defaults, in their declared order), at a fraction of its cost:
+    model_construct looks at each field's aliases and default on every call, and the scorer makes
+    several models a row (a QuestionResult, a model call, a trajectory step). For our stored models
+    (no aliases, private attributes or post-init); a name that is not a field, or a required field
+    left out, is a TypeError."""
+    defaults, made, required = _PLANS.get(cls) or _plan(cls)
+    # The defaults' copy updated: every given field keeps its declared place, and a name that is no
+    # field is added at the end, which the count tells.
+    fields = defaults.copy()
+    fields.update(values)
+    if len(fields) != len(defaults):
+        raise TypeError(f"{cls.__name__} has no field {', '.join(repr(name) for name in values if name not in defaults)}")
+    for name, make in made:
+        if name not in values:
             fields[name] = make()
-        elif default is not _REQUIRED:
-            fields[name] = default
-        else:
+    for name in required:
+        if name not in values:
             raise TypeError(f"{cls.__name__}: the required field {name!r} is not given")
-    if given != len(values):
-        raise TypeError(f"{cls.__name__} has no field {', '.join(repr(name) for name in values if name not in fields)}")
     return filled(cls.__new__(cls), fields, set(values))
 
 
-def _plan(cls: type[M]) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]:
+def _plan(cls: type[M]) -> _Plan:
     if cls.__private_attributes__ or cls.__pydantic_post_init__ or cls.__pydantic_root_model__ or cls.model_config.get("extra") == "allow":
         raise TypeError(f"{cls.__name__} is made by model_construct, not constructed()")
-    plan: list[tuple[str, Any, Callable[[], Any] | None]] = []
+    defaults: dict[str, Any] = {}
+    made: list[tuple[str, Callable[[], Any]]] = []
+    required: list[str] = []
     for name, field in cls.__pydantic_fields__.items():
         if field.alias not in (None, name) or field.validation_alias not in (None, name):
             raise TypeError(f"{cls.__name__}.{name} has an alias: made by model_construct, not constructed()")
+        defaults[name] = _REQUIRED
         if field.default_factory is not None:
             if field.default_factory_takes_validated_data:
                 raise TypeError(f"{cls.__name__}.{name}'s default factory takes the data: made by model_construct")
-            plan.append((name, _REQUIRED, field.default_factory))  # type: ignore[arg-type]  # takes no data (above)
+            made.append((name, field.default_factory))  # type: ignore[arg-type]  # takes no data (above)
         elif field.is_required():
-            plan.append((name, _REQUIRED, None))
+            required.append(name)
         elif isinstance(field.default, _IMMUTABLE):
-            plan.append((name, field.default, None))
+            defaults[name] = field.default
         else:  # a mutable default: pydantic gives each model a copy of it
-            plan.append((name, _REQUIRED, functools.partial(field.get_default, call_default_factory=True)))
-    _PLANS[cls] = tuple(plan)
+            made.append((name, functools.partial(field.get_default, call_default_factory=True)))
+    _PLANS[cls] = (defaults, tuple(made), tuple(required))
     return _PLANS[cls]

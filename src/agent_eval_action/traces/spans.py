@@ -161,7 +161,8 @@ def _int(value: Any) -> int:
         return 0
 
 
-def _usage(span: RawSpan) -> LlmCall:
+def _usage(span: RawSpan, *, timed: bool = True) -> LlmCall:
+    """A model call's usage; ``timed``: its span's times are measurements (else no duration)."""
     attrs = span.attributes
     model = attrs.get("gen_ai.request.model") or attrs.get("gen_ai.response.model")
     if not model and span.name.startswith("generate_content "):
@@ -173,7 +174,7 @@ def _usage(span: RawSpan) -> LlmCall:
         "output_tokens": _int(attrs.get("gen_ai.usage.output_tokens")),
         "cached_tokens": _int(attrs.get("gen_ai.usage.cache_read.input_tokens")),
         "thoughts_tokens": _int(attrs.get("gen_ai.usage.reasoning.output_tokens")),
-        "duration_s": _duration(span),
+        "duration_s": _duration(span) if timed else None,
     }
     # Legacy spans keep the whole usage inside the serialized response (thinking, cache and tool-use
     # prompt counts the attributes lack): it is read whenever it is there.
@@ -193,22 +194,26 @@ def _usage(span: RawSpan) -> LlmCall:
 USAGE_ATTRIBUTES = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")
 
 
+# Each token count of a ``GenerateContentResponseUsageMetadata`` dict, by its key in either style.
+_USAGE_KEYS = (
+    ("input_tokens", "prompt_token_count", "promptTokenCount"),
+    ("output_tokens", "candidates_token_count", "candidatesTokenCount"),
+    ("cached_tokens", "cached_content_token_count", "cachedContentTokenCount"),
+    ("thoughts_tokens", "thoughts_token_count", "thoughtsTokenCount"),
+    ("tool_use_prompt_tokens", "tool_use_prompt_token_count", "toolUsePromptTokenCount"),
+)
+
+
 def usage_fields(usage: dict[str, Any]) -> dict[str, int]:
-    """Token counts of a ``GenerateContentResponseUsageMetadata`` dict (either key style)."""
-
-    def pick(*keys: str) -> int:
-        for key in keys:
-            if usage.get(key) is not None:
-                return _int(usage[key])
-        return 0
-
-    return {
-        "input_tokens": pick("prompt_token_count", "promptTokenCount"),
-        "output_tokens": pick("candidates_token_count", "candidatesTokenCount"),
-        "cached_tokens": pick("cached_content_token_count", "cachedContentTokenCount"),
-        "thoughts_tokens": pick("thoughts_token_count", "thoughtsTokenCount"),
-        "tool_use_prompt_tokens": pick("tool_use_prompt_token_count", "toolUsePromptTokenCount"),
-    }
+    """Token counts of a ``GenerateContentResponseUsageMetadata`` dict (either key style; the
+    first key that holds a value is read)."""
+    counts: dict[str, int] = {}
+    for name, snake, camel in _USAGE_KEYS:
+        value = usage.get(snake)
+        if value is None:
+            value = usage.get(camel)
+        counts[name] = 0 if value is None else _int(value)
+    return counts
 
 
 def grounding_chunks(response: dict[str, Any]) -> int:
@@ -310,10 +315,10 @@ def _is_handoff(span: RawSpan) -> str | None:
     return None
 
 
-def _stats(spans: list[RawSpan], llm_spans: list[RawSpan], timing_note: str | None) -> SpanStats:
-    agents = [name for s in spans if (name := _is_handoff(s))]
-    stats = SpanStats(agent_handoffs=len(agents), handoff_agents=sorted(set(agents)), timing_note=timing_note)
-    timed = [s for s in spans if s.start_time is not None and s.end_time is not None]
+def _stats(timed: list[RawSpan], handoffs: list[str], llm_spans: list[RawSpan], timing_note: str | None) -> SpanStats:
+    """``timed``: the spans with both times, in recorded order; ``handoffs``: the agents the spans
+    hand the work to (:func:`_is_handoff`)."""
+    stats = SpanStats(agent_handoffs=len(handoffs), handoff_agents=sorted(set(handoffs)), timing_note=timing_note)
     if timing_note is not None or not timed:
         return stats
     # From the run's first span (ADK's): our worker's own wrapper of a turn spans its set-up too.
@@ -354,7 +359,16 @@ def facts_from_spans(spans: list[RawSpan], *, synthesized: bool = False) -> Span
     made-up spans are not read.
     """
     facts = SpanFacts()
-    timed = [s for s in spans if s.start_time is not None and s.end_time is not None]
+    # One pass in recorded order: the spans with both times (the turns, the latency and the
+    # statistics are read from them, the tool time summed in this order) and the handoffs.
+    timed: list[RawSpan] = []
+    handoffs: list[str] = []
+    for span in spans:
+        if span.start_time is not None and span.end_time is not None:
+            timed.append(span)
+        handoff = _is_handoff(span)
+        if handoff:
+            handoffs.append(handoff)
     facts.timing_note = SYNTHESIZED_NOTE if synthesized else MISMATCHED_NOTE if _made_up(spans) else None
     synthesized = facts.timing_note is not None
     if timed and not synthesized:
@@ -369,27 +383,19 @@ def facts_from_spans(spans: list[RawSpan], *, synthesized: bool = False) -> Span
             start = min(s.start_time for s in timed if s.start_time is not None)
             end = max(s.end_time for s in timed if s.end_time is not None)
             facts.latency_s = max(end - start, 0) / 1e9
+    # One pass in time order: the legacy model calls, and the agents and tools in the order they ran.
     ordered = sorted(spans, key=lambda s: s.start_time or 0)
-    legacy_llm = [s for s in ordered if s.name == "call_llm" or _answered_with_usage(s)]
-    llm_spans = legacy_llm or [s for s in ordered if _is_llm(s)]
-    if llm_spans:
-        facts.llm_calls = [_usage(s) for s in llm_spans]
-        facts.llm_call_origins = [
-            (
-                opt_str(s.attributes.get("gcp.vertex.agent.event_id")),
-                opt_str(s.attributes.get("gcp.vertex.agent.session_id") or s.attributes.get("gen_ai.conversation.id")),
-            )
-            for s in llm_spans
-        ]
-        if synthesized:
-            facts.llm_calls = [call.model_copy(update={"duration_s": None}) for call in facts.llm_calls]
-    facts.stats = _stats(spans, llm_spans, facts.timing_note)
+    legacy_llm: list[RawSpan] = []
     tools: list[ToolInteraction] = []
     steps: list[TrajectoryStep] = []
     last_agent: str | None = None
+    named = False  # an agent's or a tool's span is there: the calls and steps are recorded (maybe none)
     for span in ordered:
+        if span.name == "call_llm" or _answered_with_usage(span):
+            legacy_llm.append(span)
         agent = agent_name(span)
         if agent:
+            named = True
             facts.root_agent = facts.root_agent or agent
             if agent != last_agent:
                 steps.append(TrajectoryStep(kind="agent", name=agent))
@@ -397,9 +403,21 @@ def facts_from_spans(spans: list[RawSpan], *, synthesized: bool = False) -> Span
             continue
         tool = _tool_name(span)
         if tool:
+            named = True
             tools.append(_tool_interaction(span, tool))
             steps.append(TrajectoryStep(kind="tool", name=tool))
-    if any(_tool_name(s) or agent_name(s) for s in spans):
+    llm_spans = legacy_llm or [s for s in ordered if _is_llm(s)]
+    if llm_spans:
+        facts.llm_calls = [_usage(s, timed=not synthesized) for s in llm_spans]
+        facts.llm_call_origins = [
+            (
+                opt_str(s.attributes.get("gcp.vertex.agent.event_id")),
+                opt_str(s.attributes.get("gcp.vertex.agent.session_id") or s.attributes.get("gen_ai.conversation.id")),
+            )
+            for s in llm_spans
+        ]
+    facts.stats = _stats(timed, handoffs, llm_spans, facts.timing_note)
+    if named:
         facts.tool_interactions = tools
         facts.trajectory = steps
     return facts
