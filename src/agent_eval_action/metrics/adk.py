@@ -30,7 +30,7 @@ from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.response import cached_stemmer
 from agent_eval_action.metrics.rouge import rouge
 from agent_eval_action.models.questions import Question, ReferenceToolCall, ToolInteraction
-from agent_eval_action.models.scores import Score
+from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import Trace
 
 TRAJECTORY = "tool_trajectory_avg_score"
@@ -145,7 +145,7 @@ def tool_trajectory_avg_score(question: Question, trace: Trace, ctx: MetricConte
         want = [(r.tool_name, r.input_arguments) for r in refs]
         per_turn.append(1.0 if matcher(got, want, ignore_args) else 0.0)
     matched = int(sum(per_turn))
-    return Score(
+    return scored(
         value=sum(per_turn) / len(per_turn),
         explanation=f"{matched} of {len(per_turn)} turn(s) match the reference tool calls ({kind}{', names only' if ignore_args else ''})",
         details={"match_type": kind, "ignore_args": ignore_args, "per_turn": per_turn},
@@ -246,7 +246,7 @@ def response_match_score(question: Question, trace: Trace, ctx: MetricContext) -
     per_turn = [rouge_1(expected or "", got) for expected, got in zip(references, texts, strict=True)]
     empty = sum(1 for expected in references if not expected)
     note = f"; {empty} turn(s) without a reference score 0, as in ADK" if empty else ""
-    return Score(
+    return scored(
         value=sum(per_turn) / len(per_turn),
         explanation=f"mean ROUGE-1 F over {len(per_turn)} turn(s){note}",
         details={"per_turn": [round(v, 6) for v in per_turn]},
@@ -300,7 +300,7 @@ def adk_agreement(question: Question, trace: Trace, ctx: MetricContext) -> Score
     explanation = f"{len(agreeing)} of {len(compared)} recorded ADK score(s) reproduced" + (
         f"; differs: {', '.join(differing)}" if differing else ""
     )
-    return Score(value=len(agreeing) / len(compared), explanation=explanation, details={"compared": compared, "not_computed": uncomputed})
+    return scored(value=len(agreeing) / len(compared), explanation=explanation, details={"compared": compared, "not_computed": uncomputed})
 
 
 def _difference(name: str, entry: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.models.questions import AdkTurnUsage, Question
-from agent_eval_action.models.scores import Score
+from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import Trace
 
 TOOL_CALL_COUNT = "tool_call_count_v1"
@@ -57,7 +57,7 @@ def _mean_of_turns(figure: Callable[[AdkTurnUsage], int | None], what: str) -> C
         if not known:
             return unscored(f"the run's record lists tool calls only: no {what} recorded", per_turn=per_turn)
         mean = sum(known) / len(known)
-        return Score(value=mean, explanation=f"{mean:g} {what} a turn over {len(known)} turn(s)", details={"per_turn": per_turn})
+        return scored(value=mean, explanation=f"{mean:g} {what} a turn over {len(known)} turn(s)", details={"per_turn": per_turn})
 
     return score
 
@@ -84,7 +84,7 @@ def token_usage_v1(question: Question, trace: Trace, ctx: MetricContext) -> Scor
         return unscored("no model call reported its token usage", per_turn=per_turn)
     # ADK averages each count over every turn: a count a turn's calls left out is 0 for that turn.
     mean = sum(reported) / len(per_turn)
-    return Score(value=mean, explanation=f"{mean:g} tokens a turn over {len(per_turn)} turn(s)", details={"per_turn": per_turn})
+    return scored(value=mean, explanation=f"{mean:g} tokens a turn over {len(per_turn)} turn(s)", details={"per_turn": per_turn})
 
 
 @register(INVOCATION_DURATION, "lower", f"Seconds: {PER_TURN}.", kind="trace", unit="seconds")
@@ -94,4 +94,4 @@ def invocation_duration_v1(question: Question, trace: Trace, ctx: MetricContext)
     if not timed:
         return unscored("no turn was timed")
     mean = round(sum(timed) / len(timed), 3)
-    return Score(value=mean, explanation=f"{mean:g} s a turn over {len(timed)} timed turn(s)", details={"per_turn": per_turn})
+    return scored(value=mean, explanation=f"{mean:g} s a turn over {len(timed)} timed turn(s)", details={"per_turn": per_turn})

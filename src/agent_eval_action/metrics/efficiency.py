@@ -16,7 +16,7 @@ from agent_eval_action.metrics.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.trace_metrics import usage_unknown
 from agent_eval_action.models.questions import Question
-from agent_eval_action.models.scores import Score
+from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import LlmCall, SpanStats, Trace
 
 NO_SPANS = "no OpenTelemetry spans recorded"
@@ -38,7 +38,7 @@ def _from_calls(figure: Callable[[list[LlmCall]], tuple[float, str] | str]) -> C
         if isinstance(found, str):
             return unscored(found)
         value, explanation = found
-        return Score(value=value, explanation=explanation, details={"source": "llm calls", "llm_calls": len(calls)})
+        return scored(value=value, explanation=explanation, details={"source": "llm calls", "llm_calls": len(calls)})
 
     return score
 
@@ -111,7 +111,7 @@ def _timed(pick: Callable[[SpanStats], float | None], what: str) -> Callable[[Qu
         seconds = pick(stats)
         if seconds is None:
             return unscored(f"no {what} in the spans")
-        return Score(value=seconds, explanation=f"{seconds:.3f} s", details={"source": "session_trace spans"})
+        return scored(value=seconds, explanation=f"{seconds:.3f} s", details={"source": "session_trace spans"})
 
     return score
 
@@ -132,7 +132,7 @@ def agent_handoffs(question: Question, trace: Trace, ctx: MetricContext) -> Scor
     stats = _stats(trace)
     if isinstance(stats, str):
         return unscored(stats)
-    return Score(
+    return scored(
         value=float(stats.agent_handoffs),
         explanation=f"{stats.agent_handoffs} handoff(s) among {len(stats.handoff_agents)} agent(s)",
         details={"source": "session_trace spans", "agents": stats.handoff_agents},
@@ -145,7 +145,7 @@ def distinct_tools(question: Question, trace: Trace, ctx: MetricContext) -> Scor
     if calls is None:
         recorded = trace.recorded_metrics.get("unique_tools")
         if recorded is not None:
-            return Score(value=recorded, explanation=f"{recorded:g} tool(s)", details={"source": "metric.unique_tools"})
+            return scored(value=recorded, explanation=f"{recorded:g} tool(s)", details={"source": "metric.unique_tools"})
         return unscored(trace.missing.get("tool_calls", "no tool calls recorded"))
     names = sorted({call.tool_name for call in calls})
-    return Score(value=float(len(names)), explanation=f"{len(names)} tool(s): {', '.join(names) or 'none'}", details={"tools": names})
+    return scored(value=float(len(names)), explanation=f"{len(names)} tool(s): {', '.join(names) or 'none'}", details={"tools": names})

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
 from agent_eval_action.models.questions import Question
-from agent_eval_action.models.scores import Direction, Score, Unit
+from agent_eval_action.models.scores import Direction, Score, Unit, scored
 from agent_eval_action.models.traces import Trace
 
 
@@ -159,7 +159,7 @@ def per_run(compute: Callable[[Question, Trace], R]) -> Callable[[Question, Trac
 
 
 def unscored(reason: str, **details: object) -> Score:
-    return Score(value=None, explanation=reason, details=dict(details))
+    return scored(value=None, explanation=reason, details=details)
 
 
 # A run passes our ROUGE-L response_match at 0.8, the level ADK's own response match passes at

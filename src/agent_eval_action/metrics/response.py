@@ -8,7 +8,7 @@ from typing import Any
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.rouge import rouge
 from agent_eval_action.models.questions import Question
-from agent_eval_action.models.scores import Score
+from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import Trace
 
 
@@ -52,7 +52,7 @@ def response_match(question: Question, trace: Trace, ctx: MetricContext) -> Scor
     ]
     if pairs and len(trace.turns) == len(per_turn) and len(pairs) == sum(1 for e in per_turn if e):
         values = [rouge_l(expected, got) for expected, got in pairs]
-        return Score(
+        return scored(
             value=sum(values) / len(values),
             explanation=f"mean ROUGE-L F1 over {len(values)} turn(s) with a reference",
             details={"per_turn": [round(v, 4) for v in values]},
@@ -61,4 +61,4 @@ def response_match(question: Question, trace: Trace, ctx: MetricContext) -> Scor
         return unscored("no reference response")
     if trace.final_response is None:
         return unscored("the run recorded no final response")
-    return Score(value=rouge_l(ref.reference_response, trace.final_response), explanation="ROUGE-L F1 of the final response")
+    return scored(value=rouge_l(ref.reference_response, trace.final_response), explanation="ROUGE-L F1 of the final response")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.values import mismatches
 from agent_eval_action.models.questions import Question
-from agent_eval_action.models.scores import Score
+from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import Trace
 
 
@@ -21,7 +21,7 @@ def state_management_fidelity(question: Question, trace: Trace, ctx: MetricConte
     if trace.final_state is None:
         return unscored(trace.missing.get("state", "the run recorded no final session state"))
     if not reference:
-        return Score(value=1.0, explanation="no state variables expected")
+        return scored(value=1.0, explanation="no state variables expected")
     problems: list[str] = []
     good = 0
     for key, expected in reference.items():
@@ -31,7 +31,7 @@ def state_management_fidelity(question: Question, trace: Trace, ctx: MetricConte
         found = mismatches(expected, trace.final_state[key], key)
         problems.extend(found)
         good += not found
-    return Score(
+    return scored(
         value=good / len(reference),
         explanation=f"{good} of {len(reference)} state variables match",
         details={"mismatches": problems},

@@ -8,7 +8,7 @@ from agent_eval_action.metrics.calls import tool_calls
 from agent_eval_action.metrics.registry import MetricContext, per_run, register, unscored
 from agent_eval_action.metrics.values import matches, mismatches
 from agent_eval_action.models.questions import Question, ReferenceToolCall, ToolInteraction
-from agent_eval_action.models.scores import Score
+from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import Trace
 
 
@@ -102,8 +102,8 @@ def tool_usage_accuracy(question: Question, trace: Trace, ctx: MetricContext) ->
         return compared
     expected, matched, _, details = compared
     if not expected:
-        return Score(value=1.0, explanation="no tool calls expected", details=details)
-    return Score(value=len(matched) / expected, explanation=f"{len(matched)} of {expected} reference calls made", details=details)
+        return scored(value=1.0, explanation="no tool calls expected", details=details)
+    return scored(value=len(matched) / expected, explanation=f"{len(matched)} of {expected} reference calls made", details=details)
 
 
 @register("tool_call_precision", "higher", "Share of the agent's tool calls that match a reference call.")
@@ -114,6 +114,6 @@ def tool_call_precision(question: Question, trace: Trace, ctx: MetricContext) ->
     expected, matched, calls, details = compared
     if not calls:
         if not expected:
-            return Score(value=1.0, explanation="no tool calls expected and none made", details=details)
+            return scored(value=1.0, explanation="no tool calls expected and none made", details=details)
         return unscored("the agent made no tool calls (tool_usage_accuracy scores the miss)", **details)
-    return Score(value=len(matched) / len(calls), explanation=f"{len(matched)} of {len(calls)} calls expected", details=details)
+    return scored(value=len(matched) / len(calls), explanation=f"{len(matched)} of {len(calls)} calls expected", details=details)

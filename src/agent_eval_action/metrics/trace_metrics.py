@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from agent_eval_action.metrics.calls import tool_calls as counted_calls
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.models.questions import Question
-from agent_eval_action.models.scores import Score
+from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import LlmCall, Trace
 
 
@@ -20,10 +20,10 @@ from agent_eval_action.models.traces import LlmCall, Trace
 )
 def latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if trace.latency_s is not None:
-        return Score(value=trace.latency_s, explanation=f"{trace.latency_s:.3f} s", details={"source": trace.latency_source})
+        return scored(value=trace.latency_s, explanation=f"{trace.latency_s:.3f} s", details={"source": trace.latency_source})
     recorded = trace.recorded_metrics.get("duration_sec")
     if recorded is not None:
-        return Score(value=recorded, explanation=f"{recorded:.3f} s", details={"source": "metric.duration_sec"})
+        return scored(value=recorded, explanation=f"{recorded:.3f} s", details={"source": "metric.duration_sec"})
     return unscored(trace.missing.get("timing", "no timing recorded"))
 
 
@@ -33,7 +33,7 @@ def turn_latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if not durations:
         return unscored(trace.missing.get("timing", "no per-turn timing recorded"))
     mean = sum(durations) / len(durations)
-    return Score(
+    return scored(
         value=mean,
         explanation=f"{mean:.3f} s over {len(durations)} turn(s)",
         details={"source": trace.latency_source, "per_turn": [round(d, 4) for d in durations]},
@@ -44,7 +44,7 @@ def turn_latency(question: Question, trace: Trace, ctx: MetricContext) -> Score:
 def llm_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     if trace.llm_calls is None:
         return unscored(trace.missing.get("llm_calls", "no model calls recorded"))
-    return Score(value=float(len(trace.llm_calls)), explanation=f"{len(trace.llm_calls)} model call(s)", details={"source": "trace"})
+    return scored(value=float(len(trace.llm_calls)), explanation=f"{len(trace.llm_calls)} model call(s)", details={"source": "trace"})
 
 
 @register(
@@ -58,10 +58,10 @@ def llm_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
 def tool_calls(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     calls = counted_calls(question, trace)
     if calls is not None:
-        return Score(value=float(len(calls)), explanation=f"{len(calls)} tool call(s)", details={"source": "trace"})
+        return scored(value=float(len(calls)), explanation=f"{len(calls)} tool call(s)", details={"source": "trace"})
     recorded = trace.recorded_metrics.get("tool_calls")
     if recorded is not None:
-        return Score(value=recorded, explanation=f"{recorded:g} tool call(s)", details={"source": "metric.tool_calls"})
+        return scored(value=recorded, explanation=f"{recorded:g} tool call(s)", details={"source": "metric.tool_calls"})
     return unscored(trace.missing.get("tool_calls", "no tool calls recorded"))
 
 
@@ -79,7 +79,7 @@ def tool_error_rate(question: Question, trace: Trace, ctx: MetricContext) -> Sco
         return unscored(trace.missing.get("tool_calls", "no tool calls recorded"))
     if n_calls == 0:
         return unscored("no tool calls made")
-    return Score(
+    return scored(
         value=n_errors / n_calls,
         explanation=f"{n_errors} of {n_calls} tool call(s) failed",
         details={"source": source, "failed": errors},
@@ -91,10 +91,10 @@ def _token_metric(name: str, description: str, pick: Callable[[LlmCall], int], r
         unknown = usage_unknown(trace)
         if trace.llm_calls and unknown is None:
             total = sum(pick(call) for call in trace.llm_calls)
-            return Score(value=float(total), explanation=f"{total} tokens", details={"source": "llm calls"})
+            return scored(value=float(total), explanation=f"{total} tokens", details={"source": "llm calls"})
         if recorded_key and recorded_key in trace.recorded_metrics:
             value = trace.recorded_metrics[recorded_key]
-            return Score(value=value, explanation=f"{value:g} tokens", details={"source": f"metric.{recorded_key}"})
+            return scored(value=value, explanation=f"{value:g} tokens", details={"source": f"metric.{recorded_key}"})
         return unscored(unknown or trace.missing.get("tokens", "no token usage recorded"))
 
     register(name, "lower", description, kind="trace", unit="count", recorded=(recorded_key,) if recorded_key else ())(score)
@@ -171,4 +171,4 @@ def cost_usd(question: Question, trace: Trace, ctx: MetricContext) -> Score:
             f"no price for model(s) {', '.join(sorted(unknown))}: add them under [prices] in the config",
             models=sorted(unknown),
         )
-    return Score(value=total, explanation=f"${total:.6f}", details={"source": "llm calls"})
+    return scored(value=total, explanation=f"${total:.6f}", details={"source": "llm calls"})

@@ -13,7 +13,7 @@ from functools import lru_cache
 from agent_eval_action.metrics.calls import steps as counted_steps
 from agent_eval_action.metrics.registry import MetricContext, per_run, register, unscored
 from agent_eval_action.models.questions import Question
-from agent_eval_action.models.scores import Score
+from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import Trace
 
 
@@ -84,7 +84,7 @@ def _trajectory_metric(name: str, description: str, compute: Callable[[list[str]
         value = compute(ref, actual)
         if value is None:
             return unscored("undefined for an empty trajectory", **details)
-        return Score(value=value, explanation=text, details=details)
+        return scored(value=value, explanation=text, details=details)
 
     register(name, "higher", description)(score)
 

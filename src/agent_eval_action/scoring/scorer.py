@@ -14,7 +14,7 @@ from agent_eval_action.datasets.base import Converted, Row, RunResolver
 from agent_eval_action.metrics import REGISTRY, Metric, MetricContext, new_run
 from agent_eval_action.models.questions import DatasetFormat
 from agent_eval_action.models.results import DatasetResult, Problem, QuestionResult
-from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score
+from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score, scored
 from agent_eval_action.models.stored import constructed, filled
 from agent_eval_action.models.traces import Transcript
 from agent_eval_action.scoring import aggregate
@@ -155,11 +155,11 @@ class Scorer:
             try:
                 scores[metric.name] = metric.score(record.question, trace, self.context)
             except Exception as error:  # noqa: BLE001 - one metric's bug must not lose the others
-                scores[metric.name] = Score(value=None, explanation=f"metric failed: {type(error).__name__}: {error}")
+                scores[metric.name] = scored(value=None, explanation=f"metric failed: {type(error).__name__}: {error}")
         scores.update(self.extra.get((record.question.id, record.run), {}))
         for key, value in sorted(trace.recorded_metrics.items()):
             if key.startswith(RECORDED_PREFIX):
-                scores[key] = Score(value=value, explanation="recorded by the producer", details={"source": key})
+                scores[key] = scored(value=value, explanation="recorded by the producer", details={"source": key})
         return QuestionResult(id=record.question.id, run=record.run, scores=scores, transcript=transcript)
 
     def score_dataset(self, dataset: LoadedDataset, records: Iterable[Record | DatasetError] | None = None) -> DatasetResult:
