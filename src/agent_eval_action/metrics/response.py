@@ -10,6 +10,7 @@ from agent_eval_action.metrics.rouge import rouge
 from agent_eval_action.models.questions import Question
 from agent_eval_action.models.scores import Score, scored
 from agent_eval_action.models.traces import Trace
+from agent_eval_action.text.lcs import lcs_length
 
 
 class CachedStemmer:
@@ -37,25 +38,6 @@ def _tokenizer() -> Any:
             return list(modules.tokenize.tokenize(text, cached_stemmer()))
 
     return StemmingTokenizer()
-
-
-def lcs_length(a: list[str], b: list[str]) -> int:
-    """The length of the longest common subsequence of two token lists, by the bit-vector
-    algorithm (Crochemore, Iliopoulos, Pinzon and Reid, 2001): a bit per token of the longer list,
-    a few integer operations per token of the other, where rouge-score's table takes a step of
-    Python per pair of tokens (two answers of 200 words: 40,000 steps)."""
-    if len(a) < len(b):
-        a, b = b, a
-    where: dict[str, int] = {}
-    for i, token in enumerate(a):
-        where[token] = where.get(token, 0) | 1 << i
-    full = (1 << len(a)) - 1
-    # A zero bit i: a[i] ends a common subsequence as long as the zeros up to it, so far.
-    v = full
-    for token in b:
-        u = v & where.get(token, 0)
-        v = ((v + u) | (v - u)) & full
-    return len(a) - v.bit_count()
 
 
 def rouge_l(reference: str, candidate: str) -> float:
