@@ -165,6 +165,11 @@ def _is_non_spaced_script(code: int) -> bool:
 def adk_tokens(text: str) -> list[str]:
     tokenize = rouge().tokenize
     text = unicodedata.normalize("NFKC", text).lower()
+    if text.isascii():
+        # Then each word is a run of [a-z0-9] (no script of its own, no mark) and rouge-score's
+        # tokenizer splits the text into the same words and stems each as it stems one alone: one
+        # call instead of a step of Python per character and a call per word.
+        return list(tokenize.tokenize(text, cached_stemmer()))
     chars: list[str] = []
     for char in text:
         code = ord(char)

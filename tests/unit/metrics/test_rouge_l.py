@@ -1,9 +1,10 @@
-"""ROUGE-L by the bit-vector LCS (``text.lcs``) gives what rouge-score's RougeScorer gives, to the float."""
+"""ROUGE as ADK and rouge-score give it, by faster means: ROUGE-L by the bit-vector LCS (``text.lcs``) to the float, ADK's tokens of an ASCII text in one call."""
 
 from __future__ import annotations
 
 import random
 
+from agent_eval_action.metrics.adk import adk_tokens
 from agent_eval_action.metrics.response import _tokenizer, rouge_l
 from agent_eval_action.metrics.rouge import rouge
 
@@ -20,3 +21,14 @@ def test_rouge_l_is_rouge_scores_rouge_l_with_our_tokenizer() -> None:
         expected = float(theirs.score(reference, candidate)["rougeL"].fmeasure)
         got = rouge_l(reference, candidate)
         assert type(got) is float and got == expected, (reference, candidate)
+
+
+def test_adks_tokens_of_an_ascii_text_are_those_its_character_by_character_reading_gives() -> None:
+    rng = random.Random(11)
+    pieces = [*WORDS, "Hello,", "WORLD", "x1", "3.14", "e-mail", "\t", "\n", "  ", "!!", "(ok)", "don't", "Running", "flies"]
+    for _ in range(500):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " ", "-", "/"]) for _ in range(rng.randint(0, 40)))
+        if not text.isascii():
+            continue
+        # A non-ASCII word at the end sends the text through the reading character by character.
+        assert adk_tokens(text) == adk_tokens(text + " ü")[:-1], text
