@@ -27,12 +27,14 @@ def _recorded_once(file: Path, mode: str) -> dict[str, Any]:
     return result
 
 
-def recorded(rows: int, repeats: int) -> dict[str, Any]:
+def recorded(rows: int, repeats: int, answer_words: int = 0) -> dict[str, Any]:
+    """``answer_words``: the rows' answers and reference responses that many words long."""
     OUT.mkdir(parents=True, exist_ok=True)
-    file = OUT / f"recorded_{rows}.csv"
+    file = OUT / (f"recorded_{rows}_answers_{answer_words}.csv" if answer_words else f"recorded_{rows}.csv")
     if not file.exists():
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-        subprocess.run([sys.executable, "-m", "bench.recorded", str(file), "--make", "--rows", str(rows)], cwd=ROOT, env=env, check=True)
+        make = [sys.executable, "-m", "bench.recorded", str(file), "--make", "--rows", str(rows), "--answer-words", str(answer_words)]
+        subprocess.run(make, cwd=ROOT, env=env, check=True)
     floors: list[dict[str, Any]] = []
     ours: list[dict[str, Any]] = []
 
@@ -45,6 +47,7 @@ def recorded(rows: int, repeats: int) -> dict[str, Any]:
     assert all(r["rows"] == rows for r in ours), ours
     return {
         "rows": rows,
+        "answer_words": answer_words,
         "samples": samples,
         "file_mb": file.stat().st_size / 2**20,
         "floor_s": f,

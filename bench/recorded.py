@@ -1,6 +1,6 @@
 """Recorded scoring against the parse floor: one measurement in its own process.
 
-    python -m bench.recorded --make FILE --rows N      # write a realistic CSV
+    python -m bench.recorded --make FILE --rows N [--answer-words W]   # write a realistic CSV
     python -m bench.recorded --mode floor|ours FILE    # print {"seconds", "peak_rss_mb", ...} as JSON
 
 ``floor`` is what merely parsing the file costs: pandas.read_csv plus json.loads of every
@@ -25,14 +25,33 @@ KEEP_RESULTS = os.environ.get("AGENT_EVAL_BENCH_KEEP_RESULTS")
 sys.path.insert(0, str(ROOT))
 
 
-def make(path: Path, rows: int, row_kb: int = 50) -> None:
+# Words of a customer-service answer, which the long answers are drawn from (seeded: the same file
+# on every machine), so that the answer and its reference share words as real ones do.
+ANSWER_TEXT = (
+    "your order of potting soil shipped yesterday and should arrive within three business days we also applied "
+    "the discount code to your cart so the subtotal reflects fifteen percent off please let me know if there is "
+    "anything else I can help with regarding plants fertilizer delivery returns refunds or store hours"
+)
+
+
+def make(path: Path, rows: int, row_kb: int = 50, answer_words: int = 0) -> None:
+    """``answer_words``: every row's final response and reference response that many words long
+    (the runs' own are one sentence, where a real agent answers in paragraphs: the response
+    metrics' cost grows with both lengths)."""
+    import random
+
     from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 
     runs = customer_service_runs()
+    words = random.Random(rows)
+    vocabulary = ANSWER_TEXT.split()
     out = []
     for i in range(rows):
         run = runs[i % len(runs)]
         run = type(run)(**{**run.__dict__, "qid": f"{run.qid}_{i:06d}", "session_id": None})
+        if answer_words:
+            answer, expected = (" ".join(words.choice(vocabulary) for _ in range(answer_words)) + "." for _ in range(2))
+            run = type(run)(**{**run.__dict__, "final_response": answer, "reference": {**run.reference, "reference_response": expected}})
         naming = "legacy" if i % 2 else "current"
         row = csv_row(run, naming=naming, pad_chars=0)
         size = sum(len(v) for v in row.values())
@@ -103,10 +122,11 @@ def main() -> None:
     parser.add_argument("file", type=Path)
     parser.add_argument("--make", action="store_true")
     parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--answer-words", type=int, default=0, help="every answer and reference response this many words long")
     parser.add_argument("--mode", choices=["floor", "ours"])
     args = parser.parse_args()
     if args.make:
-        make(args.file, args.rows)
+        make(args.file, args.rows, answer_words=args.answer_words)
         return
     result = floor(args.file) if args.mode == "floor" else ours(args.file)
     result.setdefault("peak_rss_mb", _peak_mb())

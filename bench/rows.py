@@ -11,12 +11,15 @@ from bench.measure import SUITE
 from bench.verdicts import median, ratio, row
 
 
-def recorded_rows(r: dict[str, Any], big: dict[str, Any] | None) -> list[str]:
-    """Scoring recorded rows against the parse floor, peak memory, and (with ``big``) the growth per row."""
-    runs = (r, big) if big is not None else (r,)
+def recorded_rows(r: dict[str, Any], big: dict[str, Any] | None, long: dict[str, Any] | None = None) -> list[str]:
+    """Scoring recorded rows against the parse floor, peak memory, (with ``big``) the growth per
+    row, and (with ``long``) rows whose answers are as long as real ones."""
+    runs = tuple(run for run in (r, big, long) if run is not None)
     lines = [
         row(
-            f"score {run['rows']:,} recorded rows ({run['file_mb']:.0f} MB)",
+            f"score {run['rows']:,} recorded rows"
+            + (f" with {run['answer_words']}-word answers and references" if run.get("answer_words") else "")
+            + f" ({run['file_mb']:.0f} MB)",
             f"{run['ours_s']:.2f} s, peak {run['ours_peak_mb']:.0f} MB",
             f"parse floor {run['floor_s']:.2f} s, peak {run['floor_peak_mb']:.0f} MB",
             run["ratio"],
