@@ -27,7 +27,7 @@ from typing import Any
 
 from agent_eval_action.metrics.calls import counts
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
-from agent_eval_action.metrics.response import cached_stemmer
+from agent_eval_action.metrics.response import rouge_tokens
 from agent_eval_action.metrics.rouge import rouge
 from agent_eval_action.models.questions import Question, ReferenceToolCall, ToolInteraction
 from agent_eval_action.models.scores import Score, scored
@@ -163,13 +163,12 @@ def _is_non_spaced_script(code: int) -> bool:
 
 
 def adk_tokens(text: str) -> list[str]:
-    tokenize = rouge().tokenize
     text = unicodedata.normalize("NFKC", text).lower()
     if text.isascii():
         # Then each word is a run of [a-z0-9] (no script of its own, no mark) and rouge-score's
         # tokenizer splits the text into the same words and stems each as it stems one alone: one
         # call instead of a step of Python per character and a call per word.
-        return list(tokenize.tokenize(text, cached_stemmer()))
+        return rouge_tokens(text)
     chars: list[str] = []
     for char in text:
         code = ord(char)
@@ -187,7 +186,7 @@ def adk_tokens(text: str) -> list[str]:
     tokens: list[str] = []
     for word in "".join(chars).split():
         if word.isascii():
-            tokens.extend(tokenize.tokenize(word, cached_stemmer()))
+            tokens.extend(rouge_tokens(word))
         else:
             tokens.append(word)
     return tokens

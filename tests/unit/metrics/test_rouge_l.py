@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from agent_eval_action.metrics.adk import adk_tokens
-from agent_eval_action.metrics.response import _tokenizer, rouge_l
+from agent_eval_action.metrics.response import _tokenizer, rouge_l, rouge_tokens
 from agent_eval_action.metrics.rouge import rouge
 
 WORDS = ["the", "order", "ships", "shipped", "shipping", "refund", "refunds", "is", "a", "your", "Order", "42", "café", "-", "ok"]
@@ -32,3 +32,29 @@ def test_adks_tokens_of_an_ascii_text_are_those_its_character_by_character_readi
             continue
         # A non-ASCII word at the end sends the text through the reading character by character.
         assert adk_tokens(text) == adk_tokens(text + " ü")[:-1], text
+
+
+def test_rouge_tokens_are_rouge_scores_tokens_with_its_porter_stemmer() -> None:
+    modules = rouge()
+    stemmer = modules.porter.PorterStemmer()  # not memoized: theirs as it comes
+    rng = random.Random(13)
+    pieces = [*WORDS, "Hello,", "WORLD", "x1", "3.14", "e-mail", "\t", "\n", "  ", "!!", "(ok)", "don't", "Running", "flies"]
+    pieces += [
+        "İstanbul",
+        "naïve",
+        "Straße",
+        "日本語",
+        "ﬁnance",
+        "ｆｕｌｌ",
+        "a\u0301",
+        "ing",
+        "sses",
+        "ies",
+        "ational",
+        "1st",
+        "__",
+        "\u00a0",
+    ]
+    for _ in range(600):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " ", "-", "/", "\n"]) for _ in range(rng.randint(0, 40)))
+        assert rouge_tokens(text) == modules.tokenize.tokenize(text, stemmer), text
