@@ -37,7 +37,8 @@ STABLE = ("recorded", "cli", "judges", "pr_reuse")
 # same calls against the same window take a quarter of the time (the figure is a ratio to the
 # quota floor, which scales with the minute): 40 minutes of make bench -> 10.
 QUOTA_MINUTE_S = 15.0
-# A real agent's answer, as long as its reference (the bench's own runs answer in one sentence).
+# A real agent's answer, as long as its reference (the bench's own runs answer in one sentence): a
+# row of them shows the response metrics' cost, which grows with both lengths.
 LONG_ANSWER_WORDS = 150
 
 
@@ -88,7 +89,6 @@ def run_all(
             # 20,000 rows (a 900 MB file, made once and kept in bench/out) show whether growth is linear.
             if not stable:
                 results["recorded_large"] = measure.recorded(2_000 if quick else 20_000, repeats=runs)
-                # The same rows with answers as long as real ones: the response metrics' cost grows with them.
                 results["recorded_long"] = measure.recorded(200 if quick else 2000, repeats=runs, answer_words=LONG_ANSWER_WORDS)
     if "agent" in families:
         with _timed(results, "agent"):
