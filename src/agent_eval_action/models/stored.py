@@ -64,6 +64,10 @@ def constructed(cls: type[M], **values: Any) -> M:
     (no aliases, private attributes or post-init); a name that is not a field, or a required field
     left out, is a TypeError."""
     defaults, made, required = _PLANS.get(cls) or _plan(cls)
+    # A required field left out is named first, then a name that is no field (as ever).
+    for name in required:
+        if name not in values:
+            raise TypeError(f"{cls.__name__}: the required field {name!r} is not given")
     # The defaults' copy updated: every given field keeps its declared place, and a name that is no
     # field is added at the end, which the count tells.
     fields = defaults.copy()
@@ -73,9 +77,6 @@ def constructed(cls: type[M], **values: Any) -> M:
     for name, make in made:
         if name not in values:
             fields[name] = make()
-    for name in required:
-        if name not in values:
-            raise TypeError(f"{cls.__name__}: the required field {name!r} is not given")
     return filled(cls.__new__(cls), fields, set(values))
 
 

@@ -10,7 +10,8 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     """The length of the longest common subsequence of two lists (tokens, steps), by the bit-vector
     algorithm (Crochemore, Iliopoulos, Pinzon and Reid, 2001): a bit per token of the longer list,
     a few integer operations per token of the other, where rouge-score's table takes a step of
-    Python per pair of tokens (two answers of 200 words: 40,000 steps)."""
+    Python per pair of tokens (two answers of 200 words: 40,000 steps). Tokens are matched as a
+    dict's keys are (a float NaN matches itself here, never in the table): text tokens alike."""
     if len(a) < len(b):
         a, b = b, a
     where: dict[Hashable, int] = {}

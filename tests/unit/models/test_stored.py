@@ -69,5 +69,7 @@ def test_a_name_that_is_no_field_or_a_required_field_left_out_is_a_type_error() 
         constructed(ToolInteraction, tool_name="refund", tool="refund")
     with pytest.raises(TypeError, match="the required field 'tool_name' is not given"):
         constructed(ToolInteraction)
+    with pytest.raises(TypeError, match="the required field 'tool_name' is not given"):
+        constructed(ToolInteraction, tool="refund")  # both wrong: the missing field is named first
     with pytest.raises(TypeError, match="has an alias"):
         constructed(_Aliased, name="x")
