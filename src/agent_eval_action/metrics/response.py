@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache, lru_cache
-from typing import Any
 
 from agent_eval_action.metrics.registry import MetricContext, register, unscored
 from agent_eval_action.metrics.rouge import rouge
@@ -39,31 +38,17 @@ def rouge_tokens(text: str) -> list[str]:
     return [made for word in rouge().tokenize.NON_ALPHANUM_RE.sub(" ", text.lower()).split() if (made := token(word))]
 
 
-@cache
-def _tokenizer() -> Any:
-    base: Any = rouge().tokenizers.Tokenizer
-
-    class StemmingTokenizer(base):  # type: ignore[misc]
-        """rouge-score's default tokenizer with stemming (:func:`rouge_tokens`)."""
-
-        def tokenize(self, text: str) -> list[str]:
-            return rouge_tokens(text)
-
-    return StemmingTokenizer()
-
-
 def rouge_l(reference: str, candidate: str) -> float:
-    """ROUGE-L F1 as rouge-score's ``RougeScorer(["rougeL"])`` gives it with our tokenizer: the
-    same tokens and arithmetic, the LCS's length from :func:`lcs_length`."""
-    tokenizer = _tokenizer()
-    target, prediction = tokenizer.tokenize(reference), tokenizer.tokenize(candidate)
+    """ROUGE-L F1 as rouge-score's ``RougeScorer(["rougeL"], use_stemmer=True)`` gives it: the same
+    tokens (:func:`rouge_tokens`) and arithmetic, the LCS's length from :func:`lcs_length`."""
+    target, prediction = rouge_tokens(reference), rouge_tokens(candidate)
     if not target or not prediction:
         return 0.0
     common = lcs_length(target, prediction)
     return float(rouge().rouge_scorer.scoring.fmeasure(common / len(prediction), common / len(target)))
 
 
-@register("response_match", "higher", "ROUGE-L F1 of the agent's response against the reference response.", prepare=_tokenizer)
+@register("response_match", "higher", "ROUGE-L F1 of the agent's response against the reference response.", prepare=_word_token)
 def response_match(question: Question, trace: Trace, ctx: MetricContext) -> Score:
     ref = question.reference_data
     per_turn = ref.turn_references or []

@@ -97,16 +97,13 @@ def scored(value: float | None, explanation: str, details: dict[str, Any] | None
     """``Score(value=value, explanation=explanation, details=details)`` (``details`` None: none
     given), the same score at half the cost: the built-in metrics make some 40 a recorded row, and
     half of a ``Score(...)`` is the call through the model's class with its dict of keywords."""
-    figure = value
-    if type(figure) is float:
-        if not figure.is_integer():  # neither is an infinity or NaN
-            figure = round(figure, DIGITS) if math.isfinite(figure) else _MISSING
-    elif figure is not None:
-        figure = _MISSING
-    fields = None if figure is _MISSING else _exact(figure, explanation, _NO_DETAILS if details is None else details)
-    if fields is None:  # as Score() makes it: validated, or unscored saying what it was given
-        return Score(value=value, explanation=explanation, **({} if details is None else {"details": details}))
-    return filled(_new(Score), fields, GIVEN_FIELDS[True, details is not None])
+    if value is None or (type(value) is float and math.isfinite(value)):
+        figure = value if value is None or value.is_integer() else round(value, DIGITS)
+        fields = _exact(figure, explanation, _NO_DETAILS if details is None else details)
+        if fields is not None:
+            return filled(_new(Score), fields, GIVEN_FIELDS[True, details is not None])
+    # Another type, no finite number, or parts to validate: as Score() makes it.
+    return Score(value=value, explanation=explanation, **({} if details is None else {"details": details}))
 
 
 class MetricSummary(Stored):
