@@ -184,6 +184,9 @@ class Scorer:
         row the tokenizer refuses), the file is read here and its rows are sent to them."""
         batches = dataset.batches
         assert batches is not None
+        # Before the workers fork: they inherit ROUGE's modules and the summaries' imports, which
+        # each process would otherwise import again on its first row (this one needs them too).
+        self.prepare()
         if batches.cuts is not None and batches.convert_cut is not None:
             kept = list(dataset.warnings)
             try:
