@@ -184,7 +184,9 @@ def test_the_workers_inherit_what_the_metrics_prepared(tmp_path: Path, monkeypat
         # 1.0: the set-up was done in the scoring process or in the one it was forked from.
         return Score(value=1.0 if _PREPARED else 0.0, explanation=f"scored in {os.getpid()}")
 
-    metric = Metric(name="prepared_ahead", direction="higher", description="test", score=score, prepare=lambda: _PREPARED.append(os.getpid()))
+    metric = Metric(
+        name="prepared_ahead", direction="higher", description="test", score=score, prepare=lambda: _PREPARED.append(os.getpid())
+    )
     monkeypatch.setitem(REGISTRY, metric.name, metric)
     monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(cuts, "CUT_ROWS", 2)  # a cut of two rows each: most of them scored by the workers
