@@ -58,3 +58,9 @@ def test_rouge_tokens_are_rouge_scores_tokens_with_its_porter_stemmer() -> None:
     for _ in range(600):
         text = "".join(rng.choice(pieces) + rng.choice(["", " ", "-", "/", "\n"]) for _ in range(rng.randint(0, 40)))
         assert rouge_tokens(text) == modules.tokenize.tokenize(text, stemmer), text
+        # The same text's ASCII characters only: split by the ASCII path (str.translate).
+        plain = text.encode("ascii", "ignore").decode()
+        assert rouge_tokens(plain) == modules.tokenize.tokenize(plain, stemmer), plain
+    every = " ".join(f"word{chr(c)}Word{chr(c)}9" for c in range(128))  # each ASCII character between two words
+    assert rouge_tokens(every) == modules.tokenize.tokenize(every, stemmer)
+    assert len(rouge_tokens(every)) > 128
