@@ -202,3 +202,33 @@ def test_the_workers_inherit_what_the_metrics_prepared(tmp_path: Path, monkeypat
     scored_in = {q.scores[metric.name].explanation for q in result.questions}
     assert len(scored_in) >= 2, scored_in  # rows were scored in more than one process: the workers took some
     assert {q.scores[metric.name].value for q in result.questions} == {1.0}
+
+
+def test_a_set_up_that_fails_is_the_metrics_failure_on_each_run_and_the_others_are_scored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A metric's set-up that raises (its library broken or missing) does not stop the file's
+    scoring: the metric is unscored on each run with the error, every other metric scored."""
+    from agent_eval_action.metrics.registry import REGISTRY, Metric
+    from agent_eval_action.models.scores import Score
+
+    def set_up() -> None:
+        raise ImportError("no module named 'stemmer'")
+
+    def score(*_: Any) -> Score:
+        set_up()  # as a metric meets its missing library when it scores
+        return Score(value=1.0)
+
+    metric = Metric(name="broken_set_up", direction="higher", description="test", score=score, prepare=set_up)
+    monkeypatch.setitem(REGISTRY, metric.name, metric)
+    monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(cuts, "CUT_ROWS", 2)
+    path = tmp_path / "runs.csv"
+    write_csv(path, _rows())
+    result = Scorer.for_names([metric.name, "response_match"], MetricContext(), workers=2).score_dataset(load_dataset(str(path)))
+    assert len(result.questions) >= 15
+    for question in result.questions:
+        broken = question.scores[metric.name]
+        assert broken.value is None and broken.explanation == "metric failed: ImportError: no module named 'stemmer'", broken
+        assert not question.scores["response_match"].explanation.startswith("metric failed"), question.scores["response_match"]
+    assert any(q.scores["response_match"].value is not None for q in result.questions)

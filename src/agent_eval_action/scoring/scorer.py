@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -112,11 +113,14 @@ class Scorer:
 
     def prepare(self) -> None:
         """The metrics' slow set-up (importing ROUGE and its stemmer) and the summaries' imports,
-        done ahead: called from a thread while the agent runs, it costs the run nothing."""
+        done ahead: called from a thread while the agent runs, it costs the run nothing. A set-up
+        that fails is left to its metric's scoring, which meets the same error and reports it on
+        each run as the metric's failure, the other metrics scored."""
         aggregate.prepare()
         for metric in self.metrics:
             if metric.prepare is not None:
-                metric.prepare()
+                with contextlib.suppress(Exception):
+                    metric.prepare()
 
     def score_record(self, record: Record) -> QuestionResult:
         """One run scored, with its question's content key (``reuse.question_key``): a question
