@@ -169,9 +169,6 @@ def test_scoring_leaves_no_cyclic_garbage(tmp_path: Path, monkeypatch: pytest.Mo
     assert garbage == 0
 
 
-_PREPARED: list[int] = []  # the processes a metric's prepare ran in (this one's list, and a forked worker's copy)
-
-
 def test_the_workers_inherit_what_the_metrics_prepared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A metric's slow set-up (ROUGE's import) is done once, here, before the workers fork: every
     row, in whichever process it is scored, finds it done, and no worker does it again."""
@@ -180,24 +177,21 @@ def test_the_workers_inherit_what_the_metrics_prepared(tmp_path: Path, monkeypat
     from agent_eval_action.metrics.registry import REGISTRY, Metric
     from agent_eval_action.models.scores import Score
 
+    prepared: list[int] = []  # the processes the set-up ran in (a forked worker scores with its copy)
+
     def score(*_: Any) -> Score:
         # 1.0: the set-up was done in the scoring process or in the one it was forked from.
-        return Score(value=1.0 if _PREPARED else 0.0, explanation=f"scored in {os.getpid()}")
+        return Score(value=1.0 if prepared else 0.0, explanation=f"scored in {os.getpid()}")
 
     metric = Metric(
-        name="prepared_ahead", direction="higher", description="test", score=score, prepare=lambda: _PREPARED.append(os.getpid())
+        name="prepared_ahead", direction="higher", description="test", score=score, prepare=lambda: prepared.append(os.getpid())
     )
     monkeypatch.setitem(REGISTRY, metric.name, metric)
     monkeypatch.setattr(scoring, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(cuts, "CUT_ROWS", 2)  # a cut of two rows each: most of them scored by the workers
     path = tmp_path / "runs.csv"
     write_csv(path, _rows())
-    _PREPARED.clear()
-    try:
-        scorer = Scorer.for_names([metric.name], MetricContext(), workers=2)
-        result = scorer.score_dataset(load_dataset(str(path)))
-    finally:
-        prepared, _PREPARED[:] = list(_PREPARED), []
+    result = Scorer.for_names([metric.name], MetricContext(), workers=2).score_dataset(load_dataset(str(path)))
     assert prepared == [os.getpid()]  # once, in this process
     scored_in = {q.scores[metric.name].explanation for q in result.questions}
     assert len(scored_in) >= 2, scored_in  # rows were scored in more than one process: the workers took some
