@@ -5,13 +5,18 @@ process's collector as it found it."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from agent_eval_action.system.collector import COMMAND_LINE_THRESHOLDS
+from tests.helpers.factories import csv_row, customer_service_runs, write_csv
 from tests.helpers.repos import ROOT
 
 ATEXIT = 'import atexit, gc, sys; atexit.register(lambda: print("thresholds", tuple(gc.get_threshold()), flush=True))'
@@ -55,3 +60,28 @@ def test_every_way_to_start_the_command_line_goes_through_the_entry() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"agent-eval": "agent_eval_action.cli.main:entry"}
     assert "entry()" in (ROOT / "src" / "agent_eval_action" / "__main__.py").read_text()
+
+
+def _with_reader_gone(tmp_path: Path, *args: str, streams: tuple[str, ...]) -> int:
+    """The command line run with ``streams`` (stdout, stderr) written to a pipe whose reader has
+    already gone, as ``agent-eval check | head -1`` leaves them once head has its line: the
+    first write there fails, whichever it is."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        sink = {name: write if name in streams else subprocess.DEVNULL for name in ("stdout", "stderr")}
+        done = subprocess.run([sys.executable, "-m", "agent_eval_action", *args], cwd=tmp_path, timeout=120, check=False, **sink)  # type: ignore[call-overload]
+    finally:
+        os.close(write)
+    return done.returncode  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("streams", [("stdout",), ("stderr",), ("stdout", "stderr")])
+def test_a_reader_that_goes_away_ends_the_output_not_the_command(tmp_path: Path, streams: tuple[str, ...]) -> None:
+    write_csv(tmp_path / "runs.csv", [csv_row(run) for run in customer_service_runs()[:3]])
+    assert _with_reader_gone(tmp_path, "evaluate", "runs.csv", "--output-dir", "out", streams=streams) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert len(results["datasets"][0]["questions"]) == 3
+    # Bad input keeps its own code too: never the gate's 1, nor an internal error's 3.
+    (tmp_path / "broken.json").write_text("{")
+    assert _with_reader_gone(tmp_path, "validate", "broken.json", streams=streams) == 2

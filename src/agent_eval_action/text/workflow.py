@@ -49,6 +49,10 @@ class LogStream(io.TextIOBase, TextIO):
     Text is held until a write ends a line (``print`` writes its text, then the newline), so a
     secret printed in one call is redacted whole even when it spans lines. On a terminal a
     flush also shows a partial line (live progress); in a log only whole lines go out.
+
+    A reader that goes away (``check | head -3``) ends what is shown, not the command: the rest
+    of its text is dropped, and the command runs to its end, writes its files and exits with its
+    own code (a pass is still 0; a write that raised there once made it an internal error, 3).
     """
 
     def __init__(self, raw: TextIO, redactor: Redactor):
@@ -58,6 +62,7 @@ class LogStream(io.TextIOBase, TextIO):
         self._pending: list[str] = []
         self._size = 0
         self._line_start = True
+        self.reader_gone = False
 
     def writable(self) -> bool:
         return True
@@ -81,12 +86,12 @@ class LogStream(io.TextIOBase, TextIO):
 
     def flush(self) -> None:
         self._emit(whole_lines=not self.raw.isatty())
-        self.raw.flush()
+        self._out("", flush=True)
 
     def drain(self) -> None:
         """Writes out everything held back (at exit)."""
         self._emit(whole_lines=False)
-        self.raw.flush()
+        self._out("", flush=True)
 
     def protect(self, names: Iterable[str]) -> None:
         """From now on also redact the values of the variables ``names`` (e.g. ``agent_auth_env``)."""
@@ -96,11 +101,8 @@ class LogStream(io.TextIOBase, TextIO):
     def command(self, line: str, *, redact: bool = True) -> None:
         """Writes our own workflow command, at the start of a line, unneutralized."""
         self._emit(whole_lines=False)
-        if not self._line_start:
-            self.raw.write("\n")
-        self.raw.write(show_controls(self.redactor.text(line) if redact else line) + "\n")
+        self._out(("" if self._line_start else "\n") + show_controls(self.redactor.text(line) if redact else line) + "\n", flush=True)
         self._line_start = True
-        self.raw.flush()
 
     def _emit(self, *, whole_lines: bool) -> None:
         text = "".join(self._pending)
@@ -121,7 +123,34 @@ class LogStream(io.TextIOBase, TextIO):
             elif part:
                 out.append(neutralize(part) if self._line_start else part.replace("##[", "##" + ZERO_WIDTH + "["))
                 self._line_start = False
-        self.raw.write("".join(out))
+        self._out("".join(out))
+
+    def _out(self, text: str, *, flush: bool = False) -> None:
+        """``text`` to the stream, unless its reader has gone: then the stream's descriptor is
+        pointed at /dev/null (what the stream still holds, and any later write to it, this
+        process's exit included, goes nowhere instead of raising) and the text is dropped."""
+        if self.reader_gone:
+            return
+        try:
+            if text:
+                self.raw.write(text)
+            if flush:
+                self.raw.flush()
+        except BrokenPipeError:
+            self.reader_gone = True
+            _to_devnull(self.raw)
+
+
+def _to_devnull(stream: TextIO) -> None:
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # no descriptor (a StringIO): nothing more is written to it here
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def in_actions(env: Mapping[str, str]) -> bool:
