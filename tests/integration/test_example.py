@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -171,3 +172,16 @@ def test_the_readme_shows_what_make_example_prints(tmp_path: Path) -> None:
     assert len(shown) > 15
     missing = [line for line in shown if " ".join(line.split()) not in printed]
     assert not missing, "README.md's sample output is not what the check prints:\n" + "\n".join(missing)
+    # The words below the sample that explain its verdict hold the run's own figures: it once said
+    # "after 4 failing runs ... 1 in 1,001 ... Holm asks of the first of two questions" where the
+    # check ran 5 and tested 8.
+    test = json.loads((tmp_path / "results.json").read_text())["comparison"][0]["pass_test"]
+    first = min(test["tested"], key=lambda q: q["level"])
+    explained = " ".join(readme[readme.index("The verdict comes first, in words") :].split()[:200])
+    assert test["tested"] and all(q["decision"] == "failed" for q in test["tested"])
+    assert f"the baseline holds {first['baseline_runs']} runs of each" in explained
+    assert f"after {first['runs']} failing runs the chance" in explained
+    assert f"is 1 in {round(1 / first['p']):,} " in explained
+    assert f"under the {first['level']:g} that Holm asks of the first of the {test['m']} questions that could fall" in explained
+    before = first["runs"] - 1  # the run before: not yet under, which is why the last one was run
+    assert f"after {before} it was 1 in {math.comb(first['baseline_runs'] + before, before):,}, not yet under" in explained
