@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_eval_action.models.results import Results
+from agent_eval_action.models.results import QuestionResult, Results
 from agent_eval_action.models.scores import MetricSummary
 from agent_eval_action.text.markdown import plural, show_controls
 from agent_eval_action.views.background import Background
@@ -39,6 +39,30 @@ def unscored_words(summary: MetricSummary) -> str:
 FAILING_SHOWN = 10
 
 
+# The runs named beside an error that several ended in; the rest are counted.
+RUNS_NAMED = 5
+
+
+def error_lines(errored: list[QuestionResult]) -> list[str]:
+    """What the runs that ended in an error said, each error once with the runs that ended in it
+    (an outage's cause was a line per question, eight times the same); the first
+    :data:`FAILING_SHOWN` errors, the rest counted (results.json has them all)."""
+    by_error: dict[str, list[str]] = {}
+    for q in errored:
+        by_error.setdefault(q.error or "(no message)", []).append(f"{q.id} (run {q.run})" if q.run else q.id)
+    lines = []
+    for error, runs in list(by_error.items())[:FAILING_SHOWN]:
+        if len(runs) == 1:
+            lines.append(f"  error in {runs[0]}: {error}")
+            continue
+        more = f" and {len(runs) - RUNS_NAMED} more" if len(runs) > RUNS_NAMED else ""
+        lines.append(f"  error in {len(runs)} runs ({', '.join(runs[:RUNS_NAMED])}{more}), each: {error}")
+    if len(by_error) > FAILING_SHOWN:
+        rest = list(by_error.values())[FAILING_SHOWN:]
+        lines.append(f"  ... and {plural(len(rest), 'more error')} in {plural(sum(map(len, rest)), 'run')} (see results.json)")
+    return lines
+
+
 def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None) -> list[str]:
     """The dataset's full metric table; with ``thresholds``, the ok runs that missed one, with the
     metrics missed, as the page lists them (:attr:`DatasetView.failed_runs`)."""
@@ -59,9 +83,7 @@ def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None)
     for name, s in dataset.summary.items():
         if not s.n:
             lines.append(f"  {name}: unscored ({unscored_words(s)})")
-    for question in dataset.questions:
-        if question.status == "error":
-            lines.append(f"  error in {question.id}: {question.error}")
+    lines.extend(error_lines([question for question in dataset.questions if question.status == "error"]))
     if thresholds:
         failing = view.failed_runs
         shown = {(v.id, v.run): v for v in view.questions}
@@ -275,10 +297,7 @@ def render(page: Page | Results, thresholds: dict[str, float] | None = None, bac
             lines.extend(moved_lines(d, shown.base_label, base_is_run=shown.base_is_run))
             lines.extend(why_lines(d))
             # What an errored run said: the reason a reviewer needs first (results.json has them all).
-            errored = d.errored_runs
-            lines.extend(f"  error in {q.id}{f' (run {q.run})' if q.run else ''}: {q.error}" for q in errored[:FAILING_SHOWN])
-            if len(errored) > FAILING_SHOWN:
-                lines.append(f"  ... and {len(errored) - FAILING_SHOWN} more errors (see results.json)")
+            lines.extend(error_lines(d.errored_runs))
         lines.append("")
     for comparison in shown.removed:
         lines.append(f"{comparison.dataset}: dataset deleted in this change ({comparison.path})")

@@ -128,3 +128,27 @@ def test_the_concurrency_line_says_when_the_limit_held_nothing_back() -> None:
     assert run_line(few) == "concurrency auto: at most 5 question runs in flight, all it had ready; the limit rose to 16 (of at most 64)"
     held = Results(run=RunStats(concurrency="auto", max_in_flight=16, reached=16, final=16, ceiling=64))
     assert run_line(held) == "concurrency auto: at most 16 question runs in flight; the limit rose to 16 (of at most 64)"
+
+
+def test_an_error_that_many_runs_ended_in_is_said_once_with_the_runs() -> None:
+    """An outage ended every run with the same words: the table said them once a question (eight
+    times the same line); each error now comes once, naming its first runs and counting the rest."""
+    down = "not run: the model API failed 8 attempts in a row (last: ConnectError: Name or service not known)"
+    errored = [QuestionResult(id=f"q{i}", status="error", error=down) for i in range(8)]
+    errored.insert(3, QuestionResult(id="q_own", run=2, status="error", error="ValueError: bad item"))
+    results = Results(datasets=[DatasetResult(path="d.json", name="d", format="golden", questions=errored)])
+    (shown,) = page_of(results, {}, Background()).datasets
+    lines = [line for line in dataset_table(shown) if "error in" in line]
+    assert lines == [
+        f"  error in 8 runs (q0, q1, q2, q3, q4 and 3 more), each: {down}",
+        "  error in q_own (run 2): ValueError: bad item",
+    ]
+    # Past the errors shown, the rest are counted, errors and runs.
+    many = [QuestionResult(id=f"q{i}", status="error", error=f"E{i % 12}") for i in range(24)]
+    (shown,) = page_of(
+        Results(datasets=[DatasetResult(path="d.json", name="d", format="golden", questions=many)]), {}, Background()
+    ).datasets
+    lines = [line for line in dataset_table(shown) if "error" in line][1:]  # after the title
+    assert lines[0] == "  error in 2 runs (q0, q12), each: E0"
+    assert lines[-1] == "  ... and 2 more errors in 4 runs (see results.json)"
+    assert len(lines) == 11
