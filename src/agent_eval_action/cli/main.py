@@ -20,7 +20,7 @@ EPILOG = (
     "130 / 143 interrupted by SIGINT / SIGTERM (what finished is written)"
 )
 # The commands that apply no gate never exit 1: their help does not say they may.
-NO_GATE = ("init", "validate", "convert", "report")
+NO_GATE = ("init", "validate", "evaluate", "convert", "report")
 NO_GATE_EPILOG = "exit codes: 0 done, 2 bad input or config, 3 infrastructure failure, 130 / 143 interrupted by SIGINT / SIGTERM"
 
 

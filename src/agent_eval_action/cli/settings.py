@@ -153,10 +153,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "output_dir",
-        "where results.json goes (default: agent-eval-results)",
+        "the folder for the run's files: results.json; check, compare and merge add comment.md, summary.md, "
+        "report.html and junit.xml (default: agent-eval-results)",
         commands=("evaluate", "check", "compare", "merge"),
         input="output-dir",
-        description="Where results.json, comment.md, summary.md and junit.xml go.",
+        description="Where results.json, comment.md, summary.md, report.html and junit.xml go.",
         default="agent-eval-results",
         read=_text,
     ),
