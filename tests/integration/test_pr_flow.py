@@ -295,3 +295,31 @@ def test_questions_given_new_ids_are_compared_with_their_own_baseline_runs(tmp_p
     assert dropped == {"q03-fig", "q07-fig", "q11-fig"}, found["gate"]["failures"]
     comment = (repo / "agent-eval-results" / "comment.md").read_text()
     assert "3 questions renamed, compared with the baseline's by content: q03-fig was q03" in comment, comment
+
+
+def test_a_pr_that_edits_a_reference_is_told_so_not_as_the_agent_answering_differently(tmp_path: Path) -> None:
+    """The example agent as its baseline was made (the discount cap back at 10): a PR that edits
+    only one question's expected answer still fails that question (the answer the agent gives,
+    the same as the base's, no longer matches what the dataset now expects), but the verdict
+    said "answers differently", and its why showed the score alone: the answer did not differ."""
+    repo = tmp_path / "agent_repo"
+    shutil.copytree(ROOT / "examples" / "customer_service", repo, ignore=shutil.ignore_patterns("__pycache__"))
+    tools = repo / "customer_service" / "tools.py"
+    tools.write_text(tools.read_text().replace("MAX_DISCOUNT = 5", "MAX_DISCOUNT = 10"))
+    new_repo(repo)
+    commit(repo, "agent, datasets and the baseline it was made with")
+    git(repo, "checkout", "-q", "-b", "pr")
+    dataset = repo / "evaluation" / "datasets" / "customer_service_golden.json"
+    old = "Hello! Welcome to the garden store. How can I help you?"
+    new = "Good morning, thanks for calling the garden store's support line."
+    dataset.write_text(dataset.read_text().replace(old, new))
+    git(repo, "commit", "-qam", "a new greeting")
+    done = cli(repo, "check", "--base", "main", "--no-comment")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "gate: FAILED - 1 of 8 questions fails against the reference this PR changed" in done.stdout, done.stdout
+    why = done.stdout[done.stdout.index("why:") :]
+    assert f"expected answer base: {old}" in " ".join(why.split())
+    assert f"now: {new} (changed in this PR)" in " ".join(why.split())
+    assert "answer differently" not in done.stdout and "answers differently" not in done.stdout
+    comment = (repo / "agent-eval-results" / "comment.md").read_text()
+    assert "expected answer" in comment and "(changed in this PR)" in comment

@@ -86,8 +86,9 @@ RULE_ORDER = [
 Rank = tuple[int, int, int, str]
 
 
-def reasons(results: Results) -> list[Reason]:
-    """The gate's failures as sentences, grouped (one per dataset, rule and metric), errors first."""
+def reasons(results: Results, edited: set[tuple[str, str]] | None = None) -> list[Reason]:
+    """The gate's failures as sentences, grouped (one per dataset, rule and metric), errors first.
+    ``edited``: the (dataset path, question id) whose reference the PR changed."""
     gate = results.gate
     if gate is None:
         return []
@@ -111,7 +112,8 @@ def reasons(results: Results) -> list[Reason]:
         ids = tuple(dict.fromkeys(f.question or "" for _, failures in metrics for f in failures))
         if dataset is not None:
             test = comparisons[path].pass_test if path in comparisons else None
-            found.append(_drop_reason(dataset, path, ids, metrics, test, order, several))
+            changed = bool(edited) and all((path, question) in (edited or set()) for question in ids)
+            found.append(_drop_reason(dataset, path, ids, metrics, test, order, several, changed))
     for (path, rule_name, metric), failures in groups.items():
         dataset = by_path.get(path)
         prefix = f"{dataset.name}: " if dataset and several else ""
@@ -132,17 +134,26 @@ def _drop_reason(
     test: PassTest | None,
     order: dict[str, int],
     several: bool,
+    edited: bool = False,
 ) -> tuple[Rank, Reason]:
     """Questions that dropped (or pass less often) on one or more metrics: one reason for them
     all, and each question named once with the metrics it moved. A fall of the per-question test
     is told in runs that pass ("passes 0 of 4 runs, 5 of 5 on the base"): its figures are pass
-    rates of runs, not the metric's score. A drop is told in the metric's own figures."""
+    rates of runs, not the metric's score. A drop is told in the metric's own figures. ``edited``:
+    the PR changed what each of them expects (its reference): the short says that, not a cause in
+    what the agent did."""
     metrics.sort(key=lambda m: (order.get(m[0], len(order)), m[0]))
     named = set(ids)  # once, not once per question run
     runs = [q for q in dataset.questions if q.id in named]
     prefix = f"{dataset.name}: " if several else ""
     total = len({q.id for q in dataset.questions})
-    short = f"{len(ids)} of {plural(total, 'question')} {_phrase(_cause([m for m, _ in metrics]), runs, len(ids) == 1)}"
+    one = len(ids) == 1
+    cause = (
+        (f"fail{'s' if one else ''} against the reference{'' if one else 's'} this PR changed")
+        if edited
+        else _phrase(_cause([m for m, _ in metrics]), runs, one)
+    )
+    short = f"{len(ids)} of {plural(total, 'question')} {cause}"
     dropped: dict[str, list[str]] = defaultdict(list)  # question -> "metric 100% → 50%"
     fell: dict[str, list[str]] = defaultdict(list)  # question -> the metrics its runs fell on
     falls: dict[str, GateFailure] = {}

@@ -467,7 +467,9 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
     same_job = results.plan is not None and results.plan.base_beside  # both sides timed in this job
     thresholds = thresholds or {}
     datasets = [dataset_view(d, comparisons.get(d.path), results.gate, thresholds, background, same_job) for d in results.datasets]
-    found = reasons(results)
+    # Questions whose reference the PR edited: their fall is told as that, not as the agent's.
+    edited = {(d.result.path, diff.id) for d in datasets for diff in d.regressed if diff.reference_changed}
+    found = reasons(results, edited)
     return Page(
         results=results,
         thresholds=thresholds,

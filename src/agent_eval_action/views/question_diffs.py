@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_eval_action.models.questions import ToolInteraction
+from agent_eval_action.models.questions import ReferenceData, ToolInteraction
 from agent_eval_action.models.results import DatasetResult, QuestionResult
 from agent_eval_action.models.scores import Score
 from agent_eval_action.views.figures import compact, fmt
@@ -19,7 +19,7 @@ class DiffRow:
     label: str
     base: str
     head: str
-    kind: Literal["score", "error", "call", "result", "state", "answer"]
+    kind: Literal["score", "reference", "error", "call", "result", "state", "answer"]
 
 
 @dataclass
@@ -35,6 +35,9 @@ class QuestionDiff:
     base: QuestionResult | None
     head: QuestionResult
     recorded: bool  # the base run has a transcript (False: its baseline predates them)
+    # The question's reference differs from the one the base's run was scored against: the PR
+    # edited what is expected, and the scores moved with it whatever the agent did.
+    reference_changed: bool = False
 
 
 @dataclass
@@ -232,6 +235,11 @@ def question_diff(
     # Only a base run without a transcript predates them: this run may lack tool calls because
     # it ended in an error before it made any (or its process died).
     recorded = before is None or before.transcript is not None
+    # The reference the base's run was scored against, as its transcript recorded it (files
+    # written before transcripts kept it have none: then nothing is said of it).
+    bt, ht = (before.transcript if before else None), head.transcript
+    changed = reference_rows(bt.reference, ht.reference) if bt is not None and ht is not None and "reference" in bt.model_fields_set else []
+    rows.extend(changed)
     rows.extend(_run_rows(before, head))
     rows.extend(_transcript_rows(before, head, before_runs, ignore_state))
     return QuestionDiff(
@@ -244,7 +252,42 @@ def question_diff(
         base=before,
         head=head,
         recorded=recorded,
+        reference_changed=bool(changed),
     )
+
+
+# Each part of a question's reference, as the why-table names it.
+REFERENCE_PARTS = {
+    "reference_response": "expected answer",
+    "turn_references": "expected answers by turn",
+    "reference_tool_interactions": "expected tool calls",
+    "turn_tool_calls": "expected tool calls by turn",
+    "reference_trajectory": "expected path",
+    "reference_state_variables": "expected state",
+    "custom": "reference's own keys",
+}
+
+
+def reference_rows(base: ReferenceData, head: ReferenceData) -> list[DiffRow]:
+    """The parts of the reference that differ from the one the base's run was scored against
+    (recorded in its transcript): a PR that edits them moves the scores without the agent."""
+    rows = []
+    for field, label in REFERENCE_PARTS.items():
+        was, now = getattr(base, field), getattr(head, field)
+        if _plain(was) != _plain(now):
+            rows.append(
+                DiffRow(label=label, base=_reference_text(was), head=f"{_reference_text(now)} (changed in this PR)", kind="reference")
+            )
+    return rows
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON has it (models as their fields), to compare and to show."""
+    return json.loads(json.dumps(value, sort_keys=True, default=lambda v: v.model_dump() if hasattr(v, "model_dump") else str(v)))
+
+
+def _reference_text(value: Any) -> str:
+    return "(none)" if value is None or value == {} else compact(_plain(value))
 
 
 def _run_rows(before: QuestionResult | None, head: QuestionResult) -> list[DiffRow]:
