@@ -158,6 +158,12 @@ def test_an_interrupted_run_writes_what_finished_skips_the_rest_and_kills_the_wo
     assert "Agent evaluation could not be checked: interrupted" in (repo / "agent-eval-results" / "comment.md").read_text()
     assert "gate: COULD NOT BE CHECKED - interrupted" in out, out
     assert "nothing was checked" not in out + err, out + err
+    # Said once: the headline's reason was its first item again, word for word; what it adds stays.
+    said = f"{len(SLOW)} of {total} question runs did not finish"
+    assert out.count(said) == 1, out
+    assert "  ? Run the check again" in out, out
+    comment = (repo / "agent-eval-results" / "comment.md").read_text()
+    assert comment.count(said) == 1 and "- Run the check again" in comment, comment
     assert wait_until_gone(worker_pids(repo)) == []
 
 

@@ -260,6 +260,21 @@ INTERRUPTED = "interrupted"  # the first reason of an interrupted run starts so 
 PARTIAL = "partial"  # and of a run a budget cut short
 
 
+def unchecked_after(said: str, unchecked: list[str]) -> list[str]:
+    """``unchecked`` (the gate's reasons it could not check) past what the headline ``said``: a
+    reason the headline took its first clause from keeps only the rest ("run the check again")."""
+    out = []
+    for reason in unchecked:
+        first, _, rest = reason.partition(";")
+        if said.endswith(f": {first}"):
+            rest = rest.strip()
+            if rest:
+                out.append(rest[:1].upper() + rest[1:])
+            continue
+        out.append(reason)
+    return out
+
+
 def headline(results: Results, datasets: list[DatasetView], found: list[Reason]) -> str:
     """The verdict and its first reason: "Agent evaluation failed: 2 of 8 questions lost their state writes"."""
     gate = results.gate

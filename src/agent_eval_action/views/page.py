@@ -24,7 +24,7 @@ from agent_eval_action.verdict.comparison import EPSILON, all_runs, ci_on_worse_
 from agent_eval_action.verdict.gate import is_timing
 from agent_eval_action.verdict.outages import outage_cause
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.headline import Reason, headline, reasons
+from agent_eval_action.views.headline import Reason, headline, reasons, unchecked_after
 from agent_eval_action.views.metric_rows import MARK_ORDER, Change, MetricRow, by_metric, metric_order, metric_row
 from agent_eval_action.views.notes import (
     cost_notes,
@@ -235,6 +235,14 @@ class DatasetView:
     thresholds: dict[str, float] = field(default_factory=dict)
 
     @property
+    def still(self) -> str:
+        """What a dataset with no row in its table says: nothing moved, or (no metric scored any
+        run: an interrupted check's) nothing was there to compare, which "nothing moved" claimed."""
+        if any(summary.n for summary in self.result.summary.values()):
+            return "nothing moved"
+        return "nothing compared: no run of this check was scored"
+
+    @property
     def added_failing(self) -> int:
         """The questions (of ``looks``) this change adds: no base to be no worse than."""
         added = set(self.comparison.added_questions) if self.comparison is not None else set()
@@ -426,6 +434,12 @@ class Page:
     def shows(self, results: Results) -> bool:
         return self.results is results
 
+    @property
+    def unchecked(self) -> list[str]:
+        """What kept the check from being made, past what the headline says already: an
+        interrupted run's reason was the headline and then, word for word, its first item."""
+        return unchecked_after(self.headline, self.results.gate.unchecked if self.results.gate is not None else [])
+
     def context(self) -> dict[str, Any]:
         """The names the templates read: the page's parts, and what they show straight from the results."""
         results = self.results
@@ -433,6 +447,7 @@ class Page:
             "headline": self.headline,
             "reasons": self.reasons,
             "gate": results.gate,
+            "unchecked": self.unchecked,
             "selection": results.selection,
             "datasets": self.datasets,
             "removed": self.removed,

@@ -117,7 +117,7 @@ def verdict_lines(shown: Page) -> list[str]:
         return []
     headline = shown.headline.split(": ", 1)
     lines = [GATE_HEADLINE[gate.outcome] + (f" - {headline[1]}" if len(headline) > 1 else "")]
-    lines.extend(f"  ? {reason}" for reason in gate.unchecked)
+    lines.extend(f"  ? {reason}" for reason in shown.unchecked)
     lines.extend(f"  ~ {reason}" for reason in gate.inconclusive)
     found = shown.reasons
     if len(found) == 1 and gate.outcome == "failed":
@@ -178,7 +178,7 @@ def moved_lines(d: DatasetView, label: str | None, *, base_is_run: bool = False)
                 f"{signed(r.delta, r.metric):>10}  {interval:>22}{trend}  {r.words}"
             )
     else:
-        lines.append("  nothing moved")
+        lines.append(f"  {d.still}")
     held = [r for r in d.unchanged if r.mark != "info"]
     lines.extend(_wrapped(f"  unchanged ({len(held)}): ", [f"{r.metric} {fmt(r.current, r.metric)}" for r in held]))
     info = [f"{r.metric} {fmt(r.baseline, r.metric)} -> {fmt(r.current, r.metric)}" for r in d.info]

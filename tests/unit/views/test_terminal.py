@@ -152,3 +152,22 @@ def test_an_error_that_many_runs_ended_in_is_said_once_with_the_runs() -> None:
     assert lines[0] == "  error in 2 runs (q0, q12), each: E0"
     assert lines[-1] == "  ... and 2 more errors in 4 runs (see results.json)"
     assert len(lines) == 11
+
+
+def test_a_dataset_with_no_run_scored_says_nothing_was_compared_not_that_nothing_moved() -> None:
+    """An interrupted check whose every run was skipped said "nothing moved" of a table it could
+    not fill; a dataset whose runs were scored and held says that still."""
+    from agent_eval_action.models.verdicts import DatasetComparison
+
+    skipped = [QuestionResult(id=f"q{i}", status="skipped", skip_reason="interrupted") for i in range(3)]
+    summary = {"m": MetricSummary(mean=None, n=0, unscored=3)}
+    comparison = DatasetComparison(dataset="d", path="d.json", status="compared")
+    results = Results(
+        datasets=[DatasetResult(path="d.json", name="d", format="golden", summary=summary, questions=skipped)], comparison=[comparison]
+    )
+    (shown,) = page_of(results, {}, Background()).datasets
+    assert shown.still == "nothing compared: no run of this check was scored"
+    assert "  nothing compared: no run of this check was scored" in render(results, {}, Background()).splitlines()
+    held = _results()
+    (shown,) = page_of(held, {"m": 0.5}, Background()).datasets
+    assert shown.still == "nothing moved"
