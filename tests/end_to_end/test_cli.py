@@ -93,12 +93,20 @@ def test_validate_reports_one_line_per_problem(tmp_path: Path, example: str) -> 
     write_csv(tmp_path / "runs.csv", rows)
     ok = cli("validate", example, cwd=tmp_path)
     assert ok.returncode == 0 and "ok:" in ok.stdout
-    bad = cli("validate", "runs.csv", "missing.json", cwd=tmp_path)
+    (tmp_path / "broken.json").write_text("{")
+    bad = cli("validate", "runs.csv", "missing.json", "broken.json", cwd=tmp_path)
     assert bad.returncode == 2
     errors = [line for line in bad.stderr.splitlines() if line.startswith("error:")]
-    assert errors == [
-        "error: runs.csv, question 'q_discount_01', at row 2, column reference_data: not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+    assert sorted(errors) == [
+        "error: broken.json, at line 1, column 2: not valid JSON: Expecting property name enclosed in double quotes",
         "error: missing.json: no such file",
+        "error: runs.csv, question 'q_discount_01', at row 2, column reference_data: not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+    ]
+    # Each file a line of the summary, those it could not read too (they were in the errors alone).
+    assert sorted(bad.stdout.splitlines()) == [
+        "1 problem: broken.json (not read: see the error below)",
+        "1 problem: missing.json (not read: see the error below)",
+        "1 problem: runs.csv (csv, 1 valid question run)",
     ]
 
 

@@ -5,6 +5,7 @@ tool and agent names the datasets' references give (``--no-agent`` skips it)."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
@@ -43,6 +44,7 @@ def validate(
         for name, is_judge, note in checked.entries:
             print(f"  {'judge' if is_judge else 'skipped'} {name}: {note}", file=out)
     datasets: list[api.Dataset] = []
+    listed: list[Problem] = []
     if paths or not definitions:
         found, listed = api.validate(paths)
         problems.extend(listed)
@@ -53,7 +55,8 @@ def validate(
     named, unloaded = agent_references(datasets, agent, agent_python, err) if load else ({}, None)
     for dataset in datasets:
         problems.extend(dataset.problems)
-        if dataset.format == "unknown":  # refused whole: its problem says why
+        if dataset.format == "unknown":  # refused whole: its problem says why, and the summary names it
+            print(f"{plural(len(dataset.problems), 'problem')}: {dataset.path} (not read: see the error below)", file=out)
             continue
         for warning in dataset.warnings:
             print(f"warning: {warning}", file=err)
@@ -67,6 +70,11 @@ def validate(
         valid = len(dataset.questions) - lacking
         what = plural(dataset.recorded, "valid question run") if dataset.recorded else plural(valid, "valid question")
         print(f"{status}: {dataset.path} ({dataset.format}, {what})", file=out)
+    # A path that is no dataset at all (no such file) has a line too: the summary named only the
+    # files it read, so a broken file among a folder's was in the errors alone.
+    read = {dataset.path for dataset in datasets}
+    for path, count in Counter(problem.path for problem in listed if problem.path not in read).items():
+        print(f"{plural(count, 'problem')}: {path} (not read: see the error below)", file=out)
     problems.extend([unloaded] if unloaded else [])
     for problem in problems:
         print(f"error: {problem.message}", file=err)
