@@ -152,7 +152,11 @@ def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) ->
     assert rows(tab, "details.question:first-of-type table.diff tbody tr")[2] == ["lookup arguments", "q: ok", "q: wrong"]
     assert DATASET in tab.evaluate("document.querySelector('section.dataset h2').textContent")
     missing = run_cli(["report", "nope.json"], cwd=tmp_path, env=env)
-    assert missing.returncode == 2 and missing.stderr.startswith("error: nope.json: cannot read results")
+    # The path said once, and why in words: not "cannot read results: [Errno 2] No such file or directory: 'nope.json'".
+    assert missing.returncode == 2 and missing.stderr.startswith("error: nope.json: no such file (a results.json that check"), (
+        missing.stderr
+    )
+    assert missing.stderr.count("nope.json") == 1, missing.stderr
 
 
 def test_what_the_page_says_of_an_errored_question_and_a_base_run_is_true(tab: Page, tmp_path: Path) -> None:

@@ -260,8 +260,14 @@ def outline_text(text: str) -> str | None:
 def read_results(path: str | Path) -> Results:
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(str(path), "no such file (a results.json that check, evaluate or merge wrote)") from None
+    except IsADirectoryError:
+        raise DatasetError(str(path), "a folder: give the results.json in it") from None
     except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(str(path), f"cannot read results: {error}") from None
+        # The path is said once, by the error itself: not again in the reason.
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise DatasetError(str(path), f"cannot read results: {reason}") from None
     return parse_results(text, str(path))
 
 
