@@ -92,6 +92,8 @@ def test_init_again_overwrites_nothing_and_names_what_it_skipped(tmp_path: Path)
     assert files(repo) == before
     assert [line.split()[1].rstrip(":") for line in again.stdout.splitlines() if line.startswith("skipped ")] == WRITTEN
     assert "wrote" not in again.stdout
+    # The dataset there is the user's now: the next steps check it, never ask to fill in a draft.
+    assert "1. Check the datasets:" in again.stdout and "marked TODO" not in again.stdout
 
 
 def test_init_finds_an_obvious_agent_and_without_one_writes_a_generic_template(tmp_path: Path) -> None:
@@ -106,7 +108,11 @@ def test_init_finds_an_obvious_agent_and_without_one_writes_a_generic_template(t
     git(bare, "init", "-q", "-b", "main")
     done = cli(bare, "init")
     assert done.returncode == 0, done.stderr
-    assert "no --agent given" in done.stderr
+    assert "no --agent given and no agent found" in done.stderr
+    # Nothing to draft from, so nothing claims it was drafted; the first step is naming the agent.
+    assert "(1 question to fill in, a generic template: no agent to draft it from)" in done.stdout
+    assert "drafted from the agent's tools" not in done.stdout
+    assert "1. Set `agent` in agent-eval.toml (package.module:root_agent), then fill in" in done.stdout
     assert '# agent = "app.agent:root_agent"' in (bare / "agent-eval.toml").read_text()
     (question,) = json.loads((bare / "evaluation" / "datasets" / "my_agent_golden.json").read_text())["golden_questions"]
     assert question["user_inputs"] == ["Hi"] and question["reference_data"]["reference_response"].startswith("TODO")
@@ -195,3 +201,21 @@ def test_init_installs_a_packaged_agent_as_a_project(tmp_path: Path) -> None:
     for workflow in WRITTEN[-2:]:
         text = (repo / workflow).read_text()
         assert "install: pip install -e .\n" in text and "requirements.txt" not in text, workflow
+
+
+def test_init_with_several_agents_names_them_and_writes_nothing(tmp_path: Path) -> None:
+    """Two folders that each hold an agent: init wrote a generic template and said "no obvious one",
+    naming neither; the template then stayed when init ran again with --agent (it never overwrites)."""
+    repo = app_repo(tmp_path / "repo", package="shop")
+    shutil.copytree(repo / "shop", repo / "support", ignore=shutil.ignore_patterns("__pycache__"))
+    before = files(repo)
+    done = cli(repo, "init")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "error: agent: 2 folders here each hold an agent (shop.agent:root_agent, support.agent:root_agent): "
+        "name the one to evaluate, e.g. agent-eval init --agent shop.agent:root_agent (nothing was written)"
+    ) in done.stderr
+    assert files(repo) == before
+    named = cli(repo, "init", "--agent", "support.agent:root_agent")
+    assert named.returncode == 0, named.stderr
+    assert "drafted from the agent's tools and sub-agents" in named.stdout

@@ -62,27 +62,31 @@ def init(agent: str | None, agent_python: str | None, out: TextIO = sys.stdout, 
     done = api.init(agent=agent, agent_python=python)
     if done.agent is None:
         print(
-            "note: no --agent given and no obvious one (a folder with an agent.py that sets root_agent): "
+            "note: no --agent given and no agent found (a folder with an agent.py that sets root_agent): "
             "the dataset is a generic template; set `agent` in agent-eval.toml",
             file=err,
         )
     elif done.detected:
         print(f"found the agent {done.agent}", file=out)
+    source = "drafted from the agent's tools and sub-agents" if done.agent else "a generic template: no agent to draft it from"
     for path in done.written:
-        drafted = (
-            f" ({plural(done.questions, 'question')} to fill in, drafted from the agent's tools and sub-agents)"
-            if path == done.dataset
-            else ""
-        )
+        drafted = f" ({plural(done.questions, 'question')} to fill in, {source})" if path == done.dataset else ""
         print(f"wrote {path}{drafted}", file=out)
     for path in done.skipped:
         print(f"skipped {path}: it exists (init never overwrites a file)", file=out)
     if done.ignored:
         print(f"added agent-eval-results/ to {done.ignored} (what local runs write, not to be committed)", file=out)
+    folder = Path(done.dataset).parent.as_posix()
+    if done.dataset in done.written:
+        first = f"Fill in {done.dataset}: the user's words and the references marked TODO. Check it:"
+    else:  # there already: what it holds is the user's, not a draft of ours
+        first = "Check the datasets:"
+    if done.agent is None:
+        first = "Set `agent` in agent-eval.toml (package.module:root_agent), then " + first[0].lower() + first[1:]
     print(
         "\nNext:\n"
-        f"  1. Fill in {done.dataset}: the user's words and the references marked TODO. Check it:\n"
-        f"       agent-eval validate {Path(done.dataset).parent.as_posix()}\n"
+        f"  1. {first}\n"
+        f"       agent-eval validate {folder}\n"
         "  2. On your default branch, commit, then record the baseline (it hashes the committed agent code) and commit it:\n"
         '       git add agent-eval.toml .gitignore evaluation .github/workflows && git commit -m "Evaluate the agent on every PR"\n'
         "       agent-eval baseline update\n"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_eval_action.repo.agent_code import agent_candidates
+from agent_eval_action.system.errors import ConfigError
 
 CONFIG = "agent-eval.toml"
 DATASETS = "evaluation/datasets"
@@ -50,13 +51,6 @@ class Scaffold:
     # The workflows' ``install:`` command, from the repository's files; None: no file to install
     # from was found (requirements.txt, pyproject.toml or setup.py), the default written.
     install: str | None = None
-
-
-def find_agent(root: Path) -> str | None:
-    """``pkg.agent:root_agent`` when exactly one folder at the top holds an ``agent.py`` that
-    assigns ``root_agent`` (ADK's layout); otherwise None: guessing between two is not ours."""
-    found = agent_candidates(root)
-    return found[0] if len(found) == 1 else None
 
 
 def describe_agent(spec: str, *, python: str | None, cwd: Path) -> dict[str, Any]:
@@ -231,7 +225,18 @@ def ignore_output(root: Path, folder: str = OUTPUT_DIR) -> bool:
 def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaffold:
     """Drafts and writes what a repository needs to start (see the module's docstring)."""
     detected = agent is None
-    spec = agent or find_agent(root)
+    spec = agent
+    if spec is None:
+        found = agent_candidates(root)
+        if len(found) > 1:
+            # Guessing between two is not ours, and a template written now would stay: init
+            # never overwrites, so the run naming the agent could not draft its dataset.
+            raise ConfigError(
+                "agent",
+                f"{len(found)} folders here each hold an agent ({', '.join(found)}): name the one to evaluate, "
+                f"e.g. agent-eval init --agent {found[0]} (nothing was written)",
+            )
+        spec = found[0] if found else None
     tree = describe_agent(spec, python=agent_python, cwd=root) if spec else None
     name = re.sub(r"\W+", "_", str((tree or {}).get("name") or "my_agent"))
     dataset = f"{DATASETS}/{name}_golden.json"
