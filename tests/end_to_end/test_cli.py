@@ -180,6 +180,8 @@ def test_a_wrong_agent_gets_true_advice(tmp_path: Path) -> None:
     assert "give `--agent customer_service.agent:root_agent`" in a_file.stderr
     for done in (wrong_module, a_file):
         assert "run from the directory" not in done.stderr and "no datasets to evaluate" not in done.stderr
+        # Nothing was read, so nothing is shown: no empty line before what was written.
+        assert done.stdout.startswith("wrote ") and len(done.stdout.splitlines()) == 1, done.stdout
 
 
 # What validate has no use for on a golden or .test.json file: the agent's framework, the model

@@ -50,6 +50,13 @@ def exit_code(results: Results) -> int:
     return int(ExitCode.GATE_FAILED if gate.outcome == "failed" else ExitCode.PASSED)
 
 
+def _shown(text: str, out: TextIO) -> None:
+    """The rendered results, unless there is nothing to show (no dataset was read: an agent
+    that did not load), which printed an empty line before "wrote ..."."""
+    if text.strip():
+        print(text, file=out)
+
+
 def _report_problems(problems: list[Problem], err: TextIO) -> None:
     for problem in problems:
         print(f"error: {problem.message}", file=err)
@@ -117,7 +124,7 @@ def evaluate(paths: list[str], config: Config, *, out: TextIO = sys.stdout, err:
 
     results = kept_to_exit(api.evaluate(paths or None, config=config, progress=err, collector=OWN_PROCESS))
     target = written_results(results, config, alone=True)
-    print(render(results, config.pass_thresholds()), file=out)
+    _shown(render(results, config.pass_thresholds()), out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
     if not results.datasets and not paths and not results.problems:  # a problem says why already (an agent that did not load)
@@ -235,7 +242,7 @@ def finish(outcome: api.Outcome, config: Config, context: GitHubContext, *, out:
     shown = api.redacted(results, redactor)
     built = build(shown, thresholds=thresholds, background=background)
     kept_to_exit((background, shown, built))  # freed by the exit, not object by object
-    print(render(built), file=out)
+    _shown(render(built), out)
     _report_problems(results.problems, err)
     settings = PublishSettings(
         # An interrupted run writes what finished, but never puts half a verdict on the PR.
@@ -259,7 +266,7 @@ def compare_files(current: str, baseline: str, config: Config, *, out: TextIO = 
 
     results = kept_to_exit(api.compare(Path(current), Path(baseline), config=config))
     target = written_results(results, config, alone=True)
-    print(render(results, config.pass_thresholds()), file=out)
+    _shown(render(results, config.pass_thresholds()), out)
     _report_problems(results.problems, err)
     print(f"wrote {target}", file=out)
     return exit_code(results)
