@@ -195,3 +195,8 @@ def cut_blocks(text: str, budget: int, measure: Callable[[str], int] = len) -> s
 def plural(count: int, word: str) -> str:
     """ "1 question", "2 questions": a count in words that reads right at one."""
     return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def p_words(p: float) -> str:
+    """ "p = 0.0035", "p < 0.001" (never "p = < 0.001"): every view says a p-value so."""
+    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001" if p >= 1e-6 else "p < 0.000001"

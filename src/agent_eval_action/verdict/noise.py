@@ -29,6 +29,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from agent_eval_action.text.markdown import p_words
+
 if TYPE_CHECKING:
     from agent_eval_action.config import Config
     from agent_eval_action.models.results import QuestionResult
@@ -185,12 +187,7 @@ class QuestionVerdict:
     def said(self) -> str:
         """ "q26: 0 of 6 runs pass, 5 of 5 on the base: p = 0.002" """
         said = f"{self.id}: {self.pr.said()}, {self.base.passes} of {self.base.runs} on the base"
-        return said if self.short else f"{said}: {_p(self.p)}"
-
-
-def _p(p: float) -> str:
-    """ "p = 0.0035", "p < 0.001" (never "p = < 0.001")."""
-    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001" if p >= 1e-6 else "p < 0.000001"
+        return said if self.short else f"{said}: {p_words(self.p)}"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.models.scores import Score
 from agent_eval_action.models.verdicts import GateFailure, MetricComparison, PassTest, QuestionTest
-from agent_eval_action.text.markdown import plural
+from agent_eval_action.text.markdown import p_words, plural
 from agent_eval_action.views.figures import ci, fmt, limit_words, signed
 from agent_eval_action.views.metric_rows import metric_order
 
@@ -190,7 +190,9 @@ def _fall_rates(test: QuestionTest | None, failure: GateFailure) -> str:
     if test is None:  # an older file without the test's record: the gate's own words
         return (failure.detail or failure.message).removeprefix("question ").split(" (")[0].split(": ", 1)[-1]
     rates = f"{test.passes} of {plural(test.runs, 'run')}, {test.baseline_passes} of {test.baseline_runs} on the base"
-    return rates + (" (too few base runs to test by: every run fails where every base run passed)" if test.short else f" ({_p(test.p)})")
+    return rates + (
+        " (too few base runs to test by: every run fails where every base run passed)" if test.short else f" ({p_words(test.p)})"
+    )
 
 
 def _fall_words(questions: list[str], rates: str, on: str) -> str:
@@ -203,10 +205,6 @@ def _fall_words(questions: list[str], rates: str, on: str) -> str:
     else:
         said = f"{_ids(questions)} {verb} {rates}"
     return said + (f"; {'its' if one else 'their'} runs fell on {on}" if on else "")
-
-
-def _p(p: float) -> str:
-    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
 
 
 def _rule_words(

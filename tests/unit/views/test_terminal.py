@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Literal
 from xml.etree import ElementTree
 
 from agent_eval_action.models.results import DatasetResult, QuestionResult, Results
 from agent_eval_action.models.scores import MetricSummary, Score
+from agent_eval_action.text.markdown import p_words
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.junit import write_junit
 from agent_eval_action.views.page import page_of
@@ -171,3 +173,16 @@ def test_a_dataset_with_no_run_scored_says_nothing_was_compared_not_that_nothing
     held = _results()
     (shown,) = page_of(held, {"m": 0.5}, Background()).datasets
     assert shown.still == "nothing moved"
+
+
+def test_a_p_value_is_worded_alike_in_the_headline_and_in_the_gates_line() -> None:
+    """0 of 30 runs against 10 of 10: the gate's line said "p < 0.000001" and the headline, of
+    the same test, "p < 0.001" (each view had its own formatter)."""
+    from agent_eval_action.models.verdicts import GateFailure, QuestionTest
+    from agent_eval_action.views.headline import _fall_rates
+
+    p = 1 / math.comb(40, 10)
+    test = QuestionTest(id="q", runs=30, passes=0, baseline_runs=10, baseline_passes=10, p=p, level=0.000625, decision="failed")
+    failure = GateFailure(rule="question_fall", message="", metric="m", question="q")
+    assert _fall_rates(test, failure) == "0 of 30 runs, 10 of 10 on the base (p < 0.000001)"
+    assert p_words(p) == "p < 0.000001" and p_words(1 / 3003) == "p < 0.001" and p_words(0.0035) == "p = 0.0035"
