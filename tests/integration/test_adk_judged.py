@@ -302,7 +302,11 @@ def test_a_judge_that_cannot_be_reached_is_an_outage_not_a_fail(tmp_path: Path) 
     assert code == 3, said  # not a fail: the judge was not there
     (line,) = results["gate"]["unchecked"]
     assert line.startswith("final_response_match_v2 could not be computed for 2 of 2 question run(s)"), line
-    assert '[gate] skip-criteria = ["final_response_match_v2"]' in line and line in said
+    assert '[gate] skip-criteria = ["final_response_match_v2"]' in line
+    # Said whole and once: its first clause is the headline, the rest the line under it.
+    first, _, rest = line.partition(";")
+    assert f"gate: COULD NOT BE CHECKED - {first}\n" in said and said.count(first) == 1, said
+    assert f"  ? {rest.strip()[:1].upper()}{rest.strip()[1:]}\n" in said, said
 
 
 def test_a_vertex_criterion_that_gates_stops_the_check_until_skipped(tmp_path: Path, judge: tuple[AdkJudge, FakeGemini]) -> None:

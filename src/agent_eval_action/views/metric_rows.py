@@ -110,7 +110,7 @@ def _worse_words(row: MetricComparison, rule: RuleView | None, noise: GateFailur
 @dataclass(frozen=True)
 class Change:
     """What the verdict knows of a metric's change and does not yet hand over in structured form,
-    read in one place (``page.change_of``): nil, the worse way, surely worse, a timing."""
+    read in one place (``verdict_facts.change_of``): nil, the worse way, surely worse, a timing."""
 
     unchanged: bool  # within the comparison's epsilon
     worse: bool  # the worse way for the metric's direction
