@@ -102,6 +102,8 @@ def test_validate_reports_one_line_per_problem(tmp_path: Path, example: str) -> 
         "error: missing.json: no such file",
         "error: runs.csv, question 'q_discount_01', at row 2, column reference_data: not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
     ]
+    unmatched = cli("validate", "nothing/*.json", cwd=tmp_path)
+    assert unmatched.returncode == 2 and unmatched.stdout == "1 problem: nothing/*.json (matched no files)\n", unmatched.stdout
     # Each file a line of the summary, those it could not read too (they were in the errors alone).
     assert sorted(bad.stdout.splitlines()) == [
         "1 problem: broken.json (not read: see the error below)",

@@ -216,6 +216,9 @@ def test_init_with_several_agents_names_them_and_writes_nothing(tmp_path: Path) 
         "name the one to evaluate, e.g. agent-eval init --agent shop.agent:root_agent (nothing was written)"
     ) in done.stderr
     assert files(repo) == before
-    named = cli(repo, "init", "--agent", "support.agent:root_agent")
+    # The agent a config already there names is the one: init run again after it was set.
+    (repo / "agent-eval.toml").write_text('agent = "support.agent:root_agent"\n')
+    named = cli(repo, "init")
     assert named.returncode == 0, named.stderr
     assert "drafted from the agent's tools and sub-agents" in named.stdout
+    assert "no agent found" not in named.stderr and "Set `agent`" not in named.stdout, named.stdout + named.stderr

@@ -153,9 +153,7 @@ def test_report_command_writes_the_page_from_files(tab: Page, tmp_path: Path) ->
     assert DATASET in tab.evaluate("document.querySelector('section.dataset h2').textContent")
     missing = run_cli(["report", "nope.json"], cwd=tmp_path, env=env)
     # The path said once, and why in words: not "cannot read results: [Errno 2] No such file or directory: 'nope.json'".
-    assert missing.returncode == 2 and missing.stderr.startswith("error: nope.json: no such file (a results.json that check"), (
-        missing.stderr
-    )
+    assert missing.returncode == 2 and missing.stderr.startswith("error: nope.json: no such file\n"), missing.stderr
     assert missing.stderr.count("nope.json") == 1, missing.stderr
 
 

@@ -153,7 +153,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "output_dir",
-        "the folder for the run's files: results.json; check, compare and merge add comment.md, summary.md, "
+        "the folder for the run's files: results.json; check and merge add comment.md, summary.md, "
         "report.html and junit.xml (default: agent-eval-results)",
         commands=("evaluate", "check", "compare", "merge"),
         input="output-dir",

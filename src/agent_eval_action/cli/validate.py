@@ -38,6 +38,7 @@ def validate(
     for checked in checks:
         if checked.problem is not None:
             problems.append(checked.problem)
+            print(f"1 problem: {checked.path} (metric definitions: see the error below)", file=out)
             continue
         judges = sum(1 for _, is_judge, _ in checked.entries if is_judge)
         print(f"ok: {checked.path} (metric definitions, {judges} judge{'s' if judges != 1 else ''})", file=out)
@@ -74,7 +75,8 @@ def validate(
     # files it read, so a broken file among a folder's was in the errors alone.
     read = {dataset.path for dataset in datasets}
     for path, count in Counter(problem.path for problem in listed if problem.path not in read).items():
-        print(f"{plural(count, 'problem')}: {path} (not read: see the error below)", file=out)
+        what = "matched no files" if any(char in path for char in "*?[") else "not read: see the error below"
+        print(f"{plural(count, 'problem')}: {path} ({what})", file=out)
     problems.extend([unloaded] if unloaded else [])
     for problem in problems:
         print(f"error: {problem.message}", file=err)

@@ -261,9 +261,9 @@ def read_results(path: str | Path) -> Results:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DatasetError(str(path), "no such file (a results.json that check, evaluate or merge wrote)") from None
+        raise DatasetError(str(path), "no such file") from None
     except IsADirectoryError:
-        raise DatasetError(str(path), "a folder: give the results.json in it") from None
+        raise DatasetError(str(path), "a folder, not a results file: give the file in it") from None
     except (OSError, UnicodeDecodeError) as error:
         # The path is said once, by the error itself: not again in the reason.
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)

@@ -53,6 +53,17 @@ class Scaffold:
     install: str | None = None
 
 
+def configured_agent(config: Path) -> str | None:
+    """The ``agent`` an existing config names (init run again after it was set), else None."""
+    import tomllib
+
+    try:
+        agent = tomllib.loads(config.read_text(encoding="utf-8")).get("agent")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return agent if isinstance(agent, str) and agent.strip() else None
+
+
 def describe_agent(spec: str, *, python: str | None, cwd: Path) -> dict[str, Any]:
     """The agent's tree, from one worker process, with its ``app_name`` (raises AgentLoadError
     when it cannot load)."""
@@ -225,8 +236,10 @@ def ignore_output(root: Path, folder: str = OUTPUT_DIR) -> bool:
 def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaffold:
     """Drafts and writes what a repository needs to start (see the module's docstring)."""
     detected = agent is None
-    spec = agent
-    if spec is None:
+    spec = agent or configured_agent(root / CONFIG)
+    if spec is not None:
+        detected = False  # named, on the command line or in the config already there
+    else:
         found = agent_candidates(root)
         if len(found) > 1:
             # Guessing between two is not ours, and a template written now would stay: init

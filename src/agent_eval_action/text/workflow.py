@@ -53,6 +53,9 @@ class LogStream(io.TextIOBase, TextIO):
     A reader that goes away (``check | head -3``) ends what is shown, not the command: the rest
     of its text is dropped, and the command runs to its end, writes its files and exits with its
     own code (a pass is still 0; a write that raised there once made it an internal error, 3).
+    The stream's descriptor then points at /dev/null for the rest of the process: a command run
+    inside another process (``main([...])``) leaves that process's stream so too, as its reader
+    has gone for it as well.
     """
 
     def __init__(self, raw: TextIO, redactor: Redactor):

@@ -10,7 +10,7 @@ from agent_eval_action.config import Config, GateConfig, MetricRule, parse_regre
 from agent_eval_action.models.plan import timings_gated
 from agent_eval_action.models.results import DatasetResult, Results
 from agent_eval_action.models.verdicts import DatasetComparison, GateFailure, GateResult, GateRule, MetricComparison, PassTest
-from agent_eval_action.text.markdown import plural
+from agent_eval_action.text.markdown import p_words, plural
 from agent_eval_action.verdict.comparison import chance_of_hard_drops, ci_on_worse_side, counted_drops, within_spread, worse_amount
 from agent_eval_action.verdict.noise import spread_level
 from agent_eval_action.verdict.outages import main_cause, outage_cause
@@ -274,7 +274,7 @@ def _pass_test_rules(dataset: DatasetResult, test: PassTest, config: GateConfig,
     if test.spread_p <= spread_level(test.alpha) and not fell:
         detail = (
             f"the pass rate fell over the whole dataset: {test.passes} of {test.runs} runs pass, "
-            f"{test.baseline_passes} of {test.baseline_runs} on the base, question by question p = {test.spread_p:.2g} "
+            f"{test.baseline_passes} of {test.baseline_runs} on the base, question by question {p_words(test.spread_p)} "
             "(no one question fell enough to say alone)"
         )
         baseline = test.baseline_passes / test.baseline_runs if test.baseline_runs else None
@@ -369,7 +369,7 @@ def _drop_rules(dataset: DatasetResult, metric: MetricComparison, rule: MetricRu
             # A coin-toss question can pass its K base runs and fail its K runs here.
             found.notes.append(
                 f"{name}: {line}, no more complete falls than the flakiness of the questions explains "
-                f"({metric.chance_falls or 0:.2g} expected by chance, p = {chance_of_hard_drops(metric) or 1:.2f}): not a hard drop"
+                f"({metric.chance_falls or 0:.2g} expected by chance, {p_words(chance_of_hard_drops(metric) or 1)}): not a hard drop"
             )
         elif config.fail_on_question_drop and kind != "judge" and (kind != "trace" or _has_bounds(rule)):
             # A trace metric (how the run went, not what it got right) is gated only by its own rules.

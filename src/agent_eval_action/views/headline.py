@@ -88,7 +88,7 @@ Rank = tuple[int, int, int, str]
 
 def reasons(results: Results, edited: set[tuple[str, str]] | None = None) -> list[Reason]:
     """The gate's failures as sentences, grouped (one per dataset, rule and metric), errors first.
-    ``edited``: the (dataset path, question id) whose reference the PR changed."""
+    ``edited``: the (dataset path, question id) that fell only on metrics whose reference changed."""
     gate = results.gate
     if gate is None:
         return []
@@ -140,8 +140,8 @@ def _drop_reason(
     all, and each question named once with the metrics it moved. A fall of the per-question test
     is told in runs that pass ("passes 0 of 4 runs, 5 of 5 on the base"): its figures are pass
     rates of runs, not the metric's score. A drop is told in the metric's own figures. ``edited``:
-    the PR changed what each of them expects (its reference): the short says that, not a cause in
-    what the agent did."""
+    each fell only on metrics that read a part of its reference that changed since the base's runs
+    were scored: the short says that, not a cause in what the agent did."""
     metrics.sort(key=lambda m: (order.get(m[0], len(order)), m[0]))
     named = set(ids)  # once, not once per question run
     runs = [q for q in dataset.questions if q.id in named]
@@ -149,7 +149,7 @@ def _drop_reason(
     total = len({q.id for q in dataset.questions})
     one = len(ids) == 1
     cause = (
-        (f"fail{'s' if one else ''} against the reference{'' if one else 's'} this PR changed")
+        (f"fail{'s' if one else ''} against {'its' if one else 'their'} changed reference{'' if one else 's'}")
         if edited
         else _phrase(_cause([m for m, _ in metrics]), runs, one)
     )
@@ -258,14 +258,27 @@ INTERRUPTED = "interrupted"  # the first reason of an interrupted run starts so 
 PARTIAL = "partial"  # and of a run a budget cut short
 
 
+def first_clause(reason: str) -> tuple[str, str]:
+    """A reason cut at its first ";" outside brackets, and the rest: a judge's error quoted in
+    parentheses may hold one ("429 RESOURCE_EXHAUSTED; retry in 30s"), which is not the cut."""
+    depth = 0
+    for i, char in enumerate(reason):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == ";" and depth == 0:
+            return reason[:i], reason[i + 1 :].strip()
+    return reason, ""
+
+
 def unchecked_after(said: str, unchecked: list[str]) -> list[str]:
     """``unchecked`` (the gate's reasons it could not check) past what the headline ``said``: a
     reason the headline took its first clause from keeps only the rest ("run the check again")."""
     out = []
     for reason in unchecked:
-        first, _, rest = reason.partition(";")
+        first, rest = first_clause(reason)
         if said.endswith(f": {first}"):
-            rest = rest.strip()
             if rest:
                 out.append(rest[:1].upper() + rest[1:])
             continue
@@ -285,14 +298,14 @@ def headline(results: Results, datasets: list[DatasetView], found: list[Reason])
         return f"Agent evaluation could not be checked: {with_dotenv(gate.infrastructure)}"
     if gate.outcome == "inconclusive":
         count = len(gate.inconclusive)
-        first = gate.inconclusive[0].split("; ")[0] if gate.inconclusive else ""
+        first = first_clause(gate.inconclusive[0])[0] if gate.inconclusive else ""
         return (
             f"Agent evaluation inconclusive: {count} question{'s' if count != 1 else ''} fell in some runs and the re-runs "
             f"could neither confirm nor clear {'it' if count == 1 else 'them'} ({first})"
         )
     if gate.outcome == "unchecked":
         if gate.unchecked and (gate.infrastructure or gate.unchecked[0].startswith((f"{INTERRUPTED}:", f"{PARTIAL}:"))):
-            return "Agent evaluation could not be checked: " + gate.unchecked[0].split(";")[0]
+            return "Agent evaluation could not be checked: " + first_clause(gate.unchecked[0])[0]
         count = len(results.problems) or len(gate.unchecked)
         return f"Agent evaluation could not be checked: {count} input problem{'s' if count != 1 else ''}"
     text = "Agent evaluation passed" + (f": {passed_reason(datasets)}" if datasets else "")

@@ -32,7 +32,7 @@ from agent_eval_action.views.notes import (
     run_line,
     unpaired_lines,
 )
-from agent_eval_action.views.question_diffs import DiffGroup, QuestionDiff, group_diffs, question_diff, runs_by_id
+from agent_eval_action.views.question_diffs import DiffGroup, QuestionDiff, group_diffs, question_diff, reads_changed, runs_by_id
 from agent_eval_action.views.verdict_facts import change_of, dropped_questions, outage_run, regressed_questions
 
 
@@ -172,11 +172,15 @@ class DatasetView:
 
     @property
     def still(self) -> str:
-        """What a dataset with no row in its table says: nothing moved, or (no metric scored any
-        run: an interrupted check's) nothing was there to compare, which "nothing moved" claimed."""
-        if any(summary.n for summary in self.result.summary.values()):
-            return "nothing moved"
-        return "nothing compared: no run of this check was scored"
+        """What a dataset with no row in its table says: nothing moved, or that nothing was there
+        to compare (no run scored: an interrupted check's; or none paired with a scored base
+        run), which "nothing moved" claimed."""
+        if not any(summary.n for summary in self.result.summary.values()):
+            return "nothing compared: no run was scored"
+        comparison = self.comparison
+        if comparison is not None and comparison.status == "compared" and not any(m.n_shared for m in comparison.metrics):
+            return "nothing compared: no question was scored on both sides"
+        return "nothing moved"
 
     @property
     def added_failing(self) -> int:
@@ -418,8 +422,14 @@ def build(results: Results, *, thresholds: dict[str, float] | None = None, backg
     same_job = results.plan is not None and results.plan.base_beside  # both sides timed in this job
     thresholds = thresholds or {}
     datasets = [dataset_view(d, comparisons.get(d.path), results.gate, thresholds, background, same_job) for d in results.datasets]
-    # Questions whose reference the PR edited: their fall is told as that, not as the agent's.
-    edited = {(d.result.path, diff.id) for d in datasets for diff in d.regressed if diff.reference_changed}
+    # Questions whose every fall is on a metric that reads a part of the reference that changed:
+    # their fall is told as that, not as something the agent did.
+    edited = {
+        (d.result.path, diff.id)
+        for d in datasets
+        for diff in d.regressed
+        if diff.metrics and all(reads_changed(metric, diff.reference_changed) for metric in diff.metrics)
+    }
     found = reasons(results, edited)
     return Page(
         results=results,

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from agent_eval_action.models.questions import ReferenceData, ToolInteraction
 from agent_eval_action.models.results import DatasetResult, QuestionResult
 from agent_eval_action.models.scores import Score
-from agent_eval_action.views.figures import compact, fmt
+from agent_eval_action.views.figures import VALUE_CHARS, compact, fmt
 
 
 @dataclass
@@ -35,9 +35,9 @@ class QuestionDiff:
     base: QuestionResult | None
     head: QuestionResult
     recorded: bool  # the base run has a transcript (False: its baseline predates them)
-    # The question's reference differs from the one the base's run was scored against: the PR
-    # edited what is expected, and the scores moved with it whatever the agent did.
-    reference_changed: bool = False
+    # The parts of the question's reference that differ from the one the base's run was scored
+    # against: what is expected changed, and the scores that read it moved whatever the agent did.
+    reference_changed: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -238,7 +238,11 @@ def question_diff(
     # The reference the base's run was scored against, as its transcript recorded it (files
     # written before transcripts kept it have none: then nothing is said of it).
     bt, ht = (before.transcript if before else None), head.transcript
-    changed = reference_rows(bt.reference, ht.reference) if bt is not None and ht is not None and "reference" in bt.model_fields_set else []
+    changed, parts = (
+        reference_rows(bt.reference, ht.reference)
+        if bt is not None and ht is not None and "reference" in bt.model_fields_set
+        else ([], frozenset())
+    )
     rows.extend(changed)
     rows.extend(_run_rows(before, head))
     rows.extend(_transcript_rows(before, head, before_runs, ignore_state))
@@ -252,42 +256,73 @@ def question_diff(
         base=before,
         head=head,
         recorded=recorded,
-        reference_changed=bool(changed),
+        reference_changed=parts,
     )
 
 
-# Each part of a question's reference, as the why-table names it.
+# Each part of a question's reference, as the why-table names it (the user's own keys are not
+# kept in a transcript: nothing to compare them with). A turn-by-turn part that differs is shown
+# instead of its whole-conversation form, which an ADK eval set derives from it.
 REFERENCE_PARTS = {
-    "reference_response": "expected answer",
     "turn_references": "expected answers by turn",
-    "reference_tool_interactions": "expected tool calls",
+    "reference_response": "expected answer",
     "turn_tool_calls": "expected tool calls by turn",
+    "reference_tool_interactions": "expected tool calls",
     "reference_trajectory": "expected path",
     "reference_state_variables": "expected state",
-    "custom": "reference's own keys",
+}
+_DERIVED = {"reference_response": "turn_references", "reference_tool_interactions": "turn_tool_calls"}
+# The parts of the reference each built-in metric family reads (by its name's start): a fall on
+# one of them is the reference's doing only when a part it reads changed.
+READS = {
+    "response_match": ("reference_response", "turn_references"),
+    "final_response_match": ("reference_response", "turn_references"),
+    "tool_usage_accuracy": ("reference_tool_interactions", "turn_tool_calls"),
+    "tool_call_precision": ("reference_tool_interactions", "turn_tool_calls"),
+    "tool_trajectory_avg_score": ("reference_tool_interactions", "turn_tool_calls"),
+    "trajectory": ("reference_trajectory", "reference_tool_interactions"),
+    "state_management_fidelity": ("reference_state_variables",),
 }
 
 
-def reference_rows(base: ReferenceData, head: ReferenceData) -> list[DiffRow]:
+def reads_changed(metric: str, changed: frozenset[str]) -> bool:
+    """Whether ``metric`` reads a part of the reference in ``changed``; False for a metric that
+    reads none we know of (a judge, a custom metric, an error): its fall is not put on the reference."""
+    parts = next((p for name, p in READS.items() if metric.startswith(name)), ())
+    return any(part in changed for part in parts)
+
+
+def reference_rows(base: ReferenceData, head: ReferenceData) -> tuple[list[DiffRow], frozenset[str]]:
     """The parts of the reference that differ from the one the base's run was scored against
-    (recorded in its transcript): a PR that edits them moves the scores without the agent."""
+    (recorded in its transcript), as rows, and their names. Where they changed is not known here
+    (this PR, or the dataset on the base branch after its baseline was made): "changed" says only that."""
+    differ = {f for f in REFERENCE_PARTS if _plain(getattr(base, f)) != _plain(getattr(head, f))}
     rows = []
     for field, label in REFERENCE_PARTS.items():
-        was, now = getattr(base, field), getattr(head, field)
-        if _plain(was) != _plain(now):
-            rows.append(
-                DiffRow(label=label, base=_reference_text(was), head=f"{_reference_text(now)} (changed in this PR)", kind="reference")
-            )
-    return rows
+        if field in differ and _DERIVED.get(field) not in differ:
+            was, now = _texts(_plain(getattr(base, field)), _plain(getattr(head, field)))
+            rows.append(DiffRow(label=label, base=was, head=f"{now} (changed)", kind="reference"))
+    return rows, frozenset(differ)
 
 
 def _plain(value: Any) -> Any:
-    """``value`` as JSON has it (models as their fields), to compare and to show."""
-    return json.loads(json.dumps(value, sort_keys=True, default=lambda v: v.model_dump() if hasattr(v, "model_dump") else str(v)))
+    """``value`` as JSON has it (models as their fields), an empty one as none."""
+    plain = json.loads(json.dumps(value, sort_keys=True, default=lambda v: v.model_dump() if hasattr(v, "model_dump") else str(v)))
+    return None if plain in ({}, [], "") else plain
 
 
-def _reference_text(value: Any) -> str:
-    return "(none)" if value is None or value == {} else compact(_plain(value))
+# Characters kept before the first difference of two long texts that share their start.
+_LEAD = 40
+
+
+def _texts(was: Any, now: Any) -> tuple[str, str]:
+    """Both sides on one line each; when they share a long start, from a little before where they
+    first differ, so that an edit past the cut is seen."""
+    a, b = ("(none)" if v is None else v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True) for v in (was, now))
+    same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    if same > _LEAD and max(len(a), len(b)) > VALUE_CHARS:
+        a, b = "…" + a[same - _LEAD :], "…" + b[same - _LEAD :]
+    return compact(a), compact(b)
 
 
 def _run_rows(before: QuestionResult | None, head: QuestionResult) -> list[DiffRow]:

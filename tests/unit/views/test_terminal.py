@@ -168,8 +168,8 @@ def test_a_dataset_with_no_run_scored_says_nothing_was_compared_not_that_nothing
         datasets=[DatasetResult(path="d.json", name="d", format="golden", summary=summary, questions=skipped)], comparison=[comparison]
     )
     (shown,) = page_of(results, {}, Background()).datasets
-    assert shown.still == "nothing compared: no run of this check was scored"
-    assert "  nothing compared: no run of this check was scored" in render(results, {}, Background()).splitlines()
+    assert shown.still == "nothing compared: no run was scored"
+    assert "  nothing compared: no run was scored" in render(results, {}, Background()).splitlines()
     held = _results()
     (shown,) = page_of(held, {"m": 0.5}, Background()).datasets
     assert shown.still == "nothing moved"
