@@ -235,11 +235,10 @@ def ignore_output(root: Path, folder: str = OUTPUT_DIR) -> bool:
 
 def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaffold:
     """Drafts and writes what a repository needs to start (see the module's docstring)."""
-    detected = agent is None
+    # Named on the command line or in the config already there; else found (and said so).
     spec = agent or configured_agent(root / CONFIG)
-    if spec is not None:
-        detected = False  # named, on the command line or in the config already there
-    else:
+    detected = False
+    if spec is None:
         found = agent_candidates(root)
         if len(found) > 1:
             # Guessing between two is not ours, and a template written now would stay: init
@@ -250,6 +249,7 @@ def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaf
                 f"e.g. agent-eval init --agent {found[0]} (nothing was written)",
             )
         spec = found[0] if found else None
+        detected = spec is not None
     tree = describe_agent(spec, python=agent_python, cwd=root) if spec else None
     name = re.sub(r"\W+", "_", str((tree or {}).get("name") or "my_agent"))
     dataset = f"{DATASETS}/{name}_golden.json"
@@ -265,7 +265,7 @@ def scaffold(root: Path, *, agent: str | None, agent_python: str | None) -> Scaf
     return Scaffold(
         ignored=ignored,
         agent=spec,
-        detected=detected and spec is not None,
+        detected=detected,
         dataset=dataset,
         written=written,
         skipped=skipped,

@@ -92,6 +92,7 @@ def reasons(results: Results, edited: set[tuple[str, str]] | None = None) -> lis
     gate = results.gate
     if gate is None:
         return []
+    edited = edited or set()
     by_path = {d.path: d for d in results.datasets}
     several = len(results.datasets) > 1
     groups: dict[tuple[str, str, str], list[GateFailure]] = defaultdict(list)
@@ -112,7 +113,7 @@ def reasons(results: Results, edited: set[tuple[str, str]] | None = None) -> lis
         ids = tuple(dict.fromkeys(f.question or "" for _, failures in metrics for f in failures))
         if dataset is not None:
             test = comparisons[path].pass_test if path in comparisons else None
-            changed = bool(edited) and all((path, question) in (edited or set()) for question in ids)
+            changed = all((path, question) in edited for question in ids)
             found.append(_drop_reason(dataset, path, ids, metrics, test, order, several, changed))
     for (path, rule_name, metric), failures in groups.items():
         dataset = by_path.get(path)

@@ -296,11 +296,12 @@ def reference_rows(base: ReferenceData, head: ReferenceData) -> tuple[list[DiffR
     """The parts of the reference that differ from the one the base's run was scored against
     (recorded in its transcript), as rows, and their names. Where they changed is not known here
     (this PR, or the dataset on the base branch after its baseline was made): "changed" says only that."""
-    differ = {f for f in REFERENCE_PARTS if _plain(getattr(base, f)) != _plain(getattr(head, f))}
+    sides = {f: (_plain(getattr(base, f)), _plain(getattr(head, f))) for f in REFERENCE_PARTS}
+    differ = {f for f, (was, now) in sides.items() if was != now}
     rows = []
     for field, label in REFERENCE_PARTS.items():
         if field in differ and _DERIVED.get(field) not in differ:
-            was, now = _texts(_plain(getattr(base, field)), _plain(getattr(head, field)))
+            was, now = _texts(*sides[field])
             rows.append(DiffRow(label=label, base=was, head=f"{now} (changed)", kind="reference"))
     return rows, frozenset(differ)
 
