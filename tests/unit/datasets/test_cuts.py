@@ -15,6 +15,8 @@ from agent_eval_action.datasets.tabular import cuts
 from agent_eval_action.datasets.tabular.stream import load_csv
 
 HEADER = "question_id,user_inputs,final_response,session_id"
+# The quotes of a stretch counted by bytes.count (these rows are short) and, at 0, all by numpy.
+WIDE, WIDE_IDS = [cuts.WIDE, 0], ["quotes-counted-by-bytes", "quotes-counted-by-numpy"]
 
 
 def _lines(count: int = 9) -> list[str]:
@@ -58,11 +60,13 @@ def _cut(path: str) -> tuple[list[Row], int]:
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 @pytest.mark.parametrize("last", [True, False], ids=["newline-at-end", "none-at-end"])
 @pytest.mark.parametrize("block", [3, cuts._BLOCK], ids=["records-across-read-blocks", "whole-blocks"])
+@pytest.mark.parametrize("wide", WIDE, ids=WIDE_IDS)
 def test_the_cuts_give_the_rows_the_whole_file_reader_gives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newline: str, last: bool, block: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newline: str, last: bool, block: int, wide: int
 ) -> None:
     monkeypatch.setattr(cuts, "CUT_ROWS", 2)
     monkeypatch.setattr(cuts, "_BLOCK", block)
+    monkeypatch.setattr(cuts, "WIDE", wide)
     lines = _lines()
     lines[3:3] = ["", ""]  # blank rows are records, not numbered rows
     lines.insert(8, "")
@@ -95,12 +99,16 @@ def test_a_cut_ends_at_its_byte_budget_too(tmp_path: Path, monkeypatch: pytest.M
         pytest.param(4, 'q_cr,"[""x""]",a\rq_cr2,"[""y""]",b,s', id="a-lone-carriage-return-ends-a-row"),
     ],
 )
-def test_a_file_the_scan_cannot_follow_is_found_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: int, line: str) -> None:
+@pytest.mark.parametrize("wide", WIDE, ids=WIDE_IDS)
+def test_a_file_the_scan_cannot_follow_is_found_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: int, line: str, wide: int
+) -> None:
     """pandas reads a bare quote inside an unquoted cell as text, a lone CR as a row's end, a row
     of empty cells as blank: the scan does not, so the count of some cut disagrees; an unclosed
     quote leaves a cut's last record open; a row past the header is for the whole-file reader to
     refuse in its words. Each raises Uncut, so the scorer reads the file whole."""
     monkeypatch.setattr(cuts, "CUT_ROWS", 2)
+    monkeypatch.setattr(cuts, "WIDE", wide)
     lines = _lines()
     lines.insert(place, line)
     path = _write(tmp_path / "runs.csv", lines, newline="\n")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from agent_eval_action.datasets.base import Uncut
 
@@ -27,6 +27,10 @@ _BLOCK = 4 * 2**20
 MAX_HEADER = 2**20
 # A record longer than this is no row a producer wrote but a quote out of place: read the file whole.
 MAX_RECORD = 64 * 2**20
+# A stretch of a block at least this long has its quotes counted by numpy (a compare the width of
+# a vector, then a count of the matches), shorter ones by bytes.count (a byte at a time, no call
+# to set up): at 45 KB a row, bytes.count was 0.29 s of the scan's 0.45 s over 864 MB, numpy 0.05.
+WIDE = 4096
 
 
 @dataclass(frozen=True)
@@ -84,13 +88,14 @@ def _record_ends(handle: BinaryIO, offset: int = 0) -> Iterator[tuple[int, bool]
             return
         if len(head) < 2:
             head += block[: 2 - len(head)]
+        count = _quote_counter(block)
         scanned = 0
         while True:
             newline = block.find(b"\n", scanned)
             if newline < 0:
-                quotes += block.count(b'"', scanned)
+                quotes += count(scanned, len(block))
                 break
-            quotes += block.count(b'"', scanned, newline)
+            quotes += count(scanned, newline)
             scanned = newline + 1
             if quotes % 2 == 0:
                 end = base + scanned
@@ -99,6 +104,24 @@ def _record_ends(handle: BinaryIO, offset: int = 0) -> Iterator[tuple[int, bool]
         base += len(block)
         if base - start > MAX_RECORD:
             raise Uncut(f"a record from byte {start} runs past {MAX_RECORD} bytes")
+
+
+def _quote_counter(block: bytes) -> Callable[[int, int], int]:
+    """The number of quotes in ``block[start:end]``, for any stretch of ``block``."""
+    marks: Any = None  # where the block's quotes are, made for its first wide stretch
+    counted: Any = None
+
+    def count(start: int, end: int) -> int:
+        nonlocal marks, counted
+        if end - start < WIDE:
+            return block.count(b'"', start, end)
+        if marks is None:
+            import numpy  # pandas' own dependency: a file large enough to be cut is read by pandas
+
+            marks, counted = numpy.frombuffer(block, dtype=numpy.uint8) == ord('"'), numpy.count_nonzero
+        return int(counted(marks[start:end]))
+
+    return count
 
 
 def _blank(length: int, head: bytes) -> bool:
