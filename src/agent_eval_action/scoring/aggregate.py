@@ -39,7 +39,11 @@ def prepare() -> None:
 
 def scale_of(values: Iterable[float]) -> int:
     """The power of two to divide ``values`` by so that no sum or difference of them overflows (0: none)."""
-    top = max(map(abs, values), default=0.0)
+    values = values if isinstance(values, list | tuple) else list(values)
+    if not values:
+        return 0
+    # The largest magnitude as two passes of C, not a call of abs() a value (the same for finite values).
+    top = max(max(values), -min(values))
     return math.frexp(top)[1] if top > _LARGE else 0
 
 
@@ -71,7 +75,14 @@ def difference(a: float, b: float) -> float:
 
 def passes(value: float, threshold: float, direction: str) -> bool:
     """Whether a run's score meets a pass threshold: at least it (higher is better) or at most it (lower)."""
-    return value <= threshold + 1e-9 if direction == "lower" else value >= threshold - 1e-9
+    bound, at_most = pass_bound(threshold, direction)
+    return value <= bound if at_most else value >= bound
+
+
+def pass_bound(threshold: float, direction: str) -> tuple[float, bool]:
+    """What :func:`passes` compares a score with (the threshold, give or take 1e-9 of rounding)
+    and whether a score at most it passes (lower is better), for a caller judging many scores."""
+    return (threshold + 1e-9, True) if direction == "lower" else (threshold - 1e-9, False)
 
 
 def missed_thresholds(question: QuestionResult, summary: dict[str, MetricSummary], fallback: dict[str, float] | None = None) -> list[str]:
@@ -318,7 +329,7 @@ def _figures(values: Sequence[float], seed: int, percentiles: bool, interval: bo
     """Mean, spread, CI (with ``interval``) and (with ``percentiles``) p50, p90 and max of values that cannot overflow."""
     mean = math.fsum(values) / len(values) if values else None
     # statistics.stdev computes in exact fractions: far too slow for thousands of values.
-    stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)) if mean is not None and len(values) >= 2 else None
+    stdev = math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / (len(values) - 1)) if mean is not None and len(values) >= 2 else None
     ci = _bootstrap_ci(values, seed) if interval else None  # values that cannot overflow: no second look at their scale
     figures = {"mean": mean, "stdev": stdev, "ci_low": ci and ci[0], "ci_high": ci and ci[1]}
     if percentiles and values:

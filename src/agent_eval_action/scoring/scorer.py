@@ -19,7 +19,7 @@ from agent_eval_action.models.scores import GIVEN_FIELDS, MetricSummary, Score, 
 from agent_eval_action.models.stored import constructed, filled
 from agent_eval_action.models.traces import Transcript
 from agent_eval_action.scoring import aggregate
-from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, passes, seed_for, summarize_values
+from agent_eval_action.scoring.aggregate import bootstrap_mean_ci, pass_bound, seed_for, summarize_values
 from agent_eval_action.scoring.reuse import question_key
 from agent_eval_action.system.collector import LIBRARY, Collector, few_collections
 from agent_eval_action.system.errors import DatasetError, UsageError
@@ -338,6 +338,9 @@ class Scorer:
         # not the arithmetic, are what summarizing costs.
         columns: dict[str, _Column] = {name: _Column() for name in names}
         limits = {name: (limit, direction) for name, direction in names.items() if (limit := self._threshold(dataset, name)) is not None}
+        # Each judged metric's bound and side, as ``passes`` compares them (its sum made once:
+        # this loop reads every score of the dataset, 800,000 at 20,000 recorded rows).
+        bounds = {name: pass_bound(*judged) for name, judged in limits.items()}
         for question in questions:
             question_id = question.id
             missed = []
@@ -349,15 +352,16 @@ class Scorer:
                     limit = self._threshold(dataset, key)
                     if limit is not None:
                         limits[key] = (limit, "higher")
+                        bounds[key] = pass_bound(limit, "higher")
                 value = score.value
                 if value is None:
                     column.unscored[score.explanation or "unscored"] += 1
                     continue
                 column.ids.append(question_id)
                 column.values.append(value)
-                judged = limits.get(key)
-                if judged is not None:
-                    passed = passes(value, *judged)
+                bound = bounds.get(key)
+                if bound is not None:
+                    passed = value <= bound[0] if bound[1] else value >= bound[0]
                     column.passed.append(passed)
                     if not passed:
                         missed.append(key)
@@ -485,10 +489,9 @@ def _pass_rates(summary: MetricSummary, ids: list[str], passed: list[bool]) -> N
     """Pass rate over the scored runs; ``ids[i]`` is the question of the run whose outcome is ``passed[i]``."""
     if not passed:
         return
-    by_question: dict[str, list[bool]] = {}
-    for question_id, outcome in zip(ids, passed, strict=True):
-        by_question.setdefault(question_id, []).append(outcome)
+    runs = Counter(ids)  # counted in C: a dict of lists a question cost 0.2 s at 20,000 rows
     summary.pass_rate = sum(passed) / len(passed)
-    summary.runs = max(len(runs) for runs in by_question.values())
+    summary.runs = max(runs.values())
     if summary.runs > 1:
-        summary.pass_hat_k = sum(all(runs) for runs in by_question.values()) / len(by_question)
+        failing = {question_id for question_id, outcome in zip(ids, passed, strict=True) if not outcome}
+        summary.pass_hat_k = (len(runs) - len(failing)) / len(runs)

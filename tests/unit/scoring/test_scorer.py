@@ -107,6 +107,38 @@ def test_each_run_s_missed_thresholds_are_judged_once_when_its_dataset_is_summar
     assert unthresholded.questions[0].failed_thresholds == []
 
 
+def test_pass_rates_over_repeated_runs_count_runs_and_questions_whatever_the_order_of_ids() -> None:
+    """pass_rate over the runs, runs the most any question had, pass^k the share of questions whose
+    every run passed; a score at its threshold passes, whichever way is better."""
+    from agent_eval_action.datasets import LoadedDataset
+    from agent_eval_action.metrics import MetricContext
+    from agent_eval_action.scoring.scorer import Scorer
+
+    scorer = Scorer.for_names(
+        ["latency", "tool_usage_accuracy"], MetricContext(), pass_thresholds={"latency": 2.0, "tool_usage_accuracy": 1.0}
+    )
+    runs: dict[str, list[tuple[float, float | None]]] = {  # question -> (latency, tool_usage_accuracy) of each run
+        "b": [(2.0, 1.0), (1.0, 1.0), (2.5, 1.0)],
+        "a": [(1.0, 0.5), (1.0, 0.5)],
+        "c": [(0.5, 1.0)],
+        "d": [(1.0, None), (3.0, 1.0)],
+    }
+    questions = [
+        QuestionResult(id=qid, run=run, scores={"latency": Score(value=lat), "tool_usage_accuracy": Score(value=tools, explanation="x")})
+        for qid, scores in runs.items()
+        for run, (lat, tools) in enumerate(scores)
+    ]
+    result = scorer.summarize(LoadedDataset(path="d.json", name="d", format="golden", records=iter(())), questions)
+    latency, tools = result.summary["latency"], result.summary["tool_usage_accuracy"]
+    # latency: b passes, passes, fails; a passes twice; c passes; d passes, fails.
+    assert (latency.pass_rate, latency.runs, latency.pass_hat_k) == (6 / 8, 3, 2 / 4)
+    # tools: b passes three times; a fails twice; c passes; d's first is unscored.
+    assert (tools.pass_rate, tools.runs, tools.pass_hat_k) == (round(5 / 7, 6), 3, 3 / 4)
+    assert {(q.id, q.run): q.failed_thresholds for q in result.questions if q.failed_thresholds} == {
+        ("a", 0): ["tool_usage_accuracy"], ("a", 1): ["tool_usage_accuracy"], ("b", 2): ["latency"], ("d", 1): ["latency"]
+    }  # fmt: skip
+
+
 def test_rows_rebuilt_from_workers_keep_one_copy_of_each_explanation() -> None:
     """Explanations are templated: the main process keeps one string of each, however many rows
     (and batches, each its own pickle) bring it."""
