@@ -489,6 +489,8 @@ def _pass_rates(summary: MetricSummary, ids: list[str], passed: list[bool]) -> N
     """Pass rate over the scored runs; ``ids[i]`` is the question of the run whose outcome is ``passed[i]``."""
     if not passed:
         return
+    if len(ids) != len(passed):
+        raise ValueError(f"{len(ids)} question ids for {len(passed)} outcomes")
     runs = Counter(ids)  # counted in C: a dict of lists a question cost 0.2 s at 20,000 rows
     summary.pass_rate = sum(passed) / len(passed)
     summary.runs = max(runs.values())
