@@ -109,17 +109,16 @@ def _record_ends(handle: BinaryIO, offset: int = 0) -> Iterator[tuple[int, bool]
 def _quote_counter(block: bytes) -> Callable[[int, int], int]:
     """The number of quotes in ``block[start:end]``, for any stretch of ``block``."""
     marks: Any = None  # where the block's quotes are, made for its first wide stretch
-    counted: Any = None
 
     def count(start: int, end: int) -> int:
-        nonlocal marks, counted
+        nonlocal marks
         if end - start < WIDE:
             return block.count(b'"', start, end)
-        if marks is None:
-            import numpy  # pandas' own dependency: a file large enough to be cut is read by pandas
+        import numpy  # pandas' own dependency: a file large enough to be cut is read by pandas
 
-            marks, counted = numpy.frombuffer(block, dtype=numpy.uint8) == ord('"'), numpy.count_nonzero
-        return int(counted(marks[start:end]))
+        if marks is None:
+            marks = numpy.frombuffer(block, dtype=numpy.uint8) == ord('"')
+        return int(numpy.count_nonzero(marks[start:end]))
 
     return count
 
