@@ -337,8 +337,7 @@ class Scorer:
         # judges each run's missed thresholds. Each Score is read once; on large tables the reads,
         # not the arithmetic, are what summarizing costs.
         columns: dict[str, _Column] = {name: _Column() for name in names}
-        # Each judged metric's threshold, with the bound and the side of it ``passes`` compares a
-        # score with (made once: this loop reads every score, 800,000 at 20,000 recorded rows).
+        # Each judged metric's threshold, and what ``passes`` compares a score with, made once.
         limits = {
             name: (limit, *pass_bound(limit, direction))
             for name, direction in names.items()
