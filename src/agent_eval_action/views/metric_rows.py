@@ -39,7 +39,8 @@ class MetricRow:
     moved: bool = False
     # Questions both runs scored: what Base, This PR and Change average (0: no pairs, or no base).
     n: int = 0
-    # This run's mean over all its scored questions: the end of the trend, as the history's points are.
+    # Where the trend ends: this run's mean over all its scored questions, each question's runs
+    # averaged first, as the history's points are (``verdict_facts.trend_ends``).
     overall: float | None = None
 
     @property
@@ -128,7 +129,10 @@ def metric_row(
     compared: bool,
     change: Change,
     same_job: bool = False,
+    end: float | None = None,
 ) -> MetricRow:
+    """``end``: where the trend ends (``verdict_facts.trend_ends``); this run's mean over its
+    runs where not given."""
     metric = comparison.metric
     mark, words, folded = row_mark(comparison, failures, noise, rule, compared, change, same_job)
     unscored = summary.unscored if summary else 0
@@ -151,7 +155,7 @@ def metric_row(
         points=points if rule is not None and rule.gated else [],
         moved=bool(failures) or threshold or visible,
         n=comparison.n_shared if compared else 0,
-        overall=summary.mean if summary is not None else comparison.current,
+        overall=end if end is not None else summary.mean if summary is not None else comparison.current,
     )
 
 

@@ -33,7 +33,7 @@ from agent_eval_action.views.notes import (
     unpaired_lines,
 )
 from agent_eval_action.views.question_diffs import DiffGroup, QuestionDiff, group_diffs, question_diff, reads_changed, runs_by_id
-from agent_eval_action.views.verdict_facts import change_of, dropped_questions, outage_run, regressed_questions
+from agent_eval_action.views.verdict_facts import change_of, dropped_questions, outage_run, regressed_questions, trend_ends
 
 
 @dataclass
@@ -303,6 +303,7 @@ def _metric_rows(
     # One record per metric at most: the gate judges a metric's change once per dataset.
     noise = {metric: records[0] for metric, records in by_metric(gate.within_noise if gate else [], dataset.path).items()}
     history = background.history.get(dataset.path, {})
+    ends = trend_ends(dataset, {m.metric for m in metrics if history.get(m.metric)})
     order = metric_order()
     rows = [
         metric_row(
@@ -315,6 +316,7 @@ def _metric_rows(
             compared,
             change_of(m),
             same_job,
+            ends.get(m.metric),
         )
         for m in metrics
     ]

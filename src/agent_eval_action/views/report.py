@@ -205,7 +205,8 @@ def _chart(row: MetricRow, width: int, height: int, pad: int) -> Chart | None:
     points: list[Point] = row.points
     if not points:
         return None
-    values = [p.value for p in points] + [row.current]
+    end = row.overall if row.overall is not None else row.current  # the trend's end, as the comment's
+    values = [p.value for p in points] + [end]
     known = [v for v in values if v is not None]
     if not known:
         return None
@@ -223,9 +224,9 @@ def _chart(row: MetricRow, width: int, height: int, pad: int) -> Chart | None:
         x, y = xy(i, point.value)
         dots.append((x, y, f"{point.commit[:7]} {point.date}: {fmt(point.value, row.metric)} ({point.subject})"))
     current = None
-    if row.current is not None:
-        x, y = xy(len(points), row.current)
-        current = (x, y, f"this run: {fmt(row.current, row.metric)}")
+    if end is not None:
+        x, y = xy(len(points), end)
+        current = (x, y, f"this run: {fmt(end, row.metric)}")
     line = " ".join(f"{x},{y}" for x, y, _ in dots) + (f" {current[0]},{current[1]}" if current else "")
     return Chart(
         metric=row.metric,

@@ -9,6 +9,7 @@ from collections import defaultdict
 
 from agent_eval_action.models.results import DatasetResult, QuestionResult
 from agent_eval_action.models.verdicts import DatasetComparison, GateResult, MetricComparison
+from agent_eval_action.scoring.aggregate import mean_of
 from agent_eval_action.verdict.comparison import EPSILON, all_runs, ci_on_worse_side, counted_drops, per_question, worse_amount
 from agent_eval_action.verdict.gate import is_timing
 from agent_eval_action.verdict.outages import outage_cause
@@ -25,6 +26,25 @@ def change_of(comparison: MetricComparison) -> Change:
         sure=ci_on_worse_side(comparison.ci95, direction) if worse else None,
         timing=is_timing(comparison.metric),
     )
+
+
+def trend_ends(current: DatasetResult, metrics: set[str]) -> dict[str, float]:
+    """Where each named metric's trend ends: this run's mean over its questions, each question's
+    runs averaged first, as a baseline's history point is (a baseline runs every question as often).
+    The mean over runs would weigh a question by its runs: the questions in doubt, run again
+    until the test decides, and those reused with the baseline's runs, would outweigh the rest
+    (a metric shown 60% beside a trend ending at 38%)."""
+    if not metrics:
+        return {}
+    runs: dict[str, dict[str, list[float]]] = {metric: {} for metric in metrics}
+    for question in current.questions:
+        if question.status != "ok":
+            continue
+        for metric in metrics:
+            score = question.scores.get(metric)
+            if score is not None and score.value is not None:
+                runs[metric].setdefault(question.id, []).append(score.value)
+    return {metric: mean_of(list(per_question(by_question).values())) for metric, by_question in runs.items() if by_question}
 
 
 def dropped_questions(comparison: DatasetComparison | None) -> set[str]:

@@ -629,3 +629,36 @@ def test_the_pages_json_is_what_json_dumps_makes_whether_or_not_it_was_indented_
         assert report._pretty(value) == cut
         assert report._jsonish(value) == (one_line if len(one_line) <= 60 else cut)
     assert len(report._INDENTED_BY_LINE) <= report._KEPT
+
+
+def test_the_trend_ends_at_this_runs_questions_as_its_history_points_are_and_as_the_row_says() -> None:
+    """Three questions pass, two fail and ran again until the test decided (five runs each): the
+    trend's last bar and report.html's last point are this run's mean over its questions (60%),
+    as a baseline's history point is and as the This PR column says; not its mean over the runs,
+    which the re-run questions outweigh (3 of 13 runs: 23%)."""
+    from agent_eval_action.repo.history import Point
+    from agent_eval_action.verdict.gate import metric_kinds, rules_of
+    from agent_eval_action.views.report import _chart
+    from agent_eval_action.views.verdict_facts import trend_ends
+
+    metric = "state_management_fidelity"
+    runs = {"a": [1.0], "b": [1.0], "c": [1.0], "d": [0.0] * 5, "e": [0.0] * 5}
+    head_questions = [QuestionResult(id=q, run=i, scores={metric: Score(value=v)}) for q, vs in runs.items() for i, v in enumerate(vs)]
+    head_questions.append(QuestionResult(id="f", status="error", error="RuntimeError: boom"))
+    head = DatasetResult(
+        path=PATH,
+        name="cs",
+        format="golden",
+        summary={metric: MetricSummary(mean=3 / 13, n=13, unscored=0, pass_threshold=1.0)},
+        questions=head_questions,
+    )
+    base = _runs(metric, dict.fromkeys(runs, 1.0), direction="higher")
+    compared = compare_dataset(head, base, baseline_path="b.json")
+    assert trend_ends(head, {metric, "latency"}) == {metric: 0.6}  # latency: no scores, no end
+    results = Results(datasets=[head], comparison=[compared], gate=gate_of(head, compared))
+    history = {metric: [Point(commit=f"{i}" * 40, date=f"2026-11-0{i}", subject="baseline", value=1.0) for i in (1, 2, 3)]}
+    background = Background(history={PATH: history}, rules=rules_of(results, GateConfig(), metric_kinds()))
+    (row,) = [r for r in build(results, background=background).datasets[0].moved if r.metric == metric]
+    assert (fmt(row.current, metric), row.overall, row.trend) == ("60%", 0.6, "███→" + spark([0.6], metric))
+    chart = _chart(row, 200, 40, 4)
+    assert chart is not None and chart.current is not None and chart.current[2] == "this run: 60%"
