@@ -139,9 +139,16 @@ def test_wrong_flag_is_usage_error(tmp_path: Path) -> None:
 
 
 def test_nothing_to_evaluate(tmp_path: Path) -> None:
+    """Without a config the default datasets matching nothing is a project not set up: the error
+    says so and how to set one up; with a config, it names the setting to check."""
     result = cli("evaluate", cwd=tmp_path)
     assert result.returncode == 2
-    assert "matched no dataset files" in result.stderr
+    assert "matched no dataset files (no agent-eval.toml, nor [tool.agent-eval] in a pyproject.toml, was found" in result.stderr
+    assert "`python -m agent_eval_action init` sets a project up" in result.stderr, result.stderr
+    (tmp_path / "agent-eval.toml").write_text("[gate]\nmax-regression = 0.05\n")
+    result = cli("evaluate", cwd=tmp_path)
+    assert result.returncode == 2 and "init" not in result.stderr, result.stderr
+    assert "matched no dataset files (check the spelling, the `datasets` setting or the --datasets flag" in result.stderr
 
 
 def test_validate_skips_adks_own_files_in_an_eval_folder_with_one_line_each(tmp_path: Path) -> None:

@@ -92,11 +92,13 @@ class Found:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = False) -> Found:
+def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = False, unconfigured: bool = False) -> Found:
     """The dataset files the patterns name, and a problem for each that names none: a typo in a
     glob must not turn into a green check with nothing checked. The built-in default globs are
     one choice among formats, so only all of them matching nothing is a problem. ``named``: the
-    user typed the patterns (command-line paths), so what they name is read where it is."""
+    user typed the patterns (command-line paths), so what they name is read where it is.
+    ``unconfigured``: no config file was found, so the default globs matching nothing most likely
+    means a project not set up (or a command run from the wrong folder): the problem says how."""
     refused = negations_only(patterns)
     if refused:
         return Found([], [Problem(path=", ".join(patterns), message=f"{', '.join(patterns)}: {refused}")])
@@ -105,6 +107,11 @@ def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = 
     if defaults:
         empty = [] if files else [", ".join(patterns)]
     fix = "check the spelling, the `datasets` setting or the --datasets flag, and the working directory"
+    if defaults and unconfigured:
+        fix = (
+            "no agent-eval.toml, nor [tool.agent-eval] in a pyproject.toml, was found in this folder or above it in the "
+            "repository: `python -m agent_eval_action init` sets a project up; or give the dataset files' paths"
+        )
     problems = [Problem(path=p, message=f"{p}: matched no dataset files ({fix})") for p in empty]
     where: dict[str, tuple[str, ...]] = {}
     for pattern in patterns if named else []:

@@ -154,7 +154,9 @@ def validate(paths: Sequence[str] = (), *, config: Config | str | os.PathLike[st
         found = dataset_files(list(paths), named=True)
     else:
         chosen = _config(config, {})
-        found = dataset_files(chosen.datasets, defaults=chosen.datasets == chosen.default_datasets())
+        found = dataset_files(
+            chosen.datasets, defaults=chosen.datasets == chosen.default_datasets(), unconfigured=chosen.origin.file is None
+        )
     skipped = [
         Dataset(path=path, name=Path(path).stem, format="unknown", questions=[], skipped=what)
         for path, what in sorted(found.skipped.items())
@@ -224,7 +226,12 @@ def evaluate(
     chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings}, progress)
     given = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])]
     # Paths the caller gives are theirs (read wherever they are); the config's stay in the repository.
-    found = dataset_files(given or chosen.datasets, defaults=not given and chosen.datasets == chosen.default_datasets(), named=bool(given))
+    found = dataset_files(
+        given or chosen.datasets,
+        defaults=not given and chosen.datasets == chosen.default_datasets(),
+        named=bool(given),
+        unconfigured=chosen.origin.file is None,
+    )
     files = [DatasetFile(file, also=found.places.get(file, ())) for file in found.files]
     done = evaluate_files(chosen, files, progress=progress, collector=collector)
     return Results(tool_version=__version__, datasets=done.datasets, problems=found.problems + done.problems, run=done.run)
@@ -308,7 +315,11 @@ def update_baselines(
     git = Git(Path(cwd) if cwd else Path.cwd())
     workspace = git.workspace()
     given = list(datasets or [])
-    found = dataset_files(given or config.datasets, defaults=not given and config.datasets == config.default_datasets())
+    found = dataset_files(
+        given or config.datasets,
+        defaults=not given and config.datasets == config.default_datasets(),
+        unconfigured=config.origin.file is None,
+    )
     problems = found.problems
     roles = path_roles(config, workspace)
     fingerprint = agent_fingerprint(config, git, roles)

@@ -106,7 +106,7 @@ def _datasets(
 ) -> tuple[dict[str, str], list[str], list[Problem]]:
     """Repository path -> file of every dataset the check may evaluate, the datasets the base's
     settings select, and the paths that named no dataset."""
-    found = dataset_files(config.datasets, defaults=config.datasets == config.default_datasets())
+    found = dataset_files(config.datasets, defaults=config.datasets == config.default_datasets(), unconfigured=config.origin.file is None)
     by_path = {workspace.rel(f): f for f in found.files}
     # The datasets the base's settings select at the base are evaluated whatever the PR's settings
     # (config, --datasets, inputs) say: the union of the two as files, never as patterns.
