@@ -134,8 +134,18 @@ def test_config_errors_name_the_setting(tmp_path: Path, example: str) -> None:
 
 
 def test_wrong_flag_is_usage_error(tmp_path: Path) -> None:
+    """Refused by the command's own parser (its usage, not the top level's), with the flag it most
+    resembles where one does."""
     result = cli("evaluate", "--no-such-flag", cwd=tmp_path)
-    assert result.returncode == 2 and "unrecognized arguments: --no-such-flag" in result.stderr
+    assert result.returncode == 2 and "evaluate: error: unrecognized arguments: --no-such-flag\n" in result.stderr
+    assert result.stderr.startswith("usage: python -m agent_eval_action evaluate "), result.stderr
+    result = cli("check", "--bse", "main", cwd=tmp_path)
+    assert result.returncode == 2 and "check: error: unrecognized arguments: --bse main (did you mean --base?)" in result.stderr
+    result = cli("baseline", "update", "--datsets=x.json", cwd=tmp_path)
+    assert (
+        result.returncode == 2
+        and "baseline update: error: unrecognized arguments: --datsets=x.json (did you mean --datasets?)" in result.stderr
+    )
 
 
 def test_nothing_to_evaluate(tmp_path: Path) -> None:

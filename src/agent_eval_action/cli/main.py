@@ -112,7 +112,23 @@ def build_parser() -> argparse.ArgumentParser:
         loudness = command.add_mutually_exclusive_group()
         loudness.add_argument("--verbose", "-v", action="store_true", help="log what it is doing, not only warnings")
         loudness.add_argument("--quiet", "-q", action="store_true", help="log errors only (no warnings)")
+        command.set_defaults(parser_of_command=command)
     return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parser.parse_args``, but an argument the command does not take is refused by the
+    command's own parser (its usage, not the top level's), with the option it most resembles."""
+    import difflib
+
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command: argparse.ArgumentParser = args.parser_of_command
+        options = [option for action in command._actions for option in action.option_strings if option.startswith("--")]
+        typed = [word.split("=", 1)[0] for word in extra if word.startswith("--")]
+        close = next((match[0] for word in typed if (match := difflib.get_close_matches(word, options, n=1))), None)
+        command.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {close}?)" if close else ""))
+    return args
 
 
 def entry() -> NoReturn:
@@ -158,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(build_parser(), argv)
     from agent_eval_action.system import reaper
 
     # Before any worker starts: what the agent leaves behind stays ours to kill (system/reaper.py).
