@@ -113,3 +113,21 @@ def test_a_check_whose_questions_in_doubt_run_again_still_says_it_once(misnamed:
     assert max(q.get("run", 0) for q in dataset["questions"]) >= 1  # some question ran again
     assert done.stderr.count(TOOL) == 1 and done.stderr.count(AGENT) == 1, done.stderr
     assert f"{DATASET}: {TOOL}" in dataset["warnings"] and f"{DATASET}: {AGENT}" in dataset["warnings"]
+
+
+def test_an_agent_the_config_names_is_named_by_the_configs_key_not_a_flag(misnamed: Path, tmp_path: Path) -> None:
+    """The agent that does not load came from agent-eval.toml: its errors name the file's key,
+    never `--agent`, which nobody passed; given as the flag, they name the flag."""
+    repo = tmp_path / "repo"
+    shutil.copytree(misnamed, repo, symlinks=True)
+    config = (repo / "agent-eval.toml").read_text()
+    assert 'agent = "customer_service"\n' in config
+    (repo / "agent-eval.toml").write_text(config.replace('agent = "customer_service"', 'agent = "customer_service.agent:root_agnt"'))
+    wrong = "customer_service.agent:root_agnt: module 'customer_service.agent' has no attribute 'root_agnt'"
+    done = cli(repo, "validate")
+    assert done.returncode == 2 and f"tool and agent names: agent-eval.toml: agent: {wrong}" in done.stderr, done.stderr
+    done = cli(repo, "evaluate", "--output-dir", str(tmp_path / "out"))
+    assert done.returncode == 2 and f"error: {DATASET}: agent-eval.toml: agent: {wrong}" in done.stderr, done.stderr
+    assert "--agent:" not in done.stderr
+    done = cli(repo, "evaluate", "--agent", "customer_service.agent:root_agnt", "--output-dir", str(tmp_path / "out"))
+    assert done.returncode == 2 and f"error: {DATASET}: --agent: {wrong}" in done.stderr, done.stderr

@@ -245,6 +245,16 @@ class Config(BaseModel):
         copy._origin = replace(self._origin, **changes)
         return copy
 
+    def named(self, flag: str) -> str:
+        """How the setting ``flag`` (``--agent``) sets is named to the user: the flag where this run
+        was given it as one (or there is no config file), else the config file's key
+        (``agent-eval.toml: agent``): an error about a value the file set must not name a flag
+        nobody passed."""
+        key = flag.removeprefix("--")
+        if self.origin.file is None or not flag.startswith("--") or key.replace("-", "_") in self.origin.given:
+            return flag
+        return f"{self.origin.source}: {key}"
+
     def with_overrides(self, **flags: Any) -> Config:
         """A copy with every flag that was given (not ``None``) applied and validated."""
         data = self.model_dump()

@@ -33,7 +33,7 @@ from agent_eval_action.scoring.scorer import Scorer
 from agent_eval_action.service.references import AgentNames, unknown_names
 from agent_eval_action.system import interrupt, reaper
 from agent_eval_action.system.collector import LIBRARY, Collector
-from agent_eval_action.system.errors import DatasetError, UsageError
+from agent_eval_action.system.errors import AgentLoadError, DatasetError, UsageError
 from agent_eval_action.system.logs import log
 from agent_eval_action.text.markdown import plural
 from agent_eval_action.verdict.drift import finished
@@ -176,6 +176,8 @@ class Evaluation:
                 if done.result is not None:
                     done.result.warnings += self._unknown_names(plan)
         except (DatasetError, UsageError) as error:
+            if isinstance(error, AgentLoadError):  # the setting named as the user gave it (a flag, or the config's key)
+                error = AgentLoadError(self.config.named(error.setting), error.reason)
             return FileEvaluation(
                 result=None,
                 problems=[Problem(path=path, message=error.message() if isinstance(error, DatasetError) else f"{path}: {error}")],
