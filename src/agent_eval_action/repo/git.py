@@ -135,13 +135,32 @@ class Git:
         done = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
         return done.stdout.strip() if done.returncode == 0 else None
 
+    def similar_refs(self, name: str) -> list[str]:
+        """The branch and tag names closest to ``name`` (a typo's likely meaning): local ones, and a
+        remote's by the name :meth:`merge_base` also finds them by (``main`` for ``origin/main``)."""
+        import difflib
+
+        done = self.run("for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags", "refs/remotes", check=False)
+        names: dict[str, None] = {}
+        for ref in done.stdout.splitlines() if done.returncode == 0 else []:
+            kind, _, short = ref.removeprefix("refs/").partition("/")
+            if kind == "remotes":
+                short = short.partition("/")[2]  # origin/main -> main
+            if short and short != "HEAD":
+                names[short] = None
+        return difflib.get_close_matches(name, list(names), n=2)
+
     def merge_base(self, base_ref: str) -> str:
         """The merge-base of ``base_ref`` and HEAD, with a message that says how to fix what is missing."""
         if not self.is_repository():
             raise ConfigError("--base", f"{self.cwd} is not a git repository")
         base = self.resolve(base_ref) or self.resolve(f"origin/{base_ref}")
         if base is None:
-            hint = f"; {SHALLOW_HINT}" if self.is_shallow() else " (fetch it first, e.g. `git fetch origin BASE`)"
+            close = self.similar_refs(base_ref)
+            if close:
+                hint = f" (did you mean {' or '.join(repr(name) for name in close)}? else fetch it first: `git fetch origin {base_ref}`)"
+            else:
+                hint = f"; {SHALLOW_HINT}" if self.is_shallow() else f" (fetch it first: `git fetch origin {base_ref}`)"
             raise ConfigError("--base", f"base ref {base_ref!r} is not in this repository{hint}")
         done = self.run("merge-base", base, "HEAD", check=False)
         if done.returncode != 0:
