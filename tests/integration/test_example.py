@@ -58,6 +58,15 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     assert {p.name for p in tmp_path.iterdir()} >= {"results.json", "comment.md", "summary.md", "report.html", "junit.xml"}
     comment = (tmp_path / "comment.md").read_text().splitlines()
     assert comment[1] == "## ❌ Agent evaluation failed: 2 of 8 questions lost their state writes"
+    # The trend's last bar is the row's 60% (a mean over the questions, as its history's points
+    # are), not the mean over the runs that the re-run questions outweigh (23%: ▃).
+    assert "| 🔴 | state\\_management\\_fidelity | 100% | 60% | 5 |" in "\n".join(comment) and "→▅ |" in "\n".join(comment)
+    # summary.md's table of every metric is over every run, said so, its means' intervals as figures.
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| state\\_management\\_fidelity | 23.1% | 13 | 3 |" in summary, summary
+    assert "Each over the 16 runs of this PR (a question run again counts once a run)" in summary
+    latency = next(line for line in summary.splitlines() if line.startswith("| latency |"))
+    assert "+" not in latency.split(" | ")[5], latency  # [0.11 s, 0.14 s], not a change's [+0.11 s, +0.14 s]
     assert comment[3] == escape_md(SURE)
     # The baseline's timings were measured on another machine: folded for information, never a warning.
     timings = [line for line in comment if "latency" in line and line.startswith("|")]
