@@ -61,6 +61,9 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     # The trend's last bar is the row's 60% (a mean over the questions, as its history's points
     # are), not the mean over the runs that the re-run questions outweigh (23%: ▃).
     assert "| 🔴 | state\\_management\\_fidelity | 100% | 60% | 5 |" in "\n".join(comment) and "→▅ |" in "\n".join(comment)
+    # Counts that moved within noise show two figures: counted apart from the metrics that held.
+    assert "<details><summary>21 metrics unchanged, 4 changed within noise, 6 timings for information</summary>" in comment
+    assert "| output\\_tokens | 28.2 | 29.5 | 8 |" in "\n".join(comment)
     # summary.md's table of every metric is over every run, said so, its means' intervals as figures.
     summary = (tmp_path / "summary.md").read_text()
     assert "| state\\_management\\_fidelity | 23.1% | 13 | 3 |" in summary, summary

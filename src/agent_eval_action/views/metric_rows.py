@@ -39,6 +39,8 @@ class MetricRow:
     moved: bool = False
     # Questions both runs scored: what Base, This PR and Change average (0: no pairs, or no base).
     n: int = 0
+    # A count or a timing that moved within noise: folded with what held, said apart from it.
+    folded: bool = False
     # Where the trend ends: this run's mean over all its scored questions, each question's runs
     # averaged first, as the history's points are (``verdict_facts.trend_ends``).
     overall: float | None = None
@@ -156,6 +158,7 @@ def metric_row(
         moved=bool(failures) or threshold or visible,
         n=comparison.n_shared if compared else 0,
         overall=end if end is not None else summary.mean if summary is not None else comparison.current,
+        folded=folded,
     )
 
 

@@ -19,6 +19,7 @@ from agent_eval_action.models.results import DatasetResult, QuestionResult, Resu
 from agent_eval_action.models.scores import MetricSummary
 from agent_eval_action.models.verdicts import DatasetComparison, GateResult, MetricComparison
 from agent_eval_action.scoring.aggregate import missed_thresholds
+from agent_eval_action.text.markdown import plural
 from agent_eval_action.views.background import Background
 from agent_eval_action.views.headline import Reason, headline, reasons, unchecked_after
 from agent_eval_action.views.metric_rows import MARK_ORDER, MetricRow, by_metric, metric_order, metric_row
@@ -169,6 +170,18 @@ class DatasetView:
     missed: list[list[str]] = field(default_factory=list)
     # Each thresholded metric's pass threshold (:func:`judged_with`), by name.
     thresholds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def held_words(self) -> str:
+        """What the table of the metrics that held holds, counted (its timings apart): "23 metrics
+        unchanged, 2 changed within noise"; without a base, "25 metrics without a baseline to
+        compare with". A count that moved within noise shows two figures: it is not called unchanged."""
+        held = [r for r in self.unchanged if r.mark != "info"]
+        if self.comparison is None or self.comparison.status != "compared":
+            return f"{plural(len(held), 'metric')} without a baseline to compare with"
+        moved = sum(1 for r in held if r.folded)
+        words = f"{plural(len(held) - moved, 'metric')} unchanged"
+        return words + (f", {moved} changed within noise" if moved else "")
 
     @property
     def still(self) -> str:

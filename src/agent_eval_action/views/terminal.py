@@ -179,8 +179,10 @@ def moved_lines(d: DatasetView, label: str | None, *, base_is_run: bool = False)
             )
     else:
         lines.append(f"  {d.still}")
-    held = [r for r in d.unchanged if r.mark != "info"]
+    held = [r for r in d.unchanged if r.mark != "info" and not r.folded]
     lines.extend(_wrapped(f"  unchanged ({len(held)}): ", [f"{r.metric} {fmt(r.current, r.metric)}" for r in held]))
+    moved = [f"{r.metric} {fmt(r.baseline, r.metric)} -> {fmt(r.current, r.metric)}" for r in d.unchanged if r.mark != "info" and r.folded]
+    lines.extend(_wrapped(f"  changed within noise ({len(moved)}): ", moved))
     info = [f"{r.metric} {fmt(r.baseline, r.metric)} -> {fmt(r.current, r.metric)}" for r in d.info]
     lines.extend(_wrapped("  timings, for information (they move with the machine; no rule gates them): ", info))
     lines.extend(f"  not paired: {line}" for line in d.unpaired)
