@@ -10,20 +10,9 @@ from agent_eval_action.views.figures import ci, fmt, signed
 from agent_eval_action.views.page import DatasetView, Page, expected_lines, page_of, run_failures
 
 
-def _num(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if abs(value) >= 1e15:
-        return f"{value:.3g}"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if value != 0 and abs(value) < 0.001:
-        return f"{value:.2e}"
-    return f"{value:.3f}"
-
-
-def _ci(summary: MetricSummary) -> str:
-    return f"[{_num(summary.ci95[0])}, {_num(summary.ci95[1])}]" if summary.ci95 else "-"
+def _ci(summary: MetricSummary, metric: str) -> str:
+    """A mean's interval in the metric's unit, as figures (not changes)."""
+    return f"[{fmt(summary.ci95[0], metric)}, {fmt(summary.ci95[1], metric)}]" if summary.ci95 else "-"
 
 
 def unscored_words(summary: MetricSummary) -> str:
@@ -73,9 +62,9 @@ def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None)
     scored = {name: s for name, s in dataset.summary.items() if s.n}
     if scored:
         width = max(len(name) for name in scored)
-        lines.append(f"  {'metric':<{width}}  {'mean':>9}  {'95% CI':>20}  {'n':>5}  {'unscored':>8}")
+        lines.append(f"  {'metric':<{width}}  {'mean':>9}  {'95% CI':>22}  {'n':>5}  {'unscored':>8}")
         for name, s in scored.items():
-            lines.append(f"  {name:<{width}}  {_num(s.mean):>9}  {_ci(s):>20}  {s.n:>5}  {s.unscored:>8}")
+            lines.append(f"  {name:<{width}}  {fmt(s.mean, name):>9}  {_ci(s, name):>22}  {s.n:>5}  {s.unscored:>8}")
     passes = [f"{name} {s.pass_hat_k:.3f}" for name, s in dataset.summary.items() if s.pass_hat_k is not None]
     if passes:
         k = max(s.runs for s in dataset.summary.values())

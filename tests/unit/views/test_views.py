@@ -662,3 +662,15 @@ def test_the_trend_ends_at_this_runs_questions_as_its_history_points_are_and_as_
     assert (fmt(row.current, metric), row.overall, row.trend) == ("60%", 0.6, "███→" + spark([0.6], metric))
     chart = _chart(row, 200, 40, 4)
     assert chart is not None and chart.current is not None and chart.current[2] == "this run: 60%"
+
+
+def test_evaluates_table_shows_each_mean_and_interval_in_its_unit_as_check_does() -> None:
+    """`evaluate` printed 0.600 and 0.159 where `check` prints 60% and 0.16 s."""
+    summary = {
+        "state_management_fidelity": MetricSummary(mean=0.6, n=16, unscored=0, ci95=(0.4, 0.8)),
+        "latency": MetricSummary(mean=0.159, n=16, unscored=0, ci95=(0.14, 0.18), direction="lower"),
+    }
+    result = DatasetResult(path=PATH, name="cs", format="golden", summary=summary, questions=[QuestionResult(id="q")])
+    lines = [" ".join(line.split()) for line in render(Results(datasets=[result]), {}, Background()).splitlines()]
+    assert "state_management_fidelity 60% [40%, 80%] 16 0" in lines, lines
+    assert "latency 0.16 s [0.14 s, 0.18 s] 16 0" in lines, lines
