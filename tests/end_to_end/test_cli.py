@@ -141,6 +141,10 @@ def test_wrong_flag_is_usage_error(tmp_path: Path) -> None:
     assert result.stderr.startswith("usage: python -m agent_eval_action evaluate "), result.stderr
     result = cli("check", "--bse", "main", cwd=tmp_path)
     assert result.returncode == 2 and "check: error: unrecognized arguments: --bse main (did you mean --base?)" in result.stderr
+    # No suggestion that is the word's negation, nor one for a flag the command does not take at all.
+    for wrong in ("--no-agent", "--version"):
+        result = cli("check", wrong, cwd=tmp_path)
+        assert result.returncode == 2 and f"unrecognized arguments: {wrong}\n" in result.stderr, result.stderr
     result = cli("baseline", "update", "--datsets=x.json", cwd=tmp_path)
     assert (
         result.returncode == 2

@@ -60,14 +60,15 @@ def test_make_example_runs_the_pr_check_and_shows_the_regression(tmp_path: Path)
     assert comment[1] == "## ❌ Agent evaluation failed: 2 of 8 questions lost their state writes"
     # The trend's last bar is the row's 60% (a mean over the questions, as its history's points
     # are), not the mean over the runs that the re-run questions outweigh (23%: ▃).
-    assert "| 🔴 | state\\_management\\_fidelity | 100% | 60% | 5 |" in "\n".join(comment) and "→▅ |" in "\n".join(comment)
+    (state_row,) = [line for line in comment if line.startswith("| 🔴 | state\\_management\\_fidelity | 100% | 60% | 5 |")]
+    assert "→▅ |" in state_row, state_row
     # Counts that moved within noise show two figures: counted apart from the metrics that held.
     assert "<details><summary>21 metrics unchanged, 4 changed within noise, 6 timings for information</summary>" in comment
     assert "| output\\_tokens | 28.2 | 29.5 | 8 |" in "\n".join(comment)
     # summary.md's table of every metric is over every run, said so, its means' intervals as figures.
     summary = (tmp_path / "summary.md").read_text()
     assert "| state\\_management\\_fidelity | 23.1% | 13 | 3 |" in summary, summary
-    assert "Each over the 16 runs of this PR (a question run again counts once a run)" in summary
+    assert "Each over the 16 runs of this check (a question run again counts once a run)" in summary
     latency = next(line for line in summary.splitlines() if line.startswith("| latency |"))
     assert "+" not in latency.split(" | ")[5], latency  # [0.11 s, 0.14 s], not a change's [+0.11 s, +0.14 s]
     assert comment[3] == escape_md(SURE)

@@ -119,15 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     """``parser.parse_args``, but an argument the command does not take is refused by the
     command's own parser (its usage, not the top level's), with the option it most resembles."""
-    import difflib
+    from agent_eval_action.text.spelling import closest
 
     args, extra = parser.parse_known_args(argv)
     if extra:
         command: argparse.ArgumentParser = args.parser_of_command
-        options = [option for action in command._actions for option in action.option_strings if option.startswith("--")]
-        typed = [word.split("=", 1)[0] for word in extra if word.startswith("--")]
-        close = next((match[0] for word in typed if (match := difflib.get_close_matches(word, options, n=1))), None)
-        command.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {close}?)" if close else ""))
+        options = [option[2:] for action in command._actions for option in action.option_strings if option.startswith("--")]
+        typed = [word[2:].split("=", 1)[0] for word in extra if word.startswith("--") and word[2:].split("=", 1)[0] not in options]
+        # Not its negation: --no-agent is no misspelling of --agent.
+        close = next(
+            (found for word in typed if (found := closest(word, options)) and found.removeprefix("no-") != word.removeprefix("no-")), None
+        )
+        command.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean --{close}?)" if close else ""))
     return args
 
 

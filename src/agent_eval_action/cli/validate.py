@@ -91,7 +91,7 @@ def agent_references(
     agent is ``agent``, else the config's (found upward); none: nothing is checked. Recorded runs
     are left alone: whatever made them is not this agent."""
     cwd = Path.cwd()
-    named = {"--agent": "--agent", "--agent-python": "--agent-python"}  # how an error names each setting
+    named = {"--agent": "--agent"}  # how an error names the agent: the flag, or the config's key
     if agent is None or agent_python is None:
         try:
             config = load_config(None, anywhere=True)
@@ -103,8 +103,7 @@ def agent_references(
             if agent is None and config.agent is not None:
                 agent, cwd = config.agent, config.import_root()
                 named["--agent"] = config.named("--agent")
-            if not agent_python and config.agent_python:
-                agent_python, named["--agent-python"] = config.agent_python, config.named("--agent-python")
+            agent_python = agent_python or config.agent_python
     to_check = [d for d in datasets if d.format != "unknown" and d.recorded < len(d.questions)]
     if agent is None or not to_check:
         return {}, None

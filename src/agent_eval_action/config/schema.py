@@ -249,7 +249,8 @@ class Config(BaseModel):
         """How the setting ``flag`` (``--agent``) sets is named to the user: the flag where this run
         was given it as one (or there is no config file), else the config file's key
         (``agent-eval.toml: agent``): an error about a value the file set must not name a flag
-        nobody passed."""
+        nobody passed. For a setting with no default and nothing that finds it (the agent): one
+        that is found (the agent's Python) may be set by neither."""
         key = flag.removeprefix("--")
         if self.origin.file is None or not flag.startswith("--") or key.replace("-", "_") in self.origin.given:
             return flag

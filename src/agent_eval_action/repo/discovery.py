@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from wcmatch import glob as wc
 
-from agent_eval_action.config import negations_only
+from agent_eval_action.config import Config, negations_only
 from agent_eval_action.datasets import adk_file
 from agent_eval_action.models.results import Problem
 from agent_eval_action.repo.globs import FLAGS, is_glob, matches, split
@@ -80,6 +80,15 @@ def expand(pattern: str, skipped: dict[str, str] | None = None) -> list[str]:
     return [pattern]  # a missing file is reported by the loader, by name
 
 
+def configured_datasets(config: Config, given: list[str] | None = None, *, named: bool = False) -> Found:
+    """The dataset files ``given`` names, else the config's ``datasets`` (:func:`dataset_files`):
+    its built-in defaults, and whether a config file was found at all, said as such."""
+    if given:
+        return dataset_files(given, named=named)
+    defaults = config.datasets == config.default_datasets()
+    return dataset_files(config.datasets, defaults=defaults, unconfigured=config.origin.file is None)
+
+
 @dataclass
 class Found:
     """Dataset files, a problem for each pattern that named none, and for the files the user
@@ -110,7 +119,8 @@ def dataset_files(patterns: list[str], *, defaults: bool = False, named: bool = 
     if defaults and unconfigured:
         fix = (
             "no agent-eval.toml, nor [tool.agent-eval] in a pyproject.toml, was found in this folder or above it in the "
-            "repository: `python -m agent_eval_action init` sets a project up; or give the dataset files' paths"
+            "repository: `python -m agent_eval_action init` sets a project up; or name the datasets (the `datasets` "
+            "setting or input, --datasets)"
         )
     problems = [Problem(path=p, message=f"{p}: matched no dataset files ({fix})") for p in empty]
     where: dict[str, tuple[str, ...]] = {}

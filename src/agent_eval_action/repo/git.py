@@ -156,11 +156,12 @@ class Git:
             raise ConfigError("--base", f"{self.cwd} is not a git repository")
         base = self.resolve(base_ref) or self.resolve(f"origin/{base_ref}")
         if base is None:
-            close = self.similar_refs(base_ref)
-            if close:
-                hint = f" (did you mean {' or '.join(repr(name) for name in close)}? else fetch it first: `git fetch origin {base_ref}`)"
+            close = [name for name in self.similar_refs(base_ref) if name != base_ref]
+            meant = f"did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
+            if self.is_shallow():  # the likelier cause there: the ref's history was never fetched
+                hint = (f" ({meant})" if meant else "") + f"; {SHALLOW_HINT}"
             else:
-                hint = f"; {SHALLOW_HINT}" if self.is_shallow() else f" (fetch it first: `git fetch origin {base_ref}`)"
+                hint = f" ({meant + ' else ' if meant else ''}fetch it first: `git fetch origin {base_ref.removeprefix('origin/')}`)"
             raise ConfigError("--base", f"base ref {base_ref!r} is not in this repository{hint}")
         done = self.run("merge-base", base, "HEAD", check=False)
         if done.returncode != 0:

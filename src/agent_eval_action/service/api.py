@@ -31,7 +31,7 @@ from agent_eval_action.models.plan import merged_plan
 from agent_eval_action.models.questions import DatasetFormat, Question
 from agent_eval_action.models.results import Problem, Results, Selection
 from agent_eval_action.repo.baseline import Written, working_tree_reader, write_baseline
-from agent_eval_action.repo.discovery import dataset_files, expand_paths
+from agent_eval_action.repo.discovery import configured_datasets, dataset_files, expand_paths
 from agent_eval_action.repo.git import Git, Snapshot, Workspace
 from agent_eval_action.repo.results_io import read_results as read_results
 from agent_eval_action.repo.results_io import redacted as redacted
@@ -154,9 +154,7 @@ def validate(paths: Sequence[str] = (), *, config: Config | str | os.PathLike[st
         found = dataset_files(list(paths), named=True)
     else:
         chosen = _config(config, {})
-        found = dataset_files(
-            chosen.datasets, defaults=chosen.datasets == chosen.default_datasets(), unconfigured=chosen.origin.file is None
-        )
+        found = configured_datasets(chosen)
     skipped = [
         Dataset(path=path, name=Path(path).stem, format="unknown", questions=[], skipped=what)
         for path, what in sorted(found.skipped.items())
@@ -226,12 +224,7 @@ def evaluate(
     chosen = _config(config, {"agent": agent, "metrics": list(metrics) if metrics is not None else None, **settings}, progress)
     given = [str(p) for p in ([paths] if isinstance(paths, str | os.PathLike) else paths or [])]
     # Paths the caller gives are theirs (read wherever they are); the config's stay in the repository.
-    found = dataset_files(
-        given or chosen.datasets,
-        defaults=not given and chosen.datasets == chosen.default_datasets(),
-        named=bool(given),
-        unconfigured=chosen.origin.file is None,
-    )
+    found = configured_datasets(chosen, given, named=True)
     files = [DatasetFile(file, also=found.places.get(file, ())) for file in found.files]
     done = evaluate_files(chosen, files, progress=progress, collector=collector)
     return Results(tool_version=__version__, datasets=done.datasets, problems=found.problems + done.problems, run=done.run)
@@ -315,11 +308,7 @@ def update_baselines(
     git = Git(Path(cwd) if cwd else Path.cwd())
     workspace = git.workspace()
     given = list(datasets or [])
-    found = dataset_files(
-        given or config.datasets,
-        defaults=not given and config.datasets == config.default_datasets(),
-        unconfigured=config.origin.file is None,
-    )
+    found = configured_datasets(config, given)
     problems = found.problems
     roles = path_roles(config, workspace)
     fingerprint = agent_fingerprint(config, git, roles)

@@ -21,7 +21,7 @@ from agent_eval_action.config import Config
 from agent_eval_action.models.plan import CheckPlan, plan_check
 from agent_eval_action.models.results import Problem, Results, Selection
 from agent_eval_action.repo.baseline import read_once, working_tree_reader
-from agent_eval_action.repo.discovery import dataset_files
+from agent_eval_action.repo.discovery import configured_datasets
 from agent_eval_action.repo.git import Change, Git, Snapshot, Workspace
 from agent_eval_action.repo.history import BaseState
 from agent_eval_action.repo.metric_code import changed as changed_code
@@ -106,7 +106,7 @@ def _datasets(
 ) -> tuple[dict[str, str], list[str], list[Problem]]:
     """Repository path -> file of every dataset the check may evaluate, the datasets the base's
     settings select, and the paths that named no dataset."""
-    found = dataset_files(config.datasets, defaults=config.datasets == config.default_datasets(), unconfigured=config.origin.file is None)
+    found = configured_datasets(config)
     by_path = {workspace.rel(f): f for f in found.files}
     # The datasets the base's settings select at the base are evaluated whatever the PR's settings
     # (config, --datasets, inputs) say: the union of the two as files, never as patterns.

@@ -176,12 +176,10 @@ class Evaluation:
                 if done.result is not None:
                     done.result.warnings += self._unknown_names(plan)
         except (DatasetError, UsageError) as error:
-            if isinstance(error, AgentLoadError):  # the setting named as the user gave it (a flag, or the config's key)
+            if isinstance(error, AgentLoadError) and error.setting == "--agent":  # named as given: the flag, or the config's key
                 error = AgentLoadError(self.config.named(error.setting), error.reason)
-            return FileEvaluation(
-                result=None,
-                problems=[Problem(path=path, message=error.message() if isinstance(error, DatasetError) else f"{path}: {error}")],
-            )
+            said = error.message() if isinstance(error, DatasetError) else f"{path}: {error}"
+            return FileEvaluation(result=None, problems=[Problem(path=path, message=said)])
         if done.result is not None:
             for warning in done.result.warnings:
                 log.warning(warning)

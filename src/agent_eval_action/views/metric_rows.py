@@ -139,9 +139,9 @@ def metric_row(
     mark, words, folded = row_mark(comparison, failures, noise, rule, compared, change, same_job)
     unscored = summary.unscored if summary else 0
     threshold = rule is not None and (rule.min is not None or rule.max is not None)
-    visible = fmt(comparison.baseline, metric) != fmt(comparison.current, metric) and comparison.baseline is not None
+    shown_apart = fmt(comparison.baseline, metric) != fmt(comparison.current, metric) and comparison.baseline is not None
     # A timing no rule gates is folded with what held: a PR that changes only the machine moves nothing.
-    visible = visible and mark != "info" and not folded
+    visible = shown_apart and mark != "info" and not folded
     return MetricRow(
         metric=metric,
         direction=comparison.direction,
@@ -158,7 +158,7 @@ def metric_row(
         moved=bool(failures) or threshold or visible,
         n=comparison.n_shared if compared else 0,
         overall=end if end is not None else summary.mean if summary is not None else comparison.current,
-        folded=folded,
+        folded=folded and shown_apart,  # shown as two figures: not called unchanged
     )
 
 

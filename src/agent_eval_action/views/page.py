@@ -180,8 +180,9 @@ class DatasetView:
         if self.comparison is None or self.comparison.status != "compared":
             return f"{plural(len(held), 'metric')} without a baseline to compare with"
         moved = sum(1 for r in held if r.folded)
-        words = f"{plural(len(held) - moved, 'metric')} unchanged"
-        return words + (f", {moved} changed within noise" if moved else "")
+        if moved and moved == len(held):
+            return f"{plural(moved, 'metric')} changed within noise"
+        return f"{plural(len(held) - moved, 'metric')} unchanged" + (f", {moved} changed within noise" if moved else "")
 
     @property
     def still(self) -> str:

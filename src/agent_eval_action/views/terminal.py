@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from agent_eval_action.models.results import QuestionResult, Results
 from agent_eval_action.models.scores import MetricSummary
+from agent_eval_action.text.figures import figure
 from agent_eval_action.text.markdown import plural, show_controls
 from agent_eval_action.views.background import Background
-from agent_eval_action.views.figures import ci, fmt, signed
+from agent_eval_action.views.figures import ci, fmt, signed, unit
 from agent_eval_action.views.page import DatasetView, Page, expected_lines, page_of, run_failures
+
+
+def _figure(value: float | None, summary: MetricSummary, metric: str) -> str:
+    """A figure of the summary's metric in the unit the results store for it, else the registry's."""
+    return figure(value, summary.unit or unit(metric)) if value is not None else "-"
 
 
 def _ci(summary: MetricSummary, metric: str) -> str:
     """A mean's interval in the metric's unit, as figures (not changes)."""
-    return f"[{fmt(summary.ci95[0], metric)}, {fmt(summary.ci95[1], metric)}]" if summary.ci95 else "-"
+    return f"[{_figure(summary.ci95[0], summary, metric)}, {_figure(summary.ci95[1], summary, metric)}]" if summary.ci95 else "-"
 
 
 def unscored_words(summary: MetricSummary) -> str:
@@ -64,7 +70,7 @@ def dataset_table(view: DatasetView, thresholds: dict[str, float] | None = None)
         width = max(len(name) for name in scored)
         lines.append(f"  {'metric':<{width}}  {'mean':>9}  {'95% CI':>22}  {'n':>5}  {'unscored':>8}")
         for name, s in scored.items():
-            lines.append(f"  {name:<{width}}  {fmt(s.mean, name):>9}  {_ci(s, name):>22}  {s.n:>5}  {s.unscored:>8}")
+            lines.append(f"  {name:<{width}}  {_figure(s.mean, s, name):>9}  {_ci(s, name):>22}  {s.n:>5}  {s.unscored:>8}")
     passes = [f"{name} {s.pass_hat_k:.3f}" for name, s in dataset.summary.items() if s.pass_hat_k is not None]
     if passes:
         k = max(s.runs for s in dataset.summary.values())

@@ -33,3 +33,26 @@ def test_a_misspelled_base_ref_is_answered_with_the_names_it_resembles(tmp_path:
         ours.merge_base("zzzzqq")
     assert str(raised.value) == "--base: base ref 'zzzzqq' is not in this repository (fetch it first: `git fetch origin zzzzqq`)"
     assert ours.merge_base("develop") == git(repo, "rev-parse", "HEAD").strip()  # found as origin/develop
+
+
+def test_a_ref_named_as_typed_is_never_suggested_and_a_shallow_clone_still_says_to_fetch_its_history(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "repo")
+    (repo / "a.txt").write_text("a\n")
+    commit(repo, "first")
+    (repo / "a.txt").write_text("b\n")
+    commit(repo, "second")
+    git(repo, "update-ref", "refs/remotes/upstream/release", "HEAD")  # not origin's: the check does not find it
+    ours = Git(repo)
+    with pytest.raises(ConfigError) as raised:
+        ours.merge_base("release")
+    assert str(raised.value) == "--base: base ref 'release' is not in this repository (fetch it first: `git fetch origin release`)"
+    with pytest.raises(ConfigError) as raised:
+        ours.merge_base("origin/zzzzqq")
+    assert str(raised.value).endswith("(fetch it first: `git fetch origin zzzzqq`)")
+    git(repo, "branch", "-q", "main-v2")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{repo}", str(shallow))
+    with pytest.raises(ConfigError) as raised:
+        Git(shallow).merge_base("mainn")
+    said = str(raised.value)
+    assert "did you mean 'main'" in said and said.endswith("fetch-depth: 0` so the base branch's history is there"), said

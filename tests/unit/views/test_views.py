@@ -674,3 +674,25 @@ def test_evaluates_table_shows_each_mean_and_interval_in_its_unit_as_check_does(
     lines = [" ".join(line.split()) for line in render(Results(datasets=[result]), {}, Background()).splitlines()]
     assert "state_management_fidelity 60% [40%, 80%] 16 0" in lines, lines
     assert "latency 0.16 s [0.14 s, 0.18 s] 16 0" in lines, lines
+
+
+def test_a_count_that_moved_within_noise_is_counted_apart_only_where_its_figures_differ() -> None:
+    """output_tokens 28.2 -> 28.5 within noise: "changed within noise", with both figures; 28.20 ->
+    28.23, shown 28.2 both: unchanged, never "changed" beside two equal figures."""
+    heads: list[tuple[dict[str, float | None], str]] = [
+        ({"a": 28.5, "b": 28.1, "c": 28.9}, "changed within noise"),
+        ({"a": 28.6, "b": 27.8, "c": 28.29}, "unchanged"),
+    ]
+    for head, said in heads:
+        base = _runs("output_tokens", {"a": 28.0, "b": 28.4, "c": 28.2})
+        now = _runs("output_tokens", head)
+        compared = compare_dataset(now, base, baseline_path="b.json")
+        view = dataset_view(now, compared, GateResult(), {}, Background())
+        (row,) = view.unchanged
+        assert row.folded == (said != "unchanged"), (head, row)
+        lines = render(Results(datasets=[now], comparison=[compared], gate=GateResult()), {}, Background()).splitlines()
+        if said == "unchanged":
+            assert view.held_words == "1 metric unchanged" and "  unchanged (1): output_tokens 28.2" in lines, lines
+        else:
+            assert view.held_words == "1 metric changed within noise", view.held_words
+            assert "  changed within noise (1): output_tokens 28.2 -> 28.5" in lines, lines
