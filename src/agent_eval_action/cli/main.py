@@ -125,7 +125,7 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
     if extra:
         command: argparse.ArgumentParser = args.parser_of_command
         options = [option[2:] for action in command._actions for option in action.option_strings if option.startswith("--")]
-        typed = [word[2:].split("=", 1)[0] for word in extra if word.startswith("--") and word[2:].split("=", 1)[0] not in options]
+        typed = [name for word in extra if word.startswith("--") and (name := word[2:].split("=", 1)[0]) not in options]
         # Not its negation: --no-agent is no misspelling of --agent.
         close = next(
             (found for word in typed if (found := closest(word, options)) and found.removeprefix("no-") != word.removeprefix("no-")), None

@@ -91,7 +91,7 @@ def agent_references(
     agent is ``agent``, else the config's (found upward); none: nothing is checked. Recorded runs
     are left alone: whatever made them is not this agent."""
     cwd = Path.cwd()
-    named = {"--agent": "--agent"}  # how an error names the agent: the flag, or the config's key
+    agent_named = "--agent"  # how an error names the agent: the flag, or the config's key
     if agent is None or agent_python is None:
         try:
             config = load_config(None, anywhere=True)
@@ -102,7 +102,7 @@ def agent_references(
         else:
             if agent is None and config.agent is not None:
                 agent, cwd = config.agent, config.import_root()
-                named["--agent"] = config.named("--agent")
+                agent_named = config.named("--agent")
             agent_python = agent_python or config.agent_python
     to_check = [d for d in datasets if d.format != "unknown" and d.recorded < len(d.questions)]
     if agent is None or not to_check:
@@ -113,6 +113,6 @@ def agent_references(
         names = agent_names(agent, python=python, cwd=cwd)
     except AgentLoadError as error:
         fix = "fix it (or --agent, --agent-python), or skip this check with --no-agent"
-        said = AgentLoadError(named.get(error.setting, error.setting), error.reason)
+        said = AgentLoadError(agent_named if error.setting == "--agent" else error.setting, error.reason)
         return {}, Problem(path=agent, message=f"the agent could not be loaded to check the datasets' tool and agent names: {said}; {fix}")
     return {d.path: unknown_names(names, d.path, d.questions) for d in to_check}, None

@@ -5,6 +5,7 @@ them), and a direction-aware verdict; per question, the hard drops and the flaky
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Literal
 
 from agent_eval_action.models.results import DatasetResult
@@ -35,15 +36,17 @@ CHANCE_LEVEL = 0.05
 Runs = dict[str, dict[str, list[float]]]
 
 
-def all_runs(dataset: DatasetResult) -> Runs:
+def all_runs(dataset: DatasetResult, only: Collection[str] | None = None) -> Runs:
     """Every metric's runs of the dataset (:data:`Runs`), in one pass over them: a comparison reads
-    every metric's runs on both sides, and a pass per metric read 10,000 runs 40 times a side."""
+    every metric's runs on both sides, and a pass per metric read 10,000 runs 40 times a side.
+    ``only``: those metrics' runs alone (each run's scores looked up by name, not all read)."""
     out: Runs = {}
     for question in dataset.questions:
         if question.status != "ok":
             continue
         qid = question.id
-        for metric, score in question.scores.items():
+        scores = question.scores
+        for metric, score in scores.items() if only is None else [(m, scores[m]) for m in only if m in scores]:
             value = score.value
             if value is None:
                 continue

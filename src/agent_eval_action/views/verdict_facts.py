@@ -33,18 +33,9 @@ def trend_ends(current: DatasetResult, metrics: set[str]) -> dict[str, float]:
     runs averaged first, as a baseline's history point is (a baseline runs every question as often).
     The mean over runs would weigh a question by its runs: the questions in doubt, run again
     until the test decides, and those reused with the baseline's runs, would outweigh the rest
-    (a metric shown 60% beside a trend ending at 38%)."""
-    if not metrics:
-        return {}
-    runs: dict[str, dict[str, list[float]]] = {metric: {} for metric in metrics}
-    for question in current.questions:
-        if question.status != "ok":
-            continue
-        for metric in metrics:
-            score = question.scores.get(metric)
-            if score is not None and score.value is not None:
-                runs[metric].setdefault(question.id, []).append(score.value)
-    return {metric: mean_of(list(per_question(by_question).values())) for metric, by_question in runs.items() if by_question}
+    (a metric shown 60% beside a trend ending at 23%)."""
+    runs = all_runs(current, metrics) if metrics else {}
+    return {metric: mean_of(list(per_question(by_question).values())) for metric, by_question in runs.items()}
 
 
 def dropped_questions(comparison: DatasetComparison | None) -> set[str]:
