@@ -1,5 +1,7 @@
 # Every target sets up .venv from the lock file first (once; again when the lock changes).
-PYTHON ?= python3
+# The interpreter .venv is made from: scripts/venv-python.sh says which and why (the system's
+# optimized python3 where it is 3.11+, else python3). Expanded only where a venv is made.
+PYTHON ?= $(shell scripts/venv-python.sh)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)

@@ -67,6 +67,18 @@ def _timed(results: dict[str, Any], family: str) -> Iterator[None]:
         seconds[family] = seconds.get(family, 0.0) + time.perf_counter() - started
 
 
+def _machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        # Which build: a distribution's optimized one and pyenv's plain one of the same version
+        # differ by 10-20% on the rows of pure Python (scripts/venv-python.sh).
+        "python_executable": os.path.realpath(sys.executable),
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "system": platform.platform(),
+    }
+
+
 def run_all(
     quick: bool, families: tuple[str, ...] = FAMILIES, *, stable: bool = False, quota_minute_s: float = QUOTA_MINUTE_S
 ) -> dict[str, Any]:
@@ -81,8 +93,7 @@ def run_all(
     # Every side of every row runs MIN_RUNS times in turn with the others (bench/verdicts.py);
     # --quick runs each once, and its rows say they are not judged.
     runs = 1 if quick else MIN_RUNS
-    machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(), "system": platform.platform()}
-    results: dict[str, Any] = {"machine": machine, "families": list(families)}
+    results: dict[str, Any] = {"machine": _machine(), "families": list(families)}
     if "recorded" in families:
         with _timed(results, "recorded"):
             results["recorded"] = measure.recorded(200 if quick else 2000, repeats=1 if quick else 5)
@@ -251,7 +262,10 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "src"))
     results = run_all(args.quick, families, stable=args.stable, quota_minute_s=args.quota_minute)
     machine = results["machine"]
-    print(f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']}; families: {', '.join(families)}\n")
+    print(
+        f"machine: {machine['cpus']} cpus, {machine['machine']}, Python {machine['python']} ({machine['python_executable']}); "
+        f"families: {', '.join(families)}\n"
+    )
     print(HEADER)
     for line in table(results, quick=args.quick):
         print(line)
