@@ -1,7 +1,7 @@
 # Every target sets up .venv from the lock file first (once; again when the lock changes).
-# The interpreter .venv is made from: scripts/venv-python.sh says which and why (the system's
-# optimized python3 where it is 3.11+, else python3). Expanded only where a venv is made.
-PYTHON ?= $(shell scripts/venv-python.sh)
+# The interpreter .venv is made from; empty: scripts/make-venv.sh chooses, and says why (the
+# system's optimized python3 where it is 3.11+, else python3).
+PYTHON ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum
 # would otherwise compile every module on every start, which doubled ADK's first-run time; so
 # are our Jinja templates (0.1 s a run that renders the comment and report.html).
 $(STAMP): requirements.lock pyproject.toml src/agent_eval_action/agent_worker/_audit_hook.c
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || scripts/make-venv.sh $(VENV) $(PYTHON)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
 	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
@@ -62,7 +62,7 @@ test: lint
 ## judges cli suite aa_gate aa_real base_mode quota observed_inputs action_start). ADK's AgentEvaluator needs ADK's
 ## eval extra, which drags in scipy and scikit-learn: it gets a venv of its own so it cannot slow the others.
 bench: install
-	test -x .venv-bench/bin/python || $(PYTHON) -m venv .venv-bench
+	test -x .venv-bench/bin/python || scripts/make-venv.sh .venv-bench $(PYTHON)
 	$(BIN)/uv pip install --quiet --compile-bytecode --python .venv-bench/bin/python -r requirements.bench.lock
 	$(BIN)/uv pip install --quiet --python .venv-bench/bin/python --no-deps -e .
 	-bash scripts/container-setup.sh --registry

@@ -71,7 +71,7 @@ def _machine() -> dict[str, Any]:
     return {
         "python": platform.python_version(),
         # Which build: a distribution's optimized one and pyenv's plain one of the same version
-        # differ by 10-20% on the rows of pure Python (scripts/venv-python.sh).
+        # differ by 10-20% on the rows of pure Python (scripts/make-venv.sh).
         "python_executable": os.path.realpath(sys.executable),
         "cpus": os.cpu_count(),
         "machine": platform.machine(),
